@@ -1,0 +1,192 @@
+//! Configuration: the raw TOML model (`raw`), its validation into the types below
+//! (`validate`), the unit parsers (`units`) and the built-in default suite
+//! (`defaults`).
+//!
+//! Everything after this module sees only the validated [`Suite`]: durations are
+//! `Duration`s, sizes are byte counts, client names referenced by scenarios exist.
+//! The validated types are also what the results file records as the resolved
+//! config and what the parent hands to each driver process, so they serialize.
+
+pub mod defaults;
+pub mod error;
+pub mod raw;
+pub mod units;
+pub mod validate;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use error::ConfigError;
+
+/// A validated benchmark suite: what `benchgate run` executes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Suite {
+    /// Where the suite came from: a file path, or `built-in default suite`.
+    pub source: String,
+    pub run: RunSettings,
+    pub clients: Vec<ClientSpec>,
+    pub scenarios: Vec<Scenario>,
+}
+
+/// `[run]`: settings shared by every scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSettings {
+    /// Trials per (scenario, client); each trial is a fresh process.
+    pub rounds: u32,
+    /// Pin the reference server and the clients to disjoint cores (needs 2+ cores).
+    pub pin: bool,
+}
+
+/// When a trial's measurement phase ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopRule {
+    /// Measure for this long after the warmup.
+    Duration(#[serde(with = "units::serde_duration")] Duration),
+    /// Measure exactly this many requests after the warmup.
+    Requests(u64),
+}
+
+/// Which built-in driver a client uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClientKind {
+    /// hyper-util's pooled legacy client on tokio.
+    Hyper,
+    /// reqwest's async client.
+    Reqwest,
+    /// reqwest's blocking client, one OS thread per worker (the "old SDK" shape).
+    ReqwestBlocking,
+    /// Scripted latencies, no sockets. Hidden: for tests of the engine and reports.
+    Mock(MockScript),
+}
+
+/// A mock driver's script: latencies (µs) served round-robin, and every
+/// `error_every`-th request failing with a 5xx (0 = never).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MockScript {
+    pub latencies_us: Vec<u64>,
+    #[serde(default)]
+    pub error_every: u64,
+    /// Response size reported per request, bytes.
+    #[serde(default)]
+    pub response_bytes: u64,
+}
+
+/// HTTP version a client speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HttpVersion {
+    /// HTTP/1.1 with keep-alive.
+    Http1,
+    /// HTTP/2: prior knowledge (h2c) in clear text, ALPN over TLS.
+    Http2,
+}
+
+/// `[[client]]`: one client under test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientSpec {
+    pub name: String,
+    pub kind: ClientKind,
+    /// Maximum connections to the target (the pool size). `None`: one per worker.
+    pub pool: Option<u32>,
+    pub http: HttpVersion,
+    /// Talk HTTPS to the reference server's TLS port (certificate is self-signed).
+    pub tls: bool,
+}
+
+/// HTTP method of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    Get,
+    Head,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+}
+
+/// How requests are issued.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "model")]
+pub enum Load {
+    /// `concurrency` workers, each sending its next request when the last one ends.
+    Closed { concurrency: u32 },
+    /// Requests start at a constant `rate` (per second), whatever the responses do;
+    /// at most `max_in_flight` at once (the worker count).
+    Open { rate: f64, max_in_flight: u32 },
+}
+
+impl Load {
+    /// Number of workers the engine starts.
+    pub fn workers(&self) -> u32 {
+        match *self {
+            Load::Closed { concurrency } => concurrency,
+            Load::Open { max_in_flight, .. } => max_in_flight,
+        }
+    }
+}
+
+/// `[[scenario]]`: one workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    pub method: Method,
+    /// Path and query on the target, starting with `/`.
+    pub path: String,
+    /// Request body size in bytes (0: no body).
+    pub body: u64,
+    pub load: Load,
+    #[serde(with = "units::serde_duration")]
+    pub warmup: Duration,
+    pub stop: StopRule,
+    /// Per-request timeout; a request that takes longer counts as a `timeout` error.
+    #[serde(with = "units::serde_duration")]
+    pub timeout: Duration,
+    /// Names of the clients that run this scenario (validated, in config order).
+    pub clients: Vec<String>,
+}
+
+impl Suite {
+    /// Loads and validates a config file.
+    pub fn from_file(path: &Path) -> Result<Suite, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        Suite::from_toml(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates TOML text; `source` names the input in errors.
+    pub fn from_toml(text: &str, source: &str) -> Result<Suite, ConfigError> {
+        validate::validate(text, source)
+    }
+
+    /// The built-in default suite (see `defaults`).
+    pub fn default_suite() -> Suite {
+        defaults::default_suite()
+    }
+
+    pub fn client(&self, name: &str) -> Option<&ClientSpec> {
+        self.clients.iter().find(|c| c.name == name)
+    }
+}

@@ -1,0 +1,1 @@
+//! Raw serde model of `benchgate.toml`. (Skeleton.)
