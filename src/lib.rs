@@ -4,6 +4,13 @@
 //! Map of the crate (the pipeline, in order):
 //! - [`config`]: `benchgate.toml` -> validated [`config::Suite`]; the default suite.
 //! - [`server`]: the reference server (`benchgate serve`), its endpoints and counters.
+//! - [`client`]: drivers that send one request: hyper, reqwest, reqwest-blocking, mock.
+//! - [`engine`]: schedules (closed/open loop), the measurement window, recorders.
+//! - [`metrics`]: HDR latency histograms, error classes, resource usage.
+//! - [`results`]: the versioned results file and the environment fingerprint.
 
+pub mod client;
 pub mod config;
+pub mod engine;
+pub mod metrics;
 pub mod server;

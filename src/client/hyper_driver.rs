@@ -1,0 +1,110 @@
+//! The `hyper` driver: hyper-util's pooled legacy client. Plain HTTP uses the
+//! bare `HttpConnector` (nothing in the path but hyper); HTTPS goes through
+//! hyper-rustls with ALPN.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Request, Response, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use super::{check_status, classify_chain, Exchange, PoolLimit, RequestTemplate};
+use crate::config::{ClientSpec, HttpVersion};
+use crate::metrics::ErrorClass;
+
+type HttpsConnector = hyper_rustls::HttpsConnector<HttpConnector>;
+
+enum Inner {
+    Plain(Client<HttpConnector, Full<Bytes>>),
+    Tls(Client<HttpsConnector, Full<Bytes>>),
+}
+
+/// A pooled hyper client bound to one request template.
+pub struct HyperClient {
+    inner: Inner,
+    method: hyper::Method,
+    uri: Uri,
+    body: Bytes,
+    limit: PoolLimit,
+}
+
+impl HyperClient {
+    pub fn new(spec: &ClientSpec, request: RequestTemplate, limit: PoolLimit) -> anyhow::Result<HyperClient> {
+        let uri: Uri = request
+            .url
+            .parse()
+            .map_err(|e| anyhow::anyhow!("invalid target URL {}: {e}", request.url))?;
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder.pool_max_idle_per_host(limit.max_connections);
+        if spec.http == HttpVersion::Http2 {
+            builder.http2_only(true);
+        }
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        let inner = if spec.tls {
+            http.enforce_http(false);
+            let tls = super::tls::insecure_tls_config(spec.http);
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config(tls)
+                .https_only();
+            let connector = match spec.http {
+                HttpVersion::Http1 => connector.enable_http1().wrap_connector(http),
+                HttpVersion::Http2 => connector.enable_http2().wrap_connector(http),
+            };
+            Inner::Tls(builder.build(connector))
+        } else {
+            Inner::Plain(builder.build(http))
+        };
+        Ok(HyperClient {
+            inner,
+            method: hyper::Method::from_bytes(request.method.as_str().as_bytes())?,
+            uri,
+            body: request.body,
+            limit,
+        })
+    }
+
+    pub async fn send(&self) -> Result<Exchange, ErrorClass> {
+        let _permit = self.limit.acquire().await;
+        let req = Request::builder()
+            .method(self.method.clone())
+            .uri(self.uri.clone())
+            .body(Full::new(self.body.clone()))
+            .map_err(|_| ErrorClass::Write)?;
+        let resp = match &self.inner {
+            Inner::Plain(c) => c.request(req).await,
+            Inner::Tls(c) => c.request(req).await,
+        };
+        let resp = resp.map_err(|e| classify_client_error(&e))?;
+        let status = resp.status().as_u16();
+        let bytes_in = read_body(resp).await?;
+        check_status(Exchange {
+            status,
+            bytes_in,
+            bytes_out: self.body.len() as u64,
+        })
+    }
+}
+
+/// Reads a response body to its end, counting bytes without keeping them.
+pub async fn read_body(resp: Response<Incoming>) -> Result<u64, ErrorClass> {
+    let mut body = resp.into_body();
+    let mut n = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| classify_chain(&e))?;
+        if let Some(data) = frame.data_ref() {
+            n += data.len() as u64;
+        }
+    }
+    Ok(n)
+}
+
+fn classify_client_error(e: &hyper_util::client::legacy::Error) -> ErrorClass {
+    if e.is_connect() {
+        // A connect error whose cause is a timeout is still a failure to connect.
+        return ErrorClass::Connect;
+    }
+    classify_chain(e)
+}

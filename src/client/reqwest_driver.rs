@@ -1,0 +1,153 @@
+//! The `reqwest` drivers: the async client, and the blocking client that runs
+//! one OS thread per worker.
+
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::{check_status, classify_chain, Exchange, PoolLimit, RequestTemplate};
+use crate::config::{ClientSpec, HttpVersion};
+use crate::metrics::ErrorClass;
+
+fn method(m: crate::config::Method) -> reqwest::Method {
+    reqwest::Method::from_bytes(m.as_str().as_bytes()).expect("static method names are valid")
+}
+
+fn classify(e: &reqwest::Error) -> ErrorClass {
+    if e.is_connect() {
+        ErrorClass::Connect
+    } else if e.is_timeout() {
+        ErrorClass::Timeout
+    } else {
+        classify_chain(e)
+    }
+}
+
+macro_rules! configure {
+    ($builder:expr, $spec:expr, $limit:expr) => {{
+        let mut b = $builder
+            .pool_max_idle_per_host($limit.max_connections)
+            .tcp_nodelay(true)
+            .danger_accept_invalid_certs(true)
+            .no_proxy();
+        b = match $spec.http {
+            HttpVersion::Http1 => b.http1_only(),
+            HttpVersion::Http2 => b.http2_prior_knowledge(),
+        };
+        b
+    }};
+}
+
+/// reqwest's async client bound to one request template.
+pub struct ReqwestClient {
+    client: reqwest::Client,
+    method: reqwest::Method,
+    url: reqwest::Url,
+    body: Bytes,
+    limit: PoolLimit,
+}
+
+impl ReqwestClient {
+    pub fn new(spec: &ClientSpec, request: RequestTemplate, limit: PoolLimit) -> anyhow::Result<ReqwestClient> {
+        let client = configure!(reqwest::Client::builder(), spec, limit).build()?;
+        Ok(ReqwestClient {
+            client,
+            method: method(request.method),
+            url: request.url.parse()?,
+            body: request.body,
+            limit,
+        })
+    }
+
+    pub async fn send(&self) -> Result<Exchange, ErrorClass> {
+        let _permit = self.limit.acquire().await;
+        let mut req = self.client.request(self.method.clone(), self.url.clone());
+        if !self.body.is_empty() {
+            req = req.body(self.body.clone());
+        }
+        let mut resp = req.send().await.map_err(|e| classify(&e))?;
+        let status = resp.status().as_u16();
+        let mut bytes_in = 0u64;
+        while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
+            bytes_in += chunk.len() as u64;
+        }
+        check_status(Exchange {
+            status,
+            bytes_in,
+            bytes_out: self.body.len() as u64,
+        })
+    }
+}
+
+/// reqwest's blocking client; each worker is an OS thread blocked in `send`.
+pub struct BlockingClient {
+    client: reqwest::blocking::Client,
+    method: reqwest::Method,
+    url: reqwest::Url,
+    body: Bytes,
+    /// Connection limit for blocking workers (a std semaphore substitute).
+    limit: Option<std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>>,
+}
+
+impl BlockingClient {
+    pub fn new(
+        spec: &ClientSpec,
+        request: RequestTemplate,
+        limit: PoolLimit,
+        timeout: Duration,
+    ) -> anyhow::Result<BlockingClient> {
+        let client = configure!(reqwest::blocking::Client::builder(), spec, limit)
+            .timeout(timeout)
+            .build()?;
+        let permits = limit
+            .permits
+            .as_ref()
+            .map(|_| std::sync::Arc::new((std::sync::Mutex::new(limit.max_connections), std::sync::Condvar::new())));
+        Ok(BlockingClient {
+            client,
+            method: method(request.method),
+            url: request.url.parse()?,
+            body: request.body,
+            limit: permits,
+        })
+    }
+
+    pub fn send(&self) -> Result<Exchange, ErrorClass> {
+        let _permit = self.limit.as_ref().map(|l| BlockingPermit::acquire(l));
+        let mut req = self.client.request(self.method.clone(), self.url.clone());
+        if !self.body.is_empty() {
+            req = req.body(self.body.clone());
+        }
+        let mut resp = req.send().map_err(|e| classify(&e))?;
+        let status = resp.status().as_u16();
+        let bytes_in = resp.copy_to(&mut io::sink()).map_err(|e| classify(&e))?;
+        check_status(Exchange {
+            status,
+            bytes_in,
+            bytes_out: self.body.len() as u64,
+        })
+    }
+}
+
+struct BlockingPermit<'a>(&'a (std::sync::Mutex<usize>, std::sync::Condvar));
+
+impl<'a> BlockingPermit<'a> {
+    fn acquire(l: &'a std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>) -> Self {
+        let (lock, cv) = &**l;
+        let mut free = lock.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = cv.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        BlockingPermit(l)
+    }
+}
+
+impl Drop for BlockingPermit<'_> {
+    fn drop(&mut self) {
+        let (lock, cv) = self.0;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        cv.notify_one();
+    }
+}

@@ -1,0 +1,201 @@
+//! The load engine: one worker loop for both schedules.
+//!
+//! Each worker asks the [`Schedule`] for its next request's intended start,
+//! waits for it (open loop only), sends, and hands the completion to the
+//! [`Window`], which says whether it is warmup, measured or late. Latency is
+//! recorded from the intended start (coordinated omission corrected); in an open
+//! loop the latency from the actual send is kept too. Recorders are a few
+//! mutex-guarded HDR histogram shards, so memory is fixed whatever the run length
+//! or worker count.
+//!
+//! The loop exists twice only in its shell: [`run_async`] (tokio tasks) and
+//! [`run_blocking`] (one OS thread per worker); schedule, window and recording
+//! are shared.
+
+pub mod recorder;
+pub mod schedule;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::client::reqwest_driver::BlockingClient;
+use crate::client::{AsyncClient, Exchange};
+use crate::config::{Load, Scenario, StopRule};
+use crate::metrics::resources::{self_cpu, CpuTimes};
+use crate::metrics::ErrorClass;
+pub use recorder::{Outcome, Recorder, Shards};
+pub use schedule::{Schedule, Slot, Ticket, Window};
+
+/// What a trial does, independent of the client.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrialPlan {
+    pub load: Load,
+    pub warmup: Duration,
+    pub stop: StopRule,
+    pub timeout: Duration,
+}
+
+impl TrialPlan {
+    pub fn of(s: &Scenario) -> TrialPlan {
+        TrialPlan {
+            load: s.load,
+            warmup: s.warmup,
+            stop: s.stop,
+            timeout: s.timeout,
+        }
+    }
+}
+
+/// Told when the measurement window opens and closes (the driver process
+/// prints markers so the parent can bracket the server's counters).
+pub trait WindowHooks: Send {
+    fn opened(&mut self) {}
+    fn closed(&mut self) {}
+}
+
+/// Hooks that do nothing.
+pub struct NoHooks;
+impl WindowHooks for NoHooks {}
+
+fn shard_count(workers: u32) -> usize {
+    (workers as usize).clamp(1, 8)
+}
+
+/// Runs one trial with an async driver on the current tokio runtime.
+pub async fn run_async(client: Arc<AsyncClient>, plan: TrialPlan, hooks: &mut dyn WindowHooks) -> Outcome {
+    let workers = plan.load.workers().max(1);
+    let sched = Arc::new(Schedule::new(plan.load, plan.warmup, plan.stop, Instant::now()));
+    let shards = Arc::new(Shards::new(shard_count(workers), sched.is_open_loop()));
+    let (close_tx, close_rx) = watch::channel(false);
+    let close_tx = Arc::new(close_tx);
+
+    let mut tasks = Vec::with_capacity(workers as usize);
+    for w in 0..workers as usize {
+        let (client, sched, shards) = (client.clone(), sched.clone(), shards.clone());
+        let (mut close_rx, close_tx) = (close_rx.clone(), close_tx.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                let intended = match sched.next(Instant::now()) {
+                    Ticket::Stop => break,
+                    Ticket::Go(t) => t,
+                };
+                if sched.is_open_loop() {
+                    tokio::time::sleep_until(intended).await;
+                }
+                let sent = Instant::now();
+                let result = tokio::select! {
+                    biased;
+                    r = tokio::time::timeout(plan.timeout, client.send()) => {
+                        r.unwrap_or(Err(ErrorClass::Timeout))
+                    }
+                    _ = close_rx.wait_for(|closed| *closed) => {
+                        shards.late(w);
+                        break;
+                    }
+                };
+                let done = Instant::now();
+                let (slot, closed_now) = sched.window().complete(done);
+                if closed_now {
+                    let _ = close_tx.send(true);
+                }
+                shards.record(w, slot, intended, sent, done, result);
+            }
+        }));
+    }
+
+    let window = sched.window();
+    tokio::time::sleep_until(window.opens()).await;
+    let cpu_start = self_cpu();
+    hooks.opened();
+    match window.deadline() {
+        Some(deadline) => {
+            tokio::time::sleep_until(deadline).await;
+            window.close();
+            let _ = close_tx.send(true);
+        }
+        None => {
+            let mut rx = close_rx.clone();
+            let _ = rx.wait_for(|closed| *closed).await;
+        }
+    }
+    let cpu = self_cpu().since(&cpu_start);
+    hooks.closed();
+    for t in tasks {
+        let _ = t.await;
+    }
+    shards.into_outcome(window.elapsed(), cpu)
+}
+
+/// Runs one trial with the blocking driver: one OS thread per worker.
+pub fn run_blocking(client: Arc<BlockingClient>, plan: TrialPlan, hooks: &mut dyn WindowHooks) -> Outcome {
+    let workers = plan.load.workers().max(1);
+    let sched = Arc::new(Schedule::new(plan.load, plan.warmup, plan.stop, Instant::now()));
+    let shards = Arc::new(Shards::new(shard_count(workers), sched.is_open_loop()));
+
+    let mut threads = Vec::with_capacity(workers as usize);
+    for w in 0..workers as usize {
+        let (client, sched, shards) = (client.clone(), sched.clone(), shards.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("worker-{w}"))
+            .stack_size(256 * 1024)
+            .spawn(move || loop {
+                let intended = match sched.next(Instant::now()) {
+                    Ticket::Stop => break,
+                    Ticket::Go(t) => t,
+                };
+                let now = Instant::now();
+                if intended > now {
+                    std::thread::sleep(intended - now);
+                }
+                let sent = Instant::now();
+                let result: Result<Exchange, ErrorClass> = client.send();
+                let done = Instant::now();
+                let (slot, _) = sched.window().complete(done);
+                if slot == Slot::Late {
+                    shards.late(w);
+                    break;
+                }
+                shards.record(w, slot, intended, sent, done, result);
+            });
+        match spawned {
+            Ok(h) => threads.push(h),
+            // Out of threads: run with the workers we have; the thread count shows it.
+            Err(_) => break,
+        }
+    }
+
+    let window = sched.window();
+    sleep_until_blocking(window.opens());
+    let cpu_start = self_cpu();
+    hooks.opened();
+    match window.deadline() {
+        Some(deadline) => {
+            sleep_until_blocking(deadline);
+            window.close();
+        }
+        None => {
+            while !window.is_closed() && threads.iter().any(|t| !t.is_finished()) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+    let cpu: CpuTimes = self_cpu().since(&cpu_start);
+    hooks.closed();
+    for t in threads {
+        let _ = t.join();
+    }
+    shards.into_outcome(window.elapsed(), cpu)
+}
+
+fn sleep_until_blocking(t: Instant) {
+    let now = Instant::now();
+    if t > now {
+        std::thread::sleep(t - now);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,140 @@
+//! Recording completions: a few mutex-guarded shards of HDR histograms and
+//! counters. Workers map onto shards round-robin; with one client core the locks
+//! are uncontended, and memory is fixed (a shard is two histograms), unlike a
+//! sample vector that grows with run length.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Slot;
+use crate::client::Exchange;
+use crate::metrics::resources::CpuTimes;
+use crate::metrics::{ErrorClass, ErrorCounts, LatencyHistogram};
+
+/// Measurements of one shard (or, merged, of a whole trial).
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    /// Latency from the intended start (== the actual send in a closed loop).
+    pub latency: LatencyHistogram,
+    /// Open loop only: latency from the actual send.
+    pub latency_uncorrected: Option<LatencyHistogram>,
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    /// Requests in flight when the window closed.
+    pub late: u64,
+    /// Completions during the warmup (not in any figure; shows the warmup ran).
+    pub warmup: u64,
+}
+
+impl Recorder {
+    pub fn new(open_loop: bool) -> Recorder {
+        Recorder {
+            latency_uncorrected: open_loop.then(LatencyHistogram::new),
+            ..Recorder::default()
+        }
+    }
+
+    /// Records one completion.
+    pub fn record(
+        &mut self,
+        slot: Slot,
+        intended: Instant,
+        sent: Instant,
+        done: Instant,
+        result: Result<Exchange, ErrorClass>,
+    ) {
+        match slot {
+            Slot::Warmup => self.warmup += 1,
+            Slot::Late => self.late += 1,
+            Slot::Measured => match result {
+                Ok(ex) => {
+                    self.ok += 1;
+                    self.bytes_in += ex.bytes_in;
+                    self.bytes_out += ex.bytes_out;
+                    self.latency.record(done.saturating_duration_since(intended));
+                    if let Some(h) = &mut self.latency_uncorrected {
+                        h.record(done.saturating_duration_since(sent));
+                    }
+                }
+                Err(class) => self.errors.add(class),
+            },
+        }
+    }
+
+    pub fn merge(&mut self, other: &Recorder) {
+        self.latency.merge(&other.latency);
+        if let (Some(a), Some(b)) = (&mut self.latency_uncorrected, &other.latency_uncorrected) {
+            a.merge(b);
+        }
+        self.ok += other.ok;
+        self.errors.merge(&other.errors);
+        self.bytes_in += other.bytes_in;
+        self.bytes_out += other.bytes_out;
+        self.late += other.late;
+        self.warmup += other.warmup;
+    }
+}
+
+/// Recorder shards shared by a trial's workers.
+pub struct Shards {
+    shards: Vec<Mutex<Recorder>>,
+    open_loop: bool,
+}
+
+impl Shards {
+    pub fn new(n: usize, open_loop: bool) -> Shards {
+        Shards {
+            shards: (0..n.max(1)).map(|_| Mutex::new(Recorder::new(open_loop))).collect(),
+            open_loop,
+        }
+    }
+
+    fn shard(&self, worker: usize) -> std::sync::MutexGuard<'_, Recorder> {
+        let m = &self.shards[worker % self.shards.len()];
+        m.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn record(
+        &self,
+        worker: usize,
+        slot: Slot,
+        intended: Instant,
+        sent: Instant,
+        done: Instant,
+        result: Result<Exchange, ErrorClass>,
+    ) {
+        self.shard(worker).record(slot, intended, sent, done, result);
+    }
+
+    /// Counts a request abandoned in flight when the window closed.
+    pub fn late(&self, worker: usize) {
+        self.shard(worker).late += 1;
+    }
+
+    /// Merges the shards into the trial's outcome.
+    pub fn into_outcome(&self, elapsed: Duration, cpu: CpuTimes) -> Outcome {
+        let mut all = Recorder::new(self.open_loop);
+        for s in &self.shards {
+            all.merge(&s.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+        Outcome {
+            recorder: all,
+            elapsed,
+            cpu,
+        }
+    }
+}
+
+/// Everything one trial measured in-process.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub recorder: Recorder,
+    /// Length of the measurement window.
+    pub elapsed: Duration,
+    /// This process's CPU during the window.
+    pub cpu: CpuTimes,
+}

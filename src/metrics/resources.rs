@@ -1,0 +1,262 @@
+//! The client's own cost: CPU (getrusage), peak RSS and thread counts (/proc),
+//! child-process accounting (wait4) and CPU pinning (sched_setaffinity). Linux.
+
+use std::fs;
+use std::io;
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// User and system CPU time, µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub user_us: u64,
+    pub sys_us: u64,
+}
+
+impl CpuTimes {
+    pub fn total_us(&self) -> u64 {
+        self.user_us + self.sys_us
+    }
+
+    /// `self - earlier`, saturating.
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_us: self.user_us.saturating_sub(earlier.user_us),
+            sys_us: self.sys_us.saturating_sub(earlier.sys_us),
+        }
+    }
+}
+
+fn timeval_us(tv: libc::timeval) -> u64 {
+    (tv.tv_sec as u64) * 1_000_000 + tv.tv_usec as u64
+}
+
+fn rusage(who: libc::c_int) -> libc::rusage {
+    // SAFETY: getrusage fills the zeroed struct; RUSAGE_SELF/CHILDREN are valid.
+    unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    }
+}
+
+/// CPU used so far by this process, all threads.
+pub fn self_cpu() -> CpuTimes {
+    let ru = rusage(libc::RUSAGE_SELF);
+    CpuTimes {
+        user_us: timeval_us(ru.ru_utime),
+        sys_us: timeval_us(ru.ru_stime),
+    }
+}
+
+/// Peak resident set size of this process so far, bytes.
+pub fn self_peak_rss_bytes() -> u64 {
+    (rusage(libc::RUSAGE_SELF).ru_maxrss as u64) * 1024
+}
+
+/// One reading of a process from `/proc/<pid>/stat`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcSample {
+    pub threads: u64,
+    pub rss_bytes: u64,
+    pub cpu: CpuTimes,
+}
+
+/// Reads `/proc/<pid>/stat`; `None` when the process is gone.
+pub fn sample_process(pid: u32) -> Option<ProcSample> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    parse_stat(&stat)
+}
+
+fn clock_ticks_per_sec() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if t > 0 {
+        t as u64
+    } else {
+        100
+    }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// Parses the fields we need from a `/proc/<pid>/stat` line. The command name
+/// (field 2) may contain spaces and parentheses, so fields are counted from the
+/// last `)`.
+fn parse_stat(stat: &str) -> Option<ProcSample> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After ")": field 3 (state) is index 0, so field N is index N - 3.
+    let field = |n: usize| -> Option<u64> { fields.get(n - 3)?.parse().ok() };
+    let ticks = clock_ticks_per_sec();
+    let to_us = |t: u64| t * 1_000_000 / ticks;
+    Some(ProcSample {
+        cpu: CpuTimes {
+            user_us: to_us(field(14)?),
+            sys_us: to_us(field(15)?),
+        },
+        threads: field(20)?,
+        rss_bytes: field(24)? * page_size(),
+    })
+}
+
+/// Exit status and resource usage of a reaped child.
+#[derive(Debug, Clone, Copy)]
+pub struct ChildUsage {
+    pub status: ExitStatus,
+    pub cpu: CpuTimes,
+    pub max_rss_bytes: u64,
+}
+
+/// Waits for child `pid` with `wait4`, returning its status and rusage.
+/// The caller must not also `wait()` on the same child.
+pub fn wait_child(pid: u32) -> io::Result<ChildUsage> {
+    use std::os::unix::process::ExitStatusExt;
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: wait4 writes into the zeroed rusage and the status int we own.
+        let (rc, ru) = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            let rc = libc::wait4(pid as libc::pid_t, &mut status, 0, &mut ru);
+            (rc, ru)
+        };
+        if rc == -1 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        return Ok(ChildUsage {
+            status: ExitStatus::from_raw(status),
+            cpu: CpuTimes {
+                user_us: timeval_us(ru.ru_utime),
+                sys_us: timeval_us(ru.ru_stime),
+            },
+            max_rss_bytes: (ru.ru_maxrss as u64) * 1024,
+        });
+    }
+}
+
+/// CPUs this process may run on.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity fills the zeroed cpu_set_t we own.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
+    }
+}
+
+/// Makes `cmd`'s process start pinned to `cpus`.
+pub fn pin_command(cmd: &mut Command, cpus: &[usize]) {
+    use std::os::unix::process::CommandExt;
+    let cpus = cpus.to_vec();
+    // SAFETY: the closure only calls async-signal-safe libc functions on a
+    // stack-owned cpu_set_t between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in &cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Peak thread count and RSS of a process, sampled from /proc every `every`
+/// on a background thread until the process is gone or `stop` is called.
+pub struct PeakSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<(u64, u64)>>,
+}
+
+impl PeakSampler {
+    pub fn start(pid: u32, every: Duration) -> PeakSampler {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let (mut threads, mut rss) = (0u64, 0u64);
+            while !flag.load(Ordering::Relaxed) {
+                match sample_process(pid) {
+                    Some(s) => {
+                        threads = threads.max(s.threads);
+                        rss = rss.max(s.rss_bytes);
+                    }
+                    None => break,
+                }
+                std::thread::sleep(every);
+            }
+            (threads, rss)
+        });
+        PeakSampler {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops sampling; returns (peak threads, peak sampled RSS bytes).
+    pub fn finish(mut self) -> (u64, u64) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or((0, 0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_spaces_in_name() {
+        let line = "1234 (my (odd) prog) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 100 10000000 300 18446744073709551615";
+        let s = parse_stat(line).unwrap();
+        assert_eq!(s.threads, 7);
+        assert_eq!(s.rss_bytes, 300 * page_size());
+        let ticks = clock_ticks_per_sec();
+        assert_eq!(s.cpu.user_us, 250 * 1_000_000 / ticks);
+        assert_eq!(s.cpu.sys_us, 50 * 1_000_000 / ticks);
+    }
+
+    #[test]
+    fn samples_own_process() {
+        let s = sample_process(std::process::id()).unwrap();
+        assert!(s.threads >= 1);
+        assert!(s.rss_bytes > 0);
+        assert!(self_peak_rss_bytes() > 0);
+        assert!(!allowed_cpus().is_empty());
+    }
+
+    #[test]
+    fn wait_child_reports_cpu_and_status() {
+        let child = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3"])
+            .spawn()
+            .unwrap();
+        let usage = wait_child(child.id()).unwrap();
+        assert_eq!(usage.status.code(), Some(3));
+        assert!(usage.cpu.total_us() > 0);
+        assert!(usage.max_rss_bytes > 0);
+    }
+}

@@ -1,0 +1,218 @@
+//! Per-trial metrics under their stable names (design.md, "Metrics"), the table of
+//! names with direction and unit, and the across-rounds spread.
+
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::{ErrorCounts, LatencySummary};
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+/// A metric's stable name, direction and unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricDef {
+    pub name: &'static str,
+    pub direction: Direction,
+    pub unit: &'static str,
+}
+
+const fn def(name: &'static str, direction: Direction, unit: &'static str) -> MetricDef {
+    MetricDef {
+        name,
+        direction,
+        unit,
+    }
+}
+
+use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
+
+/// Every metric benchgate reports per trial, in display order.
+pub const METRICS: &[MetricDef] = &[
+    def("throughput_rps", Up, "req/s"),
+    def("bytes_per_sec", Up, "B/s"),
+    def("latency_mean_us", Down, "us"),
+    def("latency_stdev_us", Down, "us"),
+    def("latency_p50_us", Down, "us"),
+    def("latency_p90_us", Down, "us"),
+    def("latency_p99_us", Down, "us"),
+    def("latency_p999_us", Down, "us"),
+    def("latency_max_us", Down, "us"),
+    def("error_rate", Down, "ratio"),
+    def("errors.connect", Down, "count"),
+    def("errors.timeout", Down, "count"),
+    def("errors.read", Down, "count"),
+    def("errors.write", Down, "count"),
+    def("errors.status_4xx", Down, "count"),
+    def("errors.status_5xx", Down, "count"),
+    def("cpu_us_per_request", Down, "us"),
+    def("peak_rss_bytes", Down, "bytes"),
+    def("peak_threads", Down, "count"),
+    def("connections_opened", Down, "count"),
+    def("requests_per_connection", Up, "ratio"),
+];
+
+/// Looks up a metric by its stable name.
+pub fn metric_def(name: &str) -> Option<&'static MetricDef> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+/// What one trial measured. Latency fields are `None` when nothing was
+/// recorded (no successful request); resource fields are measured by the parent
+/// process from the outside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialMetrics {
+    /// Successful responses per second of the measurement window.
+    pub throughput_rps: f64,
+    /// Request plus response body bytes per second of the window.
+    pub bytes_per_sec: f64,
+    pub latency_mean_us: Option<f64>,
+    pub latency_stdev_us: Option<f64>,
+    pub latency_p50_us: Option<f64>,
+    pub latency_p90_us: Option<f64>,
+    pub latency_p99_us: Option<f64>,
+    pub latency_p999_us: Option<f64>,
+    pub latency_max_us: Option<f64>,
+    /// errors / (successes + errors) in the window.
+    pub error_rate: f64,
+    pub errors: ErrorCounts,
+    /// Client user+sys CPU during the window / requests completed in it.
+    pub cpu_us_per_request: Option<f64>,
+    /// Peak resident set size of the client process (kernel's maxrss).
+    pub peak_rss_bytes: u64,
+    /// Peak thread count of the client process, sampled from /proc.
+    pub peak_threads: u64,
+    /// Connections the reference server accepted during the whole trial
+    /// (warmup included: pools usually connect then).
+    pub connections_opened: Option<u64>,
+    /// Requests the server served in the window / connections that served them.
+    pub requests_per_connection: Option<f64>,
+
+    /// Requests completed in the window, successes and errors.
+    pub requests: u64,
+    /// Successful (2xx/3xx) responses in the window.
+    pub ok: u64,
+    /// Length of the measurement window, seconds.
+    pub elapsed_s: f64,
+    /// Requests still in flight when a duration-bounded window closed; not in
+    /// any other figure.
+    pub in_flight_at_deadline: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub cpu_user_us: u64,
+    pub cpu_sys_us: u64,
+    /// Open loop: latency from the actual send, not corrected for coordinated
+    /// omission. `None` for closed loop (where the two are the same).
+    pub latency_uncorrected: Option<LatencySummary>,
+}
+
+impl TrialMetrics {
+    /// Value of a metric by stable name; `None` when not measured.
+    pub fn get(&self, name: &str) -> Option<f64> {
+        Some(match name {
+            "throughput_rps" => self.throughput_rps,
+            "bytes_per_sec" => self.bytes_per_sec,
+            "latency_mean_us" => self.latency_mean_us?,
+            "latency_stdev_us" => self.latency_stdev_us?,
+            "latency_p50_us" => self.latency_p50_us?,
+            "latency_p90_us" => self.latency_p90_us?,
+            "latency_p99_us" => self.latency_p99_us?,
+            "latency_p999_us" => self.latency_p999_us?,
+            "latency_max_us" => self.latency_max_us?,
+            "error_rate" => self.error_rate,
+            "errors.connect" => self.errors.connect as f64,
+            "errors.timeout" => self.errors.timeout as f64,
+            "errors.read" => self.errors.read as f64,
+            "errors.write" => self.errors.write as f64,
+            "errors.status_4xx" => self.errors.status_4xx as f64,
+            "errors.status_5xx" => self.errors.status_5xx as f64,
+            "cpu_us_per_request" => self.cpu_us_per_request?,
+            "peak_rss_bytes" => self.peak_rss_bytes as f64,
+            "peak_threads" => self.peak_threads as f64,
+            "connections_opened" => self.connections_opened? as f64,
+            "requests_per_connection" => self.requests_per_connection?,
+            _ => return None,
+        })
+    }
+
+    /// Fills the latency fields from a histogram summary.
+    pub fn set_latency(&mut self, s: Option<&LatencySummary>) {
+        self.latency_mean_us = s.map(|s| s.mean_us);
+        self.latency_stdev_us = s.map(|s| s.stdev_us);
+        self.latency_p50_us = s.map(|s| s.p50_us as f64);
+        self.latency_p90_us = s.map(|s| s.p90_us as f64);
+        self.latency_p99_us = s.map(|s| s.p99_us as f64);
+        self.latency_p999_us = s.map(|s| s.p999_us as f64);
+        self.latency_max_us = s.map(|s| s.max_us as f64);
+    }
+}
+
+/// A metric across the rounds of one (scenario, client).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Trials that measured this metric.
+    pub n: u32,
+}
+
+impl Spread {
+    /// Median (mean of the middle two for even n), min and max; `None` if empty.
+    pub fn of(values: &[f64]) -> Option<Spread> {
+        if values.is_empty() {
+            return None;
+        }
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            n: n as u32,
+        })
+    }
+
+    /// Half the range relative to the median, e.g. 0.03 for ±3%.
+    pub fn relative_half_range(&self) -> Option<f64> {
+        (self.median != 0.0).then(|| (self.max - self.min) / 2.0 / self.median.abs())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_median_odd_even() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
+        let s = Spread::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
+        assert_eq!(s.median, 2.5);
+        assert!(Spread::of(&[]).is_none());
+        assert_eq!(Spread::of(&[90.0, 110.0]).unwrap().relative_half_range(), Some(0.1));
+    }
+
+    #[test]
+    fn metric_names_are_unique_and_resolvable() {
+        let mut names: Vec<_> = METRICS.iter().map(|m| m.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), METRICS.len());
+        assert_eq!(metric_def("throughput_rps").unwrap().direction, Direction::HigherIsBetter);
+        assert_eq!(metric_def("latency_p99_us").unwrap().direction, Direction::LowerIsBetter);
+        assert!(metric_def("p99").is_none());
+    }
+}

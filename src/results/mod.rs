@@ -1,0 +1,129 @@
+//! The results file (`benchgate-results.json`): one versioned JSON document per
+//! run. `schema/results.schema.json` describes it; tests validate real output
+//! against that schema. Later stages (compare, report, publish) read only this.
+
+pub mod environment;
+pub mod metrics;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::config::Suite;
+use crate::server::ServerCounters;
+
+pub use environment::{Environment, GitInfo};
+pub use metrics::{Spread, TrialMetrics, METRICS};
+
+/// Version of the results document layout. Bump on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run: everything measured, with what it was measured on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunResults {
+    pub schema_version: u32,
+    pub run_id: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// RFC 3339, UTC; absent while the run is in progress.
+    pub finished_at: Option<String>,
+    pub git: GitInfo,
+    pub environment: Environment,
+    /// The resolved config the run executed.
+    pub config: Suite,
+    /// One entry per (scenario, client), in execution order.
+    pub results: Vec<CellResult>,
+}
+
+/// All trials of one (scenario, client).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellResult {
+    pub scenario: String,
+    pub client: String,
+    pub trials: Vec<Trial>,
+    /// Median, min and max over the successful trials, per metric name.
+    pub summary: BTreeMap<String, Spread>,
+    /// Merged latency histogram of all successful trials (µs; for open loop,
+    /// measured from each request's intended start), HdrHistogram compressed
+    /// encoding, base64. Absent when no latency was recorded.
+    pub histogram: Option<String>,
+    /// Open loop only: latency measured from the actual send (not corrected
+    /// for coordinated omission), same encoding.
+    pub histogram_uncorrected: Option<String>,
+}
+
+/// One trial: one fresh client process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Trial {
+    /// 1-based round number.
+    pub round: u32,
+    /// `None` when the trial completed; otherwise why it failed.
+    pub failure: Option<String>,
+    pub metrics: Option<TrialMetrics>,
+    /// The reference server's counters for the trial's measurement window.
+    pub server: Option<ServerCounters>,
+}
+
+impl RunResults {
+    /// Writes the document atomically (temp file + rename), so a reader or a
+    /// crash never sees a half-written file.
+    pub fn write_atomic(&self, path: &Path) -> anyhow::Result<()> {
+        let json = serde_json::to_vec_pretty(self).context("serializing results")?;
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let tmp = dir.join(format!(
+            ".{}.tmp-{}",
+            path.file_name().and_then(|n| n.to_str()).unwrap_or("results"),
+            std::process::id()
+        ));
+        std::fs::write(&tmp, json).with_context(|| format!("writing {}", tmp.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("moving results into place at {}", path.display()))?;
+        Ok(())
+    }
+
+    /// Reads and checks a results file: size bounded, schema version known.
+    pub fn read(path: &Path) -> anyhow::Result<RunResults> {
+        const MAX_BYTES: u64 = 256 * 1024 * 1024;
+        let meta = std::fs::metadata(path)
+            .with_context(|| format!("cannot read results file {}", path.display()))?;
+        if meta.len() > MAX_BYTES {
+            anyhow::bail!(
+                "results file {} is {} bytes, over the {} byte limit; is it really a benchgate results file?",
+                path.display(),
+                meta.len(),
+                MAX_BYTES
+            );
+        }
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read results file {}", path.display()))?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses results JSON; `source` names the input in errors.
+    pub fn parse(text: &str, source: &str) -> anyhow::Result<RunResults> {
+        let value: serde_json::Value = serde_json::from_str(text)
+            .with_context(|| format!("{source} is not valid JSON"))?;
+        match value.get("schema_version").and_then(|v| v.as_u64()) {
+            Some(v) if v == SCHEMA_VERSION as u64 => {}
+            Some(v) => anyhow::bail!(
+                "{source} has schema_version {v}, but this benchgate reads version {SCHEMA_VERSION}; re-run the benchmark with this version or use the matching benchgate"
+            ),
+            None => anyhow::bail!(
+                "{source} has no numeric schema_version: it is not a benchgate results file"
+            ),
+        }
+        serde_json::from_value(value)
+            .with_context(|| format!("{source} does not match the results schema v{SCHEMA_VERSION}"))
+    }
+
+    pub fn cell(&self, scenario: &str, client: &str) -> Option<&CellResult> {
+        self.results
+            .iter()
+            .find(|c| c.scenario == scenario && c.client == client)
+    }
+}
