@@ -14,3 +14,8 @@ pub mod config;
 pub mod engine;
 pub mod metrics;
 pub mod server;
+pub mod cli;
+pub mod commands;
+pub mod report;
+pub mod results;
+pub mod runner;

@@ -1,1 +1,23 @@
-fn main() {}
+//! The benchgate binary: parse the command line, call the library, map the
+//! outcome to an exit code (0 ok / gate passed, 1 gate failed, 2 error).
+
+use std::process::ExitCode;
+
+use benchgate::cli::{Cli, Command};
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => benchgate::commands::run(args),
+        Command::Serve(args) => benchgate::commands::serve(args),
+        Command::Drive(args) => benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("benchgate: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

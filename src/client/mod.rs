@@ -113,7 +113,7 @@ impl PoolLimit {
     }
 }
 
-fn pool_limit(spec: &ClientSpec, workers: u32) -> PoolLimit {
+pub fn pool_limit(spec: &ClientSpec, workers: u32) -> PoolLimit {
     let workers = workers.max(1) as usize;
     match spec.pool {
         Some(p) if (p as usize) < workers => PoolLimit {

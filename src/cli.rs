@@ -1,0 +1,82 @@
+//! Command-line definitions (clap). Parsing only: `main.rs` maps these onto the
+//! library.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Benchmark HTTP clients against a local reference server and gate pull
+/// requests on the result.
+#[derive(Debug, Parser)]
+#[command(name = "benchgate", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the benchmark suite and write the results file.
+    Run(RunArgs),
+    /// Run the reference server in the foreground.
+    Serve(ServeCliArgs),
+    /// Internal: run one trial in this process (started by `run`).
+    #[command(name = "__drive", hide = true)]
+    Drive(DriveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Suite config. Default: ./benchgate.toml if it exists, else the built-in default suite.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Where to write the results JSON.
+    #[arg(long, short = 'o', value_name = "FILE", default_value = "benchgate-results.json")]
+    pub out: PathBuf,
+    /// Override [run] rounds.
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<u32>,
+    /// Do not pin the server and the clients to separate cores.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// Run only these scenarios (repeatable).
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<String>,
+    /// No progress output; the report still prints.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Testing: replace every client with a mock driver with these latencies (µs, comma separated).
+    #[arg(long, hide = true, value_name = "US,US,...", value_delimiter = ',')]
+    pub mock_latencies_us: Vec<u64>,
+    /// Testing: with --mock-latencies-us, every N-th request fails with a 503.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub mock_error_every: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeCliArgs {
+    /// Address for plain HTTP/1.1 and h2c. Port 0 picks a free port.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Address for HTTPS (ALPN h2 and http/1.1). Default: same IP, a free port.
+    #[arg(long)]
+    pub tls_listen: Option<SocketAddr>,
+    /// Serve no HTTPS port.
+    #[arg(long)]
+    pub no_tls: bool,
+    /// Runtime threads (1: a single-threaded runtime, best when pinned to one core).
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Exit when standard input reaches end of file (used when run as a child).
+    #[arg(long)]
+    pub exit_on_stdin_eof: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DriveArgs {
+    #[arg(long)]
+    pub spec: PathBuf,
+    #[arg(long)]
+    pub out: PathBuf,
+}

@@ -1,0 +1,139 @@
+//! The terminal report: one table, a row per (scenario, client), each figure the
+//! median across rounds with its spread (half the min-max range), then failed
+//! trials and the environment.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal as _;
+
+use super::format::{bytes, micros, si, spread_pct};
+use crate::results::{CellResult, RunResults, Spread};
+
+/// Whether stdout wants colour (a terminal, and NO_COLOR unset).
+pub fn color_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+const HEADERS: [&str; 12] = [
+    "scenario", "client", "req/s", "p50", "p99", "p99.9", "max", "errors", "cpu/req", "peak rss", "threads", "conns",
+];
+
+fn cell_value(c: &CellResult, metric: &str, fmt: fn(f64) -> String, with_spread: bool) -> String {
+    match c.summary.get(metric) {
+        None => "n/a".to_string(),
+        Some(s) => {
+            let spread = if with_spread { spread_pct(s.relative_half_range(), s.n) } else { String::new() };
+            if spread.is_empty() {
+                fmt(s.median)
+            } else {
+                format!("{} {spread}", fmt(s.median))
+            }
+        }
+    }
+}
+
+fn errors_value(c: &CellResult) -> String {
+    let total: u64 = c
+        .trials
+        .iter()
+        .filter_map(|t| t.metrics.as_ref())
+        .map(|m| m.errors.total())
+        .sum();
+    let rate = c.summary.get("error_rate").map(|s: &Spread| s.median).unwrap_or(0.0);
+    if total == 0 {
+        "0".into()
+    } else {
+        format!("{total} ({:.2}%)", rate * 100.0)
+    }
+}
+
+fn row(c: &CellResult) -> Vec<String> {
+    let failed = c.trials.iter().filter(|t| t.failure.is_some()).count();
+    let mut client = c.client.clone();
+    if failed > 0 {
+        client.push_str(&format!(" ({failed} failed)"));
+    }
+    vec![
+        c.scenario.clone(),
+        client,
+        cell_value(c, "throughput_rps", si, true),
+        cell_value(c, "latency_p50_us", micros, true),
+        cell_value(c, "latency_p99_us", micros, true),
+        cell_value(c, "latency_p999_us", micros, false),
+        cell_value(c, "latency_max_us", micros, false),
+        errors_value(c),
+        cell_value(c, "cpu_us_per_request", |v| format!("{v:.1}us"), true),
+        cell_value(c, "peak_rss_bytes", bytes, false),
+        cell_value(c, "peak_threads", |v| format!("{v:.0}"), false),
+        cell_value(c, "connections_opened", |v| format!("{v:.0}"), false),
+    ]
+}
+
+/// Renders the results table. Names from the config are printed with control
+/// characters escaped, so a name cannot move the cursor or forge lines.
+pub fn render(results: &RunResults, color: bool) -> String {
+    let rows: Vec<Vec<String>> = results
+        .results
+        .iter()
+        .map(|c| row(c).into_iter().map(|s| s.escape_debug().to_string()).collect())
+        .collect();
+    let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
+        for (w, v) in widths.iter_mut().zip(r) {
+            *w = (*w).max(v.chars().count());
+        }
+    }
+    let (bold, reset) = if color { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+    let mut out = String::new();
+    let line = |cells: &[String], out: &mut String| {
+        for (i, (v, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = w - v.chars().count();
+            if i < 2 {
+                let _ = write!(out, "{v}{}", " ".repeat(pad));
+            } else {
+                let _ = write!(out, "{}{v}", " ".repeat(pad));
+            }
+            out.push_str(if i + 1 < cells.len() { "  " } else { "\n" });
+        }
+    };
+    out.push_str(bold);
+    line(&HEADERS.map(String::from), &mut out);
+    out.push_str(reset);
+    for r in &rows {
+        line(r, &mut out);
+    }
+    let _ = writeln!(
+        out,
+        "\nmedian of {} rounds (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
+        results.config.run.rounds
+    );
+    for c in &results.results {
+        for t in &c.trials {
+            if let Some(f) = &t.failure {
+                let _ = writeln!(
+                    out,
+                    "failed: {} / {} round {}: {}",
+                    c.scenario.escape_debug(),
+                    c.client.escape_debug(),
+                    t.round,
+                    f.escape_debug()
+                );
+            }
+        }
+    }
+    let e = &results.environment;
+    let _ = writeln!(
+        out,
+        "{} ({} cores), {}, kernel {}, benchgate {}, pinning {}",
+        e.cpu_model,
+        e.cores,
+        e.os,
+        e.kernel,
+        e.benchgate_version,
+        if e.pinning.enabled {
+            format!("server cpu {:?} / clients {:?}", e.pinning.server_cpus, e.pinning.client_cpus)
+        } else {
+            "off".into()
+        }
+    );
+    out
+}

@@ -1,0 +1,129 @@
+//! The driver process: `benchgate __drive --spec FILE --out FILE` (hidden).
+//!
+//! The parent starts one per trial, so every trial runs in a fresh process. The
+//! driver runs the engine with the client of its spec, prints
+//! [`MARK_OPEN`]/[`MARK_CLOSE`] on stdout when the measurement window opens and
+//! closes (the parent brackets the server's counters with them), and writes a
+//! [`DriverReport`] as JSON to the out file.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::client::reqwest_driver::BlockingClient;
+use crate::client::{AsyncClient, RequestTemplate};
+use crate::config::{ClientKind, ClientSpec, Scenario};
+use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
+use crate::metrics::resources::CpuTimes;
+use crate::metrics::ErrorCounts;
+
+pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
+pub const MARK_CLOSE: &str = "BENCHGATE-WINDOW-CLOSE";
+
+/// What the parent asks a driver process to do.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrialSpec {
+    pub scenario: Scenario,
+    pub client: ClientSpec,
+    /// `http://127.0.0.1:PORT` or `https://...` (by the client's `tls`).
+    pub base_url: String,
+    pub round: u32,
+    /// Runtime worker threads for async drivers (the client's core count).
+    pub threads: usize,
+}
+
+/// What a driver process measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverReport {
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub in_flight_at_deadline: u64,
+    pub warmup_requests: u64,
+    pub elapsed_s: f64,
+    /// The driver's own CPU during the window, all threads.
+    pub cpu: CpuTimes,
+    pub histogram: Option<String>,
+    pub histogram_uncorrected: Option<String>,
+}
+
+impl DriverReport {
+    pub fn from_outcome(o: &Outcome) -> DriverReport {
+        let r = &o.recorder;
+        DriverReport {
+            ok: r.ok,
+            errors: r.errors,
+            bytes_in: r.bytes_in,
+            bytes_out: r.bytes_out,
+            in_flight_at_deadline: r.late,
+            warmup_requests: r.warmup,
+            elapsed_s: o.elapsed.as_secs_f64(),
+            cpu: o.cpu,
+            histogram: (!r.latency.is_empty()).then(|| r.latency.encode()),
+            histogram_uncorrected: r
+                .latency_uncorrected
+                .as_ref()
+                .filter(|h| !h.is_empty())
+                .map(|h| h.encode()),
+        }
+    }
+}
+
+struct StdoutMarks;
+
+impl WindowHooks for StdoutMarks {
+    fn opened(&mut self) {
+        mark(MARK_OPEN);
+    }
+    fn closed(&mut self) {
+        mark(MARK_CLOSE);
+    }
+}
+
+fn mark(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// Runs one trial as specified and writes the report. Entry of `__drive`.
+pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(spec_path)
+        .with_context(|| format!("reading trial spec {}", spec_path.display()))?;
+    let spec: TrialSpec = serde_json::from_str(&text)
+        .with_context(|| format!("parsing trial spec {}", spec_path.display()))?;
+    let outcome = drive(&spec)?;
+    let json = serde_json::to_vec(&DriverReport::from_outcome(&outcome))?;
+    std::fs::write(out_path, json).with_context(|| format!("writing {}", out_path.display()))?;
+    Ok(())
+}
+
+/// Runs one trial in this process.
+pub fn drive(spec: &TrialSpec) -> anyhow::Result<Outcome> {
+    let plan = TrialPlan::of(&spec.scenario);
+    let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
+    let workers = plan.load.workers();
+    if spec.client.kind == ClientKind::ReqwestBlocking {
+        let limit = crate::client::pool_limit(&spec.client, workers);
+        let client = Arc::new(BlockingClient::new(&spec.client, request, limit, plan.timeout)?);
+        return Ok(engine::run_blocking(client, plan, &mut StdoutMarks));
+    }
+    let runtime = if spec.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(spec.threads)
+            .enable_all()
+            .build()?
+    };
+    runtime.block_on(async {
+        let client = Arc::new(AsyncClient::build(&spec.client, request, workers)?);
+        Ok(engine::run_async(client, plan, &mut StdoutMarks).await)
+    })
+}

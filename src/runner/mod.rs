@@ -1,0 +1,291 @@
+//! `benchgate run`: the pipeline from a validated suite to a results file.
+//!
+//! Start the reference server in its own process (pinned to its own core), then
+//! for every scenario run `rounds` rounds, each round one fresh trial process per
+//! client, interleaved (A B A B ...) so machine drift hits every client alike.
+//! After every scenario the results file is rewritten, so a late failure loses
+//! nothing.
+
+pub mod driver;
+pub mod progress;
+pub mod server_proc;
+pub mod trial;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use crate::config::{ClientKind, MockScript, Suite};
+use crate::metrics::resources::allowed_cpus;
+use crate::metrics::LatencyHistogram;
+use crate::results::environment::Pinning;
+use crate::results::{CellResult, Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION};
+use driver::TrialSpec;
+use progress::Progress;
+use server_proc::ServerProcess;
+
+/// Options of one `benchgate run` beyond the suite itself.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub out: PathBuf,
+    /// Replace every client's driver with this mock script (hidden flag).
+    pub mock: Option<MockScript>,
+    /// The benchgate executable to re-invoke for the server and drivers.
+    pub exe: PathBuf,
+    pub quiet: bool,
+}
+
+/// Splits the allowed CPUs: the server gets the last, clients the rest.
+pub fn plan_pinning(pin: bool) -> Pinning {
+    let cpus = allowed_cpus();
+    if pin && cpus.len() >= 2 {
+        let (client, server) = cpus.split_at(cpus.len() - 1);
+        Pinning {
+            enabled: true,
+            server_cpus: server.to_vec(),
+            client_cpus: client.to_vec(),
+        }
+    } else {
+        Pinning {
+            enabled: false,
+            server_cpus: vec![],
+            client_cpus: vec![],
+        }
+    }
+}
+
+/// Runs the suite and writes the results file; returns the results.
+pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
+    let mut suite = suite.clone();
+    if let Some(script) = &opts.mock {
+        for c in &mut suite.clients {
+            c.kind = ClientKind::Mock(script.clone());
+        }
+    }
+    let pinning = plan_pinning(suite.run.pin);
+    let client_threads = if pinning.enabled {
+        pinning.client_cpus.len()
+    } else {
+        allowed_cpus().len()
+    }
+    .max(1);
+    let server = ServerProcess::start(&opts.exe, &pinning.server_cpus)?;
+    let scratch = tempdir()?;
+
+    let mut results = RunResults {
+        schema_version: SCHEMA_VERSION,
+        run_id: run_id(),
+        started_at: now_rfc3339(),
+        finished_at: None,
+        git: GitInfo::detect(),
+        environment: Environment::detect(pinning.clone()),
+        config: suite.clone(),
+        results: vec![],
+    };
+    let total: usize = suite
+        .scenarios
+        .iter()
+        .map(|s| s.clients.len() * suite.run.rounds as usize)
+        .sum();
+    let mut progress = Progress::new(total as u64, opts.quiet);
+
+    for scenario in &suite.scenarios {
+        let mut cells: Vec<CellAcc> = scenario.clients.iter().map(|c| CellAcc::new(&scenario.name, c)).collect();
+        for round in 1..=suite.run.rounds {
+            for cell in cells.iter_mut() {
+                let client = suite
+                    .client(&cell.result.client)
+                    .with_context(|| format!("scenario {} names unknown client {}", scenario.name, cell.result.client))?;
+                let base_url = if client.tls {
+                    server
+                        .https_url
+                        .clone()
+                        .context("client wants TLS but the reference server has no TLS port")?
+                } else {
+                    server.http_url.clone()
+                };
+                let spec = TrialSpec {
+                    scenario: scenario.clone(),
+                    client: client.clone(),
+                    base_url,
+                    round,
+                    threads: client_threads,
+                };
+                progress.start(&scenario.name, &client.name, round, suite.run.rounds);
+                let trial = match trial::run_trial(&opts.exe, &spec, &server, &pinning.client_cpus, scratch.path()) {
+                    Ok(run) => {
+                        progress.finish_trial(Some(&run.metrics), None);
+                        cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
+                        Trial {
+                            round,
+                            failure: None,
+                            metrics: Some(run.metrics),
+                            server: Some(run.server),
+                        }
+                    }
+                    Err(e) => {
+                        let reason = format!("{e:#}");
+                        progress.finish_trial(None, Some(&reason));
+                        Trial {
+                            round,
+                            failure: Some(reason),
+                            metrics: None,
+                            server: None,
+                        }
+                    }
+                };
+                cell.result.trials.push(trial);
+            }
+        }
+        for cell in cells {
+            results.results.push(cell.finish());
+        }
+        results.write_atomic(&opts.out)?;
+    }
+    progress.done();
+    results.finished_at = Some(now_rfc3339());
+    results.write_atomic(&opts.out)?;
+    Ok(results)
+}
+
+/// Accumulates one (scenario, client) across rounds.
+struct CellAcc {
+    result: CellResult,
+    hist: Option<LatencyHistogram>,
+    hist_uncorrected: Option<LatencyHistogram>,
+}
+
+impl CellAcc {
+    fn new(scenario: &str, client: &str) -> CellAcc {
+        CellAcc {
+            result: CellResult {
+                scenario: scenario.to_string(),
+                client: client.to_string(),
+                trials: vec![],
+                summary: BTreeMap::new(),
+                histogram: None,
+                histogram_uncorrected: None,
+            },
+            hist: None,
+            hist_uncorrected: None,
+        }
+    }
+
+    fn add_histograms(&mut self, h: Option<&LatencyHistogram>, hu: Option<&LatencyHistogram>) {
+        fn add(acc: &mut Option<LatencyHistogram>, h: Option<&LatencyHistogram>) {
+            if let Some(h) = h {
+                acc.get_or_insert_with(LatencyHistogram::new).merge(h);
+            }
+        }
+        add(&mut self.hist, h);
+        add(&mut self.hist_uncorrected, hu);
+    }
+
+    fn finish(mut self) -> CellResult {
+        self.result.summary = summarize(&self.result.trials);
+        self.result.histogram = self.hist.map(|h| h.encode());
+        self.result.histogram_uncorrected = self.hist_uncorrected.map(|h| h.encode());
+        self.result
+    }
+}
+
+/// Median, min and max of every metric over the successful trials.
+pub fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
+    METRICS
+        .iter()
+        .filter_map(|m| {
+            let values: Vec<f64> = trials
+                .iter()
+                .filter_map(|t| t.metrics.as_ref()?.get(m.name))
+                .collect();
+            Spread::of(&values).map(|s| (m.name.to_string(), s))
+        })
+        .collect()
+}
+
+fn tempdir() -> anyhow::Result<TempDir> {
+    let path = std::env::temp_dir().join(format!("benchgate-{}-{}", std::process::id(), run_id()));
+    std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(TempDir(path))
+}
+
+/// A scratch directory removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A run id: UTC timestamp plus random suffix, e.g. `20261130T010203Z-3f9a1c`.
+fn run_id() -> String {
+    let secs = unix_now();
+    format!("{}-{:06x}", format_utc(secs, true), rand::random::<u32>() & 0xff_ffff)
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Current time, RFC 3339 UTC.
+pub fn now_rfc3339() -> String {
+    format_utc(unix_now(), false)
+}
+
+/// Formats Unix seconds as UTC, `2026-11-30T01:02:03Z` or compact `20261130T010203Z`.
+fn format_utc(secs: u64, compact: bool) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let (h, m, s) = (rem / 3600, rem / 60 % 60, rem % 60);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    if compact {
+        format!("{y:04}{mo:02}{d:02}T{h:02}{m:02}{s:02}Z")
+    } else {
+        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_utc_dates() {
+        assert_eq!(format_utc(0, false), "1970-01-01T00:00:00Z");
+        assert_eq!(format_utc(1_796_000_523, false), "2026-11-30T01:02:03Z");
+        assert_eq!(format_utc(951_782_400, true), "20000229T000000Z");
+    }
+
+    #[test]
+    fn pinning_splits_cpus_when_possible() {
+        let p = plan_pinning(true);
+        if allowed_cpus().len() >= 2 {
+            assert!(p.enabled);
+            assert_eq!(p.server_cpus.len(), 1);
+            assert!(!p.client_cpus.contains(&p.server_cpus[0]));
+        } else {
+            assert!(!p.enabled);
+        }
+        assert!(!plan_pinning(false).enabled);
+    }
+}

@@ -1,0 +1,69 @@
+//! Progress: an indicatif bar on a terminal, plain lines in CI logs.
+
+use std::io::IsTerminal as _;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::results::TrialMetrics;
+
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    quiet: bool,
+    label: String,
+}
+
+impl Progress {
+    pub fn new(total: u64, quiet: bool) -> Progress {
+        let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
+        let bar = (tty && !quiet).then(|| {
+            let bar = ProgressBar::new(total);
+            bar.set_style(
+                ProgressStyle::with_template("{bar:30} {pos}/{len} trials  {msg}")
+                    .expect("static template"),
+            );
+            bar
+        });
+        Progress {
+            bar,
+            quiet,
+            label: String::new(),
+        }
+    }
+
+    pub fn start(&mut self, scenario: &str, client: &str, round: u32, rounds: u32) {
+        self.label = format!("{scenario} / {client} round {round}/{rounds}");
+        if let Some(bar) = &self.bar {
+            bar.set_message(self.label.clone());
+        }
+    }
+
+    pub fn finish_trial(&mut self, metrics: Option<&TrialMetrics>, failure: Option<&str>) {
+        let line = match (metrics, failure) {
+            (Some(m), _) => format!(
+                "{}: {:.0} req/s, p50 {}, errors {}",
+                self.label,
+                m.throughput_rps,
+                m.latency_p50_us.map_or("n/a".into(), |v| format!("{v:.0}us")),
+                m.errors.total()
+            ),
+            (None, Some(f)) => format!("{}: FAILED: {f}", self.label),
+            (None, None) => format!("{}: done", self.label),
+        };
+        match &self.bar {
+            Some(bar) => {
+                if failure.is_some() {
+                    bar.println(line);
+                }
+                bar.inc(1);
+            }
+            None if !self.quiet => eprintln!("{line}"),
+            None => {}
+        }
+    }
+
+    pub fn done(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+}

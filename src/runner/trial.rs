@@ -1,0 +1,208 @@
+//! One trial: a fresh driver process, watched from the outside.
+//!
+//! The parent writes the trial spec, starts `benchgate __drive` pinned to the
+//! client cores, samples its thread count and RSS from /proc, brackets the
+//! server's measurement window on the driver's markers, reaps it with `wait4`
+//! (CPU and max RSS), and turns the driver's report and the server's counters
+//! into [`TrialMetrics`]. Anything that goes wrong fails this trial only.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+
+use super::driver::{DriverReport, TrialSpec, MARK_CLOSE, MARK_OPEN};
+use super::server_proc::ServerProcess;
+use crate::config::StopRule;
+use crate::metrics::resources::{pin_command, wait_child, PeakSampler};
+use crate::metrics::LatencyHistogram;
+use crate::results::TrialMetrics;
+use crate::server::ServerCounters;
+
+/// A finished trial, as measured.
+pub struct TrialRun {
+    pub metrics: TrialMetrics,
+    pub server: ServerCounters,
+    pub histogram: Option<LatencyHistogram>,
+    pub histogram_uncorrected: Option<LatencyHistogram>,
+}
+
+/// How long a trial may take before its process is killed.
+fn trial_limit(spec: &TrialSpec) -> Duration {
+    let s = &spec.scenario;
+    let measure = match s.stop {
+        StopRule::Duration(d) => d,
+        StopRule::Requests(_) => Duration::from_secs(600),
+    };
+    s.warmup + measure + s.timeout + Duration::from_secs(30)
+}
+
+/// Runs one trial in a child process of `exe`.
+pub fn run_trial(
+    exe: &Path,
+    spec: &TrialSpec,
+    server: &ServerProcess,
+    cpus: &[usize],
+    scratch: &Path,
+) -> anyhow::Result<TrialRun> {
+    let spec_path = scratch.join("trial-spec.json");
+    let out_path = scratch.join("trial-report.json");
+    let _ = std::fs::remove_file(&out_path);
+    std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
+
+    let before = server.counters()?;
+    let mut cmd = Command::new(exe);
+    cmd.arg("__drive")
+        .arg("--spec")
+        .arg(&spec_path)
+        .arg("--out")
+        .arg(&out_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if !cpus.is_empty() {
+        pin_command(&mut cmd, cpus);
+    }
+    let mut child = cmd.spawn().context("starting the driver process")?;
+    let pid = child.id();
+    let sampler = PeakSampler::start(pid, Duration::from_millis(20));
+    let killer = Watchdog::arm(pid, trial_limit(spec));
+
+    // Stderr is drained on a thread (bounded tail kept) so the child never blocks on it.
+    let stderr = child.stderr.take().context("driver stderr")?;
+    let stderr_tail = std::thread::spawn(move || {
+        let mut tail = std::collections::VecDeque::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tail.len() == 20 {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+        Vec::from(tail).join("\n")
+    });
+
+    let stdout = child.stdout.take().context("driver stdout")?;
+    let mut window: Option<ServerCounters> = None;
+    let mut window_error: Option<anyhow::Error> = None;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        let outcome = match line.trim() {
+            MARK_OPEN => server.window_start().map(|_| ()),
+            MARK_CLOSE => server.window_stop().map(|c| window = Some(c)),
+            _ => Ok(()),
+        };
+        if let Err(e) = outcome {
+            window_error.get_or_insert(e);
+        }
+    }
+    let usage = wait_child(pid).context("waiting for the driver process")?;
+    let timed_out = killer.disarm();
+    let (peak_threads, _peak_sampled_rss) = sampler.finish();
+    let stderr_tail = stderr_tail.join().unwrap_or_default();
+
+    if timed_out {
+        bail!("the driver did not finish within {:?} and was killed", trial_limit(spec));
+    }
+    if !usage.status.success() {
+        bail!(
+            "the driver process failed ({}){}",
+            usage.status,
+            if stderr_tail.is_empty() { String::new() } else { format!(": {stderr_tail}") }
+        );
+    }
+    if let Some(e) = window_error {
+        return Err(e.context("bracketing the server's measurement window"));
+    }
+    let window = window.context("the driver never closed its measurement window")?;
+    let report: DriverReport = serde_json::from_slice(
+        &std::fs::read(&out_path).context("reading the driver's report")?,
+    )
+    .context("parsing the driver's report")?;
+    let after = server.counters()?;
+
+    let decode = |h: &Option<String>| -> anyhow::Result<Option<LatencyHistogram>> {
+        h.as_deref()
+            .map(LatencyHistogram::decode)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("driver histogram: {e}"))
+    };
+    let histogram = decode(&report.histogram)?;
+    let histogram_uncorrected = decode(&report.histogram_uncorrected)?;
+
+    let elapsed = report.elapsed_s.max(f64::MIN_POSITIVE);
+    let requests = report.ok + report.errors.total();
+    let mut metrics = TrialMetrics {
+        throughput_rps: report.ok as f64 / elapsed,
+        bytes_per_sec: (report.bytes_in + report.bytes_out) as f64 / elapsed,
+        latency_mean_us: None,
+        latency_stdev_us: None,
+        latency_p50_us: None,
+        latency_p90_us: None,
+        latency_p99_us: None,
+        latency_p999_us: None,
+        latency_max_us: None,
+        error_rate: if requests == 0 { 0.0 } else { report.errors.total() as f64 / requests as f64 },
+        errors: report.errors,
+        cpu_us_per_request: (requests > 0).then(|| report.cpu.total_us() as f64 / requests as f64),
+        peak_rss_bytes: usage.max_rss_bytes,
+        peak_threads,
+        connections_opened: Some(
+            after
+                .total_connections_accepted
+                .saturating_sub(before.total_connections_accepted),
+        ),
+        requests_per_connection: (window.connections_used > 0).then_some(window.requests_per_connection),
+        requests,
+        ok: report.ok,
+        elapsed_s: report.elapsed_s,
+        in_flight_at_deadline: report.in_flight_at_deadline,
+        bytes_received: report.bytes_in,
+        bytes_sent: report.bytes_out,
+        cpu_user_us: report.cpu.user_us,
+        cpu_sys_us: report.cpu.sys_us,
+        latency_uncorrected: histogram_uncorrected.as_ref().and_then(|h| h.summary()),
+    };
+    metrics.set_latency(histogram.as_ref().and_then(|h| h.summary()).as_ref());
+    Ok(TrialRun {
+        metrics,
+        server: window,
+        histogram,
+        histogram_uncorrected,
+    })
+}
+
+/// Kills a process that outlives its time limit.
+struct Watchdog {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: std::thread::JoinHandle<bool>,
+}
+
+impl Watchdog {
+    fn arm(pid: u32, limit: Duration) -> Watchdog {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = done.clone();
+        let handle = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + limit;
+            while !flag.load(Ordering::Acquire) {
+                if std::time::Instant::now() >= deadline {
+                    // SAFETY: kill(2) on our own, not yet reaped, child.
+                    unsafe {
+                        libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                    }
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            false
+        });
+        Watchdog { done, handle }
+    }
+
+    /// Stops the watchdog; true if it had to kill the process.
+    fn disarm(self) -> bool {
+        self.done.store(true, std::sync::atomic::Ordering::Release);
+        self.handle.join().unwrap_or(false)
+    }
+}
