@@ -80,6 +80,9 @@ pub struct RawScenario {
     pub clients: Option<At<Vec<At<String>>>>,
 }
 
+/// An entry of an array of tables: its span and its entries.
+type SpannedTable<'a> = (Range<usize>, &'a [(Key, Node)]);
+
 /// A known field: its name, the type in words, and an example line for fixes.
 struct Spec {
     name: &'static str,
@@ -439,11 +442,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The tables of an array of tables (`[[name]]`), with their spans.
-    fn tables(
-        &self,
-        name: &str,
-        node: &'a Node,
-    ) -> Result<Vec<(Range<usize>, &'a [(Key, Node)])>, Problem> {
+    fn tables(&self, name: &str, node: &'a Node) -> Result<Vec<SpannedTable<'a>>, Problem> {
         let fix = format!(
             "write each entry as a {} table (double brackets)",
             self.spec(name).example

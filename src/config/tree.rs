@@ -132,46 +132,40 @@ impl<'de> Visitor<'de> for ValueVisitor {
 }
 
 #[cfg(test)]
-mod probe {
+mod tests {
+    use super::*;
+
     #[test]
-    fn probe() {
-        let t = "[run]\nrounds = 5\n\n[[client]]\nname = \"h\"\nkind = \"hyper\"\n\n[[client]]\nname = \"r\"\nx = [1, 2.5]\n[client.sub]\na = 1\n";
-        let r = super::parse(t).unwrap();
-        for (k, v) in &r {
-            println!(
-                "{:?} {:?} {:?} => {:?}",
-                k.name,
-                k.span,
-                &t[k.span.clone()],
-                v.span
-            );
-            println!("   {:?}", &t[v.span.clone()]);
-            if let super::Value::Array(a) = &v.value {
-                for n in a {
-                    println!("   elem {:?} {:?}", n.span, &t[n.span.clone()]);
-                    if let super::Value::Table(e) = &n.value {
-                        for (k, v) in e {
-                            println!(
-                                "     {} {:?} {:?}",
-                                k.name,
-                                &t[k.span.clone()],
-                                &t[v.span.clone()]
-                            );
-                        }
-                    }
-                }
-            }
-        }
-        for bad in [
-            "a = 1979-05-27\n",
-            "a = [1,\n",
-            "a = 1\na = 2\n",
-            "[x]\n[x]\n",
-            "a = 99999999999999999999\n",
-            "a = \"x\ny\"\n",
-        ] {
-            let e = super::parse(bad).unwrap_err();
-            println!("{bad:?}: span {:?} msg {:?}", e.span(), e.message());
-        }
+    fn keys_and_values_keep_their_spans() {
+        let text = "[run]\nrounds = 5\n\n[[client]]\nname = \"h\"\nx = [1, 2.5, true]\n";
+        let root = parse(text).unwrap();
+        let (run_key, run) = &root[0];
+        assert_eq!(&text[run_key.span.clone()], "run");
+        let Value::Table(run) = &run.value else {
+            panic!("run is a table")
+        };
+        assert_eq!(run[0].1.value, Value::Integer(5));
+        assert_eq!(&text[run[0].1.span.clone()], "5");
+        let Value::Array(clients) = &root[1].1.value else {
+            panic!("client is an array")
+        };
+        // An array-of-tables entry spans from its header to its last value.
+        assert!(text[clients[0].span.clone()].starts_with("[[client]]"));
+        let Value::Table(client) = &clients[0].value else {
+            panic!("entry is a table")
+        };
+        assert_eq!(client[0].0.name, "name");
+        assert_eq!(&text[client[1].1.span.clone()], "[1, 2.5, true]");
+        let Value::Array(xs) = &client[1].1.value else {
+            panic!("x is an array")
+        };
+        assert_eq!(xs[1].value, Value::Float(2.5));
+        assert_eq!(&text[xs[2].span.clone()], "true");
+    }
+
+    #[test]
+    fn syntax_errors_carry_a_span() {
+        let err = parse("a = 1\nb = [1,\n").unwrap_err();
+        assert!(err.span().is_some());
     }
 }

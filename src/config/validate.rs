@@ -551,3 +551,49 @@ fn split_fix(msg: &str, default_fix: &str) -> (String, String) {
         None => (msg.to_string(), default_fix.to_string()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_rules() {
+        assert!(name_problem("get-22b").is_none());
+        assert!(
+            name_problem(&"é".repeat(64)).is_none(),
+            "the limit counts characters, not bytes"
+        );
+        assert!(name_problem(&"x".repeat(65))
+            .unwrap()
+            .contains("65 characters"));
+        assert!(name_problem("").unwrap().contains("empty"));
+        assert!(name_problem("a\nb").unwrap().contains("control character"));
+    }
+
+    #[test]
+    fn unit_messages_split_into_what_and_fix() {
+        let msg = parse_duration("3").unwrap_err();
+        let (what, fix) = split_fix(&msg, "default");
+        assert_eq!(what, "`3` has no unit");
+        assert!(fix.starts_with("write it like"));
+        assert_eq!(
+            split_fix("`9e99s` is too large", "shorter"),
+            ("`9e99s` is too large".into(), "shorter".into())
+        );
+    }
+
+    #[test]
+    fn methods_are_case_insensitive() {
+        assert_eq!(parse_method("get"), Some(Method::Get));
+        assert_eq!(parse_method("Delete"), Some(Method::Delete));
+        assert_eq!(parse_method("PATCH"), None);
+    }
+
+    #[test]
+    fn stop_rule_inherits_when_the_scenario_sets_none() {
+        let text = "[run]\nrequests = 7\n[[client]]\nname = \"a\"\nkind = \"hyper\"\n[[scenario]]\nname = \"s\"\npath = \"/\"\n";
+        let suite = validate(text, "t.toml").unwrap();
+        assert_eq!(suite.scenarios[0].stop, StopRule::Requests(7));
+        assert_eq!(suite.source, "t.toml");
+    }
+}
