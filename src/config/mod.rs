@@ -10,6 +10,8 @@
 pub mod defaults;
 pub mod error;
 pub mod raw;
+mod scenario;
+mod tree;
 pub mod units;
 pub mod validate;
 

@@ -1,6 +1,368 @@
-//! Raw model -> validated `Suite`. (Skeleton.)
-use super::{ConfigError, Suite};
+//! Raw model -> validated [`Suite`]: defaults applied, units parsed, ranges and
+//! combinations checked, client references resolved. Each check returns a
+//! [`Problem`] at the span of the offending value, with the fix.
 
-pub fn validate(_text: &str, _source: &str) -> Result<Suite, ConfigError> {
-    Err(ConfigError::Invalid("config parsing is not implemented yet".into()))
+use std::collections::HashMap;
+use std::ops::Range;
+use std::time::Duration;
+
+use super::error::{line_col, Problem};
+use super::raw::{self, At, RawClient, RawConfig, RawRun};
+use super::scenario;
+use super::units::{format_duration, parse_duration};
+use super::{tree, ClientKind, ClientSpec, ConfigError, HttpVersion, RunSettings, StopRule, Suite};
+
+/// `[run] rounds` when absent.
+pub const DEFAULT_ROUNDS: u32 = 5;
+/// Warmup when neither the scenario nor `[run]` sets one.
+pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
+/// Measurement duration when no stop rule is set anywhere.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(3);
+/// Per-request timeout when none is set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Open-loop worker cap when `max_in_flight` is absent.
+pub const DEFAULT_MAX_IN_FLIGHT: u32 = 256;
+/// Longest client or scenario name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+/// Longest scenario path, in characters.
+pub const MAX_PATH_CHARS: usize = 2048;
+/// Highest open-loop rate, requests per second.
+pub const MAX_RATE: f64 = 1_000_000.0;
+
+/// Parses and validates TOML text; `source` names the input in errors and becomes
+/// [`Suite::source`].
+pub fn validate(text: &str, source: &str) -> Result<Suite, ConfigError> {
+    let tree = tree::parse(text).map_err(|e| ConfigError::syntax(&e, text, source))?;
+    let raw = raw::read(&tree, text.len()).map_err(|p| p.into_error(text, source))?;
+    build(&raw, text, source).map_err(|p| p.into_error(text, source))
+}
+
+/// Why `name` cannot be a client or scenario name, if it cannot.
+pub(crate) fn name_problem(name: &str) -> Option<String> {
+    let chars = name.chars().count();
+    if chars == 0 {
+        Some("a name cannot be empty".into())
+    } else if chars > MAX_NAME_CHARS {
+        Some(format!(
+            "the name is {chars} characters long, the limit is {MAX_NAME_CHARS}"
+        ))
+    } else if name.chars().any(char::is_control) {
+        Some(format!("the name {name:?} contains a control character"))
+    } else {
+        None
+    }
+}
+
+/// `[run]` after defaults: what scenarios inherit.
+pub(super) struct RunDefaults {
+    pub warmup: Duration,
+    pub stop: StopRule,
+    pub timeout: Duration,
+}
+
+fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
+    let (run, inherited) = build_run(&raw.run)?;
+    if raw.clients.is_empty() {
+        return Err(Problem::new(
+            raw.clients_span.clone().unwrap_or(raw.end..raw.end),
+            "client",
+            "no clients are defined",
+            "add at least one [[client]] table with name = \"...\" and kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\"",
+        ));
+    }
+    let mut clients = Vec::with_capacity(raw.clients.len());
+    let mut seen: HashMap<String, Range<usize>> = HashMap::new();
+    for (i, c) in raw.clients.iter().enumerate() {
+        let spec = build_client(c)?;
+        unique("client", i, &spec.name, c.name.as_ref(), &mut seen, text)?;
+        clients.push(spec);
+    }
+    if raw.scenarios.is_empty() {
+        return Err(Problem::new(
+            raw.scenarios_span.clone().unwrap_or(raw.end..raw.end),
+            "scenario",
+            "no scenarios are defined",
+            "add at least one [[scenario]] table with name = \"...\" and path = \"/bytes/22\"",
+        ));
+    }
+    let names: Vec<&str> = clients.iter().map(|c| c.name.as_str()).collect();
+    let mut scenarios = Vec::with_capacity(raw.scenarios.len());
+    let mut seen = HashMap::new();
+    for (i, s) in raw.scenarios.iter().enumerate() {
+        let scenario = scenario::build_scenario(s, &inherited, &names)?;
+        unique(
+            "scenario",
+            i,
+            &scenario.name,
+            s.name.as_ref(),
+            &mut seen,
+            text,
+        )?;
+        scenarios.push(scenario);
+    }
+    Ok(Suite {
+        source: source.to_string(),
+        run,
+        clients,
+        scenarios,
+    })
+}
+
+/// Rejects the second use of a name, pointing at it and naming the first one's line.
+fn unique(
+    section: &str,
+    index: usize,
+    name: &str,
+    at: Option<&At<String>>,
+    seen: &mut HashMap<String, Range<usize>>,
+    text: &str,
+) -> Result<(), Problem> {
+    let span = at.map(|a| a.span.clone()).unwrap_or_default();
+    if let Some(first) = seen.get(name) {
+        let (line, _) = line_col(text, first.start);
+        return Err(Problem::new(
+            span,
+            format!("{section}[{index}].name"),
+            format!("the {section} name {name:?} is already used on line {line}"),
+            format!("give each {section} a unique name"),
+        ));
+    }
+    seen.insert(name.to_string(), span);
+    Ok(())
+}
+
+fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
+    let rounds = match &run.rounds {
+        Some(r) => int_in(r, "run.rounds", 1, 100, "rounds = 5")? as u32,
+        None => DEFAULT_ROUNDS,
+    };
+    let warmup = opt_duration(run.warmup.as_ref(), "run.warmup", false)?.unwrap_or(DEFAULT_WARMUP);
+    let stop = stop_rule(run.duration.as_ref(), run.requests.as_ref(), "run", "[run]")?
+        .unwrap_or(StopRule::Duration(DEFAULT_DURATION));
+    let timeout =
+        opt_duration(run.timeout.as_ref(), "run.timeout", true)?.unwrap_or(DEFAULT_TIMEOUT);
+    let pin = run.pin.as_ref().map_or(true, |p| p.value);
+    Ok((
+        RunSettings { rounds, pin },
+        RunDefaults {
+            warmup,
+            stop,
+            timeout,
+        },
+    ))
+}
+
+fn build_client(c: &RawClient) -> Result<ClientSpec, Problem> {
+    let path = |field: &str| format!("{}.{field}", c.label);
+    let name = required_name(
+        c.name.as_ref(),
+        &c.span,
+        &c.label,
+        "client",
+        "name = \"hyper\"",
+    )?;
+    let kind = c.kind.as_ref().ok_or_else(|| {
+        missing(
+            &c.span,
+            &path("kind"),
+            "kind",
+            "kind = \"hyper\" (or \"reqwest\", \"reqwest-blocking\")",
+            "[[client]]",
+        )
+    })?;
+    let kind = match kind.value.as_str() {
+        "hyper" => ClientKind::Hyper,
+        "reqwest" => ClientKind::Reqwest,
+        "reqwest-blocking" => ClientKind::ReqwestBlocking,
+        // `command` is caught while reading (it comes with a `command` field).
+        other => {
+            return Err(Problem::new(
+                kind.span.clone(),
+                path("kind"),
+                format!("unknown client kind {other:?}"),
+                "use one of \"hyper\", \"reqwest\", \"reqwest-blocking\"",
+            ))
+        }
+    };
+    let pool = match &c.pool {
+        Some(p) => Some(int_in(p, &path("pool"), 1, 100_000, "pool = 10")? as u32),
+        None => None,
+    };
+    let http = match c.http.as_ref().map(|h| (h.value.as_str(), h)) {
+        None | Some(("1.1", _)) => HttpVersion::Http1,
+        Some(("2", _)) => HttpVersion::Http2,
+        Some((other, h)) => {
+            return Err(Problem::new(
+                h.span.clone(),
+                path("http"),
+                format!("unknown HTTP version {other:?}"),
+                "use http = \"1.1\" or http = \"2\"",
+            ))
+        }
+    };
+    let tls = c.tls.as_ref().is_some_and(|t| t.value);
+    Ok(ClientSpec {
+        name,
+        kind,
+        pool,
+        http,
+        tls,
+    })
+}
+
+pub(super) fn required_name(
+    name: Option<&At<String>>,
+    table: &Range<usize>,
+    label: &str,
+    section: &str,
+    example: &str,
+) -> Result<String, Problem> {
+    let name = name.ok_or_else(|| {
+        missing(
+            table,
+            &format!("{label}.name"),
+            "name",
+            example,
+            &format!("[[{section}]]"),
+        )
+    })?;
+    match name_problem(&name.value) {
+        None => Ok(name.value.clone()),
+        Some(message) => Err(Problem::new(
+            name.span.clone(),
+            format!("{label}.name"),
+            message,
+            format!(
+                "use 1 to {MAX_NAME_CHARS} characters without control characters, like {example}"
+            ),
+        )),
+    }
+}
+
+pub(super) fn missing(
+    table: &Range<usize>,
+    field: &str,
+    key: &str,
+    example: &str,
+    section: &str,
+) -> Problem {
+    Problem::new(
+        table.start..table.start,
+        field,
+        format!("missing required field `{key}`"),
+        format!("add {example} to this {section} table"),
+    )
+}
+
+/// `duration` xor `requests`; `None` when neither is set.
+pub(super) fn stop_rule(
+    duration: Option<&At<String>>,
+    requests: Option<&At<i64>>,
+    label: &str,
+    section: &str,
+) -> Result<Option<StopRule>, Problem> {
+    match (duration, requests) {
+        (Some(_), Some(r)) => Err(Problem::new(
+            r.span.clone(),
+            format!("{label}.requests"),
+            format!("duration and requests are both set in {section}; a trial stops after one or the other"),
+            "remove duration to stop after a request count, or remove requests to stop after a time",
+        )),
+        (Some(d), None) => Ok(opt_duration(Some(d), &format!("{label}.duration"), true)?.map(StopRule::Duration)),
+        (None, Some(r)) => {
+            Ok(Some(StopRule::Requests(int_in(r, &format!("{label}.requests"), 1, 1_000_000_000, "requests = 200000")? as u64)))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
+/// An integer in `lo..=hi`.
+pub(super) fn int_in(
+    v: &At<i64>,
+    field: &str,
+    lo: i64,
+    hi: i64,
+    example: &str,
+) -> Result<i64, Problem> {
+    if (lo..=hi).contains(&v.value) {
+        Ok(v.value)
+    } else {
+        Err(Problem::new(
+            v.span.clone(),
+            field,
+            format!("must be from {lo} to {hi}, got {}", v.value),
+            format!("set a value in that range, like {example}"),
+        ))
+    }
+}
+
+/// A duration string; `positive` rejects zero.
+pub(super) fn opt_duration(
+    v: Option<&At<String>>,
+    field: &str,
+    positive: bool,
+) -> Result<Option<Duration>, Problem> {
+    let Some(v) = v else { return Ok(None) };
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let example = format!("write it like {key} = \"3s\" or {key} = \"500ms\"");
+    let d = parse_duration(&v.value).map_err(|msg| {
+        let (message, fix) = split_fix(&msg, &example);
+        Problem::new(v.span.clone(), field, message, fix)
+    })?;
+    if positive && d.is_zero() {
+        return Err(Problem::new(
+            v.span.clone(),
+            field,
+            format!("must be longer than 0, got {}", format_duration(d)),
+            example,
+        ));
+    }
+    Ok(Some(d))
+}
+
+/// Splits a units message `what; how to fix` into its two halves.
+pub(super) fn split_fix(msg: &str, default_fix: &str) -> (String, String) {
+    match msg.split_once("; ") {
+        Some((what, fix)) => (what.to_string(), fix.to_string()),
+        None => (msg.to_string(), default_fix.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_rules() {
+        assert!(name_problem("get-22b").is_none());
+        assert!(
+            name_problem(&"é".repeat(64)).is_none(),
+            "the limit counts characters, not bytes"
+        );
+        assert!(name_problem(&"x".repeat(65))
+            .unwrap()
+            .contains("65 characters"));
+        assert!(name_problem("").unwrap().contains("empty"));
+        assert!(name_problem("a\nb").unwrap().contains("control character"));
+    }
+
+    #[test]
+    fn unit_messages_split_into_what_and_fix() {
+        let msg = parse_duration("3").unwrap_err();
+        let (what, fix) = split_fix(&msg, "default");
+        assert_eq!(what, "`3` has no unit");
+        assert!(fix.starts_with("write it like"));
+        assert_eq!(
+            split_fix("`9e99s` is too large", "shorter"),
+            ("`9e99s` is too large".into(), "shorter".into())
+        );
+    }
+
+    #[test]
+    fn stop_rule_inherits_when_the_scenario_sets_none() {
+        let text = "[run]\nrequests = 7\n[[client]]\nname = \"a\"\nkind = \"hyper\"\n[[scenario]]\nname = \"s\"\npath = \"/\"\n";
+        let suite = validate(text, "t.toml").unwrap();
+        assert_eq!(suite.scenarios[0].stop, StopRule::Requests(7));
+        assert_eq!(suite.source, "t.toml");
+    }
 }

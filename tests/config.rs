@@ -1,0 +1,877 @@
+//! Config loading end to end: every error path names the file, the line, the field
+//! and the fix; happy paths apply defaults and overrides; fixtures validate.
+
+use std::path::Path;
+use std::time::Duration;
+
+use benchgate::config::{ClientKind, ConfigError, HttpVersion, Load, Method, StopRule, Suite};
+
+const FILE: &str = "bench.toml";
+
+const CLIENT: &str = "[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n";
+const SCENARIO: &str = "[[scenario]]\nname = \"s\"\npath = \"/bytes/22\"\n";
+
+fn load(text: &str) -> Result<Suite, ConfigError> {
+    Suite::from_toml(text, FILE)
+}
+
+/// Asserts an `Invalid` error at `line` on `field` whose text contains `what` and `fix`.
+#[track_caller]
+fn invalid(text: &str, line: usize, field: &str, what: &str, fix: &str) -> String {
+    let err = load(text).expect_err("config should be rejected");
+    let shown = err.to_string();
+    match &err {
+        ConfigError::Invalid {
+            source_name,
+            line: l,
+            field: f,
+            message,
+            fix: x,
+            ..
+        } => {
+            assert_eq!(source_name, FILE, "{shown}");
+            assert_eq!(*l, line, "line of: {shown}");
+            assert_eq!(f, field, "{shown}");
+            assert!(message.contains(what), "message lacks {what:?}: {shown}");
+            assert!(x.contains(fix), "fix lacks {fix:?}: {shown}");
+        }
+        other => panic!("expected Invalid, got {other:?}"),
+    }
+    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+    assert!(shown.contains(field) && shown.contains(fix), "{shown}");
+    shown
+}
+
+#[track_caller]
+fn syntax(text: &str, line: usize, what: &str) -> String {
+    let err = load(text).expect_err("config should be rejected");
+    let shown = err.to_string();
+    match &err {
+        ConfigError::Syntax {
+            source_name,
+            line: l,
+            message,
+            ..
+        } => {
+            assert_eq!(source_name, FILE);
+            assert_eq!(*l, line, "{shown}");
+            assert!(message.contains(what), "{shown}");
+        }
+        other => panic!("expected Syntax, got {other:?}"),
+    }
+    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+    shown
+}
+
+fn with_scenario(body: &str) -> String {
+    // CLIENT takes lines 1-3, the scenario header is line 4, name line 5.
+    format!("{CLIENT}[[scenario]]\nname = \"s\"\n{body}")
+}
+
+// ---- syntax -------------------------------------------------------------------
+
+#[test]
+fn toml_syntax_error_names_the_line() {
+    let shown = syntax("[run]\nrounds = 3\nwarmup = \"1s\n", 3, "");
+    assert!(shown.contains("TOML syntax error"), "{shown}");
+    assert!(shown.contains("https://toml.io"), "{shown}");
+}
+
+#[test]
+fn duplicate_key_is_a_syntax_error_with_a_fix() {
+    let shown = syntax("[run]\nrounds = 3\nrounds = 4\n", 3, "duplicate key");
+    assert!(shown.contains("remove or rename the second one"), "{shown}");
+}
+
+#[test]
+fn datetime_values_are_explained() {
+    let shown = syntax("[run]\nwarmup = 1979-05-27\n", 2, "date/time");
+    assert!(shown.contains("quoted strings like \"3s\""), "{shown}");
+}
+
+// ---- shape: unknown fields and types -------------------------------------------
+
+#[test]
+fn unknown_top_level_table_lists_the_allowed_ones() {
+    let text = format!("{CLIENT}{SCENARIO}[gate]\nthroughput_rps = \"-5%\"\n");
+    invalid(
+        &text,
+        7,
+        "gate",
+        "unknown field `gate` in the top level",
+        "allowed fields are: run, client, scenario",
+    );
+}
+
+#[test]
+fn unknown_client_field_lists_allowed_fields() {
+    let text = "[[client]]\nname = \"h\"\nkind = \"hyper\"\nconnections = 4\n";
+    invalid(
+        text,
+        4,
+        "client \"h\".connections",
+        "unknown field `connections`",
+        "name, kind, pool, http, tls",
+    );
+}
+
+#[test]
+fn unknown_scenario_field_suggests_a_spelling() {
+    let text = with_scenario("path = \"/\"\nconcurency = 4\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".concurency",
+        "unknown field",
+        "did you mean `concurrency`?",
+    );
+}
+
+#[test]
+fn unknown_run_field() {
+    invalid(
+        "[run]\nround = 3\n",
+        2,
+        "run.round",
+        "unknown field `round` in [run]",
+        "did you mean `rounds`?",
+    );
+}
+
+#[test]
+fn wrong_type_integer_as_string() {
+    invalid(
+        "[run]\nrounds = \"5\"\n",
+        2,
+        "run.rounds",
+        "expected an integer, found a string \"5\"",
+        "rounds = 5",
+    );
+}
+
+#[test]
+fn wrong_type_duration_as_number() {
+    let text = with_scenario("path = \"/\"\nwarmup = 1\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".warmup",
+        "expected a duration string, found an integer 1",
+        "warmup = \"1s\"",
+    );
+}
+
+#[test]
+fn wrong_type_http_version_as_number() {
+    let text = "[[client]]\nname = \"h\"\nkind = \"hyper\"\nhttp = 2\n";
+    invalid(
+        text,
+        4,
+        "client \"h\".http",
+        "found an integer 2",
+        "http = \"2\"",
+    );
+}
+
+#[test]
+fn wrong_type_clients_not_a_list() {
+    let text = with_scenario("path = \"/\"\nclients = \"hyper\"\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".clients",
+        "expected an array of client names",
+        "clients = [\"hyper\"",
+    );
+}
+
+#[test]
+fn wrong_type_client_list_item() {
+    let text = with_scenario("path = \"/\"\nclients = [\"hyper\", 3]\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".clients[1]",
+        "found an integer 3",
+        "clients = [",
+    );
+}
+
+#[test]
+fn single_bracket_client_table_asks_for_double_brackets() {
+    let text = format!("[client]\nname = \"h\"\nkind = \"hyper\"\n{SCENARIO}");
+    invalid(
+        &text,
+        1,
+        "client",
+        "expected an array of tables, found a table",
+        "double brackets",
+    );
+}
+
+#[test]
+fn double_bracket_run_asks_for_single_brackets() {
+    let text = format!("[[run]]\nrounds = 3\n{CLIENT}{SCENARIO}");
+    invalid(
+        &text,
+        1,
+        "run",
+        "expected a table, found an array",
+        "single brackets",
+    );
+}
+
+// ---- required fields and names --------------------------------------------------
+
+#[test]
+fn missing_client_name_points_at_the_table() {
+    let text = format!("{CLIENT}\n[[client]]\nkind = \"reqwest\"\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client[1].name",
+        "missing required field `name`",
+        "add name = \"hyper\"",
+    );
+}
+
+#[test]
+fn missing_client_kind() {
+    let text = format!("[[client]]\nname = \"h\"\n{SCENARIO}");
+    invalid(
+        &text,
+        1,
+        "client \"h\".kind",
+        "missing required field `kind`",
+        "kind = \"hyper\"",
+    );
+}
+
+#[test]
+fn missing_scenario_name() {
+    let text = format!("{CLIENT}[[scenario]]\npath = \"/\"\n");
+    invalid(
+        &text,
+        4,
+        "scenario[0].name",
+        "missing required field `name`",
+        "name = \"get-22b\"",
+    );
+}
+
+#[test]
+fn missing_scenario_path() {
+    invalid(
+        &with_scenario("concurrency = 2\n"),
+        4,
+        "scenario \"s\".path",
+        "missing required field `path`",
+        "path = \"/bytes/22\"",
+    );
+}
+
+#[test]
+fn duplicate_client_name_points_at_the_second() {
+    let text = format!("{CLIENT}\n[[client]]\nname = \"hyper\"\nkind = \"reqwest\"\n{SCENARIO}");
+    invalid(
+        &text,
+        6,
+        "client[1].name",
+        "\"hyper\" is already used on line 2",
+        "unique name",
+    );
+}
+
+#[test]
+fn duplicate_scenario_name_points_at_the_second() {
+    let text = format!("{CLIENT}{SCENARIO}{SCENARIO}");
+    invalid(
+        &text,
+        8,
+        "scenario[1].name",
+        "\"s\" is already used on line 5",
+        "unique name",
+    );
+}
+
+#[test]
+fn empty_name() {
+    let text = format!("[[client]]\nname = \"\"\nkind = \"hyper\"\n{SCENARIO}");
+    invalid(
+        &text,
+        2,
+        "client[0].name",
+        "cannot be empty",
+        "1 to 64 characters",
+    );
+}
+
+#[test]
+fn name_too_long() {
+    let long = "x".repeat(65);
+    let text = format!("{CLIENT}[[scenario]]\npath = \"/\"\nname = \"{long}\"\n");
+    invalid(
+        &text,
+        6,
+        "scenario[0].name",
+        "65 characters long",
+        "1 to 64 characters",
+    );
+}
+
+#[test]
+fn name_with_control_character_is_shown_escaped() {
+    let text = format!("[[client]]\nname = \"a\\u0007b\"\nkind = \"hyper\"\n{SCENARIO}");
+    let shown = invalid(
+        &text,
+        2,
+        "client[0].name",
+        "control character",
+        "without control characters",
+    );
+    assert!(shown.contains("a\\u{7}b"), "{shown}");
+    assert!(!shown.contains('\u{7}'), "{shown}");
+}
+
+#[test]
+fn no_clients() {
+    let shown = invalid(
+        SCENARIO,
+        4,
+        "client",
+        "no clients are defined",
+        "add at least one [[client]]",
+    );
+    assert!(shown.contains("reqwest-blocking"), "{shown}");
+}
+
+#[test]
+fn empty_client_array() {
+    invalid(
+        &format!("client = []\n{SCENARIO}"),
+        1,
+        "client",
+        "no clients are defined",
+        "[[client]]",
+    );
+}
+
+#[test]
+fn no_scenarios() {
+    invalid(
+        CLIENT,
+        4,
+        "scenario",
+        "no scenarios are defined",
+        "add at least one [[scenario]]",
+    );
+}
+
+// ---- clients ---------------------------------------------------------------------
+
+#[test]
+fn unknown_kind_lists_the_kinds() {
+    let text = format!("[[client]]\nname = \"h\"\nkind = \"curl\"\n{SCENARIO}");
+    invalid(
+        &text,
+        3,
+        "client \"h\".kind",
+        "unknown client kind \"curl\"",
+        "\"hyper\", \"reqwest\", \"reqwest-blocking\"",
+    );
+}
+
+#[test]
+fn command_kind_is_not_supported_yet() {
+    let text = format!("[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"java\", \"-jar\", \"b.jar\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        3,
+        "client \"java\".kind",
+        "kind = \"command\" is not supported yet",
+        "kind = \"hyper\"",
+    );
+}
+
+#[test]
+fn unknown_http_version() {
+    let text = format!("[[client]]\nname = \"h\"\nkind = \"hyper\"\nhttp = \"3\"\n{SCENARIO}");
+    invalid(
+        &text,
+        4,
+        "client \"h\".http",
+        "unknown HTTP version \"3\"",
+        "http = \"1.1\" or http = \"2\"",
+    );
+}
+
+#[test]
+fn pool_zero() {
+    let text = format!("[[client]]\nname = \"h\"\nkind = \"hyper\"\npool = 0\n{SCENARIO}");
+    invalid(
+        &text,
+        4,
+        "client \"h\".pool",
+        "must be from 1 to 100000, got 0",
+        "pool = 10",
+    );
+}
+
+// ---- run and stop rules ------------------------------------------------------------
+
+#[test]
+fn rounds_out_of_range() {
+    invalid(
+        "[run]\nrounds = 0\n",
+        2,
+        "run.rounds",
+        "must be from 1 to 100, got 0",
+        "rounds = 5",
+    );
+    invalid(
+        "[run]\n\nrounds = 101\n",
+        3,
+        "run.rounds",
+        "got 101",
+        "rounds = 5",
+    );
+}
+
+#[test]
+fn invalid_duration_uses_the_unit_parser_message() {
+    invalid(
+        "[run]\nwarmup = \"3\"\n",
+        2,
+        "run.warmup",
+        "`3` has no unit",
+        "write it like \"500ms\"",
+    );
+    let text = with_scenario("path = \"/\"\ntimeout = \"5 parsecs\"\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".timeout",
+        "unknown unit `parsecs`",
+        "ns, us, ms, s, m, h",
+    );
+}
+
+#[test]
+fn zero_duration_and_timeout() {
+    invalid(
+        "[run]\nduration = \"0s\"\n",
+        2,
+        "run.duration",
+        "must be longer than 0",
+        "duration = \"3s\"",
+    );
+    let text = with_scenario("path = \"/\"\ntimeout = \"0ms\"\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".timeout",
+        "must be longer than 0",
+        "timeout = \"3s\"",
+    );
+}
+
+#[test]
+fn both_duration_and_requests_in_run() {
+    invalid(
+        "[run]\nduration = \"3s\"\nrequests = 100\n",
+        3,
+        "run.requests",
+        "duration and requests are both set in [run]",
+        "remove duration to stop after a request count",
+    );
+}
+
+#[test]
+fn both_duration_and_requests_in_scenario() {
+    let text = with_scenario("path = \"/\"\nduration = \"3s\"\nrequests = 100\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".requests",
+        "both set",
+        "or remove requests",
+    );
+}
+
+#[test]
+fn requests_zero_or_negative() {
+    invalid(
+        "[run]\nrequests = 0\n",
+        2,
+        "run.requests",
+        "must be from 1",
+        "requests = 200000",
+    );
+    let text = with_scenario("path = \"/\"\nrequests = -5\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".requests",
+        "got -5",
+        "requests = 200000",
+    );
+}
+
+// ---- scenarios -----------------------------------------------------------------------
+
+#[test]
+fn body_with_get_matches_the_documented_message() {
+    let text =
+        format!("{CLIENT}[[scenario]]\nname = \"put-1mib\"\npath = \"/upload\"\nbody = \"1MiB\"\n");
+    let shown = invalid(
+        &text,
+        7,
+        "scenario \"put-1mib\".body",
+        "a body needs method PUT or POST, but method is GET",
+        "set method = \"PUT\" or remove body",
+    );
+    assert_eq!(
+        shown,
+        "bench.toml:7:8: scenario \"put-1mib\".body: a body needs method PUT or POST, but method is GET; set method = \"PUT\" or remove body"
+    );
+}
+
+#[test]
+fn body_with_delete() {
+    let text = with_scenario("path = \"/\"\nmethod = \"DELETE\"\nbody = 10\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".body",
+        "but method is DELETE",
+        "remove body",
+    );
+}
+
+#[test]
+fn invalid_body_size() {
+    let text = with_scenario("path = \"/upload\"\nmethod = \"PUT\"\nbody = \"1XB\"\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".body",
+        "unknown size unit `XB`",
+        "use B, KB, MB",
+    );
+    let text = with_scenario("path = \"/upload\"\nmethod = \"PUT\"\nbody = -1\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".body",
+        "cannot be negative",
+        "body = \"1MiB\"",
+    );
+}
+
+#[test]
+fn unknown_method() {
+    let text = with_scenario("path = \"/\"\nmethod = \"PATCH\"\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".method",
+        "unknown method \"PATCH\"",
+        "GET, HEAD, POST, PUT, DELETE",
+    );
+}
+
+#[test]
+fn path_must_start_with_a_slash() {
+    let text = with_scenario("path = \"bytes/22\"\n");
+    invalid(
+        &text,
+        6,
+        "scenario \"s\".path",
+        "does not start with \"/\"",
+        "path = \"/bytes/22\"",
+    );
+}
+
+#[test]
+fn path_without_whitespace_and_not_too_long() {
+    invalid(
+        &with_scenario("path = \"/a b\"\n"),
+        6,
+        "scenario \"s\".path",
+        "whitespace",
+        "%20",
+    );
+    let long = format!("/{}", "a".repeat(2048));
+    invalid(
+        &with_scenario(&format!("path = \"{long}\"\n")),
+        6,
+        "scenario \"s\".path",
+        "longer than 2048",
+        "shorter path",
+    );
+    invalid(
+        &with_scenario("path = \"/caf\u{e9}\"\n"),
+        6,
+        "scenario \"s\".path",
+        "not a valid HTTP request path",
+        "percent-encode",
+    );
+}
+
+#[test]
+fn both_concurrency_and_rate() {
+    let text = with_scenario("path = \"/\"\nconcurrency = 10\nrate = 2000\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".rate",
+        "concurrency and rate are both set",
+        "remove rate for a closed loop",
+    );
+}
+
+#[test]
+fn concurrency_out_of_range() {
+    invalid(
+        &with_scenario("path = \"/\"\nconcurrency = 0\n"),
+        7,
+        "scenario \"s\".concurrency",
+        "got 0",
+        "concurrency = 10",
+    );
+    invalid(
+        &with_scenario("path = \"/\"\nconcurrency = -3\n"),
+        7,
+        "scenario \"s\".concurrency",
+        "from 1 to 20000, got -3",
+        "concurrency = 10",
+    );
+    invalid(
+        &with_scenario("path = \"/\"\nconcurrency = 20001\n"),
+        7,
+        "scenario \"s\".concurrency",
+        "got 20001",
+        "concurrency = 10",
+    );
+}
+
+#[test]
+fn rate_must_be_positive_finite_and_bounded() {
+    for rate in ["0", "-1", "0.0", "nan", "inf", "1000001"] {
+        let text = with_scenario(&format!("path = \"/\"\nrate = {rate}\n"));
+        invalid(
+            &text,
+            7,
+            "scenario \"s\".rate",
+            "rate must be above 0 and at most 1000000",
+            "rate = 2000",
+        );
+    }
+}
+
+#[test]
+fn max_in_flight_needs_an_open_loop_and_a_range() {
+    let text = with_scenario("path = \"/\"\nconcurrency = 4\nmax_in_flight = 8\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".max_in_flight",
+        "only applies to an open loop",
+        "remove max_in_flight",
+    );
+    let text = with_scenario("path = \"/\"\nrate = 10\nmax_in_flight = 0\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".max_in_flight",
+        "got 0",
+        "max_in_flight = 256",
+    );
+}
+
+#[test]
+fn unknown_client_in_scenario_clients() {
+    let text = with_scenario("path = \"/\"\nclients = [\"hyper\", \"okhttp\"]\n");
+    let shown = invalid(
+        &text,
+        7,
+        "scenario \"s\".clients[1]",
+        "no client is named \"okhttp\"; defined clients: \"hyper\"",
+        "add a [[client]] with name = \"okhttp\"",
+    );
+    // The column points at the unknown name, not at the list.
+    assert!(shown.starts_with("bench.toml:7:21:"), "{shown}");
+}
+
+#[test]
+fn client_listed_twice() {
+    let text = with_scenario("path = \"/\"\nclients = [\"hyper\", \"hyper\"]\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".clients[1]",
+        "listed twice",
+        "list each client once",
+    );
+}
+
+#[test]
+fn empty_client_list() {
+    let text = with_scenario("path = \"/\"\nclients = []\n");
+    invalid(
+        &text,
+        7,
+        "scenario \"s\".clients",
+        "the client list is empty",
+        "remove clients to run every client",
+    );
+}
+
+// ---- happy paths -----------------------------------------------------------------------
+
+#[test]
+fn minimal_fixture_gets_every_default() {
+    let suite = Suite::from_file(Path::new("fixtures/configs/minimal.toml")).unwrap();
+    assert_eq!(suite.source, "fixtures/configs/minimal.toml");
+    assert_eq!(suite.run.rounds, 5);
+    assert!(suite.run.pin);
+    let c = &suite.clients[0];
+    assert_eq!(
+        (c.kind.clone(), c.pool, c.http, c.tls),
+        (ClientKind::Hyper, None, HttpVersion::Http1, false)
+    );
+    let s = &suite.scenarios[0];
+    assert_eq!(s.method, Method::Get);
+    assert_eq!(s.body, 0);
+    assert_eq!(s.load, Load::Closed { concurrency: 1 });
+    assert_eq!(s.warmup, Duration::from_secs(1));
+    assert_eq!(s.stop, StopRule::Duration(Duration::from_secs(3)));
+    assert_eq!(s.timeout, Duration::from_secs(10));
+    assert_eq!(s.clients, vec!["hyper".to_string()]);
+}
+
+#[test]
+fn default_fixture_is_the_default_suite() {
+    let from_file = Suite::from_file(Path::new("fixtures/configs/default.toml")).unwrap();
+    let mut builtin = Suite::default_suite();
+    assert_eq!(builtin.source, "built-in default suite");
+    builtin.source = from_file.source.clone();
+    assert_eq!(from_file, builtin);
+}
+
+#[test]
+fn scenario_values_override_run() {
+    let text = "[run]\nrounds = 2\nwarmup = \"2s\"\nduration = \"5s\"\ntimeout = \"1s\"\npin = false\n\
+                [[client]]\nname = \"a\"\nkind = \"reqwest\"\n\
+                [[scenario]]\nname = \"inherits\"\npath = \"/\"\n\
+                [[scenario]]\nname = \"overrides\"\npath = \"/\"\nwarmup = \"0s\"\nrequests = 1000\ntimeout = \"250ms\"\n";
+    let suite = load(text).unwrap();
+    assert_eq!(suite.run.rounds, 2);
+    assert!(!suite.run.pin);
+    let [inherits, overrides] = &suite.scenarios[..] else {
+        panic!("two scenarios")
+    };
+    assert_eq!(inherits.warmup, Duration::from_secs(2));
+    assert_eq!(inherits.stop, StopRule::Duration(Duration::from_secs(5)));
+    assert_eq!(inherits.timeout, Duration::from_secs(1));
+    assert_eq!(overrides.warmup, Duration::ZERO);
+    assert_eq!(overrides.stop, StopRule::Requests(1000));
+    assert_eq!(overrides.timeout, Duration::from_millis(250));
+}
+
+#[test]
+fn run_requests_are_inherited_and_scenario_duration_wins() {
+    let text = format!("[run]\nrequests = 200000\n{CLIENT}{SCENARIO}[[scenario]]\nname = \"timed\"\npath = \"/\"\nduration = \"2s\"\n");
+    let suite = load(&text).unwrap();
+    assert_eq!(suite.scenarios[0].stop, StopRule::Requests(200_000));
+    assert_eq!(
+        suite.scenarios[1].stop,
+        StopRule::Duration(Duration::from_secs(2))
+    );
+}
+
+#[test]
+fn open_loop_with_default_and_explicit_max_in_flight() {
+    let text = format!(
+        "{CLIENT}[[scenario]]\nname = \"a\"\npath = \"/\"\nrate = 2000\n[[scenario]]\nname = \"b\"\npath = \"/\"\nrate = 12.5\nmax_in_flight = 8\n"
+    );
+    let suite = load(&text).unwrap();
+    assert_eq!(
+        suite.scenarios[0].load,
+        Load::Open {
+            rate: 2000.0,
+            max_in_flight: 256
+        }
+    );
+    assert_eq!(
+        suite.scenarios[1].load,
+        Load::Open {
+            rate: 12.5,
+            max_in_flight: 8
+        }
+    );
+    assert_eq!(suite.scenarios[1].load.workers(), 8);
+}
+
+#[test]
+fn clients_resolve_to_all_in_config_order_or_the_listed_ones() {
+    let text = "[[client]]\nname = \"b\"\nkind = \"hyper\"\n[[client]]\nname = \"a\"\nkind = \"reqwest-blocking\"\n\
+                [[client]]\nname = \"c\"\nkind = \"reqwest\"\n\
+                [[scenario]]\nname = \"all\"\npath = \"/\"\n\
+                [[scenario]]\nname = \"some\"\npath = \"/\"\nclients = [\"c\", \"b\"]\n";
+    let suite = load(text).unwrap();
+    assert_eq!(suite.scenarios[0].clients, ["b", "a", "c"]);
+    assert_eq!(suite.scenarios[1].clients, ["c", "b"]);
+    assert_eq!(suite.client("a").unwrap().kind, ClientKind::ReqwestBlocking);
+}
+
+#[test]
+fn client_options_and_method_case() {
+    let text = "[[client]]\nname = \"h2\"\nkind = \"hyper\"\npool = 4\nhttp = \"2\"\ntls = true\n\
+                [[scenario]]\nname = \"p\"\nmethod = \"post\"\npath = \"/upload?x=1\"\nbody = \"20KB\"\nconcurrency = 20000\n";
+    let suite = load(text).unwrap();
+    let c = &suite.clients[0];
+    assert_eq!((c.pool, c.http, c.tls), (Some(4), HttpVersion::Http2, true));
+    let s = &suite.scenarios[0];
+    assert_eq!(
+        (s.method, s.body, s.path.as_str()),
+        (Method::Post, 20_000, "/upload?x=1")
+    );
+    assert_eq!(
+        s.load,
+        Load::Closed {
+            concurrency: 20_000
+        }
+    );
+}
+
+#[test]
+fn inline_tables_work_too() {
+    let text = "client = [{ name = \"h\", kind = \"hyper\" }]\nscenario = [{ name = \"s\", path = \"/\" }]\n";
+    assert_eq!(load(text).unwrap().scenarios[0].clients, ["h"]);
+}
+
+#[test]
+fn names_are_free_text() {
+    let text = "[[client]]\nname = \"hyper <pool=1> \\\"x\\\"\"\nkind = \"hyper\"\n[[scenario]]\nname = \"GET 22 B | c=16\"\npath = \"/\"\n";
+    let suite = load(text).unwrap();
+    assert_eq!(suite.clients[0].name, "hyper <pool=1> \"x\"");
+    assert_eq!(suite.scenarios[0].name, "GET 22 B | c=16");
+}
+
+#[test]
+fn missing_file_is_a_read_error() {
+    let err = Suite::from_file(Path::new("fixtures/configs/does-not-exist.toml")).unwrap_err();
+    assert!(matches!(err, ConfigError::Read { .. }), "{err:?}");
+    assert!(err.to_string().contains("does-not-exist.toml"));
+    assert_eq!(err.location(), None);
+}
+
+#[test]
+fn validated_suite_round_trips_through_json() {
+    let suite = Suite::default_suite();
+    let json = serde_json::to_string(&suite).unwrap();
+    assert!(json.contains("\"warmup\":\"300ms\""), "{json}");
+    let back: Suite = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, suite);
+}
