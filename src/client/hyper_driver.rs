@@ -77,7 +77,7 @@ impl HyperClient {
             Inner::Plain(c) => c.request(req).await,
             Inner::Tls(c) => c.request(req).await,
         };
-        let resp = resp.map_err(|e| classify_client_error(&e))?;
+        let resp = resp.map_err(|e| classify_client_error(&e, !self.body.is_empty()))?;
         let status = resp.status().as_u16();
         let bytes_in = read_body(resp).await?;
         check_status(Exchange {
@@ -93,7 +93,7 @@ pub async fn read_body(resp: Response<Incoming>) -> Result<u64, ErrorClass> {
     let mut body = resp.into_body();
     let mut n = 0u64;
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| classify_chain(&e))?;
+        let frame = frame.map_err(|e| classify_chain(&e, false))?;
         if let Some(data) = frame.data_ref() {
             n += data.len() as u64;
         }
@@ -101,10 +101,11 @@ pub async fn read_body(resp: Response<Incoming>) -> Result<u64, ErrorClass> {
     Ok(n)
 }
 
-fn classify_client_error(e: &hyper_util::client::legacy::Error) -> ErrorClass {
+/// Classifies a failure before the response head arrived.
+fn classify_client_error(e: &hyper_util::client::legacy::Error, sending_body: bool) -> ErrorClass {
     if e.is_connect() {
         // A connect error whose cause is a timeout is still a failure to connect.
         return ErrorClass::Connect;
     }
-    classify_chain(e)
+    classify_chain(e, sending_body)
 }

@@ -141,14 +141,18 @@ pub(crate) fn check_status(ex: Exchange) -> Result<Exchange, ErrorClass> {
 
 /// Classifies an error by walking its source chain for an I/O or hyper error.
 /// Connection setup failures are classified by the caller (they know).
-pub(crate) fn classify_chain(err: &(dyn std::error::Error + 'static)) -> ErrorClass {
+///
+/// `sending_body`: the error ended a request that carries a body before any
+/// response head arrived. A reset or closed connection then means the peer
+/// stopped taking the body: a write failure, not a read failure.
+pub(crate) fn classify_chain(err: &(dyn std::error::Error + 'static), sending_body: bool) -> ErrorClass {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(e) = cur {
         if let Some(h) = e.downcast_ref::<::hyper::Error>() {
             if h.is_timeout() {
                 return ErrorClass::Timeout;
             }
-            if h.is_body_write_aborted() || h.to_string().contains("error writing") {
+            if h.is_body_write_aborted() || format!("{h:?}").starts_with("hyper::Error(BodyWrite") {
                 return ErrorClass::Write;
             }
         }
@@ -158,6 +162,9 @@ pub(crate) fn classify_chain(err: &(dyn std::error::Error + 'static)) -> ErrorCl
                 TimedOut => return ErrorClass::Timeout,
                 ConnectionRefused | AddrNotAvailable => return ErrorClass::Connect,
                 BrokenPipe => return ErrorClass::Write,
+                ConnectionReset | ConnectionAborted | UnexpectedEof if sending_body => {
+                    return ErrorClass::Write
+                }
                 _ => {}
             }
         }
@@ -198,10 +205,11 @@ mod tests {
     #[test]
     fn io_errors_classify() {
         let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        assert_eq!(classify_chain(&refused), ErrorClass::Connect);
+        assert_eq!(classify_chain(&refused, false), ErrorClass::Connect);
         let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
-        assert_eq!(classify_chain(&reset), ErrorClass::Read);
+        assert_eq!(classify_chain(&reset, false), ErrorClass::Read);
+        assert_eq!(classify_chain(&reset, true), ErrorClass::Write);
         let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
-        assert_eq!(classify_chain(&pipe), ErrorClass::Write);
+        assert_eq!(classify_chain(&pipe, false), ErrorClass::Write);
     }
 }

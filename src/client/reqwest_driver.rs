@@ -14,13 +14,14 @@ fn method(m: crate::config::Method) -> reqwest::Method {
     reqwest::Method::from_bytes(m.as_str().as_bytes()).expect("static method names are valid")
 }
 
-fn classify(e: &reqwest::Error) -> ErrorClass {
+/// `sending_body`: see [`classify_chain`].
+fn classify(e: &reqwest::Error, sending_body: bool) -> ErrorClass {
     if e.is_connect() {
         ErrorClass::Connect
     } else if e.is_timeout() {
         ErrorClass::Timeout
     } else {
-        classify_chain(e)
+        classify_chain(e, sending_body)
     }
 }
 
@@ -66,10 +67,11 @@ impl ReqwestClient {
         if !self.body.is_empty() {
             req = req.body(self.body.clone());
         }
-        let mut resp = req.send().await.map_err(|e| classify(&e))?;
+        let sending_body = !self.body.is_empty();
+        let mut resp = req.send().await.map_err(|e| classify(&e, sending_body))?;
         let status = resp.status().as_u16();
         let mut bytes_in = 0u64;
-        while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e))? {
+        while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e, false))? {
             bytes_in += chunk.len() as u64;
         }
         check_status(Exchange {
@@ -119,9 +121,10 @@ impl BlockingClient {
         if !self.body.is_empty() {
             req = req.body(self.body.clone());
         }
-        let mut resp = req.send().map_err(|e| classify(&e))?;
+        let sending_body = !self.body.is_empty();
+        let mut resp = req.send().map_err(|e| classify(&e, sending_body))?;
         let status = resp.status().as_u16();
-        let bytes_in = resp.copy_to(&mut io::sink()).map_err(|e| classify(&e))?;
+        let bytes_in = resp.copy_to(&mut io::sink()).map_err(|e| classify(&e, false))?;
         check_status(Exchange {
             status,
             bytes_in,

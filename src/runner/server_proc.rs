@@ -75,7 +75,8 @@ impl ServerProcess {
         if !resp.status().is_success() {
             bail!("control endpoint {path} answered {}", resp.status());
         }
-        resp.json()
+        let body = resp.bytes().with_context(|| format!("reading control endpoint {path}"))?;
+        serde_json::from_slice(&body)
             .with_context(|| format!("control endpoint {path} answered something other than counters"))
     }
 
