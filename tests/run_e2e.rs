@@ -1,0 +1,228 @@
+//! `benchgate run` end to end through the real binary: a real reference server
+//! process, real driver processes, real loopback sockets. Each run is small and
+//! bounded (well under 10 s).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use benchgate::metrics::LatencyHistogram;
+use benchgate::results::{CellResult, RunResults};
+
+fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_benchgate")
+}
+
+fn schema() -> serde_json::Value {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schema/results.schema.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Validates a results file against the repository's JSON Schema.
+fn assert_schema_valid(path: &Path) {
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let schema = schema();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "results do not match the schema:\n{}", errors.join("\n"));
+}
+
+struct Run {
+    dir: tempfile::TempDir,
+    out: PathBuf,
+}
+
+fn run_config(toml: &str, extra: &[&str]) -> (Run, std::process::Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("benchgate.toml");
+    std::fs::write(&config, toml).unwrap();
+    let out = dir.path().join("results.json");
+    let output = Command::new(exe())
+        .arg("run")
+        .arg("--config")
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    (Run { dir, out }, output)
+}
+
+fn cell<'a>(r: &'a RunResults, scenario: &str, client: &str) -> &'a CellResult {
+    r.cell(scenario, client)
+        .unwrap_or_else(|| panic!("no cell {scenario}/{client}"))
+}
+
+const TWO_CLIENTS: &str = r#"
+[run]
+rounds = 2
+warmup = "100ms"
+duration = "400ms"
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+[[client]]
+name = "reqwest"
+kind = "reqwest"
+
+[[client]]
+name = "blocking"
+kind = "reqwest-blocking"
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 4
+
+[[scenario]]
+name = "open-200rps"
+path = "/bytes/100"
+rate = 200
+max_in_flight = 8
+clients = ["hyper"]
+
+[[scenario]]
+name = "put-64k"
+method = "PUT"
+path = "/upload"
+body = "64KiB"
+concurrency = 2
+clients = ["reqwest"]
+"#;
+
+#[test]
+fn run_writes_schema_valid_results_that_agree_with_the_server() {
+    let (run, output) = run_config(TWO_CLIENTS, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "benchgate run failed: {stderr}");
+    assert_schema_valid(&run.out);
+    let results = RunResults::read(&run.out).unwrap();
+    assert!(results.finished_at.is_some());
+    assert_eq!(results.results.len(), 5);
+
+    // Rounds interleave clients: the order of cells is config order.
+    let order: Vec<_> = results.results.iter().map(|c| (c.scenario.as_str(), c.client.as_str())).collect();
+    assert_eq!(order[0], ("get-22b", "hyper"));
+    assert_eq!(order[1], ("get-22b", "reqwest"));
+
+    for c in &results.results {
+        assert_eq!(c.trials.len(), 2, "{}/{}", c.scenario, c.client);
+        for t in &c.trials {
+            assert_eq!(t.failure, None, "{}/{}", c.scenario, c.client);
+            let m = t.metrics.as_ref().unwrap();
+            let server = t.server.as_ref().unwrap();
+            assert!(m.ok > 0 && m.throughput_rps > 0.0);
+            assert_eq!(m.errors.total(), 0);
+            assert!(m.cpu_us_per_request.unwrap() > 0.0);
+            assert!(m.peak_rss_bytes > 1 << 20);
+            assert!(m.peak_threads >= 1);
+            // The server's window brackets the client's: it saw every request the
+            // client completed, plus at most the ones in flight at the edges.
+            let slack = 2 * 8 + m.in_flight_at_deadline;
+            assert!(
+                server.requests + slack >= m.ok && server.requests <= m.ok + slack,
+                "{}/{}: server counted {} requests, client {}",
+                c.scenario,
+                c.client,
+                server.requests,
+                m.ok
+            );
+            let p50 = m.latency_p50_us.unwrap();
+            assert!(p50 > 0.0 && p50 <= m.latency_p99_us.unwrap());
+            assert!(m.latency_p99_us.unwrap() <= m.latency_max_us.unwrap());
+        }
+        let merged = LatencyHistogram::decode(c.histogram.as_ref().unwrap()).unwrap();
+        let oks: u64 = c.trials.iter().map(|t| t.metrics.as_ref().unwrap().ok).sum();
+        assert_eq!(merged.len(), oks, "merged histogram holds every measured request");
+        assert!(c.summary.contains_key("throughput_rps"));
+    }
+
+    // Keep-alive: a pooled client reuses its connections.
+    let get = cell(&results, "get-22b", "hyper");
+    let m = get.trials[0].metrics.as_ref().unwrap();
+    assert!(m.connections_opened.unwrap() <= 4, "{:?}", m.connections_opened);
+    assert!(m.requests_per_connection.unwrap() > 10.0);
+
+    // Blocking client: one thread per worker on top of the runtime's.
+    let blocking = cell(&results, "get-22b", "blocking").trials[0].metrics.as_ref().unwrap();
+    assert!(blocking.peak_threads >= 4 + 1, "threads {}", blocking.peak_threads);
+
+    // Open loop: rate is held, both histograms are kept.
+    let open = cell(&results, "open-200rps", "hyper");
+    assert!(open.histogram_uncorrected.is_some());
+    let om = open.trials[0].metrics.as_ref().unwrap();
+    assert!((om.throughput_rps - 200.0).abs() < 20.0, "open loop rate {}", om.throughput_rps);
+    assert!(om.latency_uncorrected.is_some());
+
+    // Uploads are counted by the server byte for byte.
+    let put = cell(&results, "put-64k", "reqwest");
+    for t in &put.trials {
+        let (m, s) = (t.metrics.as_ref().unwrap(), t.server.as_ref().unwrap());
+        assert_eq!(m.bytes_sent, m.ok * 65536);
+        assert!(s.bytes_in >= m.bytes_sent.saturating_sub(2 * 65536));
+    }
+
+    // The terminal table names every cell.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in ["get-22b", "open-200rps", "put-64k", "blocking", "p99.9", "cpu/req"] {
+        assert!(stdout.contains(name), "table lacks {name}:\n{stdout}");
+    }
+    drop(run.dir);
+}
+
+#[test]
+fn mock_driver_runs_scripted_latencies_through_the_whole_pipeline() {
+    let toml = r#"
+[run]
+rounds = 2
+warmup = "50ms"
+requests = 40
+
+[[client]]
+name = "scripted"
+kind = "hyper"
+
+[[scenario]]
+name = "mocked"
+path = "/bytes/1"
+concurrency = 2
+"#;
+    let (run, output) = run_config(toml, &["--mock-latencies-us", "2000,4000", "--mock-error-every", "10"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_schema_valid(&run.out);
+    let r = RunResults::read(&run.out).unwrap();
+    let c = cell(&r, "mocked", "scripted");
+    for t in &c.trials {
+        let m = t.metrics.as_ref().unwrap();
+        assert_eq!(m.ok + m.errors.total(), 40);
+        assert_eq!(m.errors.status_5xx, m.errors.total(), "only scripted 503s");
+        assert!(m.errors.status_5xx >= 3 && m.errors.status_5xx <= 5);
+        // Sleeps are at least as long as scripted; the scheduler adds a little.
+        let p50 = m.latency_p50_us.unwrap();
+        assert!((2000.0..3000.0).contains(&p50) || (4000.0..5000.0).contains(&p50), "p50 {p50}");
+        assert!(m.latency_max_us.unwrap() >= 4000.0);
+    }
+}
+
+#[test]
+fn bad_config_exits_2_naming_file_line_and_fix() {
+    let (_run, output) = run_config("[[client]]\nname = \"a\"\nkind = \"curl\"\n", &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("benchgate.toml:3"), "{stderr}");
+    assert!(stderr.contains("kind"), "{stderr}");
+}
+
+#[test]
+fn unknown_scenario_filter_is_an_error() {
+    let (_run, output) = run_config(TWO_CLIENTS, &["--scenario", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nope") && stderr.contains("get-22b"), "{stderr}");
+}
