@@ -327,6 +327,9 @@ impl Handler {
     }
 
     fn finish(&self, start: Instant, resp: Response<Payload>) -> ReplyFuture {
+        self.server
+            .counters
+            .add_bytes_out(resp.body().one_piece_len());
         self.count(start, resp.status().as_u16());
         ReplyFuture::Ready(Some(Ok(resp)))
     }
@@ -345,7 +348,13 @@ impl Handler {
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| Ok(panicked()));
-            let status = reply.as_ref().map_or(0, |r| r.status().as_u16());
+            let status = match &reply {
+                Ok(resp) => {
+                    server.counters.add_bytes_out(resp.body().one_piece_len());
+                    resp.status().as_u16()
+                }
+                Err(_) => 0,
+            };
             server
                 .counters
                 .request_done(&conn.epoch, status, start.elapsed());
