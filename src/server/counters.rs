@@ -12,9 +12,8 @@
 //! The histogram is exported in the HdrHistogram "V2 compressed" encoding (deflate),
 //! base64 with the standard alphabet: the format every HdrHistogram port decodes.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -22,12 +21,7 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// Highest service time the histogram tracks (one hour, in µs); longer values saturate.
-const HIST_MAX_US: u64 = 3_600_000_000;
-/// Significant digits of the service time histogram.
-const HIST_SIGFIG: u8 = 3;
-/// Upper bound on shards; threads beyond it share shards (still correct, just contended).
-const MAX_SHARDS: usize = 16;
+use super::shards::{lock, Shard, Shards, Totals};
 
 /// Service time percentiles in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -80,54 +74,6 @@ impl ServerCounters {
     }
 }
 
-fn new_hist() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, HIST_MAX_US, HIST_SIGFIG).expect("static histogram bounds")
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding a counter lock leaves plain numbers behind: keep using them.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// One thread's share of the counters.
-#[repr(align(128))]
-struct Shard {
-    requests: AtomicU64,
-    bytes_in: AtomicU64,
-    bytes_out: AtomicU64,
-    connections_used: AtomicU64,
-    status_4xx: AtomicU64,
-    status_5xx: AtomicU64,
-    hist: Mutex<Histogram<u64>>,
-}
-
-impl Shard {
-    fn new() -> Self {
-        Shard {
-            requests: AtomicU64::new(0),
-            bytes_in: AtomicU64::new(0),
-            bytes_out: AtomicU64::new(0),
-            connections_used: AtomicU64::new(0),
-            status_4xx: AtomicU64::new(0),
-            status_5xx: AtomicU64::new(0),
-            hist: Mutex::new(new_hist()),
-        }
-    }
-}
-
-/// Cumulative totals at one instant.
-#[derive(Clone)]
-struct Totals {
-    requests: u64,
-    bytes_in: u64,
-    bytes_out: u64,
-    accepted: u64,
-    used: u64,
-    status_4xx: u64,
-    status_5xx: u64,
-    hist: Histogram<u64>,
-}
-
 struct Window {
     opened: Instant,
     base: Totals,
@@ -137,7 +83,7 @@ struct Window {
 
 /// The server's counters: cumulative totals plus the window bookkeeping.
 pub(crate) struct Counters {
-    shards: Box<[Shard]>,
+    shards: Shards,
     accepted: AtomicU64,
     open: AtomicU64,
     window_peak: AtomicU64,
@@ -146,29 +92,10 @@ pub(crate) struct Counters {
     window: Mutex<Window>,
 }
 
-static NEXT_THREAD: AtomicUsize = AtomicUsize::new(0);
-thread_local! {
-    static THREAD_INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-
-fn thread_index() -> usize {
-    THREAD_INDEX.with(|i| {
-        if i.get() == usize::MAX {
-            i.set(NEXT_THREAD.fetch_add(1, Relaxed));
-        }
-        i.get()
-    })
-}
-
 impl Counters {
     pub(crate) fn new() -> Self {
-        let n = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, MAX_SHARDS);
-        let shards: Box<[Shard]> = (0..n).map(|_| Shard::new()).collect();
         Counters {
-            shards,
+            shards: Shards::new(),
             accepted: AtomicU64::new(0),
             open: AtomicU64::new(0),
             window_peak: AtomicU64::new(0),
@@ -183,7 +110,7 @@ impl Counters {
 
     #[inline]
     fn shard(&self) -> &Shard {
-        &self.shards[thread_index() % self.shards.len()]
+        self.shards.current()
     }
 
     /// A connection was accepted (and is now open).
@@ -231,19 +158,7 @@ impl Counters {
     }
 
     fn totals(&self) -> Totals {
-        let mut t = Totals::zero();
-        t.accepted = self.accepted.load(Relaxed);
-        for s in self.shards.iter() {
-            t.requests += s.requests.load(Relaxed);
-            t.bytes_in += s.bytes_in.load(Relaxed);
-            t.bytes_out += s.bytes_out.load(Relaxed);
-            t.used += s.connections_used.load(Relaxed);
-            t.status_4xx += s.status_4xx.load(Relaxed);
-            t.status_5xx += s.status_5xx.load(Relaxed);
-            // Same bounds on both sides: `add` cannot fail.
-            let _ = t.hist.add(&*lock(&s.hist));
-        }
-        t
+        self.shards.sum(self.accepted.load(Relaxed))
     }
 
     /// Resets the window: it opens now, empty; answers the new (empty) window.
@@ -313,21 +228,6 @@ impl Counters {
             total_requests: cumulative.requests,
             total_connections_accepted: cumulative.accepted,
             open_connections: self.open.load(Relaxed),
-        }
-    }
-}
-
-impl Totals {
-    fn zero() -> Self {
-        Totals {
-            requests: 0,
-            bytes_in: 0,
-            bytes_out: 0,
-            accepted: 0,
-            used: 0,
-            status_4xx: 0,
-            status_5xx: 0,
-            hist: new_hist(),
         }
     }
 }

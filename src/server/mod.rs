@@ -5,7 +5,8 @@
 //!   (h2c), told apart by the connection preface (`hyper_util` auto builder).
 //! - HTTPS on a second port: ALPN `h2` and `http/1.1`, self-signed certificate
 //!   generated at start ([`tls`]).
-//! - Endpoints in [`routes`], faults in [`faults`], counters and the measurement
+//! - Routing in [`routes`], the per-connection service in [`service`], handlers in
+//!   [`handlers`], faults in [`faults`], counters and the measurement
 //!   window in [`counters`], connection IO (idle timeout, reset fault) in [`conn`].
 //!
 //! Limits: request head size (HTTP/1.1: hyper's read buffer, `max(max_header_bytes,
@@ -20,8 +21,11 @@ mod body;
 mod conn;
 mod counters;
 mod faults;
+mod handlers;
 mod routes;
 mod serve;
+mod service;
+mod shards;
 mod tls;
 
 use std::future::Future;
@@ -42,7 +46,7 @@ pub use serve::{serve_main, ServeArgs};
 pub use tls::CERT_NAMES;
 
 use conn::{ConnIo, ConnState, OpenGuard};
-use routes::Handler;
+use service::Handler;
 
 /// How long in-flight connections may finish after shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
