@@ -171,3 +171,34 @@ async fn window_control_endpoints_reject_wrong_methods() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn multi_thread_runtime_counts_every_request() {
+    let t = TestServer::start_with_threads(
+        benchgate::server::ServerOptions {
+            tls: false,
+            ..Default::default()
+        },
+        3,
+    );
+    bounded(async {
+        let workers = (0..4).map(|_| {
+            let c = client();
+            let url = t.url("/bytes/100");
+            async move {
+                for _ in 0..50 {
+                    let b = c.get(&url).send().await.unwrap().bytes().await.unwrap();
+                    assert_eq!(b.len(), 100);
+                }
+            }
+        });
+        futures_util::future::join_all(workers).await;
+        let s = t.server.counters();
+        assert_eq!(s.requests, 200);
+        assert_eq!(s.bytes_out, 20_000);
+        assert_eq!((s.connections_accepted, s.connections_used), (4, 4));
+        assert_eq!(s.requests_per_connection, 50.0);
+        assert_eq!(s.decode_hist().unwrap().len(), 200);
+    })
+    .await;
+}

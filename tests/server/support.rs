@@ -25,6 +25,11 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(opts: ServerOptions) -> Self {
+        Self::start_with_threads(opts, 1)
+    }
+
+    /// Like `start`, on a multi-thread runtime when `threads > 1` (as `serve --threads`).
+    pub fn start_with_threads(opts: ServerOptions, threads: usize) -> Self {
         let tls = opts.tls;
         let server = Server::new(opts).expect("server builds");
         let bind = || {
@@ -38,9 +43,16 @@ impl TestServer {
         let (stop, stopped) = oneshot::channel::<()>();
         let s = server.clone();
         let thread = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
+            let rt = if threads > 1 {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .enable_all()
+                    .build()?
+            } else {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?
+            };
             rt.block_on(async move {
                 let plain = tokio::net::TcpListener::from_std(plain)?;
                 let secure = secure.map(tokio::net::TcpListener::from_std).transpose()?;
