@@ -4,10 +4,10 @@
 //! - Plain HTTP on one port: HTTP/1.1 (keep-alive) and HTTP/2 with prior knowledge
 //!   (h2c), told apart by the connection preface (`hyper_util` auto builder).
 //! - HTTPS on a second port: ALPN `h2` and `http/1.1`, self-signed certificate
-//!   generated at start ([`tls`]).
-//! - Routing in [`routes`], the per-connection service in [`service`], handlers in
-//!   [`handlers`], faults in [`faults`], counters and the measurement
-//!   window in [`counters`], connection IO (idle timeout, reset fault) in [`conn`].
+//!   generated at start (`tls`).
+//! - Routing in `routes`, the per-connection service in `service`, handlers in
+//!   `handlers`, faults in `faults`, counters and the measurement
+//!   window in `counters`, connection IO (idle timeout, reset fault) in `conn`.
 //!
 //! Limits: request head size (HTTP/1.1: hyper's read buffer, `max(max_header_bytes,
 //! 8 KiB)`, over it -> 431; HTTP/2: `max_header_list_size`), upload size (413),
