@@ -11,9 +11,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .ok_or_else(|| format!("`{t}` has no unit; write it like \"500ms\", \"3s\" or \"2m\""))?;
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        format!("`{t}` does not start with a number; write it like \"500ms\" or \"3s\"")
-    })?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{t}` does not start with a number; write it like \"500ms\" or \"3s\""))?;
     let scale_ns: f64 = match unit.trim() {
         "ns" => 1.0,
         "us" | "µs" => 1e3,
@@ -40,13 +40,7 @@ pub fn format_duration(d: Duration) -> String {
     if ns == 0 {
         return "0s".to_string();
     }
-    for (unit, scale) in [
-        ("h", 3_600_000_000_000u128),
-        ("m", 60_000_000_000),
-        ("s", 1_000_000_000),
-        ("ms", 1_000_000),
-        ("us", 1_000),
-    ] {
+    for (unit, scale) in [("h", 3_600_000_000_000u128), ("m", 60_000_000_000), ("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
         if ns % scale == 0 {
             return format!("{}{unit}", ns / scale);
         }
@@ -62,9 +56,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num.parse().map_err(|_| {
-        format!("`{t}` does not start with a number; write it like \"22\", \"20KB\" or \"1MiB\"")
-    })?;
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{t}` does not start with a number; write it like \"22\", \"20KB\" or \"1MiB\""))?;
     let scale: f64 = match unit.trim() {
         "" | "B" | "b" => 1.0,
         "KB" | "kB" | "kb" => 1e3,
@@ -116,9 +110,7 @@ mod tests {
         assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert!(parse_duration("3").unwrap_err().contains("no unit"));
-        assert!(parse_duration("3 parsecs")
-            .unwrap_err()
-            .contains("unknown unit"));
+        assert!(parse_duration("3 parsecs").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("-1s").is_err());
     }
 

@@ -2,7 +2,5 @@
 use super::{ConfigError, Suite};
 
 pub fn validate(_text: &str, _source: &str) -> Result<Suite, ConfigError> {
-    Err(ConfigError::Invalid(
-        "config parsing is not implemented yet".into(),
-    ))
+    Err(ConfigError::Invalid("config parsing is not implemented yet".into()))
 }
