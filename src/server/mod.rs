@@ -1,1 +1,229 @@
-//! The reference server. (Skeleton.)
+//! The reference server (`benchgate serve`): a deterministic HTTP server whose
+//! behaviour clients are measured against.
+//!
+//! - Plain HTTP on one port: HTTP/1.1 (keep-alive) and HTTP/2 with prior knowledge
+//!   (h2c), told apart by the connection preface (`hyper_util` auto builder).
+//! - HTTPS on a second port: ALPN `h2` and `http/1.1`, self-signed certificate
+//!   generated at start (`tls`).
+//! - Routing in `routes`, the per-connection service in `service`, handlers in
+//!   `handlers`, faults in `faults`, counters and the measurement
+//!   window in `counters`, connection IO (idle timeout, reset fault) in `conn`.
+//!
+//! Limits: request head size (HTTP/1.1: hyper's read buffer, `max(max_header_bytes,
+//! 8 KiB)`, over it -> 431; HTTP/2: `max_header_list_size`), upload size (413),
+//! idle connections (closed after `idle_timeout` without traffic or request in
+//! flight), concurrent connections (beyond `max_connections`, accepted sockets are
+//! closed at once and not counted). Malformed requests get hyper's 400.
+//! A panicking handler answers 500; a panicking connection task only loses that
+//! connection.
+
+mod body;
+mod conn;
+mod counters;
+mod faults;
+mod handlers;
+mod routes;
+mod serve;
+mod service;
+mod shards;
+mod tls;
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+pub use body::PATTERN;
+pub use counters::{LatencySummary, ServerCounters};
+pub use faults::Fault;
+pub use serve::{serve_main, ServeArgs};
+pub use tls::CERT_NAMES;
+
+use conn::{ConnIo, ConnState, OpenGuard};
+use service::Handler;
+
+/// How long in-flight connections may finish after shutdown.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Limits and features of a [`Server`].
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Largest request head (HTTP/1.1: at least 8 KiB, hyper's minimum buffer).
+    pub max_header_bytes: usize,
+    /// Largest `/upload` body and `/bytes/{n}` size.
+    pub max_body_bytes: u64,
+    /// A connection without traffic or request in flight for this long is closed.
+    pub idle_timeout: Duration,
+    /// Connections beyond this many open ones are closed on accept.
+    pub max_connections: usize,
+    /// Generate a certificate so that [`run`] can serve HTTPS.
+    pub tls: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            max_header_bytes: 16 * 1024,
+            max_body_bytes: 64 << 20,
+            idle_timeout: Duration::from_secs(30),
+            max_connections: 20_000,
+            tls: true,
+        }
+    }
+}
+
+/// State shared by every connection: options, counters, TLS configuration.
+pub struct Server {
+    opts: ServerOptions,
+    counters: counters::Counters,
+    tls: Option<tls::Tls>,
+}
+
+impl Server {
+    /// Builds the shared state; generates the self-signed certificate when `opts.tls`.
+    pub fn new(opts: ServerOptions) -> anyhow::Result<Arc<Server>> {
+        anyhow::ensure!(
+            !opts.idle_timeout.is_zero(),
+            "server idle_timeout must be above zero"
+        );
+        let tls = if opts.tls {
+            Some(tls::Tls::self_signed()?)
+        } else {
+            None
+        };
+        Ok(Arc::new(Server {
+            opts,
+            counters: counters::Counters::new(),
+            tls,
+        }))
+    }
+
+    /// The options the server was built with.
+    pub fn options(&self) -> &ServerOptions {
+        &self.opts
+    }
+
+    /// Current window and cumulative totals (what `GET /__benchgate/counters` answers).
+    pub fn counters(&self) -> ServerCounters {
+        self.counters.snapshot()
+    }
+
+    /// The PEM certificate HTTPS is served with, for clients that want to trust it.
+    pub fn cert_pem(&self) -> Option<&str> {
+        self.tls.as_ref().map(|t| t.cert_pem.as_str())
+    }
+
+    fn http(&self) -> auto::Builder<TokioExecutor> {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .keep_alive(true)
+            .max_buf_size(self.opts.max_header_bytes.max(8192))
+            // The idle timer in `conn` covers this without a timer per request.
+            .header_read_timeout(None);
+        builder
+            .http2()
+            .max_header_list_size(u32::try_from(self.opts.max_header_bytes).unwrap_or(u32::MAX));
+        builder
+    }
+}
+
+/// Serves plain HTTP (HTTP/1.1 and h2c prior knowledge) on `listener` and, if given,
+/// HTTPS on `tls_listener`, until `shutdown` resolves; then stops accepting and lets
+/// open connections finish for at most one second.
+pub async fn run(
+    server: Arc<Server>,
+    listener: TcpListener,
+    tls_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let acceptor = match (&tls_listener, &server.tls) {
+        (Some(_), None) => {
+            anyhow::bail!("a TLS listener was given but the server was built with tls: false")
+        }
+        (Some(_), Some(tls)) => Some(tokio_rustls::TlsAcceptor::from(tls.config.clone())),
+        (None, _) => None,
+    };
+    let builder = Arc::new(server.http());
+    let graceful = GracefulShutdown::new();
+    let mut tasks = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, tls) = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            accepted = listener.accept() => (accepted, false),
+            accepted = accept_opt(tls_listener.as_ref()) => (accepted, true),
+            // Reap finished connection tasks (a panic there only ends its connection).
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+        };
+        let stream = match stream {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                accept_backoff(&e).await;
+                continue;
+            }
+        };
+        if server.counters.open_connections() >= server.opts.max_connections as u64 {
+            drop(stream);
+            continue;
+        }
+        let open = OpenGuard::new(&server);
+        let _ = stream.set_nodelay(true);
+        let state = Arc::new(ConnState::default());
+        let io = ConnIo::new(stream, state.clone(), server.opts.idle_timeout);
+        let handler = Handler::new(server.clone(), state);
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
+        let acceptor = if tls { acceptor.clone() } else { None };
+        tasks.spawn(async move {
+            let _open = open;
+            match acceptor {
+                None => {
+                    let conn = builder.serve_connection(TokioIo::new(io), handler);
+                    let _ = watcher.watch(conn).await;
+                }
+                Some(acceptor) => {
+                    // The idle timer in `ConnIo` bounds a stalled handshake.
+                    let Ok(tls_stream) = acceptor.accept(io).await else {
+                        return;
+                    };
+                    let conn = builder.serve_connection(TokioIo::new(tls_stream), handler);
+                    let _ = watcher.watch(conn).await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    drop(tls_listener);
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
+    tasks.shutdown().await;
+    Ok(())
+}
+
+async fn accept_opt(
+    listener: Option<&TcpListener>,
+) -> io::Result<(TcpStream, std::net::SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Out of file descriptors and similar: wait a little instead of spinning.
+async fn accept_backoff(e: &io::Error) {
+    if !matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+    ) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

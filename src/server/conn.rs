@@ -1,0 +1,296 @@
+//! One accepted connection: its shared state and its IO wrapper.
+//!
+//! [`ConnIo`] wraps the TCP stream (under TLS when there is TLS) and adds two things
+//! hyper does not do for both protocols:
+//! - an **idle timer**: the connection closes once it has seen no byte in either
+//!   direction and had no request in flight for `idle_timeout` (checked in quarter
+//!   ticks, so it closes between 1x and 1.25x the timeout). It covers keep-alive
+//!   idleness for HTTP/1.1 and HTTP/2, stalled TLS handshakes and clients that stop
+//!   reading. No clock is read per IO call: activity only sets a flag.
+//! - the **reset fault**: once a handler asks for it, every IO call fails and the
+//!   socket is closed with `SO_LINGER` 0, so the peer receives a TCP RST.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+
+use super::Server;
+
+/// The idle timeout is checked this many times per timeout period.
+const TICKS_PER_TIMEOUT: u32 = 4;
+
+/// State shared between a connection's IO and the requests it serves.
+#[derive(Default)]
+pub(crate) struct ConnState {
+    /// Last window epoch in which this connection served a request.
+    pub(crate) epoch: AtomicU64,
+    /// Requests whose response head is not produced yet (long handlers only).
+    in_flight: AtomicUsize,
+    reset: AtomicBool,
+}
+
+impl ConnState {
+    /// Asks the IO to reset the connection at its next use (and when dropped).
+    pub(crate) fn request_reset(&self) {
+        self.reset.store(true, Relaxed);
+    }
+
+    /// Marks a request in flight until the guard drops: the idle timer waits for it.
+    pub(crate) fn busy(self: &Arc<Self>) -> InFlight {
+        self.in_flight.fetch_add(1, Relaxed);
+        InFlight(self.clone())
+    }
+}
+
+pub(crate) struct InFlight(Arc<ConnState>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Relaxed);
+    }
+}
+
+/// Keeps the open-connection count right however the connection task ends.
+pub(crate) struct OpenGuard(Arc<Server>);
+
+impl OpenGuard {
+    pub(crate) fn new(server: &Arc<Server>) -> Self {
+        server.counters.connection_opened();
+        OpenGuard(server.clone())
+    }
+}
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.counters.connection_closed();
+    }
+}
+
+struct IdleTimer {
+    tick: Duration,
+    sleep: Pin<Box<Sleep>>,
+    active: bool,
+    quiet_ticks: u32,
+    expired: bool,
+}
+
+impl IdleTimer {
+    fn new(timeout: Duration) -> Self {
+        let tick = (timeout / TICKS_PER_TIMEOUT).max(Duration::from_millis(1));
+        IdleTimer {
+            tick,
+            sleep: Box::pin(tokio::time::sleep(tick)),
+            active: false,
+            quiet_ticks: 0,
+            expired: false,
+        }
+    }
+
+    /// Called when IO would block: Ready once the connection has been idle too long.
+    fn poll_expired(&mut self, cx: &mut Context<'_>, state: &ConnState) -> Poll<()> {
+        while !self.expired && self.sleep.as_mut().poll(cx).is_ready() {
+            if self.active || state.in_flight.load(Relaxed) > 0 {
+                self.active = false;
+                self.quiet_ticks = 0;
+            } else {
+                self.quiet_ticks += 1;
+                self.expired = self.quiet_ticks >= TICKS_PER_TIMEOUT;
+            }
+            let next = Instant::now() + self.tick;
+            self.sleep.as_mut().reset(next);
+        }
+        if self.expired {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// The TCP stream of one connection, with the idle timer and the reset fault.
+pub(crate) struct ConnIo {
+    stream: TcpStream,
+    state: Arc<ConnState>,
+    idle: IdleTimer,
+}
+
+impl ConnIo {
+    pub(crate) fn new(stream: TcpStream, state: Arc<ConnState>, idle_timeout: Duration) -> Self {
+        ConnIo {
+            stream,
+            state,
+            idle: IdleTimer::new(idle_timeout),
+        }
+    }
+
+    fn reset_error(&self) -> Option<io::Error> {
+        if self.state.reset.load(Relaxed) {
+            let _ = self.stream.set_zero_linger();
+            Some(io::ErrorKind::ConnectionReset.into())
+        } else {
+            None
+        }
+    }
+
+    fn after_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        r: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        match r {
+            Poll::Ready(Ok(n)) => {
+                self.idle.active |= n > 0;
+                Poll::Ready(Ok(n))
+            }
+            Poll::Pending => match self.idle.poll_expired(cx, &self.state) {
+                Poll::Ready(()) => Poll::Ready(Err(io::ErrorKind::TimedOut.into())),
+                Poll::Pending => Poll::Pending,
+            },
+            other => other,
+        }
+    }
+}
+
+impl Drop for ConnIo {
+    fn drop(&mut self) {
+        if self.state.reset.load(Relaxed) {
+            let _ = self.stream.set_zero_linger();
+        }
+    }
+}
+
+impl AsyncRead for ConnIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if let Some(e) = this.reset_error() {
+            return Poll::Ready(Err(e));
+        }
+        if this.idle.expired {
+            return Poll::Ready(Ok(())); // end of stream
+        }
+        let before = buf.filled().len();
+        match Pin::new(&mut this.stream).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                this.idle.active |= buf.filled().len() > before;
+                Poll::Ready(r)
+            }
+            // Idle expiry reads as a clean end of stream: hyper closes quietly.
+            Poll::Pending => this.idle.poll_expired(cx, &this.state).map(Ok),
+        }
+    }
+}
+
+impl AsyncWrite for ConnIo {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if let Some(e) = this.reset_error() {
+            return Poll::Ready(Err(e));
+        }
+        let r = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.after_write(cx, r)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if let Some(e) = this.reset_error() {
+            return Poll::Ready(Err(e));
+        }
+        let r = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.after_write(cx, r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if let Some(e) = this.reset_error() {
+            return Poll::Ready(Err(e));
+        }
+        Pin::new(&mut this.stream).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    async fn pair(idle: Duration) -> (ConnIo, TcpStream, Arc<ConnState>) {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let client = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let (server, _) = l.accept().await.unwrap();
+        let state = Arc::new(ConnState::default());
+        (ConnIo::new(server, state.clone(), idle), client, state)
+    }
+
+    #[tokio::test]
+    async fn idle_connection_reads_end_of_stream_after_the_timeout() {
+        let (mut io, mut client, _) = pair(Duration::from_millis(200)).await;
+        client.write_all(b"x").await.unwrap();
+        let start = Instant::now();
+        let mut buf = [0u8; 8];
+        assert_eq!(io.read(&mut buf).await.unwrap(), 1);
+        assert_eq!(
+            io.read(&mut buf).await.unwrap(),
+            0,
+            "idle expiry reads as EOF"
+        );
+        let waited = start.elapsed();
+        assert!(waited >= Duration::from_millis(200), "{waited:?}");
+        assert!(waited <= Duration::from_millis(600), "{waited:?}");
+    }
+
+    #[tokio::test]
+    async fn request_in_flight_keeps_the_connection() {
+        let (mut io, _client, state) = pair(Duration::from_millis(100)).await;
+        let guard = state.busy();
+        let mut buf = [0u8; 8];
+        let r = tokio::time::timeout(Duration::from_millis(400), io.read(&mut buf)).await;
+        assert!(r.is_err(), "still open while a request is in flight");
+        drop(guard);
+        let start = Instant::now();
+        assert_eq!(io.read(&mut buf).await.unwrap(), 0);
+        assert!(start.elapsed() <= Duration::from_millis(400));
+    }
+
+    #[tokio::test]
+    async fn reset_request_fails_io_and_sends_rst() {
+        let (mut io, mut client, state) = pair(Duration::from_secs(30)).await;
+        state.request_reset();
+        assert_eq!(
+            io.write(b"x").await.unwrap_err().kind(),
+            io::ErrorKind::ConnectionReset
+        );
+        drop(io);
+        let mut buf = [0u8; 8];
+        let err = client.read(&mut buf).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
+    }
+}

@@ -1,0 +1,122 @@
+//! `benchgate serve`: runtime, listeners, the address lines on stdout, and the
+//! shutdown triggers (SIGTERM, SIGINT, and stdin reaching end of file so that a
+//! parent that dies takes the server with it).
+
+use std::io::{Read as _, Write as _};
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+use tokio::signal::unix::{signal, SignalKind};
+use tokio::sync::oneshot;
+
+use super::{run, Server, ServerOptions};
+
+/// Validated arguments of `benchgate serve`.
+#[derive(Debug, Clone)]
+pub struct ServeArgs {
+    /// Plain HTTP (HTTP/1.1 and h2c) address.
+    pub listen: SocketAddr,
+    /// HTTPS address; default: the IP of `listen`, port 0 (any free port).
+    pub tls_listen: Option<SocketAddr>,
+    /// Serve plain HTTP only.
+    pub no_tls: bool,
+    /// Runtime worker threads: 1 (the default) is a current-thread runtime.
+    pub threads: usize,
+    /// Stop when stdin reaches end of file.
+    pub exit_on_stdin_eof: bool,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        ServeArgs {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tls_listen: None,
+            no_tls: false,
+            threads: 1,
+            exit_on_stdin_eof: true,
+        }
+    }
+}
+
+/// Runs the reference server until SIGTERM/SIGINT (or stdin EOF when asked).
+/// Prints `http://IP:PORT` and, with TLS, `https://IP:PORT`, then flushes stdout.
+pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
+    let mut rt = if args.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut b = tokio::runtime::Builder::new_multi_thread();
+        b.worker_threads(args.threads);
+        b
+    };
+    let rt = rt
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    rt.block_on(async {
+        let server = Server::new(ServerOptions {
+            tls: !args.no_tls,
+            ..ServerOptions::default()
+        })?;
+        let listener = TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("binding --listen {}", args.listen))?;
+        let tls_listener = if args.no_tls {
+            None
+        } else {
+            let addr = args
+                .tls_listen
+                .unwrap_or(SocketAddr::new(args.listen.ip(), 0));
+            let l = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("binding --tls-listen {addr}"))?;
+            Some(l)
+        };
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "http://{}", listener.local_addr()?)?;
+        if let Some(l) = &tls_listener {
+            writeln!(out, "https://{}", l.local_addr()?)?;
+        }
+        out.flush()?;
+        drop(out);
+        let shutdown = shutdown_signal(args.exit_on_stdin_eof)?;
+        run(server, listener, tls_listener, shutdown).await
+    })?;
+    // Don't wait for the stdin reader thread: it may be blocked in read(2).
+    rt.shutdown_background();
+    Ok(())
+}
+
+fn shutdown_signal(stdin_eof: bool) -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let eof = stdin_eof.then(watch_stdin_eof);
+    Ok(async move {
+        let eof = async {
+            match eof {
+                Some(rx) => {
+                    let _ = rx.await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+            () = eof => {}
+        }
+    })
+}
+
+/// Resolves when stdin reaches end of file (or fails). A detached thread does the
+/// blocking reads, so the process can exit while it is still blocked.
+fn watch_stdin_eof() -> oneshot::Receiver<()> {
+    let (tx, rx) = oneshot::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = [0u8; 1024];
+        while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+        let _ = tx.send(());
+    });
+    rx
+}
