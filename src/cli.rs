@@ -32,7 +32,12 @@ pub struct RunArgs {
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Where to write the results JSON.
-    #[arg(long, short = 'o', value_name = "FILE", default_value = "benchgate-results.json")]
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "FILE",
+        default_value = "benchgate-results.json"
+    )]
     pub out: PathBuf,
     /// Override [run] rounds.
     #[arg(long, value_name = "N")]

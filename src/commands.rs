@@ -14,7 +14,9 @@ use crate::runner::{self, RunOptions};
 pub fn load_suite(config: Option<&Path>) -> anyhow::Result<Suite> {
     match config {
         Some(path) => Ok(Suite::from_file(path)?),
-        None if Path::new("benchgate.toml").exists() => Ok(Suite::from_file(Path::new("benchgate.toml"))?),
+        None if Path::new("benchgate.toml").exists() => {
+            Ok(Suite::from_file(Path::new("benchgate.toml"))?)
+        }
         None => Ok(Suite::default_suite()),
     }
 }
@@ -23,7 +25,10 @@ pub fn load_suite(config: Option<&Path>) -> anyhow::Result<Suite> {
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let mut suite = load_suite(args.config.as_deref())?;
     if let Some(rounds) = args.rounds {
-        anyhow::ensure!((1..=100).contains(&rounds), "--rounds {rounds}: use a value from 1 to 100");
+        anyhow::ensure!(
+            (1..=100).contains(&rounds),
+            "--rounds {rounds}: use a value from 1 to 100"
+        );
         suite.run.rounds = rounds;
     }
     if args.no_pin {
@@ -35,7 +40,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
                 suite.scenarios.iter().any(|s| &s.name == name),
                 "--scenario {name:?}: no such scenario in {}; it has: {}",
                 suite.source,
-                suite.scenarios.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                suite
+                    .scenarios
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
         }
         suite.scenarios.retain(|s| args.scenarios.contains(&s.name));
@@ -61,7 +71,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
     }
     let results = runner::run(&suite, &opts)?;
-    print!("{}", report::terminal::render(&results, report::terminal::color_stdout()));
+    print!(
+        "{}",
+        report::terminal::render(&results, report::terminal::color_stdout())
+    );
     Ok(0)
 }
 
@@ -78,5 +91,6 @@ pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
 }
 
 fn current_exe() -> anyhow::Result<PathBuf> {
-    std::env::current_exe().context("finding the benchgate executable to start the server and drivers")
+    std::env::current_exe()
+        .context("finding the benchgate executable to start the server and drivers")
 }

@@ -9,13 +9,13 @@
 //! - [`metrics`]: HDR latency histograms, error classes, resource usage.
 //! - [`results`]: the versioned results file and the environment fingerprint.
 
+pub mod cli;
 pub mod client;
+pub mod commands;
 pub mod config;
 pub mod engine;
 pub mod metrics;
-pub mod server;
-pub mod cli;
-pub mod commands;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod server;

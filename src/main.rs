@@ -11,7 +11,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => benchgate::commands::run(args),
         Command::Serve(args) => benchgate::commands::serve(args),
-        Command::Drive(args) => benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0),
+        Command::Drive(args) => {
+            benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),

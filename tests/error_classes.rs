@@ -49,7 +49,9 @@ async fn serve(peer: Peer) -> String {
     }
     tokio::spawn(async move {
         loop {
-            let Ok((mut s, _)) = listener.accept().await else { return };
+            let Ok((mut s, _)) = listener.accept().await else {
+                return;
+            };
             tokio::spawn(async move {
                 read_head(&mut s).await;
                 match peer {
@@ -165,10 +167,18 @@ async fn check(peer: Peer, class: ErrorClass) {
 
 async fn check_with_body(peer: Peer, class: ErrorClass, body: u64) {
     let base = serve(peer).await;
-    for kind in [ClientKind::Hyper, ClientKind::Reqwest, ClientKind::ReqwestBlocking] {
+    for kind in [
+        ClientKind::Hyper,
+        ClientKind::Reqwest,
+        ClientKind::ReqwestBlocking,
+    ] {
         let out = trial(kind.clone(), &base, body).await;
         assert_eq!(out.recorder.ok, 0, "{peer:?} with {kind:?}");
-        assert_eq!(out.recorder.errors, only(class, 4), "{peer:?} with {kind:?}");
+        assert_eq!(
+            out.recorder.errors,
+            only(class, 4),
+            "{peer:?} with {kind:?}"
+        );
         assert!(out.recorder.latency.is_empty(), "errors carry no latency");
     }
 }

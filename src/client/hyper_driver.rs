@@ -31,7 +31,11 @@ pub struct HyperClient {
 }
 
 impl HyperClient {
-    pub fn new(spec: &ClientSpec, request: RequestTemplate, limit: PoolLimit) -> anyhow::Result<HyperClient> {
+    pub fn new(
+        spec: &ClientSpec,
+        request: RequestTemplate,
+        limit: PoolLimit,
+    ) -> anyhow::Result<HyperClient> {
         let uri: Uri = request
             .url
             .parse()

@@ -50,7 +50,11 @@ pub struct ReqwestClient {
 }
 
 impl ReqwestClient {
-    pub fn new(spec: &ClientSpec, request: RequestTemplate, limit: PoolLimit) -> anyhow::Result<ReqwestClient> {
+    pub fn new(
+        spec: &ClientSpec,
+        request: RequestTemplate,
+        limit: PoolLimit,
+    ) -> anyhow::Result<ReqwestClient> {
         let client = configure!(reqwest::Client::builder(), spec, limit).build()?;
         Ok(ReqwestClient {
             client,
@@ -102,10 +106,12 @@ impl BlockingClient {
         let client = configure!(reqwest::blocking::Client::builder(), spec, limit)
             .timeout(timeout)
             .build()?;
-        let permits = limit
-            .permits
-            .as_ref()
-            .map(|_| std::sync::Arc::new((std::sync::Mutex::new(limit.max_connections), std::sync::Condvar::new())));
+        let permits = limit.permits.as_ref().map(|_| {
+            std::sync::Arc::new((
+                std::sync::Mutex::new(limit.max_connections),
+                std::sync::Condvar::new(),
+            ))
+        });
         Ok(BlockingClient {
             client,
             method: method(request.method),
@@ -116,7 +122,7 @@ impl BlockingClient {
     }
 
     pub fn send(&self) -> Result<Exchange, ErrorClass> {
-        let _permit = self.limit.as_ref().map(|l| BlockingPermit::acquire(l));
+        let _permit = self.limit.as_ref().map(BlockingPermit::acquire);
         let mut req = self.client.request(self.method.clone(), self.url.clone());
         if !self.body.is_empty() {
             req = req.body(self.body.clone());
@@ -124,7 +130,9 @@ impl BlockingClient {
         let sending_body = !self.body.is_empty();
         let mut resp = req.send().map_err(|e| classify(&e, sending_body))?;
         let status = resp.status().as_u16();
-        let bytes_in = resp.copy_to(&mut io::sink()).map_err(|e| classify(&e, false))?;
+        let bytes_in = resp
+            .copy_to(&mut io::sink())
+            .map_err(|e| classify(&e, false))?;
         check_status(Exchange {
             status,
             bytes_in,

@@ -65,9 +65,18 @@ fn shard_count(workers: u32) -> usize {
 }
 
 /// Runs one trial with an async driver on the current tokio runtime.
-pub async fn run_async(client: Arc<AsyncClient>, plan: TrialPlan, hooks: &mut dyn WindowHooks) -> Outcome {
+pub async fn run_async(
+    client: Arc<AsyncClient>,
+    plan: TrialPlan,
+    hooks: &mut dyn WindowHooks,
+) -> Outcome {
     let workers = plan.load.workers().max(1);
-    let sched = Arc::new(Schedule::new(plan.load, plan.warmup, plan.stop, Instant::now()));
+    let sched = Arc::new(Schedule::new(
+        plan.load,
+        plan.warmup,
+        plan.stop,
+        Instant::now(),
+    ));
     let shards = Arc::new(Shards::new(shard_count(workers), sched.is_open_loop()));
     let (close_tx, close_rx) = watch::channel(false);
     let close_tx = Arc::new(close_tx);
@@ -130,9 +139,18 @@ pub async fn run_async(client: Arc<AsyncClient>, plan: TrialPlan, hooks: &mut dy
 }
 
 /// Runs one trial with the blocking driver: one OS thread per worker.
-pub fn run_blocking(client: Arc<BlockingClient>, plan: TrialPlan, hooks: &mut dyn WindowHooks) -> Outcome {
+pub fn run_blocking(
+    client: Arc<BlockingClient>,
+    plan: TrialPlan,
+    hooks: &mut dyn WindowHooks,
+) -> Outcome {
     let workers = plan.load.workers().max(1);
-    let sched = Arc::new(Schedule::new(plan.load, plan.warmup, plan.stop, Instant::now()));
+    let sched = Arc::new(Schedule::new(
+        plan.load,
+        plan.warmup,
+        plan.stop,
+        Instant::now(),
+    ));
     let shards = Arc::new(Shards::new(shard_count(workers), sched.is_open_loop()));
 
     let mut threads = Vec::with_capacity(workers as usize);

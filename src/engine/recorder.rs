@@ -55,7 +55,8 @@ impl Recorder {
                     self.ok += 1;
                     self.bytes_in += ex.bytes_in;
                     self.bytes_out += ex.bytes_out;
-                    self.latency.record(done.saturating_duration_since(intended));
+                    self.latency
+                        .record(done.saturating_duration_since(intended));
                     if let Some(h) = &mut self.latency_uncorrected {
                         h.record(done.saturating_duration_since(sent));
                     }
@@ -88,7 +89,9 @@ pub struct Shards {
 impl Shards {
     pub fn new(n: usize, open_loop: bool) -> Shards {
         Shards {
-            shards: (0..n.max(1)).map(|_| Mutex::new(Recorder::new(open_loop))).collect(),
+            shards: (0..n.max(1))
+                .map(|_| Mutex::new(Recorder::new(open_loop)))
+                .collect(),
             open_loop,
         }
     }
@@ -107,7 +110,8 @@ impl Shards {
         done: Instant,
         result: Result<Exchange, ErrorClass>,
     ) {
-        self.shard(worker).record(slot, intended, sent, done, result);
+        self.shard(worker)
+            .record(slot, intended, sent, done, result);
     }
 
     /// Counts a request abandoned in flight when the window closed.

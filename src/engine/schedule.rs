@@ -179,7 +179,12 @@ mod tests {
     #[test]
     fn closed_loop_goes_now_until_deadline() {
         let t0 = Instant::now();
-        let s = Schedule::new(Load::Closed { concurrency: 2 }, ms(100), StopRule::Duration(ms(200)), t0);
+        let s = Schedule::new(
+            Load::Closed { concurrency: 2 },
+            ms(100),
+            StopRule::Duration(ms(200)),
+            t0,
+        );
         assert_eq!(s.next(t0 + ms(5)), Ticket::Go(t0 + ms(5)));
         assert_eq!(s.next(t0 + ms(299)), Ticket::Go(t0 + ms(299)));
         assert_eq!(s.next(t0 + ms(300)), Ticket::Stop);
@@ -189,7 +194,10 @@ mod tests {
     fn open_loop_spaces_intended_starts_by_rate() {
         let t0 = Instant::now();
         let s = Schedule::new(
-            Load::Open { rate: 1000.0, max_in_flight: 4 },
+            Load::Open {
+                rate: 1000.0,
+                max_in_flight: 4,
+            },
             ms(0),
             StopRule::Duration(ms(3)),
             t0,
@@ -204,7 +212,12 @@ mod tests {
     #[test]
     fn window_classifies_warmup_measured_late() {
         let t0 = Instant::now();
-        let s = Schedule::new(Load::Closed { concurrency: 1 }, ms(10), StopRule::Duration(ms(10)), t0);
+        let s = Schedule::new(
+            Load::Closed { concurrency: 1 },
+            ms(10),
+            StopRule::Duration(ms(10)),
+            t0,
+        );
         let w = s.window();
         assert_eq!(w.complete(t0 + ms(5)).0, Slot::Warmup);
         assert_eq!(w.complete(t0 + ms(15)).0, Slot::Measured);
@@ -215,7 +228,12 @@ mod tests {
     #[test]
     fn request_count_closes_on_nth_completion() {
         let t0 = Instant::now();
-        let s = Schedule::new(Load::Closed { concurrency: 1 }, ms(0), StopRule::Requests(3), t0);
+        let s = Schedule::new(
+            Load::Closed { concurrency: 1 },
+            ms(0),
+            StopRule::Requests(3),
+            t0,
+        );
         let w = s.window();
         assert_eq!(w.complete(t0 + ms(1)), (Slot::Measured, false));
         assert_eq!(w.complete(t0 + ms(2)), (Slot::Measured, false));

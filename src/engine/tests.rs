@@ -32,7 +32,11 @@ fn plan(load: Load, warmup: Duration, stop: StopRule) -> TrialPlan {
 async fn closed_loop_counts_only_the_window() {
     let out = run_async(
         mock(vec![10_000], 0),
-        plan(Load::Closed { concurrency: 1 }, ms(100), StopRule::Duration(ms(1000))),
+        plan(
+            Load::Closed { concurrency: 1 },
+            ms(100),
+            StopRule::Duration(ms(1000)),
+        ),
         &mut NoHooks,
     )
     .await;
@@ -54,7 +58,11 @@ async fn closed_loop_counts_only_the_window() {
 async fn requests_in_flight_at_the_deadline_are_counted_not_recorded() {
     let out = run_async(
         mock(vec![300_000], 0),
-        plan(Load::Closed { concurrency: 4 }, ms(0), StopRule::Duration(ms(1000))),
+        plan(
+            Load::Closed { concurrency: 4 },
+            ms(0),
+            StopRule::Duration(ms(1000)),
+        ),
         &mut NoHooks,
     )
     .await;
@@ -67,20 +75,32 @@ async fn requests_in_flight_at_the_deadline_are_counted_not_recorded() {
 async fn request_count_stop_measures_exactly_n() {
     let out = run_async(
         mock(vec![1_000, 3_000], 0),
-        plan(Load::Closed { concurrency: 5 }, ms(50), StopRule::Requests(50)),
+        plan(
+            Load::Closed { concurrency: 5 },
+            ms(50),
+            StopRule::Requests(50),
+        ),
         &mut NoHooks,
     )
     .await;
     assert_eq!(out.recorder.ok, 50);
     assert!(out.recorder.warmup > 0);
-    assert!(out.elapsed > Duration::ZERO && out.elapsed < ms(100), "{:?}", out.elapsed);
+    assert!(
+        out.elapsed > Duration::ZERO && out.elapsed < ms(100),
+        "{:?}",
+        out.elapsed
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn errors_are_classified_and_excluded_from_latency() {
     let out = run_async(
         mock(vec![1_000], 4),
-        plan(Load::Closed { concurrency: 1 }, ms(0), StopRule::Requests(100)),
+        plan(
+            Load::Closed { concurrency: 1 },
+            ms(0),
+            StopRule::Requests(100),
+        ),
         &mut NoHooks,
     )
     .await;
@@ -97,7 +117,10 @@ async fn open_loop_keeps_rate_and_corrects_coordinated_omission() {
     let out = run_async(
         mock(script, 0),
         plan(
-            Load::Open { rate: 100.0, max_in_flight: 1 },
+            Load::Open {
+                rate: 100.0,
+                max_in_flight: 1,
+            },
             ms(0),
             StopRule::Duration(ms(2000)),
         ),
@@ -109,10 +132,17 @@ async fn open_loop_keeps_rate_and_corrects_coordinated_omission() {
     let corrected = r.latency.summary().unwrap();
     let uncorrected = r.latency_uncorrected.as_ref().unwrap().summary().unwrap();
     // Without correction the stall is one slow request among 200.
-    assert!((1_000..=1_001).contains(&uncorrected.p90_us), "{uncorrected:?}");
+    assert!(
+        (1_000..=1_001).contains(&uncorrected.p90_us),
+        "{uncorrected:?}"
+    );
     assert!(uncorrected.max_us >= 500_000);
     // With correction, the ~50 requests queued behind it carry their wait.
-    assert!(corrected.p90_us > 100_000, "corrected p90 {}", corrected.p90_us);
+    assert!(
+        corrected.p90_us > 100_000,
+        "corrected p90 {}",
+        corrected.p90_us
+    );
     assert!(corrected.p50_us < corrected.p90_us);
     assert!(corrected.mean_us > 10.0 * uncorrected.mean_us / 2.0);
 }
@@ -132,7 +162,11 @@ async fn hooks_fire_at_window_edges() {
     let mut seen = Seen(vec![]);
     run_async(
         mock(vec![1_000], 0),
-        plan(Load::Closed { concurrency: 2 }, ms(200), StopRule::Duration(ms(300))),
+        plan(
+            Load::Closed { concurrency: 2 },
+            ms(200),
+            StopRule::Duration(ms(300)),
+        ),
         &mut seen,
     )
     .await;

@@ -249,9 +249,13 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::zombie_processes)] // reaped by wait_child (wait4), not Child::wait
     fn wait_child_reports_cpu_and_status() {
         let child = Command::new("sh")
-            .args(["-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3"])
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3",
+            ])
             .spawn()
             .unwrap();
         let usage = wait_child(child.id()).unwrap();

@@ -67,7 +67,7 @@ mod tests {
         assert_eq!(si(950.0), "950");
         assert_eq!(si(12_345.0), "12.3k");
         assert_eq!(si(4_560_000.0), "4.56M");
-        assert_eq!(si(3.14159), "3.14");
+        assert_eq!(si(4.567), "4.57");
         assert_eq!(micros(850.0), "850us");
         assert_eq!(micros(10_100.0), "10.1ms");
         assert_eq!(micros(1_234.0), "1.23ms");

@@ -14,14 +14,19 @@ pub fn color_stdout() -> bool {
 }
 
 const HEADERS: [&str; 12] = [
-    "scenario", "client", "req/s", "p50", "p99", "p99.9", "max", "errors", "cpu/req", "peak rss", "threads", "conns",
+    "scenario", "client", "req/s", "p50", "p99", "p99.9", "max", "errors", "cpu/req", "peak rss",
+    "threads", "conns",
 ];
 
 fn cell_value(c: &CellResult, metric: &str, fmt: fn(f64) -> String, with_spread: bool) -> String {
     match c.summary.get(metric) {
         None => "n/a".to_string(),
         Some(s) => {
-            let spread = if with_spread { spread_pct(s.relative_half_range(), s.n) } else { String::new() };
+            let spread = if with_spread {
+                spread_pct(s.relative_half_range(), s.n)
+            } else {
+                String::new()
+            };
             if spread.is_empty() {
                 fmt(s.median)
             } else {
@@ -38,7 +43,11 @@ fn errors_value(c: &CellResult) -> String {
         .filter_map(|t| t.metrics.as_ref())
         .map(|m| m.errors.total())
         .sum();
-    let rate = c.summary.get("error_rate").map(|s: &Spread| s.median).unwrap_or(0.0);
+    let rate = c
+        .summary
+        .get("error_rate")
+        .map(|s: &Spread| s.median)
+        .unwrap_or(0.0);
     if total == 0 {
         "0".into()
     } else {
@@ -74,7 +83,12 @@ pub fn render(results: &RunResults, color: bool) -> String {
     let rows: Vec<Vec<String>> = results
         .results
         .iter()
-        .map(|c| row(c).into_iter().map(|s| s.escape_debug().to_string()).collect())
+        .map(|c| {
+            row(c)
+                .into_iter()
+                .map(|s| s.escape_debug().to_string())
+                .collect()
+        })
         .collect();
     let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
@@ -82,7 +96,11 @@ pub fn render(results: &RunResults, color: bool) -> String {
             *w = (*w).max(v.chars().count());
         }
     }
-    let (bold, reset) = if color { ("\x1b[1m", "\x1b[0m") } else { ("", "") };
+    let (bold, reset) = if color {
+        ("\x1b[1m", "\x1b[0m")
+    } else {
+        ("", "")
+    };
     let mut out = String::new();
     let line = |cells: &[String], out: &mut String| {
         for (i, (v, w)) in cells.iter().zip(&widths).enumerate() {
@@ -130,7 +148,10 @@ pub fn render(results: &RunResults, color: bool) -> String {
         e.kernel,
         e.benchgate_version,
         if e.pinning.enabled {
-            format!("server cpu {:?} / clients {:?}", e.pinning.server_cpus, e.pinning.client_cpus)
+            format!(
+                "server cpu {:?} / clients {:?}",
+                e.pinning.server_cpus, e.pinning.client_cpus
+            )
         } else {
             "off".into()
         }

@@ -85,7 +85,9 @@ fn read_trimmed(path: &str) -> Option<String> {
 fn cpu_model() -> Option<String> {
     let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
-        .find(|l| l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model"))
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")
+        })
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_string())
 }
@@ -113,6 +115,10 @@ mod tests {
         assert!(env.cores >= 1);
         assert_ne!(env.kernel, "unknown");
         assert_eq!(env.benchgate_version, env!("CARGO_PKG_VERSION"));
-        assert!(env.rustc_version.starts_with("rustc "), "{}", env.rustc_version);
+        assert!(
+            env.rustc_version.starts_with("rustc "),
+            "{}",
+            env.rustc_version
+        );
     }
 }

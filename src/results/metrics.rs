@@ -202,7 +202,10 @@ mod tests {
         let s = Spread::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
         assert_eq!(s.median, 2.5);
         assert!(Spread::of(&[]).is_none());
-        assert_eq!(Spread::of(&[90.0, 110.0]).unwrap().relative_half_range(), Some(0.1));
+        assert_eq!(
+            Spread::of(&[90.0, 110.0]).unwrap().relative_half_range(),
+            Some(0.1)
+        );
     }
 
     #[test]
@@ -211,8 +214,14 @@ mod tests {
         names.sort();
         names.dedup();
         assert_eq!(names.len(), METRICS.len());
-        assert_eq!(metric_def("throughput_rps").unwrap().direction, Direction::HigherIsBetter);
-        assert_eq!(metric_def("latency_p99_us").unwrap().direction, Direction::LowerIsBetter);
+        assert_eq!(
+            metric_def("throughput_rps").unwrap().direction,
+            Direction::HigherIsBetter
+        );
+        assert_eq!(
+            metric_def("latency_p99_us").unwrap().direction,
+            Direction::LowerIsBetter
+        );
         assert!(metric_def("p99").is_none());
     }
 }

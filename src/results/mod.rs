@@ -74,10 +74,15 @@ impl RunResults {
     /// crash never sees a half-written file.
     pub fn write_atomic(&self, path: &Path) -> anyhow::Result<()> {
         let json = serde_json::to_vec_pretty(self).context("serializing results")?;
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
         let tmp = dir.join(format!(
             ".{}.tmp-{}",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("results"),
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("results"),
             std::process::id()
         ));
         std::fs::write(&tmp, json).with_context(|| format!("writing {}", tmp.display()))?;
@@ -106,8 +111,8 @@ impl RunResults {
 
     /// Parses results JSON; `source` names the input in errors.
     pub fn parse(text: &str, source: &str) -> anyhow::Result<RunResults> {
-        let value: serde_json::Value = serde_json::from_str(text)
-            .with_context(|| format!("{source} is not valid JSON"))?;
+        let value: serde_json::Value =
+            serde_json::from_str(text).with_context(|| format!("{source} is not valid JSON"))?;
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == SCHEMA_VERSION as u64 => {}
             Some(v) => anyhow::bail!(
@@ -117,8 +122,9 @@ impl RunResults {
                 "{source} has no numeric schema_version: it is not a benchgate results file"
             ),
         }
-        serde_json::from_value(value)
-            .with_context(|| format!("{source} does not match the results schema v{SCHEMA_VERSION}"))
+        serde_json::from_value(value).with_context(|| {
+            format!("{source} does not match the results schema v{SCHEMA_VERSION}")
+        })
     }
 
     pub fn cell(&self, scenario: &str, client: &str) -> Option<&CellResult> {

@@ -1,27 +1,25 @@
 //! The driver process: `benchgate __drive --spec FILE --out FILE` (hidden).
 //!
 //! The parent starts one per trial, so every trial runs in a fresh process. The
-//! driver runs the engine with the client of its spec, prints
-//! [`MARK_OPEN`]/[`MARK_CLOSE`] on stdout when the measurement window opens and
-//! closes (the parent brackets the server's counters with them), and writes a
-//! [`DriverReport`] as JSON to the out file.
+//! driver runs the engine with the client of its spec, starts and stops the
+//! reference server's counting window through its control port at the moments
+//! its own window opens and closes (so both count the same interval), and writes
+//! a [`DriverReport`] as JSON to the out file.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use super::control;
 use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
 use crate::config::{ClientKind, ClientSpec, Scenario};
 use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
 use crate::metrics::resources::CpuTimes;
 use crate::metrics::ErrorCounts;
-
-pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
-pub const MARK_CLOSE: &str = "BENCHGATE-WINDOW-CLOSE";
+use crate::server::ServerCounters;
 
 /// What the parent asks a driver process to do.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -32,6 +30,9 @@ pub struct TrialSpec {
     /// `http://127.0.0.1:PORT` or `https://...` (by the client's `tls`).
     pub base_url: String,
     pub round: u32,
+    /// The reference server's control port, `http://IP:PORT`; `None`: no
+    /// server counters (a server not under our control).
+    pub control_url: Option<String>,
     /// Runtime worker threads for async drivers (the client's core count).
     pub threads: usize,
 }
@@ -51,10 +52,14 @@ pub struct DriverReport {
     pub cpu: CpuTimes,
     pub histogram: Option<String>,
     pub histogram_uncorrected: Option<String>,
+    /// The server's counters for the same window.
+    pub server: Option<ServerCounters>,
+    /// Why the server's window could not be bracketed, if it could not.
+    pub server_error: Option<String>,
 }
 
 impl DriverReport {
-    pub fn from_outcome(o: &Outcome) -> DriverReport {
+    pub fn from_outcome(o: &Outcome, window: ServerWindow) -> DriverReport {
         let r = &o.recorder;
         DriverReport {
             ok: r.ok,
@@ -71,25 +76,42 @@ impl DriverReport {
                 .as_ref()
                 .filter(|h| !h.is_empty())
                 .map(|h| h.encode()),
+            server: window.counters,
+            server_error: window.error,
         }
     }
 }
 
-struct StdoutMarks;
+/// Brackets the server's counting window with the engine's.
+#[derive(Default)]
+pub struct ServerWindow {
+    control_url: Option<String>,
+    counters: Option<ServerCounters>,
+    error: Option<String>,
+}
 
-impl WindowHooks for StdoutMarks {
-    fn opened(&mut self) {
-        mark(MARK_OPEN);
-    }
-    fn closed(&mut self) {
-        mark(MARK_CLOSE);
+impl ServerWindow {
+    fn fail(&mut self, e: anyhow::Error) {
+        self.error.get_or_insert_with(|| format!("{e:#}"));
     }
 }
 
-fn mark(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
+impl WindowHooks for ServerWindow {
+    fn opened(&mut self) {
+        if let Some(url) = &self.control_url {
+            if let Err(e) = control::window_start(url) {
+                self.fail(e);
+            }
+        }
+    }
+    fn closed(&mut self) {
+        if let Some(url) = &self.control_url {
+            match control::window_stop(url) {
+                Ok(c) => self.counters = Some(c),
+                Err(e) => self.fail(e),
+            }
+        }
+    }
 }
 
 /// Runs one trial as specified and writes the report. Entry of `__drive`.
@@ -98,24 +120,35 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("reading trial spec {}", spec_path.display()))?;
     let spec: TrialSpec = serde_json::from_str(&text)
         .with_context(|| format!("parsing trial spec {}", spec_path.display()))?;
-    let outcome = drive(&spec)?;
-    let json = serde_json::to_vec(&DriverReport::from_outcome(&outcome))?;
+    let mut window = ServerWindow {
+        control_url: spec.control_url.clone(),
+        ..ServerWindow::default()
+    };
+    let outcome = drive(&spec, &mut window)?;
+    let json = serde_json::to_vec(&DriverReport::from_outcome(&outcome, window))?;
     std::fs::write(out_path, json).with_context(|| format!("writing {}", out_path.display()))?;
     Ok(())
 }
 
 /// Runs one trial in this process.
-pub fn drive(spec: &TrialSpec) -> anyhow::Result<Outcome> {
+pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Outcome> {
     let plan = TrialPlan::of(&spec.scenario);
     let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
     let workers = plan.load.workers();
     if spec.client.kind == ClientKind::ReqwestBlocking {
         let limit = crate::client::pool_limit(&spec.client, workers);
-        let client = Arc::new(BlockingClient::new(&spec.client, request, limit, plan.timeout)?);
-        return Ok(engine::run_blocking(client, plan, &mut StdoutMarks));
+        let client = Arc::new(BlockingClient::new(
+            &spec.client,
+            request,
+            limit,
+            plan.timeout,
+        )?);
+        return Ok(engine::run_blocking(client, plan, hooks));
     }
     let runtime = if spec.threads <= 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()?
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(spec.threads)
@@ -124,6 +157,6 @@ pub fn drive(spec: &TrialSpec) -> anyhow::Result<Outcome> {
     };
     runtime.block_on(async {
         let client = Arc::new(AsyncClient::build(&spec.client, request, workers)?);
-        Ok(engine::run_async(client, plan, &mut StdoutMarks).await)
+        Ok(engine::run_async(client, plan, hooks).await)
     })
 }

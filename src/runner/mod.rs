@@ -6,6 +6,7 @@
 //! After every scenario the results file is rewritten, so a late failure loses
 //! nothing.
 
+pub mod control;
 pub mod driver;
 pub mod progress;
 pub mod server_proc;
@@ -20,7 +21,9 @@ use crate::config::{ClientKind, MockScript, Suite};
 use crate::metrics::resources::allowed_cpus;
 use crate::metrics::LatencyHistogram;
 use crate::results::environment::Pinning;
-use crate::results::{CellResult, Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION};
+use crate::results::{
+    CellResult, Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION,
+};
 use driver::TrialSpec;
 use progress::Progress;
 use server_proc::ServerProcess;
@@ -91,12 +94,19 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     let mut progress = Progress::new(total as u64, opts.quiet);
 
     for scenario in &suite.scenarios {
-        let mut cells: Vec<CellAcc> = scenario.clients.iter().map(|c| CellAcc::new(&scenario.name, c)).collect();
+        let mut cells: Vec<CellAcc> = scenario
+            .clients
+            .iter()
+            .map(|c| CellAcc::new(&scenario.name, c))
+            .collect();
         for round in 1..=suite.run.rounds {
             for cell in cells.iter_mut() {
-                let client = suite
-                    .client(&cell.result.client)
-                    .with_context(|| format!("scenario {} names unknown client {}", scenario.name, cell.result.client))?;
+                let client = suite.client(&cell.result.client).with_context(|| {
+                    format!(
+                        "scenario {} names unknown client {}",
+                        scenario.name, cell.result.client
+                    )
+                })?;
                 let base_url = if client.tls {
                     server
                         .https_url
@@ -110,13 +120,23 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                     client: client.clone(),
                     base_url,
                     round,
+                    control_url: Some(server.control_url.clone()),
                     threads: client_threads,
                 };
                 progress.start(&scenario.name, &client.name, round, suite.run.rounds);
-                let trial = match trial::run_trial(&opts.exe, &spec, &server, &pinning.client_cpus, scratch.path()) {
+                let trial = match trial::run_trial(
+                    &opts.exe,
+                    &spec,
+                    &server,
+                    &pinning.client_cpus,
+                    scratch.path(),
+                ) {
                     Ok(run) => {
                         progress.finish_trial(Some(&run.metrics), None);
-                        cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
+                        cell.add_histograms(
+                            run.histogram.as_ref(),
+                            run.histogram_uncorrected.as_ref(),
+                        );
                         Trial {
                             round,
                             failure: None,
@@ -228,7 +248,11 @@ impl Drop for TempDir {
 /// A run id: UTC timestamp plus random suffix, e.g. `20261130T010203Z-3f9a1c`.
 fn run_id() -> String {
     let secs = unix_now();
-    format!("{}-{:06x}", format_utc(secs, true), rand::random::<u32>() & 0xff_ffff)
+    format!(
+        "{}-{:06x}",
+        format_utc(secs, true),
+        rand::random::<u32>() & 0xff_ffff
+    )
 }
 
 fn unix_now() -> u64 {

@@ -43,7 +43,8 @@ impl Progress {
                 "{}: {:.0} req/s, p50 {}, errors {}",
                 self.label,
                 m.throughput_rps,
-                m.latency_p50_us.map_or("n/a".into(), |v| format!("{v:.0}us")),
+                m.latency_p50_us
+                    .map_or("n/a".into(), |v| format!("{v:.0}us")),
                 m.errors.total()
             ),
             (None, Some(f)) => format!("{}: FAILED: {f}", self.label),

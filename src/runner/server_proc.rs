@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
+use super::control;
 use crate::metrics::resources::pin_command;
 use crate::server::ServerCounters;
 
@@ -17,7 +18,8 @@ pub struct ServerProcess {
     _stdin: Option<ChildStdin>,
     pub http_url: String,
     pub https_url: Option<String>,
-    control: reqwest::blocking::Client,
+    /// The uncounted control port, `http://IP:PORT`.
+    pub control_url: String,
 }
 
 impl ServerProcess {
@@ -46,18 +48,21 @@ impl ServerProcess {
         if !http_url.starts_with("http://") {
             bail!("the reference server printed {http_url:?} instead of its http:// address");
         }
-        let second = next()?;
-        let https_url = second.starts_with("https://").then_some(second);
-        let control = reqwest::blocking::Client::builder()
-            .timeout(Duration::from_secs(10))
-            .no_proxy()
-            .build()?;
+        let mut https_url = None;
+        let control_url = loop {
+            let line = next()?;
+            if line.starts_with("https://") {
+                https_url = Some(line);
+            } else if let Some(url) = line.strip_prefix("control: ") {
+                break url.to_string();
+            }
+        };
         Ok(ServerProcess {
             _stdin: child.stdin.take(),
             child,
             http_url,
             https_url,
-            control,
+            control_url,
         })
     }
 
@@ -65,31 +70,8 @@ impl ServerProcess {
         self.child.id()
     }
 
-    fn call(&self, method: reqwest::Method, path: &str) -> anyhow::Result<ServerCounters> {
-        let url = format!("{}{path}", self.http_url);
-        let resp = self
-            .control
-            .request(method, &url)
-            .send()
-            .with_context(|| format!("calling the reference server's control endpoint {path}"))?;
-        if !resp.status().is_success() {
-            bail!("control endpoint {path} answered {}", resp.status());
-        }
-        let body = resp.bytes().with_context(|| format!("reading control endpoint {path}"))?;
-        serde_json::from_slice(&body)
-            .with_context(|| format!("control endpoint {path} answered something other than counters"))
-    }
-
-    pub fn window_start(&self) -> anyhow::Result<ServerCounters> {
-        self.call(reqwest::Method::POST, "/__benchgate/window/start")
-    }
-
-    pub fn window_stop(&self) -> anyhow::Result<ServerCounters> {
-        self.call(reqwest::Method::POST, "/__benchgate/window/stop")
-    }
-
     pub fn counters(&self) -> anyhow::Result<ServerCounters> {
-        self.call(reqwest::Method::GET, "/__benchgate/counters")
+        control::counters(&self.control_url)
     }
 }
 

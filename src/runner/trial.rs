@@ -1,10 +1,10 @@
 //! One trial: a fresh driver process, watched from the outside.
 //!
 //! The parent writes the trial spec, starts `benchgate __drive` pinned to the
-//! client cores, samples its thread count and RSS from /proc, brackets the
-//! server's measurement window on the driver's markers, reaps it with `wait4`
-//! (CPU and max RSS), and turns the driver's report and the server's counters
-//! into [`TrialMetrics`]. Anything that goes wrong fails this trial only.
+//! client cores, samples its thread count from /proc, reaps it with `wait4`
+//! (CPU and max RSS), reads the server's total connection count before and
+//! after, and turns the driver's report (with the server's counters for its
+//! window) into [`TrialMetrics`]. Anything that goes wrong fails this trial only.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
-use super::driver::{DriverReport, TrialSpec, MARK_CLOSE, MARK_OPEN};
+use super::driver::{DriverReport, TrialSpec};
 use super::server_proc::ServerProcess;
 use crate::config::StopRule;
 use crate::metrics::resources::{pin_command, wait_child, PeakSampler};
@@ -83,42 +83,41 @@ pub fn run_trial(
         Vec::from(tail).join("\n")
     });
 
+    // Drain stdout so the driver never blocks on a full pipe.
     let stdout = child.stdout.take().context("driver stdout")?;
-    let mut window: Option<ServerCounters> = None;
-    let mut window_error: Option<anyhow::Error> = None;
-    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-        let outcome = match line.trim() {
-            MARK_OPEN => server.window_start().map(|_| ()),
-            MARK_CLOSE => server.window_stop().map(|c| window = Some(c)),
-            _ => Ok(()),
-        };
-        if let Err(e) = outcome {
-            window_error.get_or_insert(e);
-        }
-    }
+    for _line in BufReader::new(stdout).lines().map_while(Result::ok) {}
     let usage = wait_child(pid).context("waiting for the driver process")?;
     let timed_out = killer.disarm();
     let (peak_threads, _peak_sampled_rss) = sampler.finish();
     let stderr_tail = stderr_tail.join().unwrap_or_default();
 
     if timed_out {
-        bail!("the driver did not finish within {:?} and was killed", trial_limit(spec));
+        bail!(
+            "the driver did not finish within {:?} and was killed",
+            trial_limit(spec)
+        );
     }
     if !usage.status.success() {
         bail!(
             "the driver process failed ({}){}",
             usage.status,
-            if stderr_tail.is_empty() { String::new() } else { format!(": {stderr_tail}") }
+            if stderr_tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {stderr_tail}")
+            }
         );
     }
-    if let Some(e) = window_error {
-        return Err(e.context("bracketing the server's measurement window"));
+    let report: DriverReport =
+        serde_json::from_slice(&std::fs::read(&out_path).context("reading the driver's report")?)
+            .context("parsing the driver's report")?;
+    if let Some(e) = &report.server_error {
+        bail!("bracketing the server's measurement window: {e}");
     }
-    let window = window.context("the driver never closed its measurement window")?;
-    let report: DriverReport = serde_json::from_slice(
-        &std::fs::read(&out_path).context("reading the driver's report")?,
-    )
-    .context("parsing the driver's report")?;
+    let window = report
+        .server
+        .clone()
+        .context("the driver reported no server counters for its window")?;
     let after = server.counters()?;
 
     let decode = |h: &Option<String>| -> anyhow::Result<Option<LatencyHistogram>> {
@@ -142,7 +141,11 @@ pub fn run_trial(
         latency_p99_us: None,
         latency_p999_us: None,
         latency_max_us: None,
-        error_rate: if requests == 0 { 0.0 } else { report.errors.total() as f64 / requests as f64 },
+        error_rate: if requests == 0 {
+            0.0
+        } else {
+            report.errors.total() as f64 / requests as f64
+        },
         errors: report.errors,
         cpu_us_per_request: (requests > 0).then(|| report.cpu.total_us() as f64 / requests as f64),
         peak_rss_bytes: usage.max_rss_bytes,
@@ -152,7 +155,8 @@ pub fn run_trial(
                 .total_connections_accepted
                 .saturating_sub(before.total_connections_accepted),
         ),
-        requests_per_connection: (window.connections_used > 0).then_some(window.requests_per_connection),
+        requests_per_connection: (window.connections_used > 0)
+            .then_some(window.requests_per_connection),
         requests,
         ok: report.ok,
         elapsed_s: report.elapsed_s,

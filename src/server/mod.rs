@@ -143,6 +143,28 @@ pub async fn run(
     tls_listener: Option<TcpListener>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
+    run_with_control(server, listener, tls_listener, None, shutdown).await
+}
+
+/// Which listener a connection came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Port {
+    Plain,
+    Tls,
+    /// Out-of-band control port: its connections are never counted, so a
+    /// harness reading the counters does not disturb them.
+    Control,
+}
+
+/// [`run`], plus an optional control listener: plain HTTP whose connections
+/// are not counted (requests to control endpoints never are, on any port).
+pub async fn run_with_control(
+    server: Arc<Server>,
+    listener: TcpListener,
+    tls_listener: Option<TcpListener>,
+    control_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     let acceptor = match (&tls_listener, &server.tls) {
         (Some(_), None) => {
             anyhow::bail!("a TLS listener was given but the server was built with tls: false")
@@ -155,11 +177,12 @@ pub async fn run(
     let mut tasks = JoinSet::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, tls) = tokio::select! {
+        let (stream, port) = tokio::select! {
             biased;
             () = &mut shutdown => break,
-            accepted = listener.accept() => (accepted, false),
-            accepted = accept_opt(tls_listener.as_ref()) => (accepted, true),
+            accepted = listener.accept() => (accepted, Port::Plain),
+            accepted = accept_opt(tls_listener.as_ref()) => (accepted, Port::Tls),
+            accepted = accept_opt(control_listener.as_ref()) => (accepted, Port::Control),
             // Reap finished connection tasks (a panic there only ends its connection).
             Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
         };
@@ -170,18 +193,25 @@ pub async fn run(
                 continue;
             }
         };
-        if server.counters.open_connections() >= server.opts.max_connections as u64 {
+        let open = if port == Port::Control {
+            None
+        } else if server.counters.open_connections() >= server.opts.max_connections as u64 {
             drop(stream);
             continue;
-        }
-        let open = OpenGuard::new(&server);
+        } else {
+            Some(OpenGuard::new(&server))
+        };
         let _ = stream.set_nodelay(true);
         let state = Arc::new(ConnState::default());
         let io = ConnIo::new(stream, state.clone(), server.opts.idle_timeout);
         let handler = Handler::new(server.clone(), state);
         let builder = builder.clone();
         let watcher = graceful.watcher();
-        let acceptor = if tls { acceptor.clone() } else { None };
+        let acceptor = if port == Port::Tls {
+            acceptor.clone()
+        } else {
+            None
+        };
         tasks.spawn(async move {
             let _open = open;
             match acceptor {
@@ -202,6 +232,7 @@ pub async fn run(
     }
     drop(listener);
     drop(tls_listener);
+    drop(control_listener);
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;
     tasks.shutdown().await;
     Ok(())

@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 
-use super::{run, Server, ServerOptions};
+use super::{run_with_control, Server, ServerOptions};
 
 /// Validated arguments of `benchgate serve`.
 #[derive(Debug, Clone)]
@@ -40,7 +40,8 @@ impl Default for ServeArgs {
 }
 
 /// Runs the reference server until SIGTERM/SIGINT (or stdin EOF when asked).
-/// Prints `http://IP:PORT` and, with TLS, `https://IP:PORT`, then flushes stdout.
+/// Prints `http://IP:PORT`, with TLS `https://IP:PORT`, then
+/// `control: http://IP:PORT` (the uncounted control port), then flushes stdout.
 pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
     let mut rt = if args.threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
@@ -72,15 +73,19 @@ pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("binding --tls-listen {addr}"))?;
             Some(l)
         };
+        let control = TcpListener::bind(SocketAddr::new(args.listen.ip(), 0))
+            .await
+            .context("binding the control port")?;
         let mut out = std::io::stdout().lock();
         writeln!(out, "http://{}", listener.local_addr()?)?;
         if let Some(l) = &tls_listener {
             writeln!(out, "https://{}", l.local_addr()?)?;
         }
+        writeln!(out, "control: http://{}", control.local_addr()?)?;
         out.flush()?;
         drop(out);
         let shutdown = shutdown_signal(args.exit_on_stdin_eof)?;
-        run(server, listener, tls_listener, shutdown).await
+        run_with_control(server, listener, tls_listener, Some(control), shutdown).await
     })?;
     // Don't wait for the stdin reader thread: it may be blocked in read(2).
     rt.shutdown_background();
