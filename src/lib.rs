@@ -8,6 +8,9 @@
 //! - [`engine`]: schedules (closed/open loop), the measurement window, recorders.
 //! - [`metrics`]: HDR latency histograms, error classes, resource usage.
 //! - [`results`]: the versioned results file and the environment fingerprint.
+//! - [`runner`]: `benchgate run`: server process, one driver process per trial.
+//! - [`report`]: renderers (terminal table).
+//! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
 pub mod cli;
 pub mod client;
@@ -19,3 +22,4 @@ pub mod report;
 pub mod results;
 pub mod runner;
 pub mod server;
+pub mod timer;

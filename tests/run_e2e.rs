@@ -2,23 +2,16 @@
 //! process, real driver processes, real loopback sockets. Each run is small and
 //! bounded (well under 10 s).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use std::path::Path;
 
 use benchgate::metrics::LatencyHistogram;
-use benchgate::results::{CellResult, RunResults};
-
-fn exe() -> &'static str {
-    env!("CARGO_BIN_EXE_benchgate")
-}
+use benchgate::results::RunResults;
+use common::{cell, run_config, schema_path};
 
 fn schema() -> serde_json::Value {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/schema/results.schema.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+    serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap()
 }
 
 /// Validates a results file against the repository's JSON Schema.
@@ -35,34 +28,6 @@ fn assert_schema_valid(path: &Path) {
         "results do not match the schema:\n{}",
         errors.join("\n")
     );
-}
-
-struct Run {
-    dir: tempfile::TempDir,
-    out: PathBuf,
-}
-
-fn run_config(toml: &str, extra: &[&str]) -> (Run, std::process::Output) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("benchgate.toml");
-    std::fs::write(&config, toml).unwrap();
-    let out = dir.path().join("results.json");
-    let output = Command::new(exe())
-        .arg("run")
-        .arg("--config")
-        .arg(&config)
-        .arg("--out")
-        .arg(&out)
-        .args(extra)
-        .env("CI", "true")
-        .output()
-        .unwrap();
-    (Run { dir, out }, output)
-}
-
-fn cell<'a>(r: &'a RunResults, scenario: &str, client: &str) -> &'a CellResult {
-    r.cell(scenario, client)
-        .unwrap_or_else(|| panic!("no cell {scenario}/{client}"))
 }
 
 const TWO_CLIENTS: &str = r#"
@@ -106,7 +71,8 @@ clients = ["reqwest"]
 
 #[test]
 fn run_writes_schema_valid_results_that_agree_with_the_server() {
-    let (run, output) = run_config(TWO_CLIENTS, &[]);
+    let run = run_config(TWO_CLIENTS, &[]);
+    let output = &run.output;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "benchgate run failed: {stderr}");
     assert_schema_valid(&run.out);
@@ -239,7 +205,7 @@ name = "mocked"
 path = "/bytes/1"
 concurrency = 2
 "#;
-    let (run, output) = run_config(
+    let run = run_config(
         toml,
         &[
             "--mock-latencies-us",
@@ -248,6 +214,7 @@ concurrency = 2
             "10",
         ],
     );
+    let output = &run.output;
     assert!(
         output.status.success(),
         "{}",
@@ -275,7 +242,8 @@ concurrency = 2
 
 #[test]
 fn bad_config_exits_2_naming_file_line_and_fix() {
-    let (_run, output) = run_config("[[client]]\nname = \"a\"\nkind = \"curl\"\n", &[]);
+    let run = run_config("[[client]]\nname = \"a\"\nkind = \"curl\"\n", &[]);
+    let output = &run.output;
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("benchgate.toml:3"), "{stderr}");
@@ -284,7 +252,8 @@ fn bad_config_exits_2_naming_file_line_and_fix() {
 
 #[test]
 fn unknown_scenario_filter_is_an_error() {
-    let (_run, output) = run_config(TWO_CLIENTS, &["--scenario", "nope"]);
+    let run = run_config(TWO_CLIENTS, &["--scenario", "nope"]);
+    let output = &run.output;
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -36,6 +36,10 @@ pub struct TrialPlan {
     pub warmup: Duration,
     pub stop: StopRule,
     pub timeout: Duration,
+    /// Open loop: wait for each intended start with the precise timer
+    /// ([`crate::timer`]) rather than tokio's 1 ms wheel. Off only in tests on
+    /// tokio's paused clock, which the precise timer does not follow.
+    pub precise_timer: bool,
 }
 
 impl TrialPlan {
@@ -45,6 +49,7 @@ impl TrialPlan {
             warmup: s.warmup,
             stop: s.stop,
             timeout: s.timeout,
+            precise_timer: true,
         }
     }
 }
@@ -92,7 +97,11 @@ pub async fn run_async(
                     Ticket::Go(t) => t,
                 };
                 if sched.is_open_loop() {
-                    tokio::time::sleep_until(intended).await;
+                    if plan.precise_timer {
+                        crate::timer::sleep_until_precise(intended.into_std()).await;
+                    } else {
+                        tokio::time::sleep_until(intended).await;
+                    }
                 }
                 let sent = Instant::now();
                 let result = tokio::select! {

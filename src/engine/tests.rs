@@ -25,6 +25,7 @@ fn plan(load: Load, warmup: Duration, stop: StopRule) -> TrialPlan {
         warmup,
         stop,
         timeout: Duration::from_secs(10),
+        precise_timer: false,
     }
 }
 

@@ -87,7 +87,7 @@ impl Handler {
             }
             Endpoint::Upload => self.deferred(start, upload(server.clone(), req)),
             Endpoint::Delay(wait) => self.deferred(start, async move {
-                tokio::time::sleep(wait).await;
+                crate::timer::sleep_precise(wait).await;
                 Ok(Response::new(Payload::from_static(b"ok")))
             }),
             Endpoint::Stall(wait) => self.deferred(start, faults::stall(wait)),

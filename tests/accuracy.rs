@@ -1,0 +1,61 @@
+//! Accuracy: the latency benchgate reports for a known server delay is that
+//! delay plus the idle loopback round trip, within 2%.
+//!
+//! "Idle" matters: after 10 ms without work both cores have gone idle, and
+//! waking them costs tens of microseconds that a back-to-back round trip never
+//! pays. So the round trip is measured the same way, one request every 10 ms.
+
+mod common;
+
+use common::{cell, median, run_config};
+
+#[test]
+fn delay_10ms_at_concurrency_1_reports_10ms_plus_round_trip() {
+    let run = run_config(
+        r#"
+[run]
+rounds = 3
+warmup = "200ms"
+duration = "1s"
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+# The idle loopback round trip: an empty response, one request every 10 ms, so
+# both sides wake from idle as they do after a 10 ms delay.
+[[scenario]]
+name = "rtt"
+path = "/bytes/0"
+rate = 100
+max_in_flight = 1
+
+[[scenario]]
+name = "delay-10ms"
+path = "/delay/10"
+concurrency = 1
+"#,
+        &[],
+    );
+    let r = run.results();
+    let rtt = median(cell(&r, "rtt", "hyper"), "latency_p50_us");
+    let delay = cell(&r, "delay-10ms", "hyper");
+    let p50 = median(delay, "latency_p50_us");
+    let expected = 10_000.0 + rtt;
+    let error = (p50 - expected) / expected;
+    assert!(
+        error.abs() <= 0.02,
+        "p50 {p50} us vs expected {expected} us (10 ms + rtt {rtt} us): {:+.2}%",
+        error * 100.0
+    );
+    // The server's own view agrees: it held each request for 10 ms.
+    for t in &delay.trials {
+        let s = t.server.as_ref().unwrap();
+        assert!(s.service_time.p50 >= 10_000, "{:?}", s.service_time);
+        assert!(
+            (s.service_time.p50 as f64) < 10_000.0 * 1.02,
+            "{:?}",
+            s.service_time
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! Helpers shared by the integration tests: run the real binary on a config.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use benchgate::results::{CellResult, RunResults};
+
+pub fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_benchgate")
+}
+
+/// A finished `benchgate run` in its own temporary directory.
+pub struct Run {
+    pub dir: tempfile::TempDir,
+    pub out: PathBuf,
+    pub output: Output,
+}
+
+impl Run {
+    pub fn results(&self) -> RunResults {
+        assert!(
+            self.output.status.success(),
+            "benchgate run failed: {}",
+            String::from_utf8_lossy(&self.output.stderr)
+        );
+        RunResults::read(&self.out).unwrap()
+    }
+}
+
+/// Runs `benchgate run --config <toml> --out <tmp>` with `extra` arguments.
+pub fn run_config(toml: &str, extra: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("benchgate.toml");
+    std::fs::write(&config, toml).unwrap();
+    let out = dir.path().join("results.json");
+    let output = Command::new(exe())
+        .arg("run")
+        .arg("--config")
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    Run { dir, out, output }
+}
+
+pub fn cell<'a>(r: &'a RunResults, scenario: &str, client: &str) -> &'a CellResult {
+    r.cell(scenario, client)
+        .unwrap_or_else(|| panic!("no cell {scenario}/{client}"))
+}
+
+/// Median of a metric over a cell's trials.
+pub fn median(c: &CellResult, metric: &str) -> f64 {
+    c.summary
+        .get(metric)
+        .unwrap_or_else(|| panic!("{}/{} has no {metric}", c.scenario, c.client))
+        .median
+}
+
+pub fn schema_path() -> &'static Path {
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/schema/results.schema.json"
+    ))
+}
