@@ -117,7 +117,7 @@ pub async fn sleep_until_precise(at: Instant) {
         let mut q = t.queue.lock().unwrap_or_else(|p| p.into_inner());
         q.seq += 1;
         let seq = q.seq;
-        let earliest = q.heap.peek().map_or(true, |Reverse(e)| at < e.at);
+        let earliest = q.heap.peek().is_none_or(|Reverse(e)| at < e.at);
         q.heap.push(Reverse(Entry { at, seq, tx }));
         if earliest {
             t.changed.notify_one();

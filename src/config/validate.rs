@@ -141,7 +141,7 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
         .unwrap_or(StopRule::Duration(DEFAULT_DURATION));
     let timeout =
         opt_duration(run.timeout.as_ref(), "run.timeout", true)?.unwrap_or(DEFAULT_TIMEOUT);
-    let pin = run.pin.as_ref().map_or(true, |p| p.value);
+    let pin = run.pin.as_ref().is_none_or(|p| p.value);
     Ok((
         RunSettings { rounds, pin },
         RunDefaults {
