@@ -65,8 +65,12 @@ pub trait WindowHooks: Send {
 pub struct NoHooks;
 impl WindowHooks for NoHooks {}
 
-fn shard_count(workers: u32) -> usize {
-    (workers as usize).clamp(1, 8)
+/// A trial's shared state, starting now: worker count, schedule, recorders.
+fn start(plan: &TrialPlan) -> (u32, Arc<Schedule>, Arc<Shards>) {
+    let workers = plan.load.workers().max(1);
+    let sched = Schedule::new(plan.load, plan.warmup, plan.stop, Instant::now());
+    let shards = Shards::new((workers as usize).clamp(1, 8), sched.is_open_loop());
+    (workers, Arc::new(sched), Arc::new(shards))
 }
 
 /// Runs one trial with an async driver on the current tokio runtime.
@@ -75,14 +79,7 @@ pub async fn run_async(
     plan: TrialPlan,
     hooks: &mut dyn WindowHooks,
 ) -> Outcome {
-    let workers = plan.load.workers().max(1);
-    let sched = Arc::new(Schedule::new(
-        plan.load,
-        plan.warmup,
-        plan.stop,
-        Instant::now(),
-    ));
-    let shards = Arc::new(Shards::new(shard_count(workers), sched.is_open_loop()));
+    let (workers, sched, shards) = start(&plan);
     let (close_tx, close_rx) = watch::channel(false);
     let close_tx = Arc::new(close_tx);
 
@@ -153,14 +150,7 @@ pub fn run_blocking(
     plan: TrialPlan,
     hooks: &mut dyn WindowHooks,
 ) -> Outcome {
-    let workers = plan.load.workers().max(1);
-    let sched = Arc::new(Schedule::new(
-        plan.load,
-        plan.warmup,
-        plan.stop,
-        Instant::now(),
-    ));
-    let shards = Arc::new(Shards::new(shard_count(workers), sched.is_open_loop()));
+    let (workers, sched, shards) = start(&plan);
 
     let mut threads = Vec::with_capacity(workers as usize);
     for w in 0..workers as usize {
