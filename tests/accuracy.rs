@@ -14,7 +14,7 @@ fn delay_10ms_at_concurrency_1_reports_10ms_plus_round_trip() {
     let run = run_config(
         r#"
 [run]
-rounds = 3
+rounds = 5
 warmup = "200ms"
 duration = "1s"
 
@@ -48,12 +48,13 @@ concurrency = 1
         "p50 {p50} us vs expected {expected} us (10 ms + rtt {rtt} us): {:+.2}%",
         error * 100.0
     );
-    // The server's own view agrees: it held each request for 10 ms.
+    // The server's own view agrees: it held each request for 10 ms, never
+    // less (the precise timer is never early), and not much more.
     for t in &delay.trials {
         let s = t.server.as_ref().unwrap();
         assert!(s.service_time.p50 >= 10_000, "{:?}", s.service_time);
         assert!(
-            (s.service_time.p50 as f64) < 10_000.0 * 1.02,
+            (s.service_time.p50 as f64) < 10_000.0 * 1.05,
             "{:?}",
             s.service_time
         );

@@ -15,6 +15,7 @@
 pub mod recorder;
 pub mod schedule;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,38 +81,46 @@ pub async fn run_async(
     hooks: &mut dyn WindowHooks,
 ) -> Outcome {
     let (workers, sched, shards) = start(&plan);
-    let (close_tx, close_rx) = watch::channel(false);
+    // Only the worker that completes the n-th request (request-count stop)
+    // sends on this; only the monitor below waits on it.
+    let (close_tx, mut close_rx) = watch::channel(false);
     let close_tx = Arc::new(close_tx);
+    // Set while a worker's request is in flight: what is still set when the
+    // window closes and the workers are aborted was in flight at the deadline.
+    let in_flight: Arc<[AtomicBool]> = (0..workers).map(|_| AtomicBool::new(false)).collect();
 
     let mut tasks = Vec::with_capacity(workers as usize);
     for w in 0..workers as usize {
         let (client, sched, shards) = (client.clone(), sched.clone(), shards.clone());
-        let (mut close_rx, close_tx) = (close_rx.clone(), close_tx.clone());
+        let (close_tx, in_flight) = (close_tx.clone(), in_flight.clone());
         tasks.push(tokio::spawn(async move {
+            // One timer per worker, re-armed per request: no timer entry is
+            // created and dropped for every request.
+            let timeout = tokio::time::sleep(plan.timeout);
+            tokio::pin!(timeout);
             loop {
-                let intended = match sched.next(Instant::now()) {
+                let now = Instant::now();
+                let intended = match sched.next(now) {
                     Ticket::Stop => break,
                     Ticket::Go(t) => t,
                 };
-                if sched.is_open_loop() {
-                    if plan.precise_timer {
-                        crate::timer::sleep_until_precise(intended.into_std()).await;
-                    } else {
-                        tokio::time::sleep_until(intended).await;
-                    }
-                }
-                let sent = Instant::now();
+                let sent = if sched.is_open_loop() {
+                    wait_until(intended, plan.precise_timer).await;
+                    Instant::now()
+                } else {
+                    now
+                };
+                in_flight[w].store(true, Ordering::Relaxed);
+                timeout.as_mut().reset(sent + plan.timeout);
+                let send = client.send();
+                tokio::pin!(send);
                 let result = tokio::select! {
                     biased;
-                    r = tokio::time::timeout(plan.timeout, client.send()) => {
-                        r.unwrap_or(Err(ErrorClass::Timeout))
-                    }
-                    _ = close_rx.wait_for(|closed| *closed) => {
-                        shards.late(w);
-                        break;
-                    }
+                    r = &mut send => r,
+                    _ = &mut timeout => Err(ErrorClass::Timeout),
                 };
                 let done = Instant::now();
+                in_flight[w].store(false, Ordering::Relaxed);
                 let (slot, closed_now) = sched.window().complete(done);
                 if closed_now {
                     let _ = close_tx.send(true);
@@ -122,26 +131,43 @@ pub async fn run_async(
     }
 
     let window = sched.window();
-    tokio::time::sleep_until(window.opens()).await;
+    wait_until(window.opens(), plan.precise_timer).await;
     let cpu_start = self_cpu();
     hooks.opened();
     match window.deadline() {
         Some(deadline) => {
-            tokio::time::sleep_until(deadline).await;
+            wait_until(deadline, plan.precise_timer).await;
             window.close();
-            let _ = close_tx.send(true);
         }
         None => {
-            let mut rx = close_rx.clone();
-            let _ = rx.wait_for(|closed| *closed).await;
+            let _ = close_rx.wait_for(|closed| *closed).await;
         }
     }
     let cpu = self_cpu().since(&cpu_start);
     hooks.closed();
+    // Requests still in flight now are abandoned: abort their workers (a task
+    // only stops at an await, never inside `record`), then count them.
+    for t in &tasks {
+        t.abort();
+    }
     for t in tasks {
         let _ = t.await;
     }
+    for (w, flag) in in_flight.iter().enumerate() {
+        if flag.load(Ordering::Relaxed) {
+            shards.late(w);
+        }
+    }
     shards.into_outcome(window.elapsed(), cpu)
+}
+
+/// Sleeps until `t`, on the precise timer or on tokio's (paused-clock tests).
+async fn wait_until(t: Instant, precise: bool) {
+    if precise {
+        crate::timer::sleep_until_precise(t.into_std()).await;
+    } else {
+        tokio::time::sleep_until(t).await;
+    }
 }
 
 /// Runs one trial with the blocking driver: one OS thread per worker.
