@@ -1,0 +1,367 @@
+#!/usr/bin/env bash
+# Engine overhead and server headroom, measured in one run with one pinning:
+# load generators on CPU 0 (taskset -c 0), servers on CPU 1 (taskset -c 1).
+#
+# 1. Client cost: CPU µs per request for a keep-alive GET /bytes/22 at 16
+#    connections against the reference server, for benchgate's hyper driver
+#    (`benchgate run`), oha, wrk and examples/bare_hyper_loop.rs (the floor: a
+#    hyper-util client loop with no harness). Targets: benchgate <= 1.1x bare,
+#    <= 1.0x oha.
+# 2. Server headroom: `wrk -t1 -c16` against `benchgate serve` and against nginx
+#    (one worker, same 22-byte body). Target: reference server >= 1.2x nginx req/s.
+#
+# Every tool runs RUNS times, interleaved (A B C D A B C D ...); the table shows
+# medians. Idempotent: installs what is missing (apt: wrk nginx jq; cargo: oha),
+# builds benchgate and the example in release, stops every process it started.
+#
+# Usage: scripts/bench-engine.sh        (env: RUNS=3 DURATION=5 CONCURRENCY=16
+#        CARGO_TARGET_DIR=... BENCHGATE_TOOLS=~/.cache/benchgate/tools)
+# Output: a summary on stdout and in target/bench-engine.md.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+TOOLS=${BENCHGATE_TOOLS:-$HOME/.cache/benchgate/tools}
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-5}      # seconds measured per run
+WARMUP=${WARMUP:-1}          # seconds (benchgate and the bare loop; oha/wrk have none)
+CONCURRENCY=${CONCURRENCY:-16}
+# oha's tokio worker threads. 1 like every other client here (wrk -t1, current-thread
+# runtimes); oha's default is one per physical core, which pinned to one CPU only
+# adds context switches.
+OHA_THREADS=${OHA_THREADS:-1}
+BODY_PATH=/bytes/22
+# Before each run, wait up to QUIET_WAIT seconds for the machine to be idle (busy
+# share of all CPUs under QUIET_PCT percent): a shared machine's builds skew CPU/request.
+QUIET_WAIT=${QUIET_WAIT:-120}
+QUIET_PCT=${QUIET_PCT:-10}
+CLIENT_CPU=0
+SERVER_CPU=1
+REPORT=$ROOT/target/bench-engine.md
+
+log() { printf '[bench-engine] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 2; }
+
+# ---------------------------------------------------------------- processes
+PIDS=()
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-engine.XXXXXX")
+cleanup() {
+    local pid
+    for pid in "${PIDS[@]}"; do
+        kill "$pid" 2>/dev/null || true
+    done
+    for pid in "${PIDS[@]}"; do
+        wait "$pid" 2>/dev/null || true
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- installs
+[ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (client on CPU $CLIENT_CPU, server on CPU $SERVER_CPU)"
+missing=()
+command -v wrk >/dev/null || missing+=(wrk)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v jq >/dev/null || missing+=(jq)
+command -v taskset >/dev/null || missing+=(util-linux)
+if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]} (apt-get)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+OHA=$TOOLS/bin/oha
+if [ ! -x "$OHA" ]; then
+    log "installing oha into $TOOLS (cargo install, takes a few minutes)"
+    nice -n 10 cargo install oha --locked --root "$TOOLS" >&2
+fi
+
+log "building benchgate and examples/bare_hyper_loop (release)"
+nice -n 10 cargo build --release --quiet --bin benchgate --example bare_hyper_loop >&2
+BG=$TARGET/release/benchgate
+# oha >= 1.5 spells JSON output `--output-format json`; older ones `--json`.
+if [[ $("$OHA" --help) == *--output-format* ]]; then OHA_JSON="--output-format json"; else OHA_JSON=--json; fi
+BARE=$TARGET/release/examples/bare_hyper_loop
+
+# ---------------------------------------------------------------- helpers
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a !~ /^[0-9.e+-]+$/ || b !~ /^[0-9.e+-]+$/ || b+0 == 0) print "n/a"; else printf "%.2f", a/b}'; }
+
+# CPU seconds (user+sys) of a process and its live children, from /proc (10 ms ticks).
+proc_cpu_s() {
+    local pid total=0 hz
+    hz=$(getconf CLK_TCK)
+    for pid in "$@" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+        [ -r /proc/"$pid"/stat ] || continue
+        total=$((total + $(awk '{sub(/^.*\) /, ""); print $12 + $13}' /proc/"$pid"/stat)))
+    done
+    awk -v t="$total" -v hz="$hz" 'BEGIN {printf "%.3f", t / hz}'
+}
+
+# Runs a command on the client CPU; prints "user_s sys_s" of it (and its children)
+# to the file $1 (bash's `time`: getrusage of the waited children, ms resolution).
+timed() {
+    local out=$1; shift
+    local TIMEFORMAT='%3U %3S'
+    { time taskset -c "$CLIENT_CPU" "$@" >"$WORK/timed.stdout" 2>"$WORK/timed.stderr"; } 2>"$out"
+}
+
+# Busy share (percent) of all CPUs over half a second, from /proc/stat.
+busy_pct() {
+    local a b
+    a=$(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+    sleep 0.5
+    b=$(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[2] - x[2]; printf "%d", (d > 0) ? 100 * (y[1] - x[1]) / d : 0}'
+}
+
+NOISY_RUNS=0
+# Waits for an idle machine; counts the runs that had to start on a busy one.
+wait_quiet() {
+    local start=$SECONDS busy
+    while busy=$(busy_pct); [ "$busy" -gt "$QUIET_PCT" ]; do
+        if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ]; then
+            log "  machine still ${busy}% busy after ${QUIET_WAIT}s; measuring anyway"
+            NOISY_RUNS=$((NOISY_RUNS + 1))
+            return
+        fi
+        sleep 2
+    done
+}
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+wait_port() {
+    local port=$1 i
+    for i in $(seq 100); do
+        (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null && return 0
+        sleep 0.05
+    done
+    die "nothing listens on 127.0.0.1:$port"
+}
+
+# ---------------------------------------------------------------- servers
+SERVER_LOG=$WORK/server.out
+taskset -c "$SERVER_CPU" "$BG" serve --listen 127.0.0.1:0 --no-tls >"$SERVER_LOG" 2>"$WORK/server.err" &
+SERVER_PID=$!
+PIDS+=("$SERVER_PID")
+for _ in $(seq 100); do
+    [ -s "$SERVER_LOG" ] && break
+    sleep 0.05
+done
+SERVER_URL=$(head -n1 "$SERVER_LOG" | tr -d '\r')
+case $SERVER_URL in http://127.0.0.1:*) ;; *) die "benchgate serve printed '$SERVER_URL'" ;; esac
+URL=$SERVER_URL$BODY_PATH
+BODY=$(curl -sf "$URL") || die "GET $URL failed"
+BODY_TYPE=$(curl -sf -o /dev/null -w '%{content_type}' "$URL")
+[ ${#BODY} -eq 22 ] || die "$URL returned ${#BODY} bytes, expected 22"
+log "reference server $SERVER_URL (pid $SERVER_PID, CPU $SERVER_CPU); /bytes/22 = '$BODY' ($BODY_TYPE)"
+
+NGINX_DIR=$WORK/nginx
+NGINX_PORT=$(free_port)
+mkdir -p "$NGINX_DIR/tmp"
+cat >"$NGINX_DIR/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 65s;
+    client_body_temp_path $NGINX_DIR/tmp/body;
+    proxy_temp_path $NGINX_DIR/tmp/proxy;
+    fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
+    uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
+    scgi_temp_path $NGINX_DIR/tmp/scgi;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location / {
+            default_type ${BODY_TYPE:-application/octet-stream};
+            return 200 "$BODY";
+        }
+    }
+}
+EOF
+taskset -c "$SERVER_CPU" "$NGINX" -p "$NGINX_DIR" -e "$NGINX_DIR/error.log" -c "$NGINX_DIR/nginx.conf" \
+    2>"$NGINX_DIR/stderr" &
+NGINX_PID=$!
+PIDS+=("$NGINX_PID")
+wait_port "$NGINX_PORT"
+NGINX_URL=http://127.0.0.1:$NGINX_PORT$BODY_PATH
+[ "$(curl -sf "$NGINX_URL")" = "$BODY" ] || die "nginx does not return the same body as $URL"
+log "nginx $NGINX_URL (pid $NGINX_PID, CPU $SERVER_CPU)"
+
+# ---------------------------------------------------------------- one run of each tool
+# Each prints "req_per_s cpu_us_per_request" on stdout; raw output stays in $WORK.
+
+BG_CONFIG=$WORK/benchgate.toml
+cat >"$BG_CONFIG" <<EOF
+[run]
+rounds = 3
+warmup = "${WARMUP}s"
+duration = "${DURATION}s"
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+[[scenario]]
+name = "get-22b"
+method = "GET"
+path = "$BODY_PATH"
+concurrency = $CONCURRENCY
+EOF
+
+run_benchgate() {
+    local out=$WORK/benchgate-$1.json
+    # Restricted to CPUs 0,1, `benchgate run` puts its server on the last allowed CPU
+    # (1) and its driver processes on the others (0): the same placement as the rest.
+    taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$BG_CONFIG" --out "$out" --quiet \
+        >"$WORK/benchgate-$1.log" 2>&1 || { cat "$WORK/benchgate-$1.log" >&2; die "benchgate run failed"; }
+    local rps cpu
+    rps=$(jq '[.results[].trials[].metrics.throughput_rps] | .[]' "$out" | median)
+    cpu=$(jq '[.results[].trials[].metrics.cpu_us_per_request] | .[]' "$out" | median)
+    jq -r '.results[].trials[].metrics | "    trial: \(.throughput_rps|floor) req/s, \(.cpu_us_per_request*100|round/100) us/req, errors \(.error_rate)"' "$out" >&2
+    echo "$rps $cpu"
+}
+
+run_oha() {
+    local t=$WORK/oha-$1.time
+    timed "$t" "$OHA" -z "${DURATION}s" -c "$CONCURRENCY" --no-tui $OHA_JSON \
+        --worker-threads "$OHA_THREADS" "$URL"
+    cp "$WORK/timed.stdout" "$WORK/oha-$1.json"
+    local n elapsed
+    n=$(jq '[.statusCodeDistribution[]] | add // 0' "$WORK/oha-$1.json")
+    elapsed=$(jq '.summary.total' "$WORK/oha-$1.json")
+    read -r u s <"$t"
+    awk -v n="$n" -v e="$elapsed" -v u="$u" -v s="$s" 'BEGIN {printf "%.0f %.3f\n", n/e, (u+s)*1e6/n}'
+}
+
+run_wrk() {
+    local url=$2 t=$WORK/wrk-$1.time
+    timed "$t" wrk -t1 -c"$CONCURRENCY" -d"${DURATION}s" "$url"
+    cp "$WORK/timed.stdout" "$WORK/wrk-$1.txt"
+    grep -q 'Non-2xx\|Socket errors' "$WORK/wrk-$1.txt" && log "wrk reported errors: $(grep 'Non-2xx\|Socket errors' "$WORK/wrk-$1.txt")"
+    local n elapsed
+    read -r n elapsed < <(awk '/requests in/ {gsub(/s,?$/, "", $4); print $1, $4}' "$WORK/wrk-$1.txt")
+    read -r u s <"$t"
+    awk -v n="$n" -v e="$elapsed" -v u="$u" -v s="$s" 'BEGIN {printf "%.0f %.3f\n", n/e, (u+s)*1e6/n}'
+}
+
+run_bare() {
+    timed "$WORK/bare-$1.time" "$BARE" "$URL" --concurrency "$CONCURRENCY" --duration "$DURATION" --warmup "$WARMUP"
+    cp "$WORK/timed.stdout" "$WORK/bare-$1.json"
+    [ "$(jq .errors "$WORK/bare-$1.json")" = 0 ] || log "bare loop reported errors: $(cat "$WORK/bare-$1.json")"
+    jq -r '"\(.requests / .elapsed_s) \((.cpu_user_us + .cpu_sys_us) / .requests)"' "$WORK/bare-$1.json"
+}
+
+# wrk against a server; prints "req_per_s server_cpu_us_per_request server_busy_percent".
+run_server() {
+    local name=$1 url=$2 pid=$3 c0 c1 line
+    c0=$(proc_cpu_s "$pid")
+    line=$(run_wrk "$name" "$url")
+    c1=$(proc_cpu_s "$pid")
+    local n
+    n=$(awk '/requests in/ {print $1}' "$WORK/wrk-$name.txt")
+    echo "${line%% *} $(awk -v a="$c0" -v b="$c1" -v n="$n" -v d="$DURATION" 'BEGIN {printf "%.3f %.0f", (b-a)*1e6/n, 100*(b-a)/d}')"
+}
+
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---------------------------------------------------------------- 1. client cost
+declare -A RPS CPU
+TOOLS_ORDER=(benchgate oha wrk bare)
+log "client cost: $RUNS x (benchgate oha wrk bare), ${DURATION}s each, c=$CONCURRENCY, GET $BODY_PATH"
+for r in $(seq "$RUNS"); do
+    for tool in "${TOOLS_ORDER[@]}"; do
+        wait_quiet
+        case $tool in
+            benchgate) line=$(run_benchgate "$r") ;;
+            oha) line=$(run_oha "$r") ;;
+            wrk) line=$(run_wrk "client-$r" "$URL") ;;
+            bare) line=$(run_bare "$r") ;;
+        esac
+        read -r rps cpu <<<"$line"
+        log "  run $r $tool: $(printf '%.0f' "$rps") req/s, $(printf '%.2f' "$cpu") us/req"
+        RPS[$tool]+="$rps "
+        CPU[$tool]+="$cpu "
+    done
+done
+
+# ---------------------------------------------------------------- 2. server headroom
+declare -A SRPS SCPU SBUSY
+log "server headroom: $RUNS x (benchgate-serve nginx) under wrk -t1 -c$CONCURRENCY -d${DURATION}s"
+for r in $(seq "$RUNS"); do
+    for srv in benchgate-serve nginx; do
+        wait_quiet
+        if [ "$srv" = nginx ]; then
+            line=$(run_server "nginx-$r" "$NGINX_URL" "$NGINX_PID")
+        else
+            line=$(run_server "serve-$r" "$URL" "$SERVER_PID")
+        fi
+        read -r rps cpu busy <<<"$line"
+        log "  run $r $srv: $rps req/s, server $cpu us/req, server CPU busy $busy%"
+        SRPS[$srv]+="$rps "
+        SCPU[$srv]+="$cpu "
+        SBUSY[$srv]+="$busy "
+    done
+done
+
+# ---------------------------------------------------------------- report
+med() { tr ' ' '\n' <<<"$1" | grep . | median; }
+{
+    echo "# bench-engine"
+    echo
+    echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r)"
+    echo "- load average at start / end: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) ; runs started on a busy machine (> ${QUIET_PCT}% CPU after waiting ${QUIET_WAIT}s): $NOISY_RUNS of $((RUNS * 6))"
+    echo "- oha $("$OHA" --version | awk '{print $2}') with --worker-threads $OHA_THREADS; $(wrk -v 2>&1 | awk 'NR==1 {print $1, $2}'); nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
+    echo "- commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
+    echo "- pinning: load generator on CPU $CLIENT_CPU, server on CPU $SERVER_CPU; GET $BODY_PATH keep-alive, $CONCURRENCY connections, ${DURATION}s per run, $RUNS runs interleaved, medians"
+    echo "- CPU: benchgate = getrusage(SELF) of the driver in its window (median of 3 trials per run); bare loop = getrusage(SELF) after ${WARMUP}s warmup; oha, wrk = user+sys of the whole process (bash time), no warmup"
+    echo
+    echo "## 1. Client cost (against benchgate serve)"
+    echo
+    echo "| tool | req/s | CPU µs/request | vs bare loop | vs oha | runs (µs/req) |"
+    echo "|---|---:|---:|---:|---:|---|"
+    bare_cpu=$(med "${CPU[bare]}")
+    oha_cpu=$(med "${CPU[oha]}")
+    for tool in "${TOOLS_ORDER[@]}"; do
+        c=$(med "${CPU[$tool]}")
+        printf '| %s | %.0f | %.2f | %sx | %sx | %s |\n' "$tool" "$(med "${RPS[$tool]}")" "$c" \
+            "$(ratio "$c" "$bare_cpu")" "$(ratio "$c" "$oha_cpu")" \
+            "$(for v in ${CPU[$tool]}; do printf '%.2f ' "$v"; done)"
+    done
+    bg_cpu=$(med "${CPU[benchgate]}")
+    paired() { paste -d' ' <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) | awk '{printf "%.3f\n", $1/$2}'; }
+    echo
+    echo "Paired by run (same round, so machine drift hits both): benchgate/bare = $(paired "${CPU[benchgate]}" "${CPU[bare]}" | tr '\n' ' ')(median $(paired "${CPU[benchgate]}" "${CPU[bare]}" | median)), benchgate/oha = $(paired "${CPU[benchgate]}" "${CPU[oha]}" | tr '\n' ' ')(median $(paired "${CPU[benchgate]}" "${CPU[oha]}" | median))"
+    echo
+    vs_bare=$(ratio "$bg_cpu" "$bare_cpu")
+    vs_oha=$(ratio "$bg_cpu" "$oha_cpu")
+    verdict() { awk -v r="$1" -v t="$2" 'BEGIN {print (r == "n/a") ? "not measured" : (r+0 <= t+0) ? "met" : "MISSED"}'; }
+    echo "- target benchgate <= 1.10x bare loop: ${vs_bare}x, $(verdict "$vs_bare" 1.10)"
+    echo "- target benchgate <= 1.00x oha: ${vs_oha}x, $(verdict "$vs_oha" 1.00)"
+    echo
+    echo "## 2. Server headroom (wrk -t1 -c$CONCURRENCY on CPU $CLIENT_CPU)"
+    echo
+    echo "| server | req/s | server CPU µs/request | server CPU busy | runs (req/s) |"
+    echo "|---|---:|---:|---:|---|"
+    for srv in benchgate-serve nginx; do
+        printf '| %s | %.0f | %.2f | %s%% | %s|\n' "$srv" "$(med "${SRPS[$srv]}")" "$(med "${SCPU[$srv]}")" \
+            "$(med "${SBUSY[$srv]}")" "${SRPS[$srv]}"
+    done
+    s_ratio=$(ratio "$(med "${SRPS[benchgate-serve]}")" "$(med "${SRPS[nginx]}")")
+    echo
+    echo "- target reference server >= 1.20x nginx req/s: ${s_ratio}x, $(awk -v r="$s_ratio" 'BEGIN {print (r+0 >= 1.2) ? "met" : "MISSED"}')"
+    echo "- a server below ~90% busy is not the bottleneck: req/s then measures wrk and the loopback round trip, not server headroom; CPU per request does"
+    echo "- server CPU per request (from /proc, 10 ms ticks): benchgate serve / nginx = $(ratio "$(med "${SCPU[benchgate-serve]}")" "$(med "${SCPU[nginx]}")")x"
+} >"$WORK/report.md"
+mkdir -p "$(dirname "$REPORT")"
+cp "$WORK/report.md" "$REPORT"
+cat "$REPORT"
