@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod client;
 pub mod commands;
+pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod metrics;

@@ -1,0 +1,6 @@
+//! Comparison of two runs (or two clients of one run) and the gate's verdict.
+//! Pure: no I/O. (The statistics land here next; `model` is the contract.)
+
+pub mod model;
+
+pub use model::*;

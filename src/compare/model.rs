@@ -1,0 +1,180 @@
+//! The comparison's data model: the gate configuration it applies and the
+//! per-metric results it produces. Pure data (serde), shared by the statistics
+//! (`compare`), the renderers (`report`) and, later, the publishers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::metrics::Direction;
+
+/// A threshold: a change fails (or warns) only when it is worse than BOTH the
+/// relative bound and the absolute floor (when set), in the metric's bad direction.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Threshold {
+    /// Relative change, as a fraction: 0.10 = 10% worse.
+    pub relative: f64,
+    /// Absolute change in the metric's unit (e.g. 2000 µs for "2ms"), if any.
+    pub absolute: Option<f64>,
+}
+
+/// How one metric is gated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricGate {
+    /// Stable metric name (`results::METRICS`).
+    pub metric: String,
+    pub warn: Option<Threshold>,
+    pub fail: Option<Threshold>,
+    /// Whether a failing verdict fails the gate (false: informs only).
+    pub gating: bool,
+}
+
+/// Metric gates for the cells an override applies to (scenario and/or client).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateOverride {
+    pub scenario: Option<String>,
+    pub client: Option<String>,
+    pub metrics: Vec<MetricGate>,
+}
+
+/// What a missing baseline does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingBaseline {
+    /// Neutral "no baseline" verdict; the gate passes.
+    Neutral,
+    /// The gate fails.
+    Fail,
+}
+
+/// What a not-comparable baseline does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotComparablePolicy {
+    /// Report it as a warning; the gate passes.
+    Warn,
+    /// The gate fails.
+    Fail,
+}
+
+/// The `[gate]` table, validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Significance level per comparison (two-sided), default 0.05.
+    pub alpha: f64,
+    /// Gates for every cell (defaults plus `[gate]` entries).
+    pub metrics: Vec<MetricGate>,
+    /// Per-scenario / per-client overrides, applied in order (later wins).
+    pub overrides: Vec<GateOverride>,
+    pub missing_baseline: MissingBaseline,
+    pub not_comparable: NotComparablePolicy,
+}
+
+/// A metric's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly worse, and worse than the threshold.
+    Regressed,
+    /// Significantly better, and better than the threshold mirrored.
+    Improved,
+    /// No change beyond the threshold (or not significant while the test could
+    /// have detected the threshold).
+    Unchanged,
+    /// Too few trials, or too noisy to detect a change of the threshold's size.
+    Inconclusive,
+    /// Environment or load profile differ: the numbers cannot be compared.
+    NotComparable,
+    /// One side has no value for this metric (or no baseline at all).
+    NoBaseline,
+}
+
+/// What a metric's verdict does to the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Pass,
+    Warn,
+    Fail,
+}
+
+/// One (scenario, client, metric) compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricComparison {
+    pub scenario: String,
+    /// The client measured as "current".
+    pub client: String,
+    /// The client measured as "baseline": the same client (baseline mode) or
+    /// `[compare] baseline_client` (side-by-side mode).
+    pub baseline_client: String,
+    pub metric: String,
+    pub direction: Direction,
+    /// Per-trial values, in round order.
+    pub baseline: Vec<f64>,
+    pub current: Vec<f64>,
+    pub baseline_median: Option<f64>,
+    pub current_median: Option<f64>,
+    /// Estimated relative change of current vs baseline (0.12 = +12%).
+    pub change: Option<f64>,
+    /// Confidence interval of `change`, same scale.
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// Achieved confidence level of the interval (e.g. 0.95, or 0.9714 for an
+    /// exact rank interval).
+    pub confidence: Option<f64>,
+    /// Two-sided p-value of the significance test.
+    pub p_value: Option<f64>,
+    /// Minimum detectable relative effect at the observed noise and trial count.
+    pub mde: Option<f64>,
+    pub verdict: Verdict,
+    pub tier: Tier,
+    /// Whether this metric can fail the gate.
+    pub gating: bool,
+    /// One sentence on why: method, threshold, what decided it.
+    pub reason: String,
+}
+
+/// The whole comparison's outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GateOutcome {
+    Pass,
+    Fail,
+    NoBaseline,
+    NotComparable,
+}
+
+/// A comparison of two runs (or of two clients in one run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    pub schema_version: u32,
+    /// `baseline` (two runs) or `side_by_side` (two clients of one run, paired by round).
+    pub mode: String,
+    /// Statistical method, named with its source.
+    pub method: String,
+    pub baseline_run: Option<RunRef>,
+    pub current_run: RunRef,
+    /// Environment differences that make the runs not comparable (empty: comparable).
+    pub environment_differences: Vec<String>,
+    pub outcome: GateOutcome,
+    /// The gate's exit code: 0 pass, 1 fail.
+    pub exit_code: u8,
+    pub regressions: u32,
+    pub improvements: u32,
+    pub warnings: u32,
+    pub metrics: Vec<MetricComparison>,
+}
+
+/// Which run a side came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRef {
+    pub run_id: String,
+    pub started_at: String,
+    pub git_sha: Option<String>,
+    pub git_ref: Option<String>,
+}
