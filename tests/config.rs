@@ -382,14 +382,84 @@ fn unknown_kind_lists_the_kinds() {
 }
 
 #[test]
-fn command_kind_is_not_supported_yet() {
-    let text = format!("[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"java\", \"-jar\", \"b.jar\"]\n{SCENARIO}");
+fn command_client_is_validated_and_resolves_cwd_against_the_config_file() {
+    let text = format!(
+        "[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"java\", \"-jar\", \"b.jar\"]\nsetup = [\"sh\", \"build.sh\"]\ncwd = \"clients\"\nenv = {{ JAVA_OPTS = \"-Xmx64m\" }}\ntimeout = \"45s\"\ntls = true\n{SCENARIO}"
+    );
+    let suite = Suite::from_toml(&text, "/etc/bench/bench.toml").unwrap();
+    let ClientKind::Command(c) = &suite.clients[0].kind else {
+        panic!("not a command client: {:?}", suite.clients[0].kind)
+    };
+    assert_eq!(c.command, ["java", "-jar", "b.jar"]);
+    assert_eq!(
+        c.setup.as_deref(),
+        Some(&["sh".to_string(), "build.sh".to_string()][..])
+    );
+    assert_eq!(c.cwd, "/etc/bench/clients");
+    assert_eq!(c.env.get("JAVA_OPTS").map(String::as_str), Some("-Xmx64m"));
+    assert_eq!(c.timeout, Some(std::time::Duration::from_secs(45)));
+    assert!(suite.clients[0].tls);
+}
+
+#[test]
+fn command_client_needs_a_command() {
+    let text = format!("[[client]]\nname = \"x\"\nkind = \"command\"\n{SCENARIO}");
     invalid(
         &text,
-        3,
-        "client \"java\".kind",
-        "kind = \"command\" is not supported yet",
-        "kind = \"hyper\"",
+        1,
+        "client \"x\".command",
+        "missing required field `command`",
+        "command = [",
+    );
+    let text = format!("[[client]]\nname = \"x\"\nkind = \"command\"\ncommand = []\n{SCENARIO}");
+    invalid(
+        &text,
+        4,
+        "client \"x\".command",
+        "the command is empty",
+        "give the program",
+    );
+}
+
+#[test]
+fn command_client_rejects_pool_and_reserved_env() {
+    let text = format!(
+        "[[client]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"a\"]\npool = 4\n{SCENARIO}"
+    );
+    invalid(
+        &text,
+        5,
+        "client \"x\".pool",
+        "built-in clients only",
+        "BENCHGATE_CONCURRENCY",
+    );
+    let text = format!("[[client]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"a\"]\nenv = {{ BENCHGATE_URL = \"x\" }}\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client \"x\".env.BENCHGATE_URL",
+        "set by benchgate",
+        "reserved",
+    );
+    let text = format!("[[client]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"a\"]\nenv = {{ A = 1 }}\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client \"x\".env.A",
+        "expected a string, found an integer 1",
+        "env = {",
+    );
+}
+
+#[test]
+fn command_fields_on_a_built_in_client_are_errors() {
+    let text = format!("[[client]]\nname = \"h\"\nkind = \"hyper\"\ncommand = [\"a\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        4,
+        "client \"h\".command",
+        "applies to kind = \"command\" clients only",
+        "remove command",
     );
 }
 

@@ -86,8 +86,8 @@ impl AsyncClient {
                 AsyncClient::Reqwest(reqwest_driver::ReqwestClient::new(spec, request, limit)?)
             }
             ClientKind::Mock(script) => AsyncClient::Mock(mock::MockClient::new(script.clone())),
-            ClientKind::ReqwestBlocking => {
-                anyhow::bail!("client kind reqwest-blocking is not an async driver")
+            ClientKind::ReqwestBlocking | ClientKind::Command(_) => {
+                anyhow::bail!("client {} is not an async driver", spec.name)
             }
         })
     }

@@ -7,6 +7,7 @@
 //! The validated types are also what the results file records as the resolved
 //! config and what the parent hands to each driver process, so they serialize.
 
+pub mod command;
 pub mod defaults;
 pub mod error;
 pub mod raw;
@@ -65,6 +66,27 @@ pub enum ClientKind {
     ReqwestBlocking,
     /// Scripted latencies, no sockets. Hidden: for tests of the engine and reports.
     Mock(MockScript),
+    /// Any program, started once per trial with `BENCHGATE_*` variables
+    /// (docs/external-clients.md).
+    Command(CommandSpec),
+}
+
+/// An external client program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSpec {
+    /// argv; `argv[0]` is looked up on PATH (or relative to `cwd`).
+    pub command: Vec<String>,
+    /// Run once before the rounds (e.g. a build); argv.
+    pub setup: Option<Vec<String>>,
+    /// Working directory, resolved against the config file's directory.
+    pub cwd: String,
+    /// Extra environment (names never start with `BENCHGATE_`).
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Time limit per trial, after which the whole process group is killed.
+    /// `None`: warmup + duration + request timeout + 30 s.
+    #[serde(with = "units::serde_opt_duration")]
+    pub timeout: Option<Duration>,
 }
 
 /// A mock driver's script: latencies (µs) served round-robin, and every

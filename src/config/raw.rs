@@ -58,6 +58,13 @@ pub struct RawClient {
     pub pool: Option<At<i64>>,
     pub http: Option<At<String>>,
     pub tls: Option<At<bool>>,
+    /// `kind = "command"` only: argv, setup argv, working directory, extra
+    /// environment, per-trial time limit.
+    pub command: Option<At<Vec<At<String>>>>,
+    pub setup: Option<At<Vec<At<String>>>>,
+    pub cwd: Option<At<String>>,
+    pub env: Option<At<Vec<(At<String>, At<String>)>>>,
+    pub timeout: Option<At<String>>,
 }
 
 /// One `[[scenario]]`.
@@ -122,6 +129,23 @@ const CLIENT: &[Spec] = &[
     spec("pool", INTEGER, "pool = 10"),
     spec("http", "a string", "http = \"1.1\" or http = \"2\""),
     spec("tls", "a boolean", "tls = false"),
+    spec(
+        "command",
+        "an array of strings (argv)",
+        "command = [\"java\", \"-jar\", \"bench.jar\"]",
+    ),
+    spec(
+        "setup",
+        "an array of strings (argv)",
+        "setup = [\"sh\", \"build.sh\"]",
+    ),
+    spec("cwd", "a string (a directory)", "cwd = \"clients\""),
+    spec(
+        "env",
+        "a table of strings",
+        "env = { JAVA_OPTS = \"-Xmx256m\" }",
+    ),
+    spec("timeout", DURATION, "timeout = \"60s\""),
 ];
 
 const SCENARIO: &[Spec] = &[
@@ -214,22 +238,6 @@ fn read_client(
         entries,
         specs: CLIENT,
     };
-    // `kind = "command"` comes with a `command` field: say that the kind is not
-    // supported yet rather than that `command` is an unknown field.
-    if let Some(Node {
-        value: Value::String(kind),
-        span,
-    }) = f.get("kind")
-    {
-        if kind == "command" {
-            return Err(Problem::new(
-                span.clone(),
-                f.path("kind"),
-                "kind = \"command\" is not supported yet",
-                "use kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\" for now",
-            ));
-        }
-    }
     f.check_keys()?;
     Ok(RawClient {
         span,
@@ -238,6 +246,11 @@ fn read_client(
         pool: f.integer("pool")?,
         http: f.string("http")?,
         tls: f.boolean("tls")?,
+        command: f.strings("command")?,
+        setup: f.strings("setup")?,
+        cwd: f.string("cwd")?,
+        env: f.string_table("env")?,
+        timeout: f.string("timeout")?,
         label: f.label,
     })
 }
@@ -423,10 +436,7 @@ impl<'a> Fields<'a> {
                 return Err(Problem::new(
                     item.span.clone(),
                     format!("{}[{i}]", self.path(name)),
-                    format!(
-                        "expected a client name (a string), found {}",
-                        item.value.describe()
-                    ),
+                    format!("expected a string, found {}", item.value.describe()),
                     fix,
                 ));
             };
@@ -434,6 +444,45 @@ impl<'a> Fields<'a> {
                 value: s.clone(),
                 span: item.span.clone(),
             });
+        }
+        Ok(Some(At {
+            value: out,
+            span: node.span.clone(),
+        }))
+    }
+
+    /// A table whose values are all strings (`env = { K = "V" }`), in order.
+    fn string_table(
+        &self,
+        name: &str,
+    ) -> Result<Option<At<Vec<(At<String>, At<String>)>>>, Problem> {
+        let Some(node) = self.get(name) else {
+            return Ok(None);
+        };
+        let fix = format!("write it like {}", self.spec(name).example);
+        let Value::Table(entries) = &node.value else {
+            return Err(self.wrong_type(name, node, &fix));
+        };
+        let mut out = Vec::with_capacity(entries.len());
+        for (key, value) in entries {
+            let Value::String(v) = &value.value else {
+                return Err(Problem::new(
+                    value.span.clone(),
+                    format!("{}.{}", self.path(name), key.name),
+                    format!("expected a string, found {}", value.value.describe()),
+                    fix,
+                ));
+            };
+            out.push((
+                At {
+                    value: key.name.clone(),
+                    span: key.span.clone(),
+                },
+                At {
+                    value: v.clone(),
+                    span: value.span.clone(),
+                },
+            ));
         }
         Ok(Some(At {
             value: out,

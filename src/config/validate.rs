@@ -72,8 +72,13 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
     }
     let mut clients = Vec::with_capacity(raw.clients.len());
     let mut seen: HashMap<String, Range<usize>> = HashMap::new();
+    // Relative paths (a command client's cwd) are relative to the config file.
+    let config_dir = std::path::Path::new(source)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
     for (i, c) in raw.clients.iter().enumerate() {
-        let spec = build_client(c)?;
+        let spec = build_client(c, config_dir)?;
         unique("client", i, &spec.name, c.name.as_ref(), &mut seen, text)?;
         clients.push(spec);
     }
@@ -152,7 +157,7 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
     ))
 }
 
-fn build_client(c: &RawClient) -> Result<ClientSpec, Problem> {
+fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpec, Problem> {
     let path = |field: &str| format!("{}.{field}", c.label);
     let name = required_name(
         c.name.as_ref(),
@@ -174,16 +179,26 @@ fn build_client(c: &RawClient) -> Result<ClientSpec, Problem> {
         "hyper" => ClientKind::Hyper,
         "reqwest" => ClientKind::Reqwest,
         "reqwest-blocking" => ClientKind::ReqwestBlocking,
-        // `command` is caught while reading (it comes with a `command` field).
+        "command" => ClientKind::Command(super::command::build(c, config_dir)?),
         other => {
             return Err(Problem::new(
                 kind.span.clone(),
                 path("kind"),
                 format!("unknown client kind {other:?}"),
-                "use one of \"hyper\", \"reqwest\", \"reqwest-blocking\"",
+                "use one of \"hyper\", \"reqwest\", \"reqwest-blocking\", \"command\"",
             ))
         }
     };
+    if !matches!(kind, ClientKind::Command(_)) {
+        if let Some((field, span)) = super::command::stray_field(c) {
+            return Err(Problem::new(
+                span,
+                path(field),
+                format!("{field} applies to kind = \"command\" clients only"),
+                format!("remove {field}, or set kind = \"command\" with a command = [...]"),
+            ));
+        }
+    }
     let pool = match &c.pool {
         Some(p) => Some(int_in(p, &path("pool"), 1, 100_000, "pool = 10")? as u32),
         None => None,

@@ -1,0 +1,148 @@
+//! `[[client]] kind = "command"`: an external program as a client. Validates
+//! its argv, setup, working directory (resolved against the config file's
+//! directory), environment and time limit.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::error::Problem;
+use super::raw::{At, RawClient};
+use super::validate::opt_duration;
+use super::CommandSpec;
+
+/// Fields only a command client may set, for the error on other kinds.
+const COMMAND_ONLY: [&str; 5] = ["command", "setup", "cwd", "env", "timeout"];
+
+/// The first command-only field set on a built-in client, if any.
+pub(super) fn stray_field(c: &RawClient) -> Option<(&'static str, std::ops::Range<usize>)> {
+    let spans = [
+        c.command.as_ref().map(|v| v.span.clone()),
+        c.setup.as_ref().map(|v| v.span.clone()),
+        c.cwd.as_ref().map(|v| v.span.clone()),
+        c.env.as_ref().map(|v| v.span.clone()),
+        c.timeout.as_ref().map(|v| v.span.clone()),
+    ];
+    COMMAND_ONLY
+        .iter()
+        .zip(spans)
+        .find_map(|(name, span)| span.map(|s| (*name, s)))
+}
+
+fn argv(v: &At<Vec<At<String>>>, field: &str, example: &str) -> Result<Vec<String>, Problem> {
+    let Some(first) = v.value.first() else {
+        return Err(Problem::new(
+            v.span.clone(),
+            field,
+            "the command is empty",
+            format!("give the program and its arguments, like {example}"),
+        ));
+    };
+    if first.value.trim().is_empty() {
+        return Err(Problem::new(
+            first.span.clone(),
+            format!("{field}[0]"),
+            "the program name is empty",
+            format!("name the program first, like {example}"),
+        ));
+    }
+    for (i, a) in v.value.iter().enumerate() {
+        if a.value.contains('\0') {
+            return Err(Problem::new(
+                a.span.clone(),
+                format!("{field}[{i}]"),
+                "an argument contains a NUL character",
+                "remove it: arguments are C strings",
+            ));
+        }
+    }
+    Ok(v.value.iter().map(|a| a.value.clone()).collect())
+}
+
+/// Builds the command spec of a `kind = "command"` client. `config_dir` is the
+/// directory relative paths (cwd) are resolved against.
+pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Problem> {
+    let path = |field: &str| format!("{}.{field}", c.label);
+    let example = "command = [\"java\", \"-jar\", \"bench.jar\"]";
+    let command = match &c.command {
+        Some(v) => argv(v, &path("command"), example)?,
+        None => {
+            return Err(super::validate::missing(
+                &c.span,
+                &path("command"),
+                "command",
+                example,
+                "[[client]]",
+            ))
+        }
+    };
+    let setup = match &c.setup {
+        Some(v) => Some(argv(v, &path("setup"), "setup = [\"sh\", \"build.sh\"]")?),
+        None => None,
+    };
+    for (field, value) in [("pool", c.pool.as_ref().map(|p| p.span.clone()))] {
+        if let Some(span) = value {
+            return Err(Problem::new(
+                span,
+                path(field),
+                "pool applies to the built-in clients only",
+                "configure the pool in your program (BENCHGATE_CONCURRENCY gives the worker count), and remove pool here",
+            ));
+        }
+    }
+    let cwd = match &c.cwd {
+        Some(d) if d.value.trim().is_empty() => {
+            return Err(Problem::new(
+                d.span.clone(),
+                path("cwd"),
+                "cwd is empty",
+                "remove cwd to run in the config file's directory, or name a directory",
+            ))
+        }
+        Some(d) => config_dir.join(&d.value),
+        None => config_dir.to_path_buf(),
+    };
+    let mut env = BTreeMap::new();
+    if let Some(table) = &c.env {
+        for (k, v) in &table.value {
+            let valid = !k.value.is_empty()
+                && !k.value.contains('=')
+                && k.value
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+                && !k.value.starts_with(|ch: char| ch.is_ascii_digit());
+            if !valid {
+                return Err(Problem::new(
+                    k.span.clone(),
+                    format!("{}.{}", path("env"), k.value),
+                    format!("{:?} is not an environment variable name", k.value),
+                    "use letters, digits and underscores, not starting with a digit",
+                ));
+            }
+            if k.value.starts_with("BENCHGATE_") {
+                return Err(Problem::new(
+                    k.span.clone(),
+                    format!("{}.{}", path("env"), k.value),
+                    format!("{} is set by benchgate for every trial", k.value),
+                    "pick another name: BENCHGATE_* variables are reserved",
+                ));
+            }
+            if v.value.contains('\0') {
+                return Err(Problem::new(
+                    v.span.clone(),
+                    format!("{}.{}", path("env"), k.value),
+                    "the value contains a NUL character",
+                    "remove it",
+                ));
+            }
+            env.insert(k.value.clone(), v.value.clone());
+        }
+    }
+    let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
+    Ok(CommandSpec {
+        command,
+        setup,
+        cwd: cwd.display().to_string(),
+        env,
+        timeout,
+    })
+}
