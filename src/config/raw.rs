@@ -46,6 +46,9 @@ pub struct RawRun {
     pub pin: Option<At<bool>>,
 }
 
+/// A table of string values with their keys, in document order.
+pub type StringTable = Vec<(At<String>, At<String>)>;
+
 /// One `[[client]]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawClient {
@@ -63,7 +66,7 @@ pub struct RawClient {
     pub command: Option<At<Vec<At<String>>>>,
     pub setup: Option<At<Vec<At<String>>>>,
     pub cwd: Option<At<String>>,
-    pub env: Option<At<Vec<(At<String>, At<String>)>>>,
+    pub env: Option<At<StringTable>>,
     pub timeout: Option<At<String>>,
 }
 
@@ -455,7 +458,7 @@ impl<'a> Fields<'a> {
     fn string_table(
         &self,
         name: &str,
-    ) -> Result<Option<At<Vec<(At<String>, At<String>)>>>, Problem> {
+    ) -> Result<Option<At<StringTable>>, Problem> {
         let Some(node) = self.get(name) else {
             return Ok(None);
         };
