@@ -455,10 +455,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A table whose values are all strings (`env = { K = "V" }`), in order.
-    fn string_table(
-        &self,
-        name: &str,
-    ) -> Result<Option<At<StringTable>>, Problem> {
+    fn string_table(&self, name: &str) -> Result<Option<At<StringTable>>, Problem> {
         let Some(node) = self.get(name) else {
             return Ok(None);
         };

@@ -62,6 +62,10 @@ pub struct ProcSample {
     pub threads: u64,
     pub rss_bytes: u64,
     pub cpu: CpuTimes,
+    /// CPU of its reaped children (cutime, cstime).
+    pub children_cpu: CpuTimes,
+    /// Process group id.
+    pub pgrp: u32,
 }
 
 /// Reads `/proc/<pid>/stat`; `None` when the process is gone.
@@ -105,8 +109,13 @@ fn parse_stat(stat: &str) -> Option<ProcSample> {
             user_us: to_us(field(14)?),
             sys_us: to_us(field(15)?),
         },
+        children_cpu: CpuTimes {
+            user_us: to_us(field(16)?),
+            sys_us: to_us(field(17)?),
+        },
         threads: field(20)?,
         rss_bytes: field(24)? * page_size(),
+        pgrp: field(5)? as u32,
     })
 }
 
@@ -224,6 +233,82 @@ impl PeakSampler {
     }
 }
 
+/// A process group at one instant: its members' sums.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GroupSample {
+    pub processes: u64,
+    pub threads: u64,
+    pub rss_bytes: u64,
+    /// CPU of the live members plus what they reaped from exited children.
+    pub cpu: CpuTimes,
+}
+
+/// Sums every live process of group `pgid` (one pass over /proc).
+pub fn sample_group(pgid: u32) -> GroupSample {
+    let mut g = GroupSample::default();
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return g;
+    };
+    for entry in dir.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Some(s) = sample_process(pid) else {
+            continue;
+        };
+        if s.pgrp != pgid {
+            continue;
+        }
+        g.processes += 1;
+        g.threads += s.threads;
+        g.rss_bytes += s.rss_bytes;
+        g.cpu.user_us += s.cpu.user_us + s.children_cpu.user_us;
+        g.cpu.sys_us += s.cpu.sys_us + s.children_cpu.sys_us;
+    }
+    g
+}
+
+/// Peaks of a process group (sum of RSS, sum of threads), sampled from /proc
+/// every `every` on a background thread until stopped. One /proc scan costs
+/// about a millisecond of the parent's CPU, not the client's.
+pub struct GroupSampler {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    handle: Option<std::thread::JoinHandle<GroupSample>>,
+}
+
+impl GroupSampler {
+    pub fn start(pgid: u32, every: Duration) -> GroupSampler {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut peak = GroupSample::default();
+            while !flag.load(Ordering::Relaxed) {
+                let s = sample_group(pgid);
+                peak.processes = peak.processes.max(s.processes);
+                peak.threads = peak.threads.max(s.threads);
+                peak.rss_bytes = peak.rss_bytes.max(s.rss_bytes);
+                std::thread::sleep(every);
+            }
+            peak
+        });
+        GroupSampler {
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    /// Stops sampling; returns the peaks (processes, threads, RSS sums).
+    pub fn finish(mut self) -> GroupSample {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.handle
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,6 +322,34 @@ mod tests {
         let ticks = clock_ticks_per_sec();
         assert_eq!(s.cpu.user_us, 250 * 1_000_000 / ticks);
         assert_eq!(s.cpu.sys_us, 50 * 1_000_000 / ticks);
+        assert_eq!(s.pgrp, 1234);
+    }
+
+    #[test]
+    fn samples_a_process_group_tree() {
+        use std::os::unix::process::CommandExt;
+        // A shell (its own group) with two sleeping children: 3 processes.
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 5 & sleep 5 & wait"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id();
+        let mut g = GroupSample::default();
+        for _ in 0..100 {
+            g = sample_group(pgid);
+            if g.processes >= 3 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(g.processes, 3, "{g:?}");
+        assert!(g.threads >= 3 && g.rss_bytes > 0);
+        // SAFETY: kill(2) on the group we created.
+        unsafe {
+            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = child.wait();
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! After every scenario the results file is rewritten, so a late failure loses
 //! nothing.
 
+pub mod command;
 pub mod control;
 pub mod driver;
+pub mod external;
 pub mod progress;
 pub mod server_proc;
 pub mod trial;
@@ -92,6 +94,27 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         .map(|s| s.clients.len() * suite.run.rounds as usize)
         .sum();
     let mut progress = Progress::new(total as u64, opts.quiet);
+
+    // Setup steps of command clients run once, before any round; a failed
+    // setup fails that client's trials, not the run.
+    let mut setup_failed: BTreeMap<String, String> = BTreeMap::new();
+    for client in &suite.clients {
+        if let ClientKind::Command(cmd) = &client.kind {
+            if let Some(argv) = &cmd.setup {
+                if !opts.quiet {
+                    eprintln!(
+                        "benchgate: setup for client {}: {:?}",
+                        client.name.escape_debug(),
+                        argv
+                    );
+                }
+                let log = scratch.path().join("setup.log");
+                if let Err(e) = command::run_setup(argv, cmd, &log) {
+                    setup_failed.insert(client.name.clone(), format!("{e:#}"));
+                }
+            }
+        }
+    }
 
     for scenario in &suite.scenarios {
         let mut cells: Vec<CellAcc> = scenario

@@ -73,6 +73,14 @@ impl ServerProcess {
     pub fn counters(&self) -> anyhow::Result<ServerCounters> {
         control::counters(&self.control_url)
     }
+
+    pub fn window_start(&self) -> anyhow::Result<ServerCounters> {
+        control::window_start(&self.control_url)
+    }
+
+    pub fn window_stop(&self) -> anyhow::Result<ServerCounters> {
+        control::window_stop(&self.control_url)
+    }
 }
 
 impl Drop for ServerProcess {

@@ -39,7 +39,8 @@ fn trial_limit(spec: &TrialSpec) -> Duration {
     s.warmup + measure + s.timeout + Duration::from_secs(30)
 }
 
-/// Runs one trial in a child process of `exe`.
+/// Runs one trial in a child process: `exe __drive` for built-in clients, the
+/// program itself for command clients.
 pub fn run_trial(
     exe: &Path,
     spec: &TrialSpec,
@@ -47,6 +48,9 @@ pub fn run_trial(
     cpus: &[usize],
     scratch: &Path,
 ) -> anyhow::Result<TrialRun> {
+    if let crate::config::ClientKind::Command(cmd) = &spec.client.kind {
+        return super::command::run_trial(cmd, spec, server, cpus, scratch);
+    }
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
     let _ = std::fs::remove_file(&out_path);

@@ -1,0 +1,331 @@
+//! External command clients (`kind = "command"`): any program, in any
+//! language, run once per trial in a fresh process group.
+//!
+//! The program gets the workload in `BENCHGATE_*` variables
+//! (docs/external-clients.md). benchgate does not trust it to exclude its
+//! warmup: the parent watches the reference server for the program's first
+//! request, opens the server's window `warmup` later and closes it `duration`
+//! after that (or when the program exits, for a request-count stop). The
+//! program's own result file, if it writes one, supplies counts and latency;
+//! without one, throughput and status errors come from the server's window and
+//! latency is absent ("n/a"), never invented. CPU, RSS and threads are those of
+//! the whole process group (a shell wrapper and its JVM alike), from /proc.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+
+use super::driver::TrialSpec;
+use super::external;
+use super::server_proc::ServerProcess;
+use super::trial::TrialRun;
+use crate::config::{CommandSpec, HttpVersion, Load, StopRule};
+use crate::metrics::resources::{pin_command, sample_group, wait_child, GroupSampler};
+use crate::metrics::ErrorCounts;
+use crate::results::TrialMetrics;
+
+/// Bytes of a program's stdout/stderr shown when it fails.
+const TAIL_BYTES: u64 = 2048;
+
+/// The `BENCHGATE_*` environment of one trial.
+pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)> {
+    let s = &spec.scenario;
+    let ms = |d: Duration| d.as_millis().to_string();
+    let (concurrency, rate) = match s.load {
+        Load::Closed { concurrency } => (concurrency, 0.0),
+        Load::Open {
+            rate,
+            max_in_flight,
+        } => (max_in_flight, rate),
+    };
+    let (duration, requests) = match s.stop {
+        StopRule::Duration(d) => (ms(d), "0".to_string()),
+        StopRule::Requests(n) => ("0".to_string(), n.to_string()),
+    };
+    let base = spec.base_url.trim_end_matches('/');
+    [
+        ("BENCHGATE_URL", format!("{base}{}", s.path)),
+        ("BENCHGATE_BASE_URL", base.to_string()),
+        ("BENCHGATE_METHOD", s.method.as_str().to_string()),
+        ("BENCHGATE_PATH", s.path.clone()),
+        ("BENCHGATE_BODY_BYTES", s.body.to_string()),
+        ("BENCHGATE_CONCURRENCY", concurrency.to_string()),
+        ("BENCHGATE_RATE", rate.to_string()),
+        ("BENCHGATE_WARMUP_MS", ms(s.warmup)),
+        ("BENCHGATE_DURATION_MS", duration),
+        ("BENCHGATE_REQUESTS", requests),
+        ("BENCHGATE_TIMEOUT_MS", ms(s.timeout)),
+        (
+            "BENCHGATE_HTTP_VERSION",
+            match spec.client.http {
+                HttpVersion::Http1 => "1.1",
+                HttpVersion::Http2 => "2",
+            }
+            .to_string(),
+        ),
+        (
+            "BENCHGATE_TLS",
+            if spec.client.tls { "1" } else { "0" }.to_string(),
+        ),
+        ("BENCHGATE_RESULT_PATH", result_path.display().to_string()),
+        ("BENCHGATE_SCENARIO", s.name.clone()),
+        ("BENCHGATE_CLIENT", spec.client.name.clone()),
+        ("BENCHGATE_ROUND", spec.round.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// How long a trial may run before its process group is killed.
+fn time_limit(cmd: &CommandSpec, spec: &TrialSpec) -> Duration {
+    cmd.timeout.unwrap_or_else(|| {
+        let s = &spec.scenario;
+        let measure = match s.stop {
+            StopRule::Duration(d) => d,
+            StopRule::Requests(_) => Duration::from_secs(600),
+        };
+        s.warmup + measure + s.timeout + Duration::from_secs(30)
+    })
+}
+
+/// The last `TAIL_BYTES` of a captured output file, lossily decoded.
+pub fn tail(path: &Path) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let Ok(mut f) = File::open(path) else {
+        return String::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
+    let mut buf = Vec::new();
+    let _ = f.take(TAIL_BYTES).read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf).trim().to_string();
+    if len > TAIL_BYTES {
+        format!("[... {} bytes before]\n{text}", len - TAIL_BYTES)
+    } else {
+        text
+    }
+}
+
+fn kill_group(pgid: u32) {
+    // SAFETY: kill(2) on the process group we created for this trial.
+    unsafe {
+        libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
+    }
+}
+
+/// Runs `argv` once (a client's setup step), output captured to `log`.
+pub fn run_setup(argv: &[String], cmd: &CommandSpec, log: &Path) -> anyhow::Result<()> {
+    let out = File::create(log)?;
+    let status = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(&cmd.cwd)
+        .envs(&cmd.env)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        .status()
+        .with_context(|| format!("starting setup {:?} in {}", argv, cmd.cwd))?;
+    if !status.success() {
+        bail!("setup {:?} failed ({status}):\n{}", argv, tail(log));
+    }
+    Ok(())
+}
+
+/// Runs one trial of an external program.
+pub fn run_trial(
+    cmd: &CommandSpec,
+    spec: &TrialSpec,
+    server: &ServerProcess,
+    cpus: &[usize],
+    scratch: &Path,
+) -> anyhow::Result<TrialRun> {
+    let result_path = scratch.join("client-result.json");
+    let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));
+    let _ = std::fs::remove_file(&result_path);
+    let limit = time_limit(cmd, spec);
+    let before = server.counters()?;
+
+    let mut command = Command::new(&cmd.command[0]);
+    command
+        .args(&cmd.command[1..])
+        .current_dir(&cmd.cwd)
+        .envs(&cmd.env)
+        .envs(environment(spec, &result_path))
+        .stdin(Stdio::null())
+        .stdout(File::create(&stdout_path)?)
+        .stderr(File::create(&stderr_path)?)
+        .process_group(0);
+    if !cpus.is_empty() {
+        pin_command(&mut command, cpus);
+    }
+    let started = Instant::now();
+    let child = command
+        .spawn()
+        .with_context(|| format!("starting {:?} in {}", cmd.command, cmd.cwd))?;
+    let pgid = child.id();
+    let sampler = GroupSampler::start(pgid, Duration::from_millis(50));
+    let reaper = std::thread::spawn(move || wait_child(pgid));
+    let exited = |r: &std::thread::JoinHandle<_>| r.is_finished();
+
+    // The window: opened `warmup` after the server sees the first request.
+    let s = &spec.scenario;
+    let mut first_request = None;
+    while first_request.is_none() && !exited(&reaper) && started.elapsed() < limit {
+        if server.counters()?.total_requests > before.total_requests {
+            first_request = Some(Instant::now());
+        } else {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    let mut window = None;
+    if let Some(first) = first_request {
+        sleep_until(first + s.warmup, &reaper, started + limit);
+        if !exited(&reaper) {
+            let cpu_start = sample_group(pgid).cpu;
+            server.window_start()?;
+            match s.stop {
+                StopRule::Duration(d) => {
+                    sleep_until(first + s.warmup + d, &reaper, started + limit)
+                }
+                StopRule::Requests(_) => sleep_until(started + limit, &reaper, started + limit),
+            }
+            // A program that exited before the window closed is gone from
+            // /proc: its CPU is read from wait4 below instead.
+            let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
+            let counters = server.window_stop()?;
+            window = Some((counters, cpu_start, cpu_end));
+        }
+    }
+    while !exited(&reaper) && started.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let timed_out = !exited(&reaper);
+    kill_group(pgid); // stragglers of a finished program, or the whole group on timeout
+    let usage = reaper
+        .join()
+        .map_err(|_| anyhow::anyhow!("reaper panicked"))??;
+    let peaks = sampler.finish();
+    let after = server.counters()?;
+
+    let output_tail = || {
+        let (o, e) = (tail(&stdout_path), tail(&stderr_path));
+        format!("\nstdout tail:\n{o}\nstderr tail:\n{e}")
+    };
+    if timed_out {
+        bail!(
+            "the program did not finish within {limit:?}; its process group was killed{}",
+            output_tail()
+        );
+    }
+    if !usage.status.success() {
+        bail!("the program failed ({}){}", usage.status, output_tail());
+    }
+    let Some((server_window, cpu_start, cpu_end)) = window else {
+        bail!(
+            "the program never sent a request the reference server saw (or exited before its warmup ended){}",
+            output_tail()
+        );
+    };
+
+    let window_cpu = cpu_end.unwrap_or(usage.cpu).since(&cpu_start);
+
+    let result = match std::fs::metadata(&result_path) {
+        Ok(_) => {
+            let bytes = read_bounded(&result_path)?;
+            Some(
+                external::parse(&bytes)
+                    .map_err(|e| anyhow::anyhow!("result file {}: {e}", result_path.display()))?,
+            )
+        }
+        Err(_) => None,
+    };
+    let (requests, ok, errors, elapsed_s, histogram) = match &result {
+        Some(r) => (r.requests, r.ok, r.errors, r.elapsed_s, r.latency.clone()),
+        None => {
+            // Black box: what the server answered in its window.
+            let errors = ErrorCounts {
+                status_4xx: server_window.status_4xx,
+                status_5xx: server_window.status_5xx,
+                ..ErrorCounts::default()
+            };
+            let ok = server_window.requests.saturating_sub(errors.total());
+            (
+                server_window.requests,
+                ok,
+                errors,
+                server_window.window_secs,
+                None,
+            )
+        }
+    };
+    let elapsed = elapsed_s.max(f64::MIN_POSITIVE);
+    let bytes_per_sec = (server_window.bytes_in + server_window.bytes_out) as f64
+        / server_window.window_secs.max(f64::MIN_POSITIVE);
+    let mut metrics = TrialMetrics {
+        throughput_rps: ok as f64 / elapsed,
+        bytes_per_sec,
+        latency_mean_us: None,
+        latency_stdev_us: None,
+        latency_p50_us: None,
+        latency_p90_us: None,
+        latency_p99_us: None,
+        latency_p999_us: None,
+        latency_max_us: None,
+        error_rate: if requests == 0 {
+            0.0
+        } else {
+            errors.total() as f64 / requests as f64
+        },
+        errors,
+        cpu_us_per_request: (requests > 0 && window_cpu.total_us() > 0)
+            .then(|| window_cpu.total_us() as f64 / server_window.requests.max(1) as f64),
+        peak_rss_bytes: peaks.rss_bytes.max(usage.max_rss_bytes),
+        peak_threads: peaks.threads,
+        connections_opened: Some(
+            after
+                .total_connections_accepted
+                .saturating_sub(before.total_connections_accepted),
+        ),
+        requests_per_connection: (server_window.connections_used > 0)
+            .then_some(server_window.requests_per_connection),
+        requests,
+        ok,
+        elapsed_s,
+        in_flight_at_deadline: 0,
+        bytes_received: server_window.bytes_out,
+        bytes_sent: server_window.bytes_in,
+        cpu_user_us: window_cpu.user_us,
+        cpu_sys_us: window_cpu.sys_us,
+        latency_uncorrected: None,
+    };
+    metrics.set_latency(histogram.as_ref().and_then(|h| h.summary()).as_ref());
+    Ok(TrialRun {
+        metrics,
+        server: server_window,
+        histogram,
+        histogram_uncorrected: None,
+    })
+}
+
+/// Sleeps until `t`, waking early when the program exits or the limit passes.
+fn sleep_until<T>(t: Instant, reaper: &std::thread::JoinHandle<T>, limit: Instant) {
+    let end = t.min(limit);
+    while Instant::now() < end && !reaper.is_finished() {
+        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(5)));
+    }
+}
+
+fn read_bounded(path: &Path) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut buf = Vec::new();
+    File::open(path)
+        .with_context(|| format!("opening result file {}", path.display()))?
+        .take(external::MAX_RESULT_BYTES + 1)
+        .read_to_end(&mut buf)?;
+    Ok(buf)
+}

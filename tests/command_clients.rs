@@ -1,0 +1,190 @@
+//! External command clients end to end: a program in another language (here
+//! Python with only its standard library, and sh) run per trial with the
+//! `BENCHGATE_*` protocol; its own figures, the black-box figures, and every
+//! way a program can misbehave.
+
+mod common;
+
+use common::{cell, run_config};
+
+/// A closed-loop Python client (standard library only, one keep-alive
+/// connection) that writes a result file with a latency list.
+const PY_CLIENT: &str = r#"
+import http.client, json, os, time, urllib.parse
+u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
+conn = http.client.HTTPConnection(u.hostname, u.port)
+warm = int(os.environ["BENCHGATE_WARMUP_MS"]) / 1000
+dur = int(os.environ["BENCHGATE_DURATION_MS"]) / 1000
+t0 = None
+lat = []
+while True:
+    t = time.monotonic()
+    if t0 is None:
+        t0 = t
+    if t - t0 >= warm + dur:
+        break
+    conn.request("GET", u.path)
+    conn.getresponse().read()
+    if t - t0 >= warm:
+        lat.append(int((time.monotonic() - t) * 1e6))
+out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
+json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
+"#;
+
+fn config(clients: &str, extra_run: &str) -> String {
+    format!(
+        "[run]\nrounds = 2\nwarmup = \"300ms\"\nduration = \"1500ms\"\n{extra_run}\n{clients}\n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\n"
+    )
+}
+
+#[test]
+fn a_program_reporting_its_own_count_agrees_with_the_server_within_1_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("client.py"), PY_CLIENT).unwrap();
+    let clients = format!(
+        "[[client]]\nname = \"python\"\nkind = \"command\"\ncommand = [\"python3\", \"client.py\"]\ncwd = {:?}\n",
+        dir.path().display().to_string()
+    );
+    let run = run_config(&config(&clients, ""), &[]);
+    let r = run.results();
+    let c = cell(&r, "get", "python");
+    for t in &c.trials {
+        assert_eq!(t.failure, None);
+        let (m, s) = (t.metrics.as_ref().unwrap(), t.server.as_ref().unwrap());
+        let diff = (m.ok as f64 - s.requests as f64).abs() / m.ok as f64;
+        assert!(
+            diff <= 0.01,
+            "program counted {}, server {} in its window ({:.2}%)",
+            m.ok,
+            s.requests,
+            diff * 100.0
+        );
+        assert!(m.latency_p50_us.unwrap() > 0.0);
+        assert!(m.cpu_us_per_request.unwrap() > 0.0);
+        assert!(m.peak_rss_bytes > 1 << 20 && m.peak_threads >= 1);
+        assert_eq!(m.connections_opened, Some(1), "one keep-alive connection");
+    }
+    assert!(c.histogram.is_some());
+}
+
+#[test]
+fn a_black_box_program_gets_server_side_throughput_and_no_latency() {
+    // A shell loop of curl processes: no result file.
+    let clients = r#"[[client]]
+name = "curl"
+kind = "command"
+command = ["sh", "-c", "end=$(( $(date +%s) + 3 )); while [ $(date +%s) -lt $end ]; do curl -s -o /dev/null \"$BENCHGATE_URL\"; done"]
+"#;
+    let run = run_config(&config(clients, ""), &[]);
+    let r = run.results();
+    let c = cell(&r, "get", "curl");
+    for t in &c.trials {
+        assert_eq!(t.failure, None);
+        let m = t.metrics.as_ref().unwrap();
+        assert!(m.throughput_rps > 0.0 && m.ok > 0);
+        assert_eq!(m.latency_p50_us, None, "latency is never invented");
+        assert!(
+            m.connections_opened.unwrap() >= m.ok,
+            "curl opens a connection per request"
+        );
+        assert!(
+            m.cpu_us_per_request.unwrap() > 0.0,
+            "CPU of the whole tree (sh + curls)"
+        );
+    }
+    assert!(c.histogram.is_none());
+    let table = String::from_utf8_lossy(&run.output.stdout);
+    let row = table.lines().find(|l| l.contains("curl")).unwrap();
+    assert!(row.contains("n/a"), "{row}");
+}
+
+#[test]
+fn misbehaving_programs_fail_their_trials_and_the_run_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("child.pid");
+    let clients = format!(
+        r#"[[client]]
+name = "exits-3"
+kind = "command"
+command = ["sh", "-c", "echo starting; echo boom >&2; exit 3"]
+
+[[client]]
+name = "hangs"
+kind = "command"
+command = ["sh", "-c", "sleep 60 & echo $! > {pid}; wait"]
+timeout = "2s"
+
+[[client]]
+name = "chatty"
+kind = "command"
+command = ["sh", "-c", "head -c 5000000 /dev/zero | tr '\\0' x; exit 1"]
+
+[[client]]
+name = "never-connects"
+kind = "command"
+command = ["true"]
+
+[[client]]
+name = "bad-result"
+kind = "command"
+command = ["sh", "-c", "curl -s -o /dev/null \"$BENCHGATE_URL\"; sleep 0.5; echo '{{\"benchgate_result\": 1, \"requests\": -4, \"ok\": 1, \"elapsed_s\": 1}}' > \"$BENCHGATE_RESULT_PATH\""]
+
+[[client]]
+name = "good"
+kind = "command"
+command = ["sh", "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do curl -s -o /dev/null \"$BENCHGATE_URL\"; done"]
+"#,
+        pid = pidfile.display()
+    );
+    let started = std::time::Instant::now();
+    let run = run_config(
+        &config(&clients, "").replace("rounds = 2", "rounds = 1"),
+        &[],
+    );
+    let r = run.results();
+    assert!(
+        started.elapsed().as_secs() < 40,
+        "every failure is bounded in time"
+    );
+    let failure = |client: &str| {
+        cell(&r, "get", client).trials[0]
+            .failure
+            .clone()
+            .unwrap_or_else(|| panic!("{client} should have failed"))
+    };
+    let f = failure("exits-3");
+    assert!(
+        f.contains("exit status: 3") && f.contains("boom") && f.contains("starting"),
+        "{f}"
+    );
+    let f = failure("hangs");
+    assert!(
+        f.contains("did not finish within 2s") && f.contains("killed"),
+        "{f}"
+    );
+    let child: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        !std::path::Path::new(&format!("/proc/{child}")).exists(),
+        "the hung program's child was killed with its process group"
+    );
+    let f = failure("chatty");
+    assert!(
+        f.contains("bytes before") && f.len() < 6000,
+        "bounded tail: {} chars",
+        f.len()
+    );
+    let f = failure("never-connects");
+    assert!(f.contains("never sent a request"), "{f}");
+    let f = failure("bad-result");
+    assert!(
+        f.contains("result file") && f.contains("`requests` must be a non-negative integer"),
+        "{f}"
+    );
+    let good = cell(&r, "get", "good");
+    assert_eq!(good.trials[0].failure, None);
+    assert!(good.trials[0].metrics.as_ref().unwrap().ok > 0);
+}
