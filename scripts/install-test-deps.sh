@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Installs what the example external clients in fixtures/clients/ need, then builds
+# the JVM ones. Idempotent and fast when everything is there (no network then).
+# For a fresh Debian bookworm machine, as root (or with sudo):
+#   curl                       fixtures/clients/curl.sh
+#   python3 + pip, `requests`  fixtures/clients/python_client.py (pinned in requirements.txt)
+#   a JDK (javac)              default-jdk-headless, unless some javac is on PATH already
+#   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for fixtures/clients/java
+# Usage: bash scripts/install-test-deps.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "install-test-deps: $*" >&2; }
+as_root() {
+  if [[ $(id -u) -eq 0 ]]; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    say "need root to run: $*"
+    exit 1
+  fi
+}
+installed() { # Debian package name
+  [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]
+}
+
+# 1. Debian packages: only the missing ones, `apt-get update` only if any is missing.
+missing=()
+command -v curl >/dev/null || missing+=(curl)
+command -v javac >/dev/null || missing+=(default-jdk-headless)
+command -v python3 >/dev/null || missing+=(python3)
+for pkg in libhttpclient5-java libhdrhistogram-java; do
+  installed "$pkg" || missing+=("$pkg")
+done
+apt_install() {
+  command -v apt-get >/dev/null || {
+    say "missing $* and no apt-get here: install them by hand"
+    exit 1
+  }
+  say "apt-get install $*"
+  export DEBIAN_FRONTEND=noninteractive
+  if [[ -z "${apt_updated:-}" ]]; then
+    as_root apt-get update -qq
+    apt_updated=1
+  fi
+  as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+if ((${#missing[@]})); then
+  apt_install "${missing[@]}"
+fi
+
+# 2. Python: the pinned `requests` for the python3 on PATH (the one the configs run).
+req=fixtures/clients/requirements.txt
+want=$(sed -n 's/^requests==\([^ ;#]*\).*/\1/p' "$req")
+if ! python3 -c "import sys, requests; sys.exit(requests.__version__ != '$want')" 2>/dev/null; then
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  say "pip install -r $req"
+  if ! out=$(python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore -r "$req" 2>&1); then
+    if grep -q externally-managed <<<"$out"; then
+      # Debian's own python3 (PEP 668): a throwaway test machine, so install anyway.
+      python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore --break-system-packages -r "$req"
+    else
+      echo "$out" >&2
+      exit 1
+    fi
+  fi
+fi
+
+# 3. The JVM clients (does nothing when up to date).
+sh fixtures/clients/java/build.sh
+say "ok"
