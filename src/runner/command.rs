@@ -172,10 +172,18 @@ pub fn run_trial(
     let reaper = std::thread::spawn(move || wait_child(pgid));
     let exited = |r: &std::thread::JoinHandle<_>| r.is_finished();
 
-    // The window: opened `warmup` after the server sees the first request.
+    // The window. A program that prints the markers on stdout has its window
+    // bracketed exactly; otherwise it opens `warmup` after the server sees the
+    // first request and closes `duration` later (or at exit).
     let s = &spec.scenario;
+    let deadline = started + limit;
+    let mut marks = Markers::new(&stdout_path);
     let mut first_request = None;
-    while first_request.is_none() && !exited(&reaper) && started.elapsed() < limit {
+    while first_request.is_none() && !exited(&reaper) && Instant::now() < deadline {
+        if marks.poll() == Some(Mark::Open) {
+            first_request = Some(Instant::now());
+            break;
+        }
         if server.counters()?.total_requests > before.total_requests {
             first_request = Some(Instant::now());
         } else {
@@ -184,16 +192,18 @@ pub fn run_trial(
     }
     let mut window = None;
     if let Some(first) = first_request {
-        sleep_until(first + s.warmup, &reaper, started + limit);
+        if !marks.opened {
+            wait_for(first + s.warmup, deadline, &reaper, &mut marks, Mark::Open);
+        }
         if !exited(&reaper) {
             let cpu_start = sample_group(pgid).cpu;
             server.window_start()?;
-            match s.stop {
-                StopRule::Duration(d) => {
-                    sleep_until(first + s.warmup + d, &reaper, started + limit)
-                }
-                StopRule::Requests(_) => sleep_until(started + limit, &reaper, started + limit),
-            }
+            let close_at = match (s.stop, marks.opened) {
+                (StopRule::Duration(d), false) => Instant::now() + d,
+                // Marked programs close their own window; request counts end at exit.
+                _ => deadline,
+            };
+            wait_for(close_at, deadline, &reaper, &mut marks, Mark::Close);
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
@@ -312,11 +322,81 @@ pub fn run_trial(
     })
 }
 
-/// Sleeps until `t`, waking early when the program exits or the limit passes.
-fn sleep_until<T>(t: Instant, reaper: &std::thread::JoinHandle<T>, limit: Instant) {
+/// Optional window markers a program prints on stdout, one per line.
+pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
+pub const MARK_CLOSE: &str = "BENCHGATE-WINDOW-CLOSE";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Open,
+    Close,
+}
+
+/// Follows the program's captured stdout for marker lines.
+struct Markers {
+    path: std::path::PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+    opened: bool,
+}
+
+impl Markers {
+    fn new(path: &Path) -> Markers {
+        Markers {
+            path: path.to_path_buf(),
+            offset: 0,
+            partial: Vec::new(),
+            opened: false,
+        }
+    }
+
+    /// The next marker written since the last call, if any. Reads at most
+    /// 1 MiB per call, so a chatty program costs little.
+    fn poll(&mut self) -> Option<Mark> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        let mut f = File::open(&self.path).ok()?;
+        f.seek(SeekFrom::Start(self.offset)).ok()?;
+        let mut buf = Vec::new();
+        let n = f.take(1 << 20).read_to_end(&mut buf).ok()?;
+        self.offset += n as u64;
+        self.partial.extend_from_slice(&buf);
+        let mut found = None;
+        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            match line.trim() {
+                MARK_OPEN if !self.opened => {
+                    self.opened = true;
+                    found.get_or_insert(Mark::Open);
+                }
+                MARK_CLOSE if self.opened => {
+                    found = Some(Mark::Close);
+                }
+                _ => {}
+            }
+        }
+        if self.partial.len() > 4096 {
+            self.partial.clear(); // a line this long is not a marker
+        }
+        found
+    }
+}
+
+/// Waits until `t` (at most until `limit`), until the program exits, or until
+/// it prints `mark`.
+fn wait_for<T>(
+    t: Instant,
+    limit: Instant,
+    reaper: &std::thread::JoinHandle<T>,
+    marks: &mut Markers,
+    mark: Mark,
+) {
     let end = t.min(limit);
     while Instant::now() < end && !reaper.is_finished() {
-        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(5)));
+        if marks.poll() == Some(mark) {
+            return;
+        }
+        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(2)));
     }
 }
 
