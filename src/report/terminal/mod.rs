@@ -2,6 +2,10 @@
 //! median across rounds with its spread (half the min-max range), then failed
 //! trials and the environment; and the comparison table ([`render_comparison`]).
 
+mod compare;
+
+pub use compare::render_comparison;
+
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
