@@ -8,5 +8,6 @@
 
 pub mod escape;
 pub mod format;
+pub mod markdown;
 pub mod terminal;
 pub mod verdict;
