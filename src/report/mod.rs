@@ -8,6 +8,7 @@
 
 pub mod escape;
 pub mod format;
+pub mod json;
 pub mod markdown;
 pub mod terminal;
 pub mod verdict;
