@@ -7,6 +7,7 @@
 //! - [`export`]: files for other tools (github-action-benchmark, `.hgrm`).
 
 pub mod escape;
+pub mod export;
 pub mod format;
 pub mod json;
 pub mod markdown;
