@@ -1,4 +1,15 @@
-//! Renderers: results in, bytes out. Where they go is decided by the caller.
+//! Renderers: results and comparisons in, strings or bytes out. Where they go
+//! (stdout, a file, a PR comment, `$GITHUB_STEP_SUMMARY`) is decided by the caller.
+//!
+//! - [`terminal`]: the run table and the comparison table, optional colour;
+//! - [`markdown`]: the pull-request comment and the job summary;
+//! - [`json`]: the comparison as JSON (`schema/comparison.schema.json`);
+//! - [`export`]: files for other tools (github-action-benchmark, `.hgrm`).
 
+pub mod escape;
+pub mod export;
 pub mod format;
+pub mod json;
+pub mod markdown;
 pub mod terminal;
+pub mod verdict;

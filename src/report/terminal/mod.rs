@@ -1,11 +1,15 @@
 //! The terminal report: one table, a row per (scenario, client), each figure the
 //! median across rounds with its spread (half the min-max range), then failed
-//! trials and the environment.
+//! trials and the environment; and the comparison table ([`render_comparison`]).
+
+mod compare;
+
+pub use compare::render_comparison;
 
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
-use super::format::{bytes, micros, si, spread_pct};
+use crate::report::format::{bytes, micros, si, spread_pct};
 use crate::results::{CellResult, RunResults, Spread};
 
 /// Whether stdout wants colour (a terminal, and NO_COLOR unset).

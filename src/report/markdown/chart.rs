@@ -1,0 +1,147 @@
+//! Mermaid charts (GitHub renders `xychart-beta`): per gating metric, a bar
+//! chart of the relative change per (scenario, client) (comparable cells
+//! only); and, when the baseline
+//! store provides a history, a line chart per (scenario, client, metric).
+//! Labels pass through [`escape::mermaid`](crate::report::escape::mermaid), so a
+//! name cannot close the quoted label, the fence or inject a `%%{init}%%` directive.
+
+use std::fmt::Write as _;
+
+use super::MetricHistory;
+use crate::compare::{Comparison, MetricComparison, Verdict};
+use crate::report::escape::mermaid;
+use crate::report::verdict::{is_side_by_side, metric_index, row_order};
+use crate::results::metrics::metric_def;
+
+/// Most bars per chart (the most important cells, in table order).
+pub const MAX_BARS: usize = 20;
+/// Most points per history chart (the newest).
+pub const MAX_HISTORY_POINTS: usize = 30;
+/// Most history charts.
+pub const MAX_HISTORY_CHARTS: usize = 12;
+
+fn label(m: &MetricComparison, sbs: bool) -> String {
+    if sbs {
+        mermaid(&format!(
+            "{} / {} vs {}",
+            m.scenario, m.client, m.baseline_client
+        ))
+    } else {
+        mermaid(&format!("{} / {}", m.scenario, m.client))
+    }
+}
+
+/// A number for mermaid: finite, compact.
+fn num(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+fn bar_chart(metric: &str, rows: &[&MetricComparison], sbs: bool, out: &mut String) {
+    let values: Vec<f64> = rows
+        .iter()
+        .map(|m| m.change.unwrap_or(0.0) * 100.0)
+        .collect();
+    let top = values.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let bound = ((top / 5.0).ceil() * 5.0).max(5.0);
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|m| format!("\"{}\"", label(m, sbs)))
+        .collect();
+    let bars: Vec<String> = values.iter().map(|v| num(*v)).collect();
+    let _ = write!(
+        out,
+        "```mermaid\nxychart-beta\n    title \"{}: change vs baseline (%)\"\n    x-axis [{}]\n    y-axis \"change (%)\" {} --> {}\n    bar [{}]\n```\n\n",
+        mermaid(metric),
+        labels.join(", "),
+        num(-bound),
+        num(bound),
+        bars.join(", ")
+    );
+}
+
+fn history_chart(h: &MetricHistory, cmp: &Comparison, out: &mut String) {
+    let mut points: Vec<(String, f64)> = h
+        .points
+        .iter()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(l, v)| (mermaid(l), *v))
+        .collect();
+    let current = cmp
+        .metrics
+        .iter()
+        .find(|m| m.scenario == h.scenario && m.client == h.client && m.metric == h.metric)
+        .and_then(|m| m.current_median)
+        .filter(|v| v.is_finite());
+    if let Some(v) = current {
+        points.push(("this run".to_string(), v));
+    }
+    let skip = points.len().saturating_sub(MAX_HISTORY_POINTS);
+    let points = &points[skip..];
+    if points.len() < 2 {
+        return;
+    }
+    let unit = metric_def(&h.metric).map(|d| d.unit).unwrap_or("");
+    let labels: Vec<String> = points.iter().map(|(l, _)| format!("\"{l}\"")).collect();
+    let values: Vec<String> = points.iter().map(|(_, v)| num(*v)).collect();
+    let _ = write!(
+        out,
+        "```mermaid\nxychart-beta\n    title \"{} / {}: {} history\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
+        mermaid(&h.scenario),
+        mermaid(&h.client),
+        mermaid(&h.metric),
+        labels.join(", "),
+        mermaid(unit),
+        values.join(", ")
+    );
+}
+
+/// The charts section (a closed `<details>` block), or empty when there is
+/// nothing to chart.
+pub fn section(cmp: &Comparison, history: &[MetricHistory]) -> String {
+    let sbs = is_side_by_side(&cmp.mode);
+    let mut metrics: Vec<&str> = cmp
+        .metrics
+        .iter()
+        .filter(|m| m.gating)
+        .map(|m| m.metric.as_str())
+        .collect();
+    metrics.sort_by_key(|m| (metric_index(m), *m));
+    metrics.dedup();
+    let mut body = String::new();
+    let mut cut = 0;
+    for metric in metrics {
+        let mut rows: Vec<&MetricComparison> = cmp
+            .metrics
+            .iter()
+            .filter(|m| m.gating && m.metric == metric)
+            .filter(|m| m.change.is_some_and(f64::is_finite))
+            .filter(|m| !matches!(m.verdict, Verdict::NotComparable | Verdict::NoBaseline))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        rows.sort_by(|a, b| row_order(a, b));
+        cut += rows.len().saturating_sub(MAX_BARS);
+        rows.truncate(MAX_BARS);
+        bar_chart(metric, &rows, sbs, &mut body);
+    }
+    for h in history.iter().take(MAX_HISTORY_CHARTS) {
+        history_chart(h, cmp, &mut body);
+    }
+    if body.is_empty() {
+        return String::new();
+    }
+    if cut > 0 {
+        let _ = writeln!(
+            body,
+            "Charts show the {MAX_BARS} most important cells per metric; {cut} more are in the tables.\n"
+        );
+    }
+    format!("<details><summary>Charts: relative change of the gating metrics</summary>\n\n{body}</details>\n\n")
+}

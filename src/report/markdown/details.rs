@@ -1,0 +1,277 @@
+//! The collapsible details: full latency percentiles (from the merged HDR
+//! histograms), error classes and failed trials, resources, the environment of
+//! both sides, and the reason for each notable verdict. Built from the
+//! `RunResults` of both sides, since the comparison holds only medians.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use crate::compare::Comparison;
+use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
+use crate::report::escape::{md, md_n};
+use crate::report::format::{bytes, micros};
+use crate::report::verdict::{is_side_by_side, rank, verdict_mark, verdict_text};
+use crate::results::{CellResult, Environment, RunResults};
+
+/// Most failed trials listed.
+const MAX_FAILURES: usize = 50;
+
+/// Wraps a body in a closed `<details>` block (the summary is our own text).
+fn details(summary: &str, body: &str) -> String {
+    format!("<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n")
+}
+
+/// The runs each side's cells come from.
+pub struct Sides<'a> {
+    current: &'a RunResults,
+    baseline: Option<&'a RunResults>,
+    side_by_side: bool,
+    /// Distinct (scenario, client, baseline client), in comparison order.
+    pairs: Vec<(&'a str, &'a str, &'a str)>,
+}
+
+impl<'a> Sides<'a> {
+    /// In side-by-side mode both sides come from `current`.
+    pub fn new(
+        cmp: &'a Comparison,
+        current: &'a RunResults,
+        baseline: Option<&'a RunResults>,
+    ) -> Self {
+        let side_by_side = is_side_by_side(&cmp.mode);
+        let mut seen = HashSet::new();
+        let pairs = cmp
+            .metrics
+            .iter()
+            .map(|m| {
+                (
+                    m.scenario.as_str(),
+                    m.client.as_str(),
+                    m.baseline_client.as_str(),
+                )
+            })
+            .filter(|p| seen.insert(*p))
+            .collect();
+        Sides {
+            current,
+            baseline: if side_by_side {
+                Some(current)
+            } else {
+                baseline
+            },
+            side_by_side,
+            pairs,
+        }
+    }
+
+    /// Calls `f` with the row prefix (`| scenario | client | side |`) and the
+    /// cell, for each pair: baseline side first.
+    fn each(&self, mut f: impl FnMut(String, Option<&CellResult>)) {
+        for (sc, client, base_client) in &self.pairs {
+            let (bl, cl) = if self.side_by_side {
+                (md(base_client), md(client))
+            } else {
+                ("baseline".to_string(), "current".to_string())
+            };
+            let prefix = format!("| {} | {} ", md(sc), md(client));
+            if let Some(b) = self.baseline {
+                f(format!("{prefix}| {bl} |"), b.cell(sc, base_client));
+            }
+            f(format!("{prefix}| {cl} |"), self.current.cell(sc, client));
+        }
+    }
+}
+
+fn median(c: Option<&CellResult>, metric: &str, fmt: impl Fn(f64) -> String) -> String {
+    c.and_then(|c| c.summary.get(metric))
+        .map(|s| fmt(s.median))
+        .unwrap_or_else(|| "n/a".to_string())
+}
+
+/// Full percentiles of the merged histograms.
+pub fn percentiles(sides: &Sides) -> String {
+    let mut body = String::from(
+        "| scenario | client | side | p50 | p90 | p99 | p99.9 | max | samples |\n|:--|:--|:--|--:|--:|--:|--:|--:|--:|\n",
+    );
+    // Identical encodings (common in tests, rare in runs) decode once.
+    let mut decoded: HashMap<String, Result<Option<LatencySummary>, String>> = HashMap::new();
+    sides.each(|prefix, cell| {
+        let summary = cell.and_then(|c| c.histogram.as_deref()).map(|h| {
+            decoded
+                .entry(h.to_string())
+                .or_insert_with(|| LatencyHistogram::decode(h).map(|h| h.summary()))
+                .clone()
+        });
+        let cols = match summary {
+            Some(Ok(Some(s))) => [
+                micros(s.p50_us as f64),
+                micros(s.p90_us as f64),
+                micros(s.p99_us as f64),
+                micros(s.p999_us as f64),
+                micros(s.max_us as f64),
+                s.count.to_string(),
+            ]
+            .join(" | "),
+            Some(Err(_)) => "invalid histogram | | | | | ".to_string(),
+            _ => "n/a | n/a | n/a | n/a | n/a | 0".to_string(),
+        };
+        let _ = writeln!(body, "{prefix} {cols} |");
+    });
+    details(
+        "Latency percentiles (merged HDR histograms of all trials)",
+        &body,
+    )
+}
+
+/// Errors by class (summed over trials), error rate, and failed trials.
+pub fn errors(sides: &Sides) -> String {
+    let mut body = String::from(
+        "| scenario | client | side | connect | timeout | read | write | 4xx | 5xx | error rate | failed trials |\n|:--|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+    );
+    let mut failures = Vec::new();
+    sides.each(|prefix, cell| {
+        let mut sum = ErrorCounts::default();
+        let mut failed = 0;
+        for t in cell.map(|c| c.trials.as_slice()).unwrap_or_default() {
+            if let Some(m) = &t.metrics {
+                sum.merge(&m.errors);
+            }
+            if let Some(f) = &t.failure {
+                failed += 1;
+                if let Some(c) = cell {
+                    failures.push(format!(
+                        "- {} / {} round {}: {}",
+                        md(&c.scenario),
+                        md(&c.client),
+                        t.round,
+                        md_n(f, 300)
+                    ));
+                }
+            }
+        }
+        let rate = median(cell, "error_rate", |v| format!("{:.2}%", v * 100.0));
+        let _ = writeln!(
+            body,
+            "{prefix} {} | {} | {} | {} | {} | {} | {rate} | {failed} |",
+            sum.connect, sum.timeout, sum.read, sum.write, sum.status_4xx, sum.status_5xx
+        );
+    });
+    failures.dedup();
+    if !failures.is_empty() {
+        body.push_str("\nFailed trials:\n\n");
+        let more = failures.len().saturating_sub(MAX_FAILURES);
+        failures.truncate(MAX_FAILURES);
+        body.push_str(&failures.join("\n"));
+        body.push('\n');
+        if more > 0 {
+            let _ = writeln!(body, "- … and {more} more");
+        }
+    }
+    details("Errors by class and failed trials", &body)
+}
+
+/// The client's own cost: medians across trials.
+pub fn resources(sides: &Sides) -> String {
+    let mut body = String::from(
+        "| scenario | client | side | CPU/request | peak RSS | peak threads | connections | requests/connection |\n|:--|:--|:--|--:|--:|--:|--:|--:|\n",
+    );
+    sides.each(|prefix, cell| {
+        let _ = writeln!(
+            body,
+            "{prefix} {} | {} | {} | {} | {} |",
+            median(cell, "cpu_us_per_request", |v| format!("{v:.1}us")),
+            median(cell, "peak_rss_bytes", bytes),
+            median(cell, "peak_threads", |v| format!("{v:.0}")),
+            median(cell, "connections_opened", |v| format!("{v:.0}")),
+            median(cell, "requests_per_connection", |v| format!("{v:.1}")),
+        );
+    });
+    details("Resources (medians across trials)", &body)
+}
+
+fn env_rows(e: &Environment, r: &RunResults) -> Vec<String> {
+    let pin = if e.pinning.enabled {
+        format!(
+            "server {:?}, clients {:?}",
+            e.pinning.server_cpus, e.pinning.client_cpus
+        )
+    } else {
+        "off".to_string()
+    };
+    vec![
+        md(&r.run_id),
+        md(&r.started_at),
+        r.git.sha.as_deref().map(md).unwrap_or_default(),
+        r.git.ref_name.as_deref().map(md).unwrap_or_default(),
+        md(&e.cpu_model),
+        e.cores.to_string(),
+        md(&e.kernel),
+        md(&e.os),
+        md(&e.arch),
+        md(&e.benchgate_version),
+        md(&e.rustc_version),
+        md(&pin),
+    ]
+}
+
+/// Environment and run identity of both sides.
+pub fn environment(sides: &Sides) -> String {
+    const FIELDS: [&str; 12] = [
+        "run id",
+        "started",
+        "git sha",
+        "git ref",
+        "CPU",
+        "cores",
+        "kernel",
+        "OS",
+        "arch",
+        "benchgate",
+        "rustc",
+        "pinning",
+    ];
+    let cur = env_rows(&sides.current.environment, sides.current);
+    let base = match sides.baseline {
+        Some(b) if !sides.side_by_side => Some(env_rows(&b.environment, b)),
+        _ => None,
+    };
+    let mut body = match &base {
+        Some(_) => String::from("| | baseline | current |\n|:--|:--|:--|\n"),
+        None => String::from("| | this run |\n|:--|:--|\n"),
+    };
+    for (i, f) in FIELDS.iter().enumerate() {
+        match &base {
+            Some(b) => {
+                let mark = if b[i] != cur[i] { " ≠" } else { "" };
+                let _ = writeln!(body, "| {f}{mark} | {} | {} |", b[i], cur[i]);
+            }
+            None => {
+                let _ = writeln!(body, "| {f} | {} |", cur[i]);
+            }
+        }
+    }
+    details("Environment", &body)
+}
+
+/// Why each notable verdict was reached, in the comparison's own words.
+pub fn reasons(cmp: &Comparison) -> String {
+    let mut rows: Vec<_> = cmp.metrics.iter().filter(|m| rank(m) <= 5).collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort_by_key(|m| rank(m));
+    let mut body =
+        String::from("| scenario | client | metric | verdict | reason |\n|:--|:--|:--|:--|:--|\n");
+    for m in rows {
+        let _ = writeln!(
+            body,
+            "| {} | {} | {} | {} {} | {} |",
+            md(&m.scenario),
+            md(&m.client),
+            md(&m.metric),
+            verdict_mark(m),
+            verdict_text(m),
+            md_n(&m.reason, 300)
+        );
+    }
+    details("Why: the reason for each notable verdict", &body)
+}

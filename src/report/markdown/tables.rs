@@ -1,0 +1,229 @@
+//! The head (verdict, counts, what was compared), the per-scenario tables, the
+//! collapsed table of the other metrics, and the footer.
+
+use std::fmt::Write as _;
+
+use super::budget::Table;
+use crate::compare::{Comparison, MetricComparison};
+use crate::report::escape::{md, md_n, sha};
+use crate::report::format::{duration_words, parse_rfc3339};
+use crate::report::verdict::{
+    change_with_ci, is_headline_row, is_side_by_side, mde, outcome_text, rank, row_order, values,
+    verdict_mark, verdict_text,
+};
+
+/// Most environment differences listed in the head.
+const MAX_DIFFERENCES: usize = 20;
+
+fn plural(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A run reference: `` `sha` (ref) `` or the run id.
+fn run_label(r: &crate::compare::RunRef) -> String {
+    let mut s = match &r.git_sha {
+        Some(x) => sha(x),
+        None => format!("run {}", md(&r.run_id)),
+    };
+    if let Some(g) = &r.git_ref {
+        let _ = write!(s, " ({})", md(g));
+    }
+    s
+}
+
+/// Headline, counts, what was compared, and why it is not comparable.
+pub fn head(cmp: &Comparison) -> String {
+    let (mark, word) = outcome_text(cmp.outcome);
+    let mut out = format!("## {mark} benchgate: {word}\n\n");
+    let scenarios = distinct(cmp.metrics.iter().map(|m| m.scenario.as_str()));
+    let clients = distinct(cmp.metrics.iter().map(|m| m.client.as_str()));
+    let _ = writeln!(
+        out,
+        "**{}**, {}, {} in {} ({} × {}).\n",
+        plural(cmp.regressions, "regression", "regressions"),
+        plural(cmp.improvements, "improvement", "improvements"),
+        plural(cmp.warnings, "warning", "warnings"),
+        plural(cmp.metrics.len() as u32, "metric", "metrics"),
+        plural(scenarios, "scenario", "scenarios"),
+        plural(clients, "client", "clients"),
+    );
+    let cur = &cmp.current_run;
+    if is_side_by_side(&cmp.mode) {
+        let _ = writeln!(
+            out,
+            "Side by side: each client against its baseline client in the same run, {}, paired by round.\n",
+            run_label(cur)
+        );
+    } else if let Some(base) = &cmp.baseline_run {
+        let age = match (
+            parse_rfc3339(&base.started_at),
+            parse_rfc3339(&cur.started_at),
+        ) {
+            (Some(b), Some(c)) if c >= b => {
+                format!("measured {} before this run", duration_words(c - b))
+            }
+            (Some(b), Some(c)) => format!("measured {} *after* this run", duration_words(b - c)),
+            _ => format!("measured at {}", md(&base.started_at)),
+        };
+        let _ = writeln!(
+            out,
+            "Current {} compared with baseline {}, {age}.\n",
+            run_label(cur),
+            run_label(base)
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "No baseline to compare with: the figures below are from the current run, {}, only.\n",
+            run_label(cur)
+        );
+    }
+    if !cmp.environment_differences.is_empty() {
+        out.push_str("> ⚠️ **Not comparable**: the two sides differ in\n");
+        for d in cmp.environment_differences.iter().take(MAX_DIFFERENCES) {
+            let _ = writeln!(out, "> - {}", md_n(d, 300));
+        }
+        let more = cmp
+            .environment_differences
+            .len()
+            .saturating_sub(MAX_DIFFERENCES);
+        if more > 0 {
+            let _ = writeln!(out, "> - … and {more} more");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> u32 {
+    let mut v: Vec<&str> = it.collect();
+    v.sort_unstable();
+    v.dedup();
+    v.len() as u32
+}
+
+/// Table header for the mode, with or without a scenario column.
+fn header(side_by_side: bool, with_scenario: bool) -> String {
+    let (who, vals) = if side_by_side {
+        ("client vs baseline client", "baseline client → client")
+    } else {
+        ("client", "baseline → current")
+    };
+    let (sc, sc_delim) = if with_scenario {
+        ("| scenario ", "|:--")
+    } else {
+        ("", "")
+    };
+    format!(
+        "{sc}| {who} | metric | {vals} | change [CI] | MDE | verdict |\n{sc_delim}|:--|:--|--:|--:|--:|:--|\n"
+    )
+}
+
+/// One table row; gating metrics in bold.
+fn row(m: &MetricComparison, side_by_side: bool, with_scenario: bool) -> String {
+    let who = if side_by_side {
+        format!("{} vs {}", md(&m.client), md(&m.baseline_client))
+    } else {
+        md(&m.client)
+    };
+    let metric = if m.gating {
+        format!("**{}**", md(&m.metric))
+    } else {
+        md(&m.metric)
+    };
+    let sc = if with_scenario {
+        format!("| {} ", md(&m.scenario))
+    } else {
+        String::new()
+    };
+    format!(
+        "{sc}| {who} | {metric} | {} | {} | {} | {} {} |\n",
+        values(m),
+        change_with_ci(m),
+        mde(m),
+        verdict_mark(m),
+        verdict_text(m)
+    )
+}
+
+/// One table per scenario with the rows that gate or say something, most
+/// important scenarios and rows first; returns the tables and the row count.
+pub fn scenario_tables(cmp: &Comparison) -> (Vec<Table>, usize) {
+    let sbs = is_side_by_side(&cmp.mode);
+    // Scenario positions in first-appearance order (thousands of names: hash).
+    let mut positions: std::collections::HashMap<&str, usize> = Default::default();
+    for m in &cmp.metrics {
+        let n = positions.len();
+        positions.entry(m.scenario.as_str()).or_insert(n);
+    }
+    let mut rows: Vec<(usize, &MetricComparison)> = cmp
+        .metrics
+        .iter()
+        .filter(|m| is_headline_row(m))
+        .map(|m| (positions[m.scenario.as_str()], m))
+        .collect();
+    rows.sort_by(|a, b| row_order(a.1, b.1).then(a.0.cmp(&b.0)));
+    let total = rows.len();
+    let mut tables: Vec<(u8, usize, Table)> = Vec::new();
+    let mut slot: std::collections::HashMap<usize, usize> = Default::default();
+    for (importance, (sc, m)) in rows.into_iter().enumerate() {
+        let t = *slot.entry(sc).or_insert_with(|| {
+            tables.push((
+                rank(m),
+                sc,
+                Table {
+                    heading: format!("### {}\n\n", md(&m.scenario)),
+                    header: header(sbs, false),
+                    rows: Vec::new(),
+                },
+            ));
+            tables.len() - 1
+        });
+        tables[t].2.rows.push((importance, row(m, sbs, false)));
+    }
+    tables.sort_by_key(|(r, sc, _)| (*r, *sc));
+    (tables.into_iter().map(|(_, _, t)| t).collect(), total)
+}
+
+/// The informative metrics without a notable verdict, collapsed.
+pub fn other_metrics(cmp: &Comparison) -> String {
+    let sbs = is_side_by_side(&cmp.mode);
+    let rest: Vec<&MetricComparison> = cmp.metrics.iter().filter(|m| !is_headline_row(m)).collect();
+    if rest.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "<details><summary>Other metrics: {} informative, without a notable change</summary>\n\n",
+        rest.len()
+    );
+    out.push_str(&header(sbs, true));
+    for m in rest {
+        out.push_str(&row(m, sbs, true));
+    }
+    out.push_str("\n</details>\n\n");
+    out
+}
+
+/// Method, interval level and legend.
+pub fn footer(cmp: &Comparison) -> String {
+    let mut levels: Vec<u32> = cmp
+        .metrics
+        .iter()
+        .filter_map(|m| m.confidence)
+        .filter(|c| c.is_finite())
+        .map(|c| (c * 1000.0).round() as u32)
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let level = |l: u32| format!("{}%", l as f64 / 10.0);
+    let ci = match (levels.first(), levels.last()) {
+        (Some(a), Some(b)) if a == b => format!(" at {} confidence", level(*a)),
+        (Some(a), Some(b)) => format!(" at {}–{} confidence", level(*a), level(*b)),
+        _ => String::new(),
+    };
+    format!(
+        "---\nMethod: {}. Change: relative change of current vs baseline, with its interval [CI]{ci}. \
+         MDE: smallest change detectable at the observed noise. **Bold** metrics gate; the others inform.\n",
+        md_n(&cmp.method, 400)
+    )
+}

@@ -1,0 +1,177 @@
+//! The comparison in the terminal: the gate's verdict with counts, what was
+//! compared, then one row per metric that gates or says something (regressed,
+//! improved, warned), most important first. With colour: failing and regressed
+//! rows red, warnings yellow, improvements green.
+
+use std::fmt::Write as _;
+
+use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
+use crate::report::format::{duration_words, parse_rfc3339};
+use crate::report::verdict::{
+    change_with_ci, is_headline_row, is_side_by_side, mde, row_order, value, verdict_text,
+};
+
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const BOLD: &str = "\x1b[1m";
+const RESET: &str = "\x1b[0m";
+
+/// Control characters shown escaped, so a name cannot move the cursor.
+fn safe(s: &str) -> String {
+    s.escape_debug().to_string()
+}
+
+fn colour_of(m: &MetricComparison) -> Option<&'static str> {
+    match (m.tier, m.verdict) {
+        (Tier::Fail, _) | (_, Verdict::Regressed) => Some(RED),
+        (Tier::Warn, _) => Some(YELLOW),
+        (_, Verdict::Improved) => Some(GREEN),
+        _ => None,
+    }
+}
+
+fn run_text(r: &crate::compare::RunRef) -> String {
+    let mut s = match &r.git_sha {
+        Some(sha) => safe(&sha.chars().take(12).collect::<String>()),
+        None => format!("run {}", safe(&r.run_id)),
+    };
+    if let Some(g) = &r.git_ref {
+        let _ = write!(s, " ({})", safe(g));
+    }
+    s
+}
+
+fn headline(cmp: &Comparison, color: bool, out: &mut String) {
+    let (word, c) = match cmp.outcome {
+        crate::compare::GateOutcome::Pass => ("PASS", GREEN),
+        crate::compare::GateOutcome::Fail => ("FAIL", RED),
+        crate::compare::GateOutcome::NoBaseline => ("NO BASELINE", ""),
+        crate::compare::GateOutcome::NotComparable => ("NOT COMPARABLE", YELLOW),
+    };
+    let (on, off) = if color { (c, RESET) } else { ("", "") };
+    let (b, _) = if color { (BOLD, RESET) } else { ("", "") };
+    let _ = writeln!(
+        out,
+        "{b}{on}benchgate: {word}{off} ({} regressed, {} improved, {} warning{}, {} metrics)",
+        cmp.regressions,
+        cmp.improvements,
+        cmp.warnings,
+        if cmp.warnings == 1 { "" } else { "s" },
+        cmp.metrics.len()
+    );
+    let cur = &cmp.current_run;
+    if is_side_by_side(&cmp.mode) {
+        let _ = writeln!(out, "side by side in {}, paired by round", run_text(cur));
+    } else if let Some(base) = &cmp.baseline_run {
+        let age = match (
+            parse_rfc3339(&base.started_at),
+            parse_rfc3339(&cur.started_at),
+        ) {
+            (Some(x), Some(y)) if y >= x => format!(", measured {} before", duration_words(y - x)),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "current {} vs baseline {}{age}",
+            run_text(cur),
+            run_text(base)
+        );
+    } else {
+        let _ = writeln!(out, "no baseline: current {} only", run_text(cur));
+    }
+    for d in &cmp.environment_differences {
+        let _ = writeln!(out, "not comparable: {}", safe(d));
+    }
+}
+
+/// Renders the comparison table; `color` adds ANSI colours.
+pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
+    let mut out = String::new();
+    headline(cmp, color, &mut out);
+    let sbs = is_side_by_side(&cmp.mode);
+    let mut rows: Vec<&MetricComparison> =
+        cmp.metrics.iter().filter(|m| is_headline_row(m)).collect();
+    rows.sort_by(|a, b| row_order(a, b));
+    let headers: [&str; 8] = [
+        "scenario",
+        if sbs { "client vs baseline" } else { "client" },
+        "metric",
+        "baseline",
+        "current",
+        "change [CI]",
+        "MDE",
+        "verdict",
+    ];
+    let cells: Vec<[String; 8]> = rows
+        .iter()
+        .map(|m| {
+            [
+                safe(&m.scenario),
+                if sbs {
+                    format!("{} vs {}", safe(&m.client), safe(&m.baseline_client))
+                } else {
+                    safe(&m.client)
+                },
+                format!(
+                    "{}{}",
+                    safe(&m.metric),
+                    if m.gating { "" } else { " (info)" }
+                ),
+                value(&m.metric, m.baseline_median),
+                value(&m.metric, m.current_median),
+                change_with_ci(m),
+                mde(m),
+                verdict_text(m).to_string(),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in &cells {
+        for (w, v) in widths.iter_mut().zip(r) {
+            *w = (*w).max(v.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        for (i, (v, w)) in cells.iter().zip(&widths).enumerate() {
+            let pad = " ".repeat(w - v.chars().count());
+            if (3..7).contains(&i) {
+                let _ = write!(s, "{pad}{v}");
+            } else {
+                let _ = write!(s, "{v}{pad}");
+            }
+            if i + 1 < cells.len() {
+                s.push_str("  ");
+            }
+        }
+        s.trim_end().to_string()
+    };
+    out.push('\n');
+    let head = line(&headers.map(String::from));
+    if color {
+        let _ = writeln!(out, "{BOLD}{head}{RESET}");
+    } else {
+        let _ = writeln!(out, "{head}");
+    }
+    for (m, c) in rows.iter().zip(&cells) {
+        match colour_of(m).filter(|_| color) {
+            Some(col) => {
+                let _ = writeln!(out, "{col}{}{RESET}", line(c));
+            }
+            None => {
+                let _ = writeln!(out, "{}", line(c));
+            }
+        }
+    }
+    let others = cmp.metrics.len() - rows.len();
+    if others > 0 {
+        let _ = writeln!(
+            out,
+            "\n{others} informative metric{} without a notable change not shown (see the JSON report)",
+            if others == 1 { "" } else { "s" }
+        );
+    }
+    let _ = writeln!(out, "method: {}", safe(&cmp.method));
+    out
+}

@@ -1,0 +1,174 @@
+//! What every comparison renderer shares: the order of rows (most important
+//! first), verdict labels and marks, and the formatting of changes, intervals
+//! and metric values. Renderers only display verdicts; `compare` decides them.
+
+use std::cmp::Ordering;
+
+use super::format::{bytes, micros, si};
+use crate::compare::{GateOutcome, MetricComparison, Tier, Verdict};
+use crate::results::metrics::metric_def;
+use crate::results::METRICS;
+
+/// Importance of a row: 0 is shown first (and dropped last).
+pub fn rank(m: &MetricComparison) -> u8 {
+    match (m.tier, m.verdict) {
+        (Tier::Fail, _) => 0,
+        (Tier::Warn, _) => 1,
+        (_, Verdict::Regressed) => 2,
+        (_, Verdict::Improved) => 3,
+        (_, Verdict::NotComparable) => 4,
+        (_, Verdict::Inconclusive) => 5,
+        (_, Verdict::Unchanged) => 6,
+        (_, Verdict::NoBaseline) => 7,
+    }
+}
+
+/// Whether a row belongs in the main table: it gates, or it says something
+/// (regressed, improved, or warned). Other rows are collapsed.
+pub fn is_headline_row(m: &MetricComparison) -> bool {
+    m.gating || m.tier != Tier::Pass || matches!(m.verdict, Verdict::Regressed | Verdict::Improved)
+}
+
+/// Position of a metric in `METRICS` (unknown names last).
+pub fn metric_index(name: &str) -> usize {
+    METRICS
+        .iter()
+        .position(|d| d.name == name)
+        .unwrap_or(METRICS.len())
+}
+
+/// Row order: importance, then gating before informative, then the metric's
+/// display order, then client name. Stable, so input order breaks ties.
+pub fn row_order(a: &MetricComparison, b: &MetricComparison) -> Ordering {
+    rank(a)
+        .cmp(&rank(b))
+        .then(b.gating.cmp(&a.gating))
+        .then(metric_index(&a.metric).cmp(&metric_index(&b.metric)))
+        .then(a.client.cmp(&b.client))
+}
+
+/// A verdict in words, with its tier: `regressed`, `regressed (warn)`,
+/// `regressed (informative)`, `improved`, ...
+pub fn verdict_text(m: &MetricComparison) -> &'static str {
+    match (m.verdict, m.tier, m.gating) {
+        (Verdict::Regressed, Tier::Fail, _) => "regressed",
+        (Verdict::Regressed, Tier::Warn, _) => "regressed (warn)",
+        (Verdict::Regressed, Tier::Pass, _) => "regressed (informative)",
+        (Verdict::Improved, _, _) => "improved",
+        (Verdict::Unchanged, _, _) => "unchanged",
+        (Verdict::Inconclusive, Tier::Warn, _) => "inconclusive (warn)",
+        (Verdict::Inconclusive, _, _) => "inconclusive",
+        (Verdict::NotComparable, Tier::Fail, _) => "not comparable (fail)",
+        (Verdict::NotComparable, _, _) => "not comparable",
+        (Verdict::NoBaseline, Tier::Fail, _) => "no baseline (fail)",
+        (Verdict::NoBaseline, _, _) => "no baseline",
+    }
+}
+
+/// The emoji mark of a verdict for markdown.
+pub fn verdict_mark(m: &MetricComparison) -> &'static str {
+    match (m.tier, m.verdict) {
+        (Tier::Fail, _) => "❌",
+        (Tier::Warn, _) => "⚠️",
+        (_, Verdict::Regressed) => "🔸",
+        (_, Verdict::Improved) => "🟢",
+        (_, Verdict::Unchanged) => "➖",
+        (_, Verdict::Inconclusive) => "❔",
+        (_, Verdict::NotComparable) => "⚠️",
+        (_, Verdict::NoBaseline) => "⚪",
+    }
+}
+
+/// The headline of a gate outcome: mark and words.
+pub fn outcome_text(o: GateOutcome) -> (&'static str, &'static str) {
+    match o {
+        GateOutcome::Pass => ("✅", "pass"),
+        GateOutcome::Fail => ("❌", "fail"),
+        GateOutcome::NoBaseline => ("⚪", "no baseline"),
+        GateOutcome::NotComparable => ("⚠️", "not comparable"),
+    }
+}
+
+/// A relative change as a signed percentage: `+12.3%`, `-0.4%`, `n/a`.
+pub fn pct(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => {
+            let p = v * 100.0;
+            if p.abs() >= 1000.0 {
+                format!("{p:+.0}%")
+            } else {
+                format!("{p:+.1}%")
+            }
+        }
+        _ => "n/a".to_string(),
+    }
+}
+
+/// The change with its interval: `+12.3% [+8.1%, +16.0%]`, or just the change.
+pub fn change_with_ci(m: &MetricComparison) -> String {
+    match (m.change, m.ci_low, m.ci_high) {
+        (Some(_), Some(lo), Some(hi)) => {
+            format!("{} [{}, {}]", pct(m.change), pct(Some(lo)), pct(Some(hi)))
+        }
+        _ => pct(m.change),
+    }
+}
+
+/// The minimum detectable effect: `±3.0%`, or `n/a`.
+pub fn mde(m: &MetricComparison) -> String {
+    match m.mde {
+        Some(v) if v.is_finite() => format!("±{:.1}%", v.abs() * 100.0),
+        _ => "n/a".to_string(),
+    }
+}
+
+/// A metric value in its unit: `1.20ms`, `12.3k req/s`, `3.4MiB`, `0.12%`.
+pub fn value(metric: &str, v: Option<f64>) -> String {
+    let Some(v) = v.filter(|v| v.is_finite()) else {
+        return "n/a".to_string();
+    };
+    match metric_def(metric).map(|d| d.unit) {
+        Some("us") if v < 100.0 => format!("{v:.1}us"),
+        Some("us") => micros(v),
+        Some("req/s") => format!("{} req/s", si(v)),
+        Some("B/s") => format!("{}/s", bytes(v)),
+        Some("bytes") => bytes(v),
+        Some("count") => format!("{v:.0}"),
+        Some("ratio") if metric == "error_rate" => format!("{:.2}%", v * 100.0),
+        _ => si(v),
+    }
+}
+
+/// `baseline -> current` values of a row.
+pub fn values(m: &MetricComparison) -> String {
+    format!(
+        "{} → {}",
+        value(&m.metric, m.baseline_median),
+        value(&m.metric, m.current_median)
+    )
+}
+
+/// Whether the comparison pairs two clients of one run.
+pub fn is_side_by_side(mode: &str) -> bool {
+    mode == "side_by_side"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_changes_and_values() {
+        assert_eq!(pct(Some(0.123)), "+12.3%");
+        assert_eq!(pct(Some(-0.004)), "-0.4%");
+        assert_eq!(pct(Some(12.5)), "+1250%");
+        assert_eq!(pct(Some(f64::NAN)), "n/a");
+        assert_eq!(pct(None), "n/a");
+        assert_eq!(value("latency_p99_us", Some(1200.0)), "1.20ms");
+        assert_eq!(value("cpu_us_per_request", Some(12.5)), "12.5us");
+        assert_eq!(value("throughput_rps", Some(12_345.0)), "12.3k req/s");
+        assert_eq!(value("error_rate", Some(0.0012)), "0.12%");
+        assert_eq!(value("peak_threads", Some(17.0)), "17");
+        assert_eq!(value("peak_rss_bytes", None), "n/a");
+    }
+}

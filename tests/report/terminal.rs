@@ -1,0 +1,38 @@
+//! Snapshots of the terminal comparison table, plain and coloured.
+
+use benchgate::report::terminal;
+
+use crate::cases;
+
+#[test]
+fn comparison_table_plain() {
+    insta::assert_snapshot!(terminal::render_comparison(&cases::mixed().cmp, false));
+}
+
+#[test]
+fn comparison_table_coloured() {
+    let out = terminal::render_comparison(&cases::mixed().cmp, true);
+    assert!(out.contains("\x1b[31m"), "regressions red");
+    assert!(out.contains("\x1b[32m"), "improvements green");
+    insta::assert_snapshot!(out.escape_debug().to_string().replace("\\n", "\n"));
+}
+
+#[test]
+fn comparison_table_modes() {
+    let mut out = String::new();
+    for c in [
+        cases::side_by_side(),
+        cases::no_baseline(),
+        cases::not_comparable(),
+        cases::hostile(),
+    ] {
+        out.push_str(&terminal::render_comparison(&c.cmp, false));
+        out.push_str("----\n");
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn run_table_is_kept() {
+    insta::assert_snapshot!(terminal::render(&cases::mixed().current, false));
+}
