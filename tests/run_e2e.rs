@@ -261,3 +261,46 @@ fn unknown_scenario_filter_is_an_error() {
         "{stderr}"
     );
 }
+
+/// The blocking vs non-blocking study of design.md, reproduced: 200 concurrent
+/// requests cost a thread each in a thread-per-request client, and a handful of
+/// threads in an async one.
+#[test]
+fn blocking_client_at_200_workers_shows_200_threads_async_a_handful() {
+    let toml = r#"
+[run]
+rounds = 1
+warmup = "300ms"
+duration = "1s"
+
+[[client]]
+name = "blocking"
+kind = "reqwest-blocking"
+
+[[client]]
+name = "async"
+kind = "reqwest"
+
+[[scenario]]
+name = "c200"
+path = "/delay/20"
+concurrency = 200
+"#;
+    let run = run_config(toml, &[]);
+    let r = run.results();
+    let m = |client: &str| cell(&r, "c200", client).trials[0].metrics.clone().unwrap();
+    let (blocking, asynch) = (m("blocking"), m("async"));
+    assert!(blocking.peak_threads >= 200, "blocking threads {}", blocking.peak_threads);
+    assert!(asynch.peak_threads <= 8, "async threads {}", asynch.peak_threads);
+    assert!(
+        blocking.peak_rss_bytes > asynch.peak_rss_bytes,
+        "RSS blocking {} vs async {}",
+        blocking.peak_rss_bytes,
+        asynch.peak_rss_bytes
+    );
+    // Both really held ~200 connections open at once (the server's view).
+    for client in ["blocking", "async"] {
+        let s = cell(&r, "c200", client).trials[0].server.clone().unwrap();
+        assert!(s.peak_open_connections >= 150, "{client}: {}", s.peak_open_connections);
+    }
+}
