@@ -2,5 +2,6 @@
 //! Pure: no I/O. (The statistics land here next; `model` is the contract.)
 
 pub mod model;
+pub mod stats;
 
 pub use model::*;
