@@ -3,5 +3,6 @@
 
 pub mod model;
 pub mod stats;
+pub mod verdict;
 
 pub use model::*;
