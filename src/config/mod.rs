@@ -9,6 +9,7 @@
 
 pub mod defaults;
 pub mod error;
+pub mod gate;
 pub mod raw;
 mod scenario;
 mod tree;

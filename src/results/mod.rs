@@ -4,6 +4,8 @@
 
 pub mod environment;
 pub mod metrics;
+#[doc(hidden)]
+pub mod synthetic;
 
 use std::collections::BTreeMap;
 use std::path::Path;
