@@ -108,6 +108,8 @@ pub fn default_suite() -> Suite {
                 &["reqwest-blocking", "reqwest"],
             ),
         ],
+        gate: super::gate::default_gate(),
+        compare: None,
     }
 }
 

@@ -30,7 +30,6 @@
 //! differences (they are usually 0, where a ratio is undefined), so their
 //! thresholds are absolute: `+0.01` is one percentage point.
 
-use super::units::{parse_duration, parse_size};
 use crate::compare::model::{
     GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold,
 };

@@ -10,6 +10,7 @@
 pub mod defaults;
 pub mod error;
 pub mod gate;
+mod gate_parse;
 pub mod raw;
 mod scenario;
 mod tree;
@@ -22,6 +23,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use error::ConfigError;
+pub use gate::CompareSettings;
+
+use crate::compare::model::GateConfig;
 
 /// A validated benchmark suite: what `benchgate run` executes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +36,13 @@ pub struct Suite {
     pub run: RunSettings,
     pub clients: Vec<ClientSpec>,
     pub scenarios: Vec<Scenario>,
+    /// `[gate]`: thresholds and policies (defaults when absent; results files
+    /// written before the gate existed read as the defaults).
+    #[serde(default)]
+    pub gate: GateConfig,
+    /// `[compare]`: side-by-side mode, when set.
+    #[serde(default)]
+    pub compare: Option<CompareSettings>,
 }
 
 /// `[run]`: settings shared by every scenario.

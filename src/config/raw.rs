@@ -31,6 +31,10 @@ pub struct RawConfig {
     pub clients_span: Option<Range<usize>>,
     pub scenarios: Vec<RawScenario>,
     pub scenarios_span: Option<Range<usize>>,
+    /// `[gate]` and `[compare]` as written; `gate_parse` reads them (their keys
+    /// are metric names, not a fixed field list).
+    pub gate: Option<Node>,
+    pub compare: Option<Node>,
     /// Length of the text: where "add a table" errors point.
     pub end: usize,
 }
@@ -102,6 +106,8 @@ const TOP: &[Spec] = &[
     spec("run", "a table", "[run]"),
     spec("client", "an array of tables", "[[client]]"),
     spec("scenario", "an array of tables", "[[scenario]]"),
+    spec("gate", "a table", "[gate]"),
+    spec("compare", "a table", "[compare]"),
 ];
 
 const DURATION: &str = "a duration string";
@@ -182,6 +188,8 @@ pub(crate) fn read(root: &[(Key, Node)], text_len: usize) -> Result<RawConfig, P
             config.scenarios.push(read_scenario(i, span, entries)?);
         }
     }
+    config.gate = top.get("gate").cloned();
+    config.compare = top.get("compare").cloned();
     Ok(config)
 }
 
@@ -466,7 +474,7 @@ impl<'a> Fields<'a> {
 }
 
 /// The allowed name closest to a misspelt one (edit distance at most 2).
-fn closest<'s>(word: &str, allowed: &[&'s str]) -> Option<&'s str> {
+pub(super) fn closest<'s>(word: &str, allowed: &[&'s str]) -> Option<&'s str> {
     allowed
         .iter()
         .map(|a| (edit_distance(word, a), *a))

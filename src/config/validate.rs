@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::error::{line_col, Problem};
 use super::raw::{self, At, RawClient, RawConfig, RawRun};
-use super::scenario;
 use super::units::{format_duration, parse_duration};
+use super::{gate_parse, scenario};
 use super::{tree, ClientKind, ClientSpec, ConfigError, HttpVersion, RunSettings, StopRule, Suite};
 
 /// `[run] rounds` when absent.
@@ -100,11 +100,16 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         )?;
         scenarios.push(scenario);
     }
+    let scenario_names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+    let gate = gate_parse::build_gate(raw.gate.as_ref(), &scenario_names, &names)?;
+    let compare = gate_parse::build_compare(raw.compare.as_ref(), &names)?;
     Ok(Suite {
         source: source.to_string(),
         run,
         clients,
         scenarios,
+        gate,
+        compare,
     })
 }
 
