@@ -405,3 +405,12 @@ fn compare_errors() {
         "baseline_client = \"hyper\"",
     );
 }
+
+#[test]
+fn inject_cpu_us_knob() {
+    let s = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = 50\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap();
+    assert_eq!(s.clients[0].inject_cpu_us, 50);
+    let err = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = -1\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap_err();
+    assert_eq!(err.field(), Some("client \"h\".inject_cpu_us"), "{err}");
+    assert_eq!(err.location().unwrap().0, 4);
+}

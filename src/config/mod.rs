@@ -113,6 +113,12 @@ pub struct ClientSpec {
     pub http: HttpVersion,
     /// Talk HTTPS to the reference server's TLS port (certificate is self-signed).
     pub tls: bool,
+    /// Testing knob for validating gates: CPU busy-spun per request inside the
+    /// built-in drivers (hyper, reqwest, reqwest-blocking), microseconds; 0: off.
+    /// Not part of the load profile a comparison checks: it stands for a change
+    /// in the code under test.
+    #[serde(default)]
+    pub inject_cpu_us: u64,
 }
 
 /// HTTP method of a scenario.

@@ -62,6 +62,7 @@ pub struct RawClient {
     pub pool: Option<At<i64>>,
     pub http: Option<At<String>>,
     pub tls: Option<At<bool>>,
+    pub inject_cpu_us: Option<At<i64>>,
 }
 
 /// One `[[scenario]]`.
@@ -128,6 +129,7 @@ const CLIENT: &[Spec] = &[
     spec("pool", INTEGER, "pool = 10"),
     spec("http", "a string", "http = \"1.1\" or http = \"2\""),
     spec("tls", "a boolean", "tls = false"),
+    spec("inject_cpu_us", INTEGER, "inject_cpu_us = 50"),
 ];
 
 const SCENARIO: &[Spec] = &[
@@ -246,6 +248,7 @@ fn read_client(
         pool: f.integer("pool")?,
         http: f.string("http")?,
         tls: f.boolean("tls")?,
+        inject_cpu_us: f.integer("inject_cpu_us")?,
         label: f.label,
     })
 }

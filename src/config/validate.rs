@@ -206,12 +206,23 @@ fn build_client(c: &RawClient) -> Result<ClientSpec, Problem> {
         }
     };
     let tls = c.tls.as_ref().is_some_and(|t| t.value);
+    let inject_cpu_us = match &c.inject_cpu_us {
+        Some(v) => int_in(
+            v,
+            &path("inject_cpu_us"),
+            0,
+            1_000_000,
+            "inject_cpu_us = 50",
+        )? as u64,
+        None => 0,
+    };
     Ok(ClientSpec {
         name,
         kind,
         pool,
         http,
         tls,
+        inject_cpu_us,
     })
 }
 
