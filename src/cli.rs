@@ -19,6 +19,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the benchmark suite and write the results file.
     Run(RunArgs),
+    /// Compare two results files (or two clients of one) and apply the gate.
+    /// Exit code: 0 the gate passed, 1 it failed, 2 an error.
+    Compare(CompareArgs),
     /// Run the reference server in the foreground.
     Serve(ServeCliArgs),
     /// Internal: run one trial in this process (started by `run`).
@@ -51,12 +54,43 @@ pub struct RunArgs {
     /// No progress output; the report still prints.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// After the run, compare with this baseline results file and apply the gate
+    /// (exit 1 when it fails).
+    #[arg(long, value_name = "FILE", conflicts_with = "side_by_side")]
+    pub baseline: Option<PathBuf>,
+    /// After the run, compare every client with this one, paired by round.
+    #[arg(long, value_name = "CLIENT")]
+    pub side_by_side: Option<String>,
+    /// With --baseline or --side-by-side: also write the comparison as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// Testing: replace every client with a mock driver with these latencies (µs, comma separated).
     #[arg(long, hide = true, value_name = "US,US,...", value_delimiter = ',')]
     pub mock_latencies_us: Vec<u64>,
     /// Testing: with --mock-latencies-us, every N-th request fails with a 503.
     #[arg(long, hide = true, default_value_t = 0)]
     pub mock_error_every: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Baseline results file (baseline mode).
+    #[arg(long, value_name = "FILE", conflicts_with = "side_by_side")]
+    pub baseline: Option<PathBuf>,
+    /// Current results file.
+    #[arg(long, value_name = "FILE")]
+    pub current: PathBuf,
+    /// Compare every client of the current run with this one, paired by round.
+    /// Default (without --baseline): `[compare] baseline_client` of the config.
+    #[arg(long, value_name = "CLIENT")]
+    pub side_by_side: Option<String>,
+    /// Gate config (`[gate]`, `[compare]`). Default: the resolved config stored in
+    /// the current results file.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Also write the comparison as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => benchgate::commands::run(args),
+        Command::Compare(args) => benchgate::commands::compare(args),
         Command::Serve(args) => benchgate::commands::serve(args),
         Command::Drive(args) => {
             benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)

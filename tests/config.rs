@@ -93,13 +93,13 @@ fn datetime_values_are_explained() {
 
 #[test]
 fn unknown_top_level_table_lists_the_allowed_ones() {
-    let text = format!("{CLIENT}{SCENARIO}[gate]\nthroughput_rps = \"-5%\"\n");
+    let text = format!("{CLIENT}{SCENARIO}[report]\nformat = \"json\"\n");
     invalid(
         &text,
         7,
-        "gate",
-        "unknown field `gate` in the top level",
-        "allowed fields are: run, client, scenario",
+        "report",
+        "unknown field `report` in the top level",
+        "allowed fields are: run, client, scenario, gate, compare",
     );
 }
 

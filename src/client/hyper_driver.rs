@@ -28,6 +28,8 @@ pub struct HyperClient {
     uri: Uri,
     body: Bytes,
     limit: PoolLimit,
+    /// `inject_cpu_us`: CPU to burn per request (testing knob).
+    spin_us: u64,
 }
 
 impl HyperClient {
@@ -67,11 +69,13 @@ impl HyperClient {
             uri,
             body: request.body,
             limit,
+            spin_us: spec.inject_cpu_us,
         })
     }
 
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
         let _permit = self.limit.acquire().await;
+        super::spin(self.spin_us);
         let req = Request::builder()
             .method(self.method.clone())
             .uri(self.uri.clone())

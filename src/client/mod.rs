@@ -102,6 +102,21 @@ impl AsyncClient {
     }
 }
 
+/// Busy-spins for `us` microseconds of wall time on this thread (`inject_cpu_us`,
+/// the knob for validating gates): a client-side cost per request, so CPU per
+/// request and latency rise by a known amount. Measured with `Instant`; a spin
+/// that is preempted ends on time, so under CPU contention it burns less CPU than
+/// asked (keep the client on its own core when calibrating).
+pub fn spin(us: u64) {
+    if us == 0 {
+        return;
+    }
+    let end = std::time::Instant::now() + std::time::Duration::from_micros(us);
+    while std::time::Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
 /// A connection limit shared by a client's workers: the pool size, when it is
 /// smaller than the worker count. A request waits for a permit the way a
 /// request in a bounded pool (Apache's max-per-route) waits for a connection;
@@ -196,6 +211,7 @@ mod tests {
             pool,
             http: HttpVersion::Http1,
             tls: false,
+            inject_cpu_us: 0,
         }
     }
 
@@ -222,5 +238,15 @@ mod tests {
         assert_eq!(classify_chain(&reset, true), ErrorClass::Write);
         let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert_eq!(classify_chain(&pipe, false), ErrorClass::Write);
+    }
+
+    #[test]
+    fn spin_burns_the_requested_time() {
+        let t = std::time::Instant::now();
+        spin(0);
+        assert!(t.elapsed() < std::time::Duration::from_micros(200));
+        let t = std::time::Instant::now();
+        spin(2000);
+        assert!(t.elapsed() >= std::time::Duration::from_micros(2000));
     }
 }

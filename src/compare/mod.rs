@@ -1,6 +1,297 @@
 //! Comparison of two runs (or two clients of one run) and the gate's verdict.
-//! Pure: no I/O. (The statistics land here next; `model` is the contract.)
+//! Pure: no I/O.
+//!
+//! - [`compare`]: baseline mode. Each (scenario, client) of the current run
+//!   against the same cell of a baseline run: independent samples (one value
+//!   per trial, a trial is one fresh process), Mann-Whitney / Hodges-Lehmann.
+//! - [`compare_side_by_side`]: every other client of a scenario against
+//!   `[compare] baseline_client` in the same run, paired by round (the rounds are
+//!   interleaved, so a pair shares the machine's state): Wilcoxon signed-rank /
+//!   Hodges-Lehmann on the per-round differences.
+//!
+//! Ratio-scale metrics are compared as `ln(value)` (`stats` works on that scale
+//! and the change is reported as `exp(shift) - 1`); metrics that can be 0 (the
+//! error rate and the error counts, see [`scale_of`]) as raw differences, with
+//! absolute thresholds. A ratio-scale cell holding a 0 falls back to raw
+//! differences. The verdict rule is in `verdict`; the model in `model`.
 
 pub mod model;
+pub mod profile;
+pub mod stats;
+pub mod verdict;
+
+mod cells;
 
 pub use model::*;
+
+use crate::results::{RunResults, METRICS};
+
+use cells::{cell_values, paired_values, Cell};
+use verdict::Evidence;
+
+/// Version of the comparison document layout ([`Comparison::schema_version`]).
+pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
+
+/// How a metric's two sides are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// `ln(value)`: relative changes, symmetric up and down.
+    Log,
+    /// Raw differences in the metric's unit: for metrics that can be 0.
+    Absolute,
+}
+
+/// The comparison scale of a metric: absolute for `error_rate` and `errors.*`
+/// (commonly 0, where a ratio is undefined), logarithmic for everything else.
+pub fn scale_of(metric: &str) -> Scale {
+    if metric == "error_rate" || metric.starts_with("errors.") {
+        Scale::Absolute
+    } else {
+        Scale::Log
+    }
+}
+
+/// The gate that applies to `metric` in the cell (`scenario`, `client`): the
+/// `[gate]` entry (or its default), replaced by every matching override in order.
+/// `None`: the metric is not compared.
+pub fn gate_for<'a>(
+    config: &'a GateConfig,
+    scenario: &str,
+    client: &str,
+    metric: &str,
+) -> Option<&'a MetricGate> {
+    let mut gate = config.metrics.iter().find(|g| g.metric == metric);
+    for o in &config.overrides {
+        let applies = o.scenario.as_deref().is_none_or(|s| s == scenario)
+            && o.client.as_deref().is_none_or(|c| c == client);
+        if applies {
+            if let Some(g) = o.metrics.iter().find(|g| g.metric == metric) {
+                gate = Some(g);
+            }
+        }
+    }
+    gate
+}
+
+/// Baseline mode: `current` against `baseline` (`None`: no baseline, every metric
+/// is `no_baseline` and `[gate] missing_baseline` decides the exit code).
+///
+/// Counts: `regressions` are metrics that fail the gate as regressed,
+/// `improvements` metrics judged improved, `warnings` metrics at tier `warn`
+/// (warn-tier regressions, inconclusive gating metrics, not comparable).
+pub fn compare(
+    baseline: Option<&RunResults>,
+    current: &RunResults,
+    gate: &GateConfig,
+) -> Comparison {
+    let env_diffs = baseline
+        .map(|b| profile::environment_differences(&b.environment, &current.environment))
+        .unwrap_or_default();
+    let mut metrics = Vec::new();
+    for cell in &current.results {
+        let base_cell = baseline.and_then(|b| b.cell(&cell.scenario, &cell.client));
+        let profile_diffs = match (baseline, base_cell) {
+            (Some(b), Some(_)) => cells::profile_differences(b, current, cell),
+            _ => Vec::new(),
+        };
+        for def in METRICS {
+            let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
+                continue;
+            };
+            let cur = cell_values(cell, def.name);
+            let base = base_cell.map(|b| cell_values(b, def.name));
+            if cur.is_empty() && base.as_ref().is_none_or(|b| b.is_empty()) {
+                continue;
+            }
+            let c = Cell {
+                metric: def.name,
+                baseline: base.unwrap_or_default(),
+                current: cur,
+                paired: false,
+            };
+            let evidence = if baseline.is_none() {
+                missing(false, "no baseline run to compare with")
+            } else if !env_diffs.is_empty() {
+                Evidence::NotComparable(env_diffs.clone())
+            } else if base_cell.is_none() {
+                missing(
+                    false,
+                    "the baseline run has no results for this scenario and client",
+                )
+            } else if !profile_diffs.is_empty() {
+                Evidence::NotComparable(profile_diffs.clone())
+            } else {
+                c.evidence(gate.alpha)
+            };
+            metrics.push(c.comparison(cell, &cell.client, g, &evidence, gate));
+        }
+    }
+    finish(
+        "baseline",
+        method(false, gate.alpha),
+        baseline.map(run_ref),
+        run_ref(current),
+        env_diffs,
+        baseline.is_none(),
+        metrics,
+        gate,
+    )
+}
+
+/// Side-by-side mode: in one run, every client of each scenario against
+/// `baseline_client`, paired by round. Cells of scenarios that do not run
+/// `baseline_client` are `no_baseline`.
+pub fn compare_side_by_side(
+    run: &RunResults,
+    baseline_client: &str,
+    gate: &GateConfig,
+) -> Comparison {
+    let mut metrics = Vec::new();
+    for cell in run.results.iter().filter(|c| c.client != baseline_client) {
+        let base_cell = run.cell(&cell.scenario, baseline_client);
+        for def in METRICS {
+            let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
+                continue;
+            };
+            let (c, evidence) = match base_cell {
+                None => {
+                    let cur = cell_values(cell, def.name);
+                    if cur.is_empty() {
+                        continue;
+                    }
+                    let reason = format!(
+                        "scenario {:?} has no results for the baseline client {baseline_client:?}",
+                        cell.scenario
+                    );
+                    let c = Cell {
+                        metric: def.name,
+                        baseline: Vec::new(),
+                        current: cur,
+                        paired: true,
+                    };
+                    (c, missing(false, &reason))
+                }
+                Some(b) => {
+                    let (base_all, cur_all) =
+                        (cell_values(b, def.name), cell_values(cell, def.name));
+                    if base_all.is_empty() && cur_all.is_empty() {
+                        continue;
+                    }
+                    let (base, cur) = paired_values(b, cell, def.name);
+                    let c = Cell {
+                        metric: def.name,
+                        baseline: base,
+                        current: cur,
+                        paired: true,
+                    };
+                    let evidence = if base_all.is_empty() {
+                        missing(false, "the baseline client did not measure this metric")
+                    } else if cur_all.is_empty() {
+                        missing(true, "no successful trial of this client measured it")
+                    } else if c.current.is_empty() {
+                        missing(false, "no round measured both clients")
+                    } else {
+                        c.evidence(gate.alpha)
+                    };
+                    (c, evidence)
+                }
+            };
+            metrics.push(c.comparison(cell, baseline_client, g, &evidence, gate));
+        }
+    }
+    let this = run_ref(run);
+    finish(
+        "side_by_side",
+        method(true, gate.alpha),
+        Some(this.clone()),
+        this,
+        Vec::new(),
+        false,
+        metrics,
+        gate,
+    )
+}
+
+fn missing(current_lacks: bool, reason: &str) -> Evidence {
+    Evidence::Missing {
+        current_lacks,
+        reason: reason.to_string(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    mode: &str,
+    method: String,
+    baseline_run: Option<RunRef>,
+    current_run: RunRef,
+    environment_differences: Vec<String>,
+    no_baseline_run: bool,
+    metrics: Vec<MetricComparison>,
+    gate: &GateConfig,
+) -> Comparison {
+    let count =
+        |f: &dyn Fn(&MetricComparison) -> bool| metrics.iter().filter(|m| f(m)).count() as u32;
+    let any_fail = metrics.iter().any(|m| m.tier == Tier::Fail);
+    let all_missing =
+        !metrics.is_empty() && metrics.iter().all(|m| m.verdict == Verdict::NoBaseline);
+    let outcome = if no_baseline_run || all_missing {
+        GateOutcome::NoBaseline
+    } else if !environment_differences.is_empty() {
+        GateOutcome::NotComparable
+    } else if any_fail {
+        GateOutcome::Fail
+    } else {
+        GateOutcome::Pass
+    };
+    let policy_fails = match outcome {
+        GateOutcome::NoBaseline => gate.missing_baseline == MissingBaseline::Fail,
+        GateOutcome::NotComparable => gate.not_comparable == NotComparablePolicy::Fail,
+        _ => false,
+    };
+    Comparison {
+        schema_version: COMPARISON_SCHEMA_VERSION,
+        mode: mode.to_string(),
+        method,
+        baseline_run,
+        current_run,
+        environment_differences,
+        outcome,
+        exit_code: u8::from(any_fail || policy_fails),
+        regressions: count(&|m| m.verdict == Verdict::Regressed && m.tier == Tier::Fail),
+        improvements: count(&|m| m.verdict == Verdict::Improved),
+        warnings: count(&|m| m.tier == Tier::Warn),
+        metrics,
+    }
+}
+
+fn method(paired: bool, alpha: f64) -> String {
+    let test = if paired {
+        "Wilcoxon signed-rank test on per-round differences, paired by round (exact \
+         conditional distribution up to 50 pairs) with the Hodges-Lehmann estimate from \
+         Walsh averages and its distribution-free interval (Hollander, Wolfe & Chicken, \
+         Nonparametric Statistical Methods, ch. 3)"
+    } else {
+        "Mann-Whitney U test (exact conditional distribution up to 50 trials a side, else \
+         normal approximation with tie correction) with the Hodges-Lehmann shift and its \
+         distribution-free interval (Hollander, Wolfe & Chicken, Nonparametric Statistical \
+         Methods, ch. 4)"
+    };
+    format!(
+        "{test}, on ln(value) per trial (error rate and error counts: absolute differences); \
+         a metric regresses when significant at alpha = {alpha} and its whole interval is \
+         beyond the threshold (criterion.rs rule)"
+    )
+}
+
+fn run_ref(r: &RunResults) -> RunRef {
+    RunRef {
+        run_id: r.run_id.clone(),
+        started_at: r.started_at.clone(),
+        git_sha: r.git.sha.clone(),
+        git_ref: r.git.ref_name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

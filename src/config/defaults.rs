@@ -108,6 +108,8 @@ pub fn default_suite() -> Suite {
                 &["reqwest-blocking", "reqwest"],
             ),
         ],
+        gate: super::gate::default_gate(),
+        compare: None,
     }
 }
 
@@ -118,6 +120,7 @@ fn client(name: &str, kind: ClientKind, pool: Option<u32>) -> ClientSpec {
         pool,
         http: HttpVersion::Http1,
         tls: false,
+        inject_cpu_us: 0,
     }
 }
 

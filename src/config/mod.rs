@@ -10,6 +10,8 @@
 pub mod command;
 pub mod defaults;
 pub mod error;
+pub mod gate;
+mod gate_parse;
 pub mod raw;
 mod scenario;
 mod tree;
@@ -22,6 +24,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use error::ConfigError;
+pub use gate::CompareSettings;
+
+use crate::compare::model::GateConfig;
 
 /// A validated benchmark suite: what `benchgate run` executes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,6 +37,13 @@ pub struct Suite {
     pub run: RunSettings,
     pub clients: Vec<ClientSpec>,
     pub scenarios: Vec<Scenario>,
+    /// `[gate]`: thresholds and policies (defaults when absent; results files
+    /// written before the gate existed read as the defaults).
+    #[serde(default)]
+    pub gate: GateConfig,
+    /// `[compare]`: side-by-side mode, when set.
+    #[serde(default)]
+    pub compare: Option<CompareSettings>,
 }
 
 /// `[run]`: settings shared by every scenario.
@@ -123,6 +135,12 @@ pub struct ClientSpec {
     pub http: HttpVersion,
     /// Talk HTTPS to the reference server's TLS port (certificate is self-signed).
     pub tls: bool,
+    /// Testing knob for validating gates: CPU busy-spun per request inside the
+    /// built-in drivers (hyper, reqwest, reqwest-blocking), microseconds; 0: off.
+    /// Not part of the load profile a comparison checks: it stands for a change
+    /// in the code under test.
+    #[serde(default)]
+    pub inject_cpu_us: u64,
 }
 
 /// HTTP method of a scenario.

@@ -31,6 +31,10 @@ pub struct RawConfig {
     pub clients_span: Option<Range<usize>>,
     pub scenarios: Vec<RawScenario>,
     pub scenarios_span: Option<Range<usize>>,
+    /// `[gate]` and `[compare]` as written; `gate_parse` reads them (their keys
+    /// are metric names, not a fixed field list).
+    pub gate: Option<Node>,
+    pub compare: Option<Node>,
     /// Length of the text: where "add a table" errors point.
     pub end: usize,
 }
@@ -68,6 +72,7 @@ pub struct RawClient {
     pub cwd: Option<At<String>>,
     pub env: Option<At<StringTable>>,
     pub timeout: Option<At<String>>,
+    pub inject_cpu_us: Option<At<i64>>,
 }
 
 /// One `[[scenario]]`.
@@ -112,6 +117,8 @@ const TOP: &[Spec] = &[
     spec("run", "a table", "[run]"),
     spec("client", "an array of tables", "[[client]]"),
     spec("scenario", "an array of tables", "[[scenario]]"),
+    spec("gate", "a table", "[gate]"),
+    spec("compare", "a table", "[compare]"),
 ];
 
 const DURATION: &str = "a duration string";
@@ -149,6 +156,7 @@ const CLIENT: &[Spec] = &[
         "env = { JAVA_OPTS = \"-Xmx256m\" }",
     ),
     spec("timeout", DURATION, "timeout = \"60s\""),
+    spec("inject_cpu_us", INTEGER, "inject_cpu_us = 50"),
 ];
 
 const SCENARIO: &[Spec] = &[
@@ -209,6 +217,8 @@ pub(crate) fn read(root: &[(Key, Node)], text_len: usize) -> Result<RawConfig, P
             config.scenarios.push(read_scenario(i, span, entries)?);
         }
     }
+    config.gate = top.get("gate").cloned();
+    config.compare = top.get("compare").cloned();
     Ok(config)
 }
 
@@ -254,6 +264,7 @@ fn read_client(
         cwd: f.string("cwd")?,
         env: f.string_table("env")?,
         timeout: f.string("timeout")?,
+        inject_cpu_us: f.integer("inject_cpu_us")?,
         label: f.label,
     })
 }
@@ -515,7 +526,7 @@ impl<'a> Fields<'a> {
 }
 
 /// The allowed name closest to a misspelt one (edit distance at most 2).
-fn closest<'s>(word: &str, allowed: &[&'s str]) -> Option<&'s str> {
+pub(super) fn closest<'s>(word: &str, allowed: &[&'s str]) -> Option<&'s str> {
     allowed
         .iter()
         .map(|a| (edit_distance(word, a), *a))

@@ -8,7 +8,6 @@ use std::fmt;
 use std::ops::Range;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
-use toml::Spanned;
 
 /// A value with its byte span in the source text.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,18 +50,29 @@ impl Value {
 
 /// Parses TOML text into a tree of spanned values; the root is a table.
 pub fn parse(text: &str) -> Result<Vec<(Key, Node)>, toml::de::Error> {
-    let root: Spanned<Value> = toml::from_str(text)?;
-    match root.into_inner() {
+    let root: MaybeSpanned = toml::from_str(text)?;
+    match root.value {
         Value::Table(entries) => Ok(entries),
         // A document is always a table.
         _ => Ok(Vec::new()),
     }
 }
 
-fn node(spanned: Spanned<Value>) -> Node {
-    let span = spanned.span();
+fn node(v: MaybeSpanned) -> Node {
+    // Implicit tables (made by dotted keys and headers) have no span of their
+    // own: cover their entries.
+    let span = v.span.unwrap_or_else(|| {
+        let spans: Vec<&Range<usize>> = match &v.value {
+            Value::Table(entries) => entries.iter().map(|(_, n)| &n.span).collect(),
+            Value::Array(items) => items.iter().map(|n| &n.span).collect(),
+            _ => Vec::new(),
+        };
+        let start = spans.iter().map(|s| s.start).min().unwrap_or(0);
+        let end = spans.iter().map(|s| s.end).max().unwrap_or(start);
+        start..end
+    });
     Node {
-        value: spanned.into_inner(),
+        value: v.value,
         span,
     }
 }
@@ -110,24 +120,173 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Spanned<Value>>()? {
+        while let Some(item) = seq.next_element::<MaybeSpanned>()? {
             items.push(node(item));
         }
         Ok(Value::Array(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<Spanned<String>>()? {
-            let span = key.span();
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        table_entries(map, None).map(Value::Table)
+    }
+}
+
+/// The entries of a table; `first` is a key the caller already read.
+fn table_entries<'de, A: MapAccess<'de>>(
+    mut map: A,
+    first: Option<KeyName>,
+) -> Result<Vec<(Key, Node)>, A::Error> {
+    let mut entries = Vec::new();
+    let mut next = first;
+    loop {
+        let key = match next.take() {
+            Some(k) => k,
+            None => match map.next_key::<KeyName>()? {
+                Some(k) => k,
+                None => break,
+            },
+        };
+        {
+            let value = node(map.next_value::<MaybeSpanned>()?);
             let key = Key {
-                name: key.into_inner(),
-                span,
+                name: key.name,
+                // Keys of dotted table headers (`[[gate.override]]`) and dotted
+                // keys (`errors.timeout = ...`) come without a span: point at the value.
+                span: key.span.unwrap_or_else(|| value.span.clone()),
             };
-            let value = node(map.next_value::<Spanned<Value>>()?);
             entries.push((key, value));
         }
-        Ok(Value::Table(entries))
+    }
+    Ok(entries)
+}
+
+/// A value with its span when toml provides one (it does not for implicit
+/// tables). Like `toml::Spanned`, it asks for toml's span protocol, but it also
+/// accepts a value without it.
+struct MaybeSpanned {
+    value: Value,
+    span: Option<Range<usize>>,
+}
+
+impl<'de> Deserialize<'de> for MaybeSpanned {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MaybeSpanned, D::Error> {
+        deserializer.deserialize_struct(SPANNED, &SPANNED_FIELDS, MaybeSpannedVisitor)
+    }
+}
+
+struct MaybeSpannedVisitor;
+
+macro_rules! unspanned {
+    ($($name:ident: $ty:ty),*) => {$(
+        fn $name<E: de::Error>(self, v: $ty) -> Result<MaybeSpanned, E> {
+            Ok(MaybeSpanned { value: ValueVisitor.$name(v)?, span: None })
+        }
+    )*};
+}
+
+impl<'de> Visitor<'de> for MaybeSpannedVisitor {
+    type Value = MaybeSpanned;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a TOML value")
+    }
+
+    unspanned!(visit_bool: bool, visit_i64: i64, visit_u64: u64, visit_f64: f64, visit_str: &str, visit_string: String);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MaybeSpanned, A::Error> {
+        Ok(MaybeSpanned {
+            value: ValueVisitor.visit_seq(seq)?,
+            span: None,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeSpanned, A::Error> {
+        let Some(first) = map.next_key::<KeyName>()? else {
+            return Ok(MaybeSpanned {
+                value: Value::Table(Vec::new()),
+                span: None,
+            });
+        };
+        if first.name != SPANNED_FIELDS[0] {
+            return Ok(MaybeSpanned {
+                value: Value::Table(table_entries(map, Some(first))?),
+                span: None,
+            });
+        }
+        let start: usize = map.next_value()?;
+        let (mut end, mut value) = (None, None);
+        while let Some(field) = map.next_key::<KeyName>()? {
+            if field.name == SPANNED_FIELDS[1] {
+                end = Some(map.next_value::<usize>()?);
+            } else {
+                value = Some(map.next_value::<Value>()?);
+            }
+        }
+        let value = value.ok_or_else(|| de::Error::missing_field(SPANNED_FIELDS[2]))?;
+        Ok(MaybeSpanned {
+            value,
+            span: Some(start..end.unwrap_or(start)),
+        })
+    }
+}
+
+/// A table key, with its span when toml knows it. Deserialized through toml's
+/// span protocol (the private struct name and fields of `serde_spanned` 0.6, which
+/// `toml::Spanned` uses), but also accepting a plain string, which toml hands out
+/// for keys it has no span for.
+struct KeyName {
+    name: String,
+    span: Option<Range<usize>>,
+}
+
+const SPANNED: &str = "$__serde_spanned_private_Spanned";
+const SPANNED_FIELDS: [&str; 3] = [
+    "$__serde_spanned_private_start",
+    "$__serde_spanned_private_end",
+    "$__serde_spanned_private_value",
+];
+
+impl<'de> Deserialize<'de> for KeyName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<KeyName, D::Error> {
+        deserializer.deserialize_struct(SPANNED, &SPANNED_FIELDS, KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = KeyName;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a table key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyName, E> {
+        // toml hands a date-time to a visitor as a one-key map with this key;
+        // keep the marker in the error so `ConfigError::syntax` can explain it.
+        if v == "$__toml_private_datetime" {
+            return Err(E::custom("unsupported value $__toml_private_datetime"));
+        }
+        Ok(KeyName {
+            name: v.to_string(),
+            span: None,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeyName, A::Error> {
+        let (mut start, mut end, mut name) = (None, None, None);
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                f if f == SPANNED_FIELDS[0] => start = Some(map.next_value::<usize>()?),
+                f if f == SPANNED_FIELDS[1] => end = Some(map.next_value::<usize>()?),
+                _ => name = Some(map.next_value::<String>()?),
+            }
+        }
+        let name = name.ok_or_else(|| de::Error::missing_field(SPANNED_FIELDS[2]))?;
+        Ok(KeyName {
+            name,
+            span: start.zip(end).map(|(s, e)| s..e),
+        })
     }
 }
 
@@ -161,6 +320,21 @@ mod tests {
         };
         assert_eq!(xs[1].value, Value::Float(2.5));
         assert_eq!(&text[xs[2].span.clone()], "true");
+    }
+
+    #[test]
+    fn dotted_keys_and_headers_are_read() {
+        let text = "[gate]\nerrors.timeout = \"+1\"\n[[gate.override]]\nclient = \"a\"\n";
+        let root = parse(text).unwrap();
+        let Value::Table(gate) = &root[0].1.value else {
+            panic!("gate is a table")
+        };
+        let names: Vec<&str> = gate.iter().map(|(k, _)| k.name.as_str()).collect();
+        assert_eq!(names, ["errors", "override"]);
+        let Value::Array(overrides) = &gate[1].1.value else {
+            panic!("override is an array")
+        };
+        assert!(text[overrides[0].span.clone()].contains("client"));
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::error::{line_col, Problem};
 use super::raw::{self, At, RawClient, RawConfig, RawRun};
-use super::scenario;
 use super::units::{format_duration, parse_duration};
+use super::{gate_parse, scenario};
 use super::{tree, ClientKind, ClientSpec, ConfigError, HttpVersion, RunSettings, StopRule, Suite};
 
 /// `[run] rounds` when absent.
@@ -105,11 +105,16 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         )?;
         scenarios.push(scenario);
     }
+    let scenario_names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
+    let gate = gate_parse::build_gate(raw.gate.as_ref(), &scenario_names, &names)?;
+    let compare = gate_parse::build_compare(raw.compare.as_ref(), &names)?;
     Ok(Suite {
         source: source.to_string(),
         run,
         clients,
         scenarios,
+        gate,
+        compare,
     })
 }
 
@@ -216,12 +221,31 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
         }
     };
     let tls = c.tls.as_ref().is_some_and(|t| t.value);
+    let inject_cpu_us = match &c.inject_cpu_us {
+        Some(v) if matches!(kind, ClientKind::Command(_)) => {
+            return Err(Problem::new(
+                v.span.clone(),
+                path("inject_cpu_us"),
+                "inject_cpu_us applies to the built-in clients only",
+                "remove it; add the cost inside your program instead",
+            ))
+        }
+        Some(v) => int_in(
+            v,
+            &path("inject_cpu_us"),
+            0,
+            1_000_000,
+            "inject_cpu_us = 50",
+        )? as u64,
+        None => 0,
+    };
     Ok(ClientSpec {
         name,
         kind,
         pool,
         http,
         tls,
+        inject_cpu_us,
     })
 }
 

@@ -2,8 +2,11 @@
 //! run. `schema/results.schema.json` describes it; tests validate real output
 //! against that schema. Later stages (compare, report, publish) read only this.
 
+pub mod check;
 pub mod environment;
 pub mod metrics;
+#[doc(hidden)]
+pub mod synthetic;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -91,7 +94,8 @@ impl RunResults {
         Ok(())
     }
 
-    /// Reads and checks a results file: size bounded, schema version known.
+    /// Reads and checks a results file: size bounded, schema version known,
+    /// measured values finite and non-negative (`check`).
     pub fn read(path: &Path) -> anyhow::Result<RunResults> {
         const MAX_BYTES: u64 = 256 * 1024 * 1024;
         let meta = std::fs::metadata(path)
@@ -122,9 +126,11 @@ impl RunResults {
                 "{source} has no numeric schema_version: it is not a benchgate results file"
             ),
         }
-        serde_json::from_value(value).with_context(|| {
+        let results: RunResults = serde_json::from_value(value).with_context(|| {
             format!("{source} does not match the results schema v{SCHEMA_VERSION}")
-        })
+        })?;
+        check::check_values(&results, source)?;
+        Ok(results)
     }
 
     pub fn cell(&self, scenario: &str, client: &str) -> Option<&CellResult> {

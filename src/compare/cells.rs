@@ -1,0 +1,211 @@
+//! One (scenario, client, metric) of a comparison: the two sides' values, their
+//! statistics on the metric's scale, and the finished [`MetricComparison`].
+
+use crate::config::{ClientSpec, Scenario};
+use crate::results::metrics::metric_def;
+use crate::results::{CellResult, RunResults};
+
+use super::model::{GateConfig, MetricComparison, MetricGate};
+use super::stats::{self, median};
+use super::verdict::{decide, Evidence, Interval, Measured};
+use super::{profile, scale_of, Scale};
+
+/// The values of one metric on both sides, in round order.
+pub(super) struct Cell {
+    pub metric: &'static str,
+    pub baseline: Vec<f64>,
+    pub current: Vec<f64>,
+    /// `baseline[i]` and `current[i]` come from the same round.
+    pub paired: bool,
+}
+
+/// `(round, value)` of every successful trial that measured `metric`.
+fn trial_values(cell: &CellResult, metric: &str) -> Vec<(u32, f64)> {
+    cell.trials
+        .iter()
+        .filter(|t| t.failure.is_none())
+        .filter_map(|t| Some((t.round, t.metrics.as_ref()?.get(metric)?)))
+        .filter(|(_, v)| v.is_finite())
+        .collect()
+}
+
+/// Values of every successful trial, in round order.
+pub(super) fn cell_values(cell: &CellResult, metric: &str) -> Vec<f64> {
+    trial_values(cell, metric)
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect()
+}
+
+/// Values of the rounds both cells measured, in round order.
+pub(super) fn paired_values(
+    baseline: &CellResult,
+    current: &CellResult,
+    metric: &str,
+) -> (Vec<f64>, Vec<f64>) {
+    let base = trial_values(baseline, metric);
+    trial_values(current, metric)
+        .into_iter()
+        .filter_map(|(round, c)| {
+            let b = base.iter().find(|(r, _)| *r == round)?.1;
+            Some((b, c))
+        })
+        .unzip()
+}
+
+/// Load-profile differences of a cell between the two runs' resolved configs
+/// (empty when either config lacks the scenario or client: nothing to check).
+pub(super) fn profile_differences(
+    baseline: &RunResults,
+    current: &RunResults,
+    cell: &CellResult,
+) -> Vec<String> {
+    fn find<'r>(r: &'r RunResults, cell: &CellResult) -> Option<(&'r Scenario, &'r ClientSpec)> {
+        let scenario = r
+            .config
+            .scenarios
+            .iter()
+            .find(|s| s.name == cell.scenario)?;
+        Some((scenario, r.config.client(&cell.client)?))
+    }
+    match (find(baseline, cell), find(current, cell)) {
+        (Some(b), Some(c)) => profile::load_profile_differences(b, c),
+        _ => Vec::new(),
+    }
+}
+
+impl Cell {
+    /// The scale actually used: a ratio-scale metric holding a value <= 0 falls
+    /// back to absolute differences.
+    fn scale(&self) -> Scale {
+        let positive = self.baseline.iter().chain(&self.current).all(|v| *v > 0.0);
+        match scale_of(self.metric) {
+            Scale::Log if positive => Scale::Log,
+            _ => Scale::Absolute,
+        }
+    }
+
+    /// The statistics of this cell, or why there are none.
+    pub fn evidence(&self, alpha: f64) -> Evidence {
+        let missing = |current_lacks: bool, reason: String| Evidence::Missing {
+            current_lacks,
+            reason,
+        };
+        if self.baseline.is_empty() {
+            return missing(
+                false,
+                format!(
+                    "the baseline has no successful trial measuring {}",
+                    self.metric
+                ),
+            );
+        }
+        if self.current.is_empty() {
+            return missing(
+                true,
+                format!("no successful current trial measured {}", self.metric),
+            );
+        }
+        let scale = self.scale();
+        let tx = |v: &[f64]| -> Vec<f64> {
+            match scale {
+                Scale::Log => v.iter().map(|x| x.ln()).collect(),
+                Scale::Absolute => v.to_vec(),
+            }
+        };
+        let (b, c) = (tx(&self.baseline), tx(&self.current));
+        let shift = if self.paired {
+            let d: Vec<f64> = b.iter().zip(&c).map(|(b, c)| c - b).collect();
+            stats::paired(&d, alpha)
+        } else {
+            stats::two_sample(&b, &c, alpha)
+        };
+        let Some(s) = shift else {
+            return missing(false, "no values to compare".into());
+        };
+        let base = median(&self.baseline).unwrap_or(0.0);
+        // (relative, absolute) of a shift on the comparison scale.
+        let both = |x: f64| match scale {
+            Scale::Log => (x.exp_m1(), base * x.exp_m1()),
+            Scale::Absolute if base > 0.0 => (x / base, x),
+            Scale::Absolute if x == 0.0 => (0.0, 0.0),
+            Scale::Absolute => (x.signum() * f64::INFINITY, x),
+        };
+        let (est, lo, hi) = (both(s.estimate), both(s.ci_low), both(s.ci_high));
+        Evidence::Measured(Measured {
+            baseline_center: base,
+            relative: Interval {
+                estimate: est.0,
+                low: lo.0,
+                high: hi.0,
+            },
+            absolute: Interval {
+                estimate: est.1,
+                low: lo.1,
+                high: hi.1,
+            },
+            confidence: s.confidence,
+            p_value: s.p_value,
+            min_p_value: s.min_p_value,
+            mde_absolute: s.mde.map(|m| both(m).1),
+            n_baseline: self.baseline.len(),
+            n_current: self.current.len(),
+            paired: self.paired,
+        })
+    }
+
+    /// The finished comparison of this cell under its gate.
+    pub fn comparison(
+        self,
+        cell: &CellResult,
+        baseline_client: &str,
+        gate: &MetricGate,
+        evidence: &Evidence,
+        config: &GateConfig,
+    ) -> MetricComparison {
+        let decision = decide(evidence, gate, config);
+        let finite = |v: f64| v.is_finite().then_some(v);
+        let mut out = MetricComparison {
+            scenario: cell.scenario.clone(),
+            client: cell.client.clone(),
+            baseline_client: baseline_client.to_string(),
+            metric: self.metric.to_string(),
+            direction: metric_def(self.metric)
+                .map_or(crate::results::metrics::Direction::LowerIsBetter, |d| {
+                    d.direction
+                }),
+            baseline_median: median(&self.baseline),
+            current_median: median(&self.current),
+            change: None,
+            ci_low: None,
+            ci_high: None,
+            confidence: None,
+            p_value: None,
+            mde: None,
+            verdict: decision.verdict,
+            tier: decision.tier,
+            gating: gate.gating,
+            reason: decision.reason,
+            baseline: Vec::new(),
+            current: Vec::new(),
+        };
+        if let Evidence::Measured(m) = evidence {
+            out.change = finite(m.relative.estimate);
+            out.ci_low = finite(m.relative.low);
+            out.ci_high = finite(m.relative.high);
+            out.confidence = Some(m.confidence);
+            out.p_value = Some(m.p_value);
+            out.mde = m
+                .mde_absolute
+                .filter(|_| m.baseline_center > 0.0)
+                .map(|a| a / m.baseline_center);
+            if scale_of(self.metric) == Scale::Log && self.scale() == Scale::Absolute {
+                out.reason
+                    .push_str(" (compared as absolute differences: a value is 0)");
+            }
+        }
+        out.baseline = self.baseline;
+        out.current = self.current;
+        out
+    }
+}

@@ -1,0 +1,153 @@
+//! Whether two measurements can be compared at all: the environment fingerprint
+//! of the two runs, and the load profile of a (scenario, client) in both configs.
+//! Each difference is one short sentence naming the field and both values.
+
+use crate::config::{ClientKind, ClientSpec, Scenario};
+use crate::results::Environment;
+
+/// Differences that make two runs' environments not comparable: CPU model, core
+/// count and whether pinning was on. (Kernel, OS and versions are reported by the
+/// renderers but do not block a comparison.)
+pub fn environment_differences(baseline: &Environment, current: &Environment) -> Vec<String> {
+    let mut out = Vec::new();
+    if baseline.cpu_model != current.cpu_model {
+        out.push(format!(
+            "cpu_model differs ({:?} vs {:?})",
+            baseline.cpu_model, current.cpu_model
+        ));
+    }
+    if baseline.cores != current.cores {
+        out.push(format!(
+            "cores differ ({} vs {})",
+            baseline.cores, current.cores
+        ));
+    }
+    if baseline.pinning.enabled != current.pinning.enabled {
+        out.push(format!(
+            "pinning.enabled differs ({} vs {})",
+            baseline.pinning.enabled, current.pinning.enabled
+        ));
+    }
+    out
+}
+
+/// Differences in what a (scenario, client) asked for: method, path, body, load,
+/// stop rule, warmup, and the client's kind, pool, HTTP version and TLS.
+///
+/// Deliberately not compared: the per-request timeout (it bounds failures, not
+/// the load), a mock client's script and `inject_cpu_us` (both stand for the code
+/// under test, which is what a comparison is meant to judge).
+pub fn load_profile_differences(
+    baseline: (&Scenario, &ClientSpec),
+    current: (&Scenario, &ClientSpec),
+) -> Vec<String> {
+    let (bs, bc) = baseline;
+    let (cs, cc) = current;
+    let mut out = Vec::new();
+    let mut check = |field: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!("{field} differs ({a} vs {b})"));
+        }
+    };
+    check(
+        "method",
+        bs.method.as_str().into(),
+        cs.method.as_str().into(),
+    );
+    check("path", format!("{:?}", bs.path), format!("{:?}", cs.path));
+    check("body", format!("{} B", bs.body), format!("{} B", cs.body));
+    check("load", format!("{:?}", bs.load), format!("{:?}", cs.load));
+    check("stop", format!("{:?}", bs.stop), format!("{:?}", cs.stop));
+    check(
+        "warmup",
+        format!("{:?}", bs.warmup),
+        format!("{:?}", cs.warmup),
+    );
+    check("client kind", kind(&bc.kind).into(), kind(&cc.kind).into());
+    check(
+        "client pool",
+        format!("{:?}", bc.pool),
+        format!("{:?}", cc.pool),
+    );
+    check(
+        "client http",
+        format!("{:?}", bc.http),
+        format!("{:?}", cc.http),
+    );
+    check("client tls", bc.tls.to_string(), cc.tls.to_string());
+    out
+}
+
+fn kind(k: &ClientKind) -> &'static str {
+    match k {
+        ClientKind::Hyper => "hyper",
+        ClientKind::Reqwest => "reqwest",
+        ClientKind::ReqwestBlocking => "reqwest-blocking",
+        ClientKind::Mock(_) => "mock",
+        // The program may change between runs: that is what is being measured.
+        ClientKind::Command(_) => "command",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Load, MockScript, Suite};
+    use crate::results::environment::Pinning;
+
+    fn env(cpu: &str, cores: u32, pin: bool) -> Environment {
+        Environment {
+            cpu_model: cpu.into(),
+            cores,
+            kernel: "6.1".into(),
+            os: "Linux".into(),
+            arch: "x86_64".into(),
+            benchgate_version: "0.1.0".into(),
+            rustc_version: "rustc".into(),
+            pinning: Pinning {
+                enabled: pin,
+                server_cpus: vec![],
+                client_cpus: vec![],
+            },
+        }
+    }
+
+    #[test]
+    fn environment_fingerprint() {
+        let a = env("EPYC", 2, true);
+        assert!(environment_differences(&a, &a).is_empty());
+        let mut other_kernel = a.clone();
+        other_kernel.kernel = "6.8".into();
+        assert!(environment_differences(&a, &other_kernel).is_empty());
+        let d = environment_differences(&a, &env("Xeon", 4, false));
+        assert_eq!(d.len(), 3, "{d:?}");
+        assert!(d[0].contains("\"EPYC\" vs \"Xeon\""));
+    }
+
+    #[test]
+    fn load_profile() {
+        let suite = Suite::default_suite();
+        let s = &suite.scenarios[0];
+        let c = suite.client("hyper").unwrap();
+        assert!(load_profile_differences((s, c), (s, c)).is_empty());
+        let mut s2 = s.clone();
+        s2.load = Load::Closed { concurrency: 32 };
+        s2.timeout = std::time::Duration::from_secs(1);
+        let mut c2 = c.clone();
+        c2.pool = Some(3);
+        let d = load_profile_differences((s, c), (&s2, &c2));
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert!(d[0].starts_with("load differs"));
+        assert!(d[1].contains("None vs Some(3)"));
+        // Mock scripts are the code under test.
+        let mock = |l: u64| ClientSpec {
+            kind: ClientKind::Mock(MockScript {
+                latencies_us: vec![l],
+                error_every: 0,
+                response_bytes: 0,
+            }),
+            ..c.clone()
+        };
+        assert!(load_profile_differences((s, &mock(1)), (s, &mock(2))).is_empty());
+    }
+}

@@ -1,0 +1,205 @@
+use proptest::prelude::*;
+
+use super::*;
+
+/// All `k`-subsets of `0..n` (brute force for checking the DPs).
+fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
+    (0u32..1 << n)
+        .filter(|mask| mask.count_ones() as usize == k)
+        .map(|mask| (0..n).filter(|i| mask & (1 << i) != 0).collect())
+        .collect()
+}
+
+#[test]
+fn mann_whitney_null_matches_brute_force() {
+    for (n, m) in [(1, 1), (2, 3), (3, 3), (4, 5), (5, 5), (3, 7)] {
+        let counts = mann_whitney_null(n, m);
+        let mut brute = vec![0u128; n * m + 1];
+        // x takes positions `s` among n+m ranked items; U counts (x, y) with y > x.
+        for s in subsets(n + m, n) {
+            let u: usize = s
+                .iter()
+                .map(|&p| (p + 1..n + m).filter(|q| !s.contains(q)).count())
+                .sum();
+            brute[u] += 1;
+        }
+        assert_eq!(counts, brute, "n={n} m={m}");
+        assert_eq!(counts.iter().sum::<u128>() as f64, binomial(n + m, n));
+    }
+    // C(100, 50) ~ 1e29 fits: the largest exact table is exact.
+    let big = mann_whitney_null(50, 50);
+    assert_eq!(
+        big.iter().sum::<u128>(),
+        100_891_344_545_564_193_334_812_497_256
+    );
+}
+
+/// Published two-sided alpha = 0.05 critical values (the largest U, or T, whose
+/// lower tail is at most 0.025), e.g. Hollander-Wolfe-Chicken tables A.6 / A.4.
+#[test]
+fn critical_values_match_tables() {
+    for (n, crit_u) in [(5, 2), (6, 5), (8, 13), (10, 23), (20, 127)] {
+        let (c, _) = two_sample_critical(n, n, 0.05);
+        assert_eq!(c - 1, crit_u, "Mann-Whitney n=m={n}");
+    }
+    assert_eq!(two_sample_critical(4, 6, 0.05).0 - 1, 2);
+    for (n, crit_t) in [(6, 0), (8, 3), (10, 8), (15, 25), (20, 52)] {
+        let (c, _) = paired_critical(n, 0.05);
+        assert_eq!(c - 1, crit_t, "Wilcoxon n={n}");
+    }
+}
+
+#[test]
+fn achieved_confidence_is_reported() {
+    let (c, conf) = two_sample_critical(5, 5, 0.05);
+    assert_eq!(c, 3);
+    assert!((conf - (1.0 - 8.0 / 252.0)).abs() < 1e-12, "{conf}");
+    // 3 vs 3 cannot reach 95%: full range, 1 - 2/20.
+    assert_eq!(two_sample_critical(3, 3, 0.05), (1, 0.9));
+    let (c, conf) = paired_critical(8, 0.05);
+    assert_eq!(c, 4);
+    assert!((conf - (1.0 - 10.0 / 256.0)).abs() < 1e-12);
+}
+
+#[test]
+fn smallest_attainable_p_and_rounds_needed() {
+    assert!((min_p_two_sample(3, 3) - 0.1).abs() < 1e-12);
+    assert!((min_p_two_sample(4, 4) - 2.0 / 70.0).abs() < 1e-12);
+    assert_eq!(rounds_needed_two_sample(0.05), 4);
+    assert_eq!(rounds_needed_two_sample(0.01), 5);
+    assert!((min_p_paired(5) - 0.0625).abs() < 1e-12);
+    assert_eq!(rounds_needed_paired(0.05), 6);
+    // Complete separation attains the minimum.
+    let (p, exact) = mann_whitney_p(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]);
+    assert!(exact && (p - 0.1).abs() < 1e-12, "{p}");
+    let (p, _) = signed_rank_p(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert!((p - 2.0 / 64.0).abs() < 1e-12, "{p}");
+}
+
+#[test]
+fn tied_rank_sum_distribution_matches_permutations() {
+    let x = [1.0, 2.0, 2.0, 3.0];
+    let y = [2.0, 3.0, 3.0, 5.0, 1.0];
+    let all: Vec<f64> = x.iter().chain(&y).copied().collect();
+    let (ranks, _) = doubled_midranks(&all);
+    let observed: u64 = ranks[x.len()..].iter().sum();
+    let expected = (y.len() * (all.len() + 1)) as u64;
+    let subs = subsets(all.len(), y.len());
+    let extreme = subs
+        .iter()
+        .filter(|s| {
+            let sum: u64 = s.iter().map(|&i| ranks[i]).sum();
+            sum.abs_diff(expected) >= observed.abs_diff(expected)
+        })
+        .count();
+    let (p, exact) = mann_whitney_p(&x, &y);
+    assert!(exact);
+    assert!(
+        (p - extreme as f64 / subs.len() as f64).abs() < 1e-12,
+        "{p}"
+    );
+}
+
+#[test]
+fn normal_approximation_agrees_with_exact_near_the_limit() {
+    let x: Vec<f64> = (0..50).map(|i| i as f64).collect();
+    let y: Vec<f64> = (0..50).map(|i| i as f64 + 9.5).collect();
+    let (exact, is_exact) = mann_whitney_p(&x, &y);
+    assert!(is_exact);
+    let x51: Vec<f64> = (0..51).map(|i| i as f64).collect();
+    let y51: Vec<f64> = (0..51).map(|i| i as f64 + 9.5).collect();
+    let (approx, is_exact) = mann_whitney_p(&x51, &y51);
+    assert!(!is_exact);
+    assert!((exact - approx).abs() < 0.02, "{exact} vs {approx}");
+}
+
+#[test]
+fn hodges_lehmann_estimates() {
+    let s = two_sample(&[1.0, 2.0, 3.0], &[11.0, 12.0, 13.0], 0.05).unwrap();
+    assert_eq!(s.estimate, 10.0);
+    assert_eq!((s.ci_low, s.ci_high), (8.0, 12.0));
+    assert_eq!(s.mde, None, "3 vs 3 cannot reach 0.05");
+    let s = paired(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 0.05).unwrap();
+    assert_eq!(s.estimate, 3.5);
+    assert!(s.p_value < 0.05 && s.ci_low > 0.0);
+    assert!(two_sample(&[], &[1.0], 0.05).is_none());
+    assert!(paired(&[], 0.05).is_none());
+}
+
+#[test]
+fn mde_grows_with_noise_and_shrinks_with_trials() {
+    let quiet = mde_two_sample(&[1.0, 1.01, 0.99, 1.0, 1.0], &[1.0; 5], 0.05).unwrap();
+    let noisy = mde_two_sample(&[1.0, 1.1, 0.9, 1.0, 1.0], &[1.0; 5], 0.05).unwrap();
+    assert!(noisy > 5.0 * quiet, "{quiet} {noisy}");
+    let x10: Vec<f64> = [1.0, 1.1, 0.9, 1.0, 1.0].repeat(2);
+    let more = mde_two_sample(&x10, &[1.0; 10], 0.05).unwrap();
+    assert!(more < noisy);
+    assert_eq!(mde_two_sample(&[1.0; 4], &[1.0; 4], 0.05), Some(0.0));
+    assert!(mde_paired(&[0.1], 0.05).is_none());
+}
+
+#[test]
+fn quantiles() {
+    assert!((normal_quantile(0.975) - 1.959_964).abs() < 1e-5);
+    assert!((normal_quantile(0.025) + 1.959_964).abs() < 1e-5);
+    assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
+    assert!((t_quantile(0.975, 10.0) - 2.228).abs() < 0.005);
+    assert!((t_quantile(0.975, 4.0) - 2.776).abs() < 0.03);
+    assert!((t_quantile(0.8, 8.0) - 0.889).abs() < 0.005);
+}
+
+#[test]
+fn holm_adjusts_step_down() {
+    let adj = holm(&[0.01, 0.04, 0.03, 0.5]);
+    assert_eq!(adj, vec![0.04, 0.09, 0.09, 0.5]);
+}
+
+fn sample(len: std::ops::Range<usize>) -> impl Strategy<Value = Vec<f64>> {
+    prop::collection::vec(1.0f64..1000.0, len)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn p_values_are_probabilities(x in sample(1..12), y in sample(1..12)) {
+        let s = two_sample(&x, &y, 0.05).unwrap();
+        prop_assert!((0.0..=1.0).contains(&s.p_value));
+        prop_assert!(s.min_p_value <= 1.0 && s.ci_low <= s.estimate && s.estimate <= s.ci_high);
+        let d: Vec<f64> = x.iter().zip(&y).map(|(a, b)| b - a).collect();
+        let s = paired(&d, 0.05).unwrap();
+        prop_assert!((0.0..=1.0).contains(&s.p_value));
+        prop_assert!(s.ci_low <= s.estimate && s.estimate <= s.ci_high);
+    }
+
+    #[test]
+    fn identical_samples_show_no_shift(x in sample(1..12)) {
+        let s = two_sample(&x, &x, 0.05).unwrap();
+        prop_assert_eq!(s.estimate, 0.0);
+        prop_assert!(s.p_value > 0.5);
+        prop_assert!(s.ci_low <= 0.0 && s.ci_high >= 0.0);
+        let s = paired(&vec![0.0; x.len()], 0.05).unwrap();
+        prop_assert_eq!((s.estimate, s.p_value), (0.0, 1.0));
+    }
+
+    #[test]
+    fn scaling_on_the_log_scale_shifts_by_ln_k(x in sample(2..10), y in sample(2..10), k in 0.1f64..10.0) {
+        let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
+        let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
+        let lyk: Vec<f64> = y.iter().map(|v| (v * k).ln()).collect();
+        let a = two_sample(&lx, &ly, 0.05).unwrap();
+        let b = two_sample(&lx, &lyk, 0.05).unwrap();
+        prop_assert!((b.estimate - a.estimate - k.ln()).abs() < 1e-9);
+        prop_assert!((b.ci_low - a.ci_low - k.ln()).abs() < 1e-9);
+        prop_assert!((b.ci_high - a.ci_high - k.ln()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn swapping_sides_mirrors_the_shift(x in sample(1..10), y in sample(1..10)) {
+        let a = two_sample(&x, &y, 0.05).unwrap();
+        let b = two_sample(&y, &x, 0.05).unwrap();
+        prop_assert!((a.estimate + b.estimate).abs() < 1e-9);
+        prop_assert!((a.ci_low + b.ci_high).abs() < 1e-9);
+        prop_assert!((a.p_value - b.p_value).abs() < 1e-12);
+    }
+}

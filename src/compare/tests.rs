@@ -1,0 +1,327 @@
+//! `compare` and `compare_side_by_side` on synthetic runs.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::config::{gate::default_gate, Suite};
+use crate::results::synthetic;
+use crate::results::TrialMetrics;
+
+/// A small suite: two scenarios, two clients each.
+fn suite() -> Suite {
+    let mut s = Suite::default_suite();
+    s.scenarios.truncate(2);
+    s
+}
+
+/// Per-round noise: a fixed pattern of about +-2%.
+fn noise(round: u32, salt: u32) -> f64 {
+    const N: [f64; 7] = [0.0, 0.012, -0.018, 0.007, -0.004, 0.019, -0.011];
+    1.0 + N[((round + salt * 3) % 7) as usize]
+}
+
+/// A run where `slow` multiplies latency and CPU and divides throughput.
+fn run(rounds: u32, slow: f64, salt: u32) -> RunResults {
+    synthetic::run(suite(), rounds, |_, _, r| {
+        let k = noise(r, salt) * slow;
+        Some(synthetic::metrics(10_000.0 / k, 2000.0 * k, 50.0 * k))
+    })
+}
+
+fn find<'a>(c: &'a Comparison, scenario: &str, client: &str, metric: &str) -> &'a MetricComparison {
+    c.metrics
+        .iter()
+        .find(|m| m.scenario == scenario && m.client == client && m.metric == metric)
+        .unwrap_or_else(|| panic!("no {scenario}/{client}/{metric}"))
+}
+
+#[test]
+fn a_clear_regression_fails_the_gate() {
+    let gate = default_gate();
+    let c = compare(Some(&run(5, 1.0, 0)), &run(5, 1.3, 1), &gate);
+    assert_eq!(c.outcome, GateOutcome::Fail);
+    assert_eq!(c.exit_code, 1);
+    let rps = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(
+        (rps.verdict, rps.tier),
+        (Verdict::Regressed, Tier::Fail),
+        "{}",
+        rps.reason
+    );
+    assert!(
+        (rps.change.unwrap() + 0.23).abs() < 0.03,
+        "{:?}",
+        rps.change
+    );
+    assert!(rps.ci_low.unwrap() <= rps.change.unwrap() && rps.change <= rps.ci_high);
+    assert!(rps.p_value.unwrap() < 0.05 && rps.mde.unwrap() < 0.05);
+    assert_eq!(rps.baseline.len(), 5);
+    // p99: 4 ms -> 5.2 ms is +30% and +1.2 ms: under the 2 ms floor.
+    let p99 = find(&c, "get-22b", "hyper", "latency_p99_us");
+    assert_ne!(p99.verdict, Verdict::Regressed, "{}", p99.reason);
+    // Counts: 2 scenarios x 2 clients x (throughput, cpu) fail.
+    assert_eq!(c.regressions, 8);
+    assert_eq!(c.mode, "baseline");
+    assert!(c.method.contains("Mann-Whitney") && c.method.contains("Hollander"));
+}
+
+#[test]
+fn a_vs_a_passes_and_swapping_sides_flips_the_verdict() {
+    let gate = default_gate();
+    let c = compare(Some(&run(5, 1.0, 0)), &run(5, 1.0, 1), &gate);
+    assert_eq!(
+        (c.outcome, c.exit_code, c.regressions),
+        (GateOutcome::Pass, 0, 0)
+    );
+    let rps = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(rps.verdict, Verdict::Unchanged, "{}", rps.reason);
+    let back = compare(Some(&run(5, 1.3, 1)), &run(5, 1.0, 0), &gate);
+    assert_eq!(back.outcome, GateOutcome::Pass);
+    let rps = find(&back, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(rps.verdict, Verdict::Improved, "{}", rps.reason);
+    assert!(back.improvements >= 8 && back.regressions == 0);
+}
+
+#[test]
+fn three_rounds_are_inconclusive_with_the_reason() {
+    let c = compare(Some(&run(3, 1.0, 0)), &run(3, 1.5, 1), &default_gate());
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Pass, 0));
+    let rps = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!((rps.verdict, rps.tier), (Verdict::Inconclusive, Tier::Warn));
+    assert!(
+        rps.reason
+            .contains("3 vs 3 trials cannot reach p < 0.05; use rounds >= 4"),
+        "{}",
+        rps.reason
+    );
+    assert_eq!(rps.mde, None);
+    assert!(c.warnings >= 4);
+}
+
+#[test]
+fn no_baseline_and_missing_cells() {
+    let mut gate = default_gate();
+    let c = compare(None, &run(5, 1.0, 0), &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::NoBaseline, 0));
+    assert!(c.metrics.iter().all(|m| m.verdict == Verdict::NoBaseline));
+    assert!(c.baseline_run.is_none());
+    gate.missing_baseline = MissingBaseline::Fail;
+    assert_eq!(compare(None, &run(5, 1.0, 0), &gate).exit_code, 1);
+
+    // A cell only the current run has.
+    let mut base = run(5, 1.0, 0);
+    base.results.retain(|c| c.scenario != "get-20kb");
+    let c = compare(Some(&base), &run(5, 1.0, 1), &default_gate());
+    assert_eq!(c.outcome, GateOutcome::Pass);
+    let m = find(&c, "get-20kb", "reqwest", "throughput_rps");
+    assert_eq!((m.verdict, m.tier), (Verdict::NoBaseline, Tier::Pass));
+    assert!(
+        m.reason.contains("no results for this scenario"),
+        "{}",
+        m.reason
+    );
+}
+
+#[test]
+fn environment_or_load_profile_differences_are_not_comparable() {
+    let mut gate = default_gate();
+    let mut base = run(5, 1.0, 0);
+    base.environment.cpu_model = "Other CPU".into();
+    let c = compare(Some(&base), &run(5, 2.0, 1), &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::NotComparable, 0));
+    assert_eq!(c.environment_differences.len(), 1);
+    assert!(c
+        .metrics
+        .iter()
+        .all(|m| m.verdict == Verdict::NotComparable));
+    gate.not_comparable = NotComparablePolicy::Fail;
+    assert_eq!(compare(Some(&base), &run(5, 2.0, 1), &gate).exit_code, 1);
+
+    let mut base = run(5, 1.0, 0);
+    base.config.scenarios[0].load = crate::config::Load::Closed { concurrency: 1 };
+    let c = compare(Some(&base), &run(5, 2.0, 1), &default_gate());
+    let m = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!((m.verdict, m.tier), (Verdict::NotComparable, Tier::Warn));
+    assert!(m.reason.contains("load differs"), "{}", m.reason);
+    // The other scenario still gates.
+    assert_eq!(
+        find(&c, "get-20kb", "hyper", "throughput_rps").verdict,
+        Verdict::Regressed
+    );
+    assert_eq!(c.outcome, GateOutcome::Fail);
+}
+
+#[test]
+fn overrides_apply_per_scenario_and_client() {
+    let mut gate = default_gate();
+    gate.overrides.push(GateOverride {
+        scenario: Some("get-22b".into()),
+        client: Some("hyper".into()),
+        metrics: vec![MetricGate {
+            metric: "throughput_rps".into(),
+            fail: Some(Threshold {
+                relative: 0.5,
+                absolute: None,
+            }),
+            warn: None,
+            gating: true,
+        }],
+    });
+    let c = compare(Some(&run(5, 1.0, 0)), &run(5, 1.3, 1), &gate);
+    assert_eq!(
+        find(&c, "get-22b", "hyper", "throughput_rps").verdict,
+        Verdict::Unchanged
+    );
+    assert_eq!(
+        find(&c, "get-22b", "reqwest", "throughput_rps").verdict,
+        Verdict::Regressed
+    );
+    assert_eq!(
+        gate_for(&gate, "get-20kb", "hyper", "throughput_rps")
+            .unwrap()
+            .fail
+            .unwrap()
+            .relative,
+        0.05
+    );
+}
+
+#[test]
+fn failed_trials_and_errors() {
+    // The current run's hyper trials all failed: its metrics warn, not pass silently.
+    let base = run(5, 1.0, 0);
+    let cur = synthetic::run(suite(), 5, |_, client, r| {
+        (client != "hyper").then(|| synthetic::metrics(10_000.0 * noise(r, 1), 2000.0, 50.0))
+    });
+    let c = compare(Some(&base), &cur, &default_gate());
+    let m = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(
+        (m.verdict, m.tier),
+        (Verdict::NoBaseline, Tier::Warn),
+        "{}",
+        m.reason
+    );
+    // Errors appear: compared as absolute differences of the rate.
+    let cur = synthetic::run(suite(), 5, |_, _, r| {
+        let mut m = synthetic::metrics(10_000.0, 2000.0, 50.0);
+        m.error_rate = 0.05 * noise(r, 2);
+        Some(m)
+    });
+    let c = compare(Some(&base), &cur, &default_gate());
+    let m = find(&c, "get-22b", "hyper", "error_rate");
+    assert_eq!(
+        (m.verdict, m.tier),
+        (Verdict::Regressed, Tier::Fail),
+        "{}",
+        m.reason
+    );
+    assert_eq!(m.change, None, "relative to a 0 baseline is undefined");
+    assert!(m.reason.contains("+0.05"), "{}", m.reason);
+}
+
+#[test]
+fn side_by_side_pairs_by_round() {
+    // reqwest is 20% slower in every round; rounds drift together by +-30%.
+    let drift = |r: u32| 1.0 + 0.1 * (r as f64 - 3.0);
+    let r = synthetic::run(suite(), 6, |_, client, round| {
+        let k =
+            drift(round) * if client == "reqwest" { 1.2 } else { 1.0 } * noise(round, 0).powf(0.2);
+        Some(synthetic::metrics(10_000.0 / k, 2000.0 * k, 50.0 * k))
+    });
+    let c = compare_side_by_side(&r, "hyper", &default_gate());
+    assert_eq!(c.mode, "side_by_side");
+    assert!(c.method.contains("Wilcoxon"));
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    let m = find(&c, "get-22b", "reqwest", "cpu_us_per_request");
+    assert_eq!(m.baseline_client, "hyper");
+    assert_eq!(
+        (m.verdict, m.tier),
+        (Verdict::Regressed, Tier::Fail),
+        "{}",
+        m.reason
+    );
+    assert!((m.change.unwrap() - 0.2).abs() < 0.01);
+    assert!(c.metrics.iter().all(|m| m.client == "reqwest"));
+    // Unpaired, the drift would hide it.
+    let mut a = r.clone();
+    a.results.retain(|c| c.client == "hyper");
+    let mut b = r.clone();
+    b.results.retain(|c| c.client == "reqwest");
+    for cell in &mut b.results {
+        cell.client = "hyper".into();
+    }
+    let unpaired = compare(Some(&a), &b, &default_gate());
+    assert_ne!(
+        find(&unpaired, "get-22b", "hyper", "cpu_us_per_request").verdict,
+        Verdict::Regressed
+    );
+    // 5 rounds cannot reach 0.05 paired.
+    let r5 = synthetic::run(suite(), 5, |_, client, _| {
+        let k = if client == "reqwest" { 1.5 } else { 1.0 };
+        Some(synthetic::metrics(10_000.0 / k, 2000.0 * k, 50.0 * k))
+    });
+    let c = compare_side_by_side(&r5, "hyper", &default_gate());
+    let m = find(&c, "get-22b", "reqwest", "throughput_rps");
+    assert_eq!(m.verdict, Verdict::Inconclusive);
+    assert!(m.reason.contains("use rounds >= 6"), "{}", m.reason);
+}
+
+fn trial_strategy() -> impl Strategy<Value = Vec<(f64, f64, f64)>> {
+    prop::collection::vec(
+        (1000.0f64..20_000.0, 100.0f64..10_000.0, 5.0f64..500.0),
+        4..8,
+    )
+}
+
+fn from_values(values: &[(f64, f64, f64)], scale: f64) -> RunResults {
+    let values = values.to_vec();
+    synthetic::run(suite(), values.len() as u32, move |_, _, r| {
+        let (t, l, c) = values[(r - 1) as usize];
+        let mut m: TrialMetrics = synthetic::metrics(t * scale, l * scale, c * scale);
+        m.error_rate = 0.0;
+        Some(m)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn identical_samples_never_regress(values in trial_strategy()) {
+        let r = from_values(&values, 1.0);
+        let c = compare(Some(&r), &r, &default_gate());
+        prop_assert_eq!(c.exit_code, 0);
+        prop_assert!(c.metrics.iter().all(|m| m.verdict != Verdict::Regressed && m.verdict != Verdict::Improved));
+        prop_assert!(c.metrics.iter().all(|m| m.change.is_none_or(|x| x == 0.0)));
+    }
+
+    #[test]
+    fn scaling_the_current_side_moves_the_estimate_by_the_factor(values in trial_strategy(), k in 0.5f64..2.0) {
+        let base = from_values(&values, 1.0);
+        let c = compare(Some(&base), &from_values(&values, k), &default_gate());
+        for m in c.metrics.iter().filter(|m| m.metric == "latency_p50_us") {
+            prop_assert!((m.change.unwrap() - (k - 1.0)).abs() < 1e-9, "{:?}", m.change);
+        }
+    }
+
+    #[test]
+    fn swapping_sides_flips_improved_and_regressed(a in trial_strategy(), b in trial_strategy()) {
+        let (ra, rb) = (from_values(&a, 1.0), from_values(&b, 1.0));
+        let ab = compare(Some(&ra), &rb, &default_gate());
+        let ba = compare(Some(&rb), &ra, &default_gate());
+        for (x, y) in ab.metrics.iter().zip(&ba.metrics) {
+            let flipped = match x.verdict {
+                Verdict::Regressed => Verdict::Improved,
+                Verdict::Improved => Verdict::Regressed,
+                v => v,
+            };
+            // Thresholds are symmetric on the log scale, but floors are relative
+            // to each side's baseline: only the direction is guaranteed.
+            if x.verdict == Verdict::Regressed || x.verdict == Verdict::Improved {
+                prop_assert!(y.verdict == flipped || y.verdict == Verdict::Unchanged || y.verdict == Verdict::Inconclusive,
+                    "{} {}: {:?} vs {:?}", x.scenario, x.metric, x.verdict, y.verdict);
+            }
+            prop_assert!((x.p_value.unwrap() - y.p_value.unwrap()).abs() < 1e-12);
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! The verdict of one (scenario, client, metric): one pure function, [`decide`].
+//!
+//! The rule is criterion.rs's: a change counts only when it is statistically
+//! significant **and** its confidence interval lies entirely beyond the threshold.
+//!
+//! - **Regressed** when `p <= alpha` and the whole interval is worse than the
+//!   threshold in the metric's bad direction: relative bound **and** absolute floor
+//!   both exceeded (`+12%` on a 300 µs p99 is 36 µs, under a 2 ms floor: not a
+//!   regression). Tier `fail` for the fail threshold on a gating metric, `warn` for
+//!   the warn threshold (and for a non-gating metric beyond its fail threshold).
+//! - **Improved** symmetrically: significant and the whole interval better than the
+//!   smallest threshold mirrored. Tier `pass`.
+//! - **Unchanged** otherwise, *if* the comparison could have seen a change of the
+//!   threshold's size: the minimum detectable effect (MDE, see `stats`) is at most
+//!   the effective threshold `max(relative * baseline, floor)`.
+//! - **Inconclusive** otherwise: too few trials to reach `alpha` at all (3 vs 3),
+//!   or too noisy (MDE above the threshold). Tier `warn` on a gating metric (the
+//!   gate could not check it; it does not fail), `pass` otherwise.
+//! - **NotComparable** / **NoBaseline** come from the caller's evidence; their tier
+//!   follows `[gate] not_comparable` and `missing_baseline` on gating metrics.
+//!
+//! ## False alarms across many cells
+//! A suite has many (scenario, client, metric) cells. With a plain test at 0.05,
+//! 30 cells give about 1.5 false alarms per run. The gate does not rest on the
+//! test alone: a cell fails only when its interval lies entirely beyond the fail
+//! threshold. Under no change (A/A), that needs the interval to miss 0 by more
+//! than the threshold, an event far rarer than `alpha/2` whenever the MDE is below
+//! the threshold (which is when a pass would be called "unchanged"). Holm's
+//! step-down correction (`stats::holm`) is *not* applied by default: with the few
+//! trials of a CI run the smallest attainable p-value is already near `alpha`
+//! (2/70 = 0.029 for 4 vs 4), so dividing `alpha` by the number of cells would make
+//! every regression undetectable. The false-alarm rate is measured with A/A runs
+//! (`scripts/gate-quality.sh`) rather than assumed.
+
+use crate::results::metrics::{metric_def, Direction};
+
+use super::model::{GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold};
+use super::model::{Tier, Verdict};
+use super::stats;
+
+/// An estimate with its confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A metric measured on both sides, with its change on both scales.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// Baseline median, in the metric's unit (what relative changes are relative to).
+    pub baseline_center: f64,
+    /// Relative change (0.1 = +10%).
+    pub relative: Interval,
+    /// Change in the metric's unit.
+    pub absolute: Interval,
+    /// Achieved confidence of the intervals.
+    pub confidence: f64,
+    pub p_value: f64,
+    pub min_p_value: f64,
+    /// Minimum detectable change, in the metric's unit; `None`: undetectable.
+    pub mde_absolute: Option<f64>,
+    /// Trials (or pairs) on each side, for the reason.
+    pub n_baseline: usize,
+    pub n_current: usize,
+    /// Paired by round (side-by-side) rather than independent samples.
+    pub paired: bool,
+}
+
+/// What the comparison of one metric rests on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evidence {
+    Measured(Measured),
+    /// The baseline side lacks the cell or the metric (`current_lacks: false`), or
+    /// the current side does (`true`: the current run failed to measure it).
+    Missing {
+        current_lacks: bool,
+        reason: String,
+    },
+    /// Environment or load profile differ; the differences, in words.
+    NotComparable(Vec<String>),
+}
+
+/// A verdict, what it does to the gate, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    pub verdict: Verdict,
+    pub tier: Tier,
+    pub reason: String,
+}
+
+/// Decides one metric's verdict under its gate and the gate's policies.
+pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> Decision {
+    let gated = |tier: Tier| if gate.gating { tier } else { Tier::Pass };
+    let m = match evidence {
+        Evidence::NotComparable(diffs) => {
+            let tier = match config.not_comparable {
+                NotComparablePolicy::Warn => Tier::Warn,
+                NotComparablePolicy::Fail => Tier::Fail,
+            };
+            return decision(
+                Verdict::NotComparable,
+                gated(tier),
+                format!("not comparable: {}", diffs.join("; ")),
+            );
+        }
+        Evidence::Missing {
+            current_lacks,
+            reason,
+        } => {
+            let tier = match (current_lacks, config.missing_baseline) {
+                (true, _) => Tier::Warn,
+                (false, MissingBaseline::Neutral) => Tier::Pass,
+                (false, MissingBaseline::Fail) => Tier::Fail,
+            };
+            return decision(Verdict::NoBaseline, gated(tier), reason.clone());
+        }
+        Evidence::Measured(m) => m,
+    };
+    let direction = metric_def(&gate.metric).map_or(Direction::LowerIsBetter, |d| d.direction);
+    let unit = metric_def(&gate.metric).map_or("", |d| d.unit);
+    let significant = m.p_value <= config.alpha;
+    let summary = summary(m);
+    let show = |t: &Threshold| show_threshold(t, direction, unit);
+
+    if significant {
+        for (name, threshold) in [("fail", gate.fail), ("warn", gate.warn)] {
+            if let Some(t) = threshold.filter(|t| beyond(m, direction, t, Side::Worse)) {
+                // A non-gating metric beyond its fail threshold warns.
+                let tier = if name == "fail" && gate.gating {
+                    Tier::Fail
+                } else {
+                    Tier::Warn
+                };
+                return decision(
+                    Verdict::Regressed,
+                    tier,
+                    format!(
+                        "{summary}: the whole interval is beyond the {name} threshold {}",
+                        show(&t)
+                    ),
+                );
+            }
+        }
+        let smallest = gate.warn.or(gate.fail);
+        if let Some(t) = smallest.filter(|t| beyond(m, direction, t, Side::Better)) {
+            return decision(
+                Verdict::Improved,
+                Tier::Pass,
+                format!(
+                    "{summary}: the whole interval is better than the threshold {} mirrored",
+                    show(&t)
+                ),
+            );
+        }
+    }
+
+    let inconclusive = |why: String| decision(Verdict::Inconclusive, gated(Tier::Warn), why);
+    if m.min_p_value > config.alpha {
+        let needed = if m.paired {
+            stats::rounds_needed_paired(config.alpha)
+        } else {
+            stats::rounds_needed_two_sample(config.alpha)
+        };
+        let sides = if m.paired {
+            format!("{} pairs", m.n_current)
+        } else {
+            format!("{} vs {} trials", m.n_baseline, m.n_current)
+        };
+        return inconclusive(format!(
+            "{summary}: {sides} cannot reach p < {}; use rounds >= {needed}",
+            config.alpha
+        ));
+    }
+    let Some(target) = gate.fail.or(gate.warn) else {
+        return decision(
+            Verdict::Unchanged,
+            Tier::Pass,
+            format!("{summary}: no threshold"),
+        );
+    };
+    let effective = (target.relative * m.baseline_center.abs()).max(target.absolute.unwrap_or(0.0));
+    match m.mde_absolute {
+        Some(mde) if mde <= effective => decision(
+            Verdict::Unchanged,
+            Tier::Pass,
+            format!(
+                "{summary}: not beyond the threshold {}, which this comparison could detect",
+                show(&target)
+            ),
+        ),
+        Some(mde) => inconclusive(format!(
+            "{summary}: too noisy to check the threshold {} (detectable change {})",
+            show(&target),
+            show_abs_or_rel(mde, m.baseline_center, unit)
+        )),
+        None => inconclusive(format!("{summary}: no noise estimate from so few trials")),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Worse,
+    Better,
+}
+
+/// Whether the whole interval lies beyond `t` on `side`, on both scales.
+fn beyond(m: &Measured, direction: Direction, t: &Threshold, side: Side) -> bool {
+    // "Worse-by" coordinates: positive is worse.
+    let worse = |iv: &Interval| match direction {
+        Direction::LowerIsBetter => (iv.low, iv.high),
+        Direction::HigherIsBetter => (-iv.high, -iv.low),
+    };
+    let (rel_lo, rel_hi) = worse(&m.relative);
+    let (abs_lo, abs_hi) = worse(&m.absolute);
+    let floor = t.absolute.unwrap_or(0.0);
+    match side {
+        Side::Worse => rel_lo > t.relative && abs_lo > floor && abs_lo > 0.0,
+        Side::Better => rel_hi < -t.relative && abs_hi < -floor && abs_hi < 0.0,
+    }
+}
+
+fn decision(verdict: Verdict, tier: Tier, reason: String) -> Decision {
+    Decision {
+        verdict,
+        tier,
+        reason,
+    }
+}
+
+/// `+12.3% (96.8% CI +10.1% to +14.0%), p = 0.008`.
+fn summary(m: &Measured) -> String {
+    let r = &m.relative;
+    let pct = |v: f64| {
+        if v.is_finite() {
+            format!("{:+.1}%", v * 100.0)
+        } else {
+            format!("{:+}", m.absolute.estimate)
+        }
+    };
+    if r.estimate.is_finite() && r.low.is_finite() && r.high.is_finite() {
+        format!(
+            "{} ({:.1}% CI {} to {}), p = {:.3}",
+            pct(r.estimate),
+            m.confidence * 100.0,
+            pct(r.low),
+            pct(r.high),
+            m.p_value
+        )
+    } else {
+        let a = &m.absolute;
+        format!(
+            "{:+} ({:.1}% CI {:+} to {:+}), p = {:.3}",
+            a.estimate,
+            m.confidence * 100.0,
+            a.low,
+            a.high,
+            m.p_value
+        )
+    }
+}
+
+/// `+10% and +2000 us`, signed in the metric's bad direction.
+pub fn show_threshold(t: &Threshold, direction: Direction, unit: &str) -> String {
+    let sign = match direction {
+        Direction::LowerIsBetter => '+',
+        Direction::HigherIsBetter => '-',
+    };
+    match (t.relative, t.absolute) {
+        (r, Some(a)) if r > 0.0 => format!("{sign}{}% and {sign}{a} {unit}", r * 100.0),
+        (_, Some(a)) => format!("{sign}{a} {unit}"),
+        (r, None) => format!("{sign}{}%", r * 100.0),
+    }
+}
+
+fn show_abs_or_rel(abs: f64, base: f64, unit: &str) -> String {
+    if base > 0.0 {
+        format!("{:.1}%", abs / base * 100.0)
+    } else {
+        format!("{abs:.3} {unit}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,101 @@
+//! Results files are untrusted input (they come back from artifact stores and data
+//! branches): after parsing, every number that is a measurement must be finite and
+//! non-negative, and ratios at most 1. (`serde_json` already rejects `NaN` and
+//! `Infinity` literals and out-of-range numbers.)
+
+use super::{RunResults, METRICS};
+
+/// Checks every measured value; the error names the file, the field and the fix.
+pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
+    let bad = |field: String, v: f64, rule: &str| {
+        anyhow::anyhow!(
+            "{source}: {field} is {v}, but {rule}; the file is corrupt or was not written by benchgate: re-run the benchmark to regenerate it"
+        )
+    };
+    for (i, cell) in r.results.iter().enumerate() {
+        let at = format!(
+            "results[{i}] (scenario {:?}, client {:?})",
+            cell.scenario, cell.client
+        );
+        for (j, trial) in cell.trials.iter().enumerate() {
+            let Some(m) = &trial.metrics else { continue };
+            let mut values: Vec<(String, f64)> = METRICS
+                .iter()
+                .filter_map(|d| Some((d.name.to_string(), m.get(d.name)?)))
+                .collect();
+            values.push(("elapsed_s".into(), m.elapsed_s));
+            if let Some(u) = &m.latency_uncorrected {
+                values.push(("latency_uncorrected.mean_us".into(), u.mean_us));
+                values.push(("latency_uncorrected.stdev_us".into(), u.stdev_us));
+            }
+            for (name, v) in values {
+                let field = format!("{at}.trials[{j}].metrics.{name}");
+                if !v.is_finite() || v < 0.0 {
+                    return Err(bad(field, v, "measured values must be finite and >= 0"));
+                }
+                if (name == "error_rate") && v > 1.0 {
+                    return Err(bad(field, v, "a rate is at most 1"));
+                }
+            }
+        }
+        for (name, s) in &cell.summary {
+            for (what, v) in [("median", s.median), ("min", s.min), ("max", s.max)] {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(bad(
+                        format!("{at}.summary.{name}.{what}"),
+                        v,
+                        "measured values must be finite and >= 0",
+                    ));
+                }
+            }
+        }
+    }
+    let alpha = r.config.gate.alpha;
+    if !(alpha > 0.0 && alpha <= 0.5) {
+        return Err(bad(
+            "config.gate.alpha".into(),
+            alpha,
+            "alpha must be above 0 and at most 0.5",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::synthetic;
+
+    #[test]
+    fn negative_and_non_finite_values_are_named() {
+        let mut r = synthetic::run(crate::config::Suite::default_suite(), 2, |_, _, _| {
+            Some(synthetic::metrics(100.0, 50.0, 10.0))
+        });
+        assert!(check_values(&r, "f.json").is_ok());
+        r.results[1].trials[0]
+            .metrics
+            .as_mut()
+            .unwrap()
+            .latency_p99_us = Some(-1.0);
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(e.starts_with("f.json: results[1] (scenario \"get-22b\", client \"reqwest\").trials[0].metrics.latency_p99_us is -1"), "{e}");
+        assert!(e.contains("re-run the benchmark"), "{e}");
+        r.results[1].trials[0]
+            .metrics
+            .as_mut()
+            .unwrap()
+            .latency_p99_us = Some(f64::INFINITY);
+        assert!(check_values(&r, "f.json").is_err());
+        r.results[1].trials[0]
+            .metrics
+            .as_mut()
+            .unwrap()
+            .latency_p99_us = Some(1.0);
+        r.results[0].trials[1].metrics.as_mut().unwrap().error_rate = 2.0;
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(
+            e.contains("error_rate is 2, but a rate is at most 1"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,416 @@
+//! `[gate]` and `[compare]` in benchgate.toml: defaults, shorthand and table
+//! forms, overrides, and every error naming the line, the field and the fix.
+
+use benchgate::compare::gate_for;
+use benchgate::compare::model::{MissingBaseline, NotComparablePolicy, Threshold};
+use benchgate::config::{ConfigError, Suite};
+
+const FILE: &str = "bench.toml";
+const BASE: &str = "[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n[[client]]\nname = \"reqwest\"\nkind = \"reqwest\"\n[[scenario]]\nname = \"sha1-8k\"\npath = \"/sha1?size=8192\"\n";
+/// Line of the first line after BASE.
+const L: usize = 10;
+
+fn load(extra: &str) -> Result<Suite, ConfigError> {
+    Suite::from_toml(&format!("{BASE}{extra}"), FILE)
+}
+
+#[track_caller]
+fn invalid(extra: &str, line: usize, field: &str, what: &str, fix: &str) {
+    let err = load(extra).expect_err("config should be rejected");
+    let shown = err.to_string();
+    let ConfigError::Invalid {
+        line: l,
+        field: f,
+        message,
+        fix: x,
+        ..
+    } = &err
+    else {
+        panic!("expected Invalid, got {err:?}");
+    };
+    assert_eq!((*l, f.as_str()), (line, field), "{shown}");
+    assert!(message.contains(what), "message lacks {what:?}: {shown}");
+    assert!(x.contains(fix), "fix lacks {fix:?}: {shown}");
+    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+}
+
+fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a benchgate::compare::model::MetricGate {
+    s.gate.metrics.iter().find(|m| m.metric == metric).unwrap()
+}
+
+#[test]
+fn defaults_gate_the_four_metrics() {
+    let s = load("").unwrap();
+    let gating: Vec<&str> = s
+        .gate
+        .metrics
+        .iter()
+        .filter(|m| m.gating)
+        .map(|m| m.metric.as_str())
+        .collect();
+    assert_eq!(
+        gating,
+        [
+            "throughput_rps",
+            "latency_p99_us",
+            "error_rate",
+            "cpu_us_per_request"
+        ]
+    );
+    assert_eq!(s.gate.alpha, 0.05);
+    assert_eq!(s.gate.missing_baseline, MissingBaseline::Neutral);
+    assert_eq!(s.gate.not_comparable, NotComparablePolicy::Warn);
+    assert_eq!(s.compare, None);
+    assert_eq!(s.gate.metrics.len(), benchgate::results::METRICS.len());
+}
+
+#[test]
+fn the_issue_example_parses() {
+    let s = load(
+        r#"
+[gate]
+alpha = 0.01
+missing_baseline = "fail"
+not_comparable = "fail"
+throughput_rps = "-5%"
+latency_p99_us = { fail = "+10%", floor = "2ms", warn = "+5%" }
+peak_rss_bytes = { fail = "+20%", floor = "1MiB", gating = false }
+error_rate = "+0.02"
+errors.timeout = { warn = "+3" }
+"errors.connect" = "+1"
+
+[[gate.override]]
+scenario = "sha1-8k"
+latency_p99_us = { fail = "+25%", floor = "5ms" }
+
+[[gate.override]]
+client = "reqwest"
+throughput_rps = "-8%"
+
+[compare]
+baseline_client = "hyper"
+"#,
+    )
+    .unwrap();
+    let g = &s.gate;
+    assert_eq!(
+        (g.alpha, g.missing_baseline, g.not_comparable),
+        (0.01, MissingBaseline::Fail, NotComparablePolicy::Fail)
+    );
+    let rps = gate_of(&s, "throughput_rps");
+    assert_eq!(
+        rps.fail,
+        Some(Threshold {
+            relative: 0.05,
+            absolute: None
+        })
+    );
+    assert_eq!((rps.warn, rps.gating), (None, true));
+    let p99 = gate_of(&s, "latency_p99_us");
+    assert_eq!(
+        p99.fail,
+        Some(Threshold {
+            relative: 0.10,
+            absolute: Some(2000.0)
+        })
+    );
+    assert_eq!(
+        p99.warn,
+        Some(Threshold {
+            relative: 0.05,
+            absolute: Some(2000.0)
+        })
+    );
+    let rss = gate_of(&s, "peak_rss_bytes");
+    assert_eq!(rss.fail.unwrap().absolute, Some(1048576.0));
+    assert!(!rss.gating);
+    assert_eq!(
+        gate_of(&s, "error_rate").fail,
+        Some(Threshold {
+            relative: 0.0,
+            absolute: Some(0.02)
+        })
+    );
+    assert_eq!(
+        gate_of(&s, "errors.timeout").warn.unwrap().absolute,
+        Some(3.0)
+    );
+    assert_eq!(
+        gate_of(&s, "errors.connect").fail.unwrap().absolute,
+        Some(1.0)
+    );
+    assert_eq!(g.overrides.len(), 2);
+    let p99 = gate_for(g, "sha1-8k", "hyper", "latency_p99_us").unwrap();
+    assert_eq!(
+        p99.fail,
+        Some(Threshold {
+            relative: 0.25,
+            absolute: Some(5000.0)
+        })
+    );
+    assert_eq!(
+        gate_for(g, "sha1-8k", "reqwest", "throughput_rps")
+            .unwrap()
+            .fail
+            .unwrap()
+            .relative,
+        0.08
+    );
+    assert_eq!(
+        gate_for(g, "sha1-8k", "hyper", "throughput_rps")
+            .unwrap()
+            .fail
+            .unwrap()
+            .relative,
+        0.05
+    );
+    assert_eq!(s.compare.unwrap().baseline_client, "hyper");
+}
+
+#[test]
+fn gate_errors_name_the_line_field_and_fix() {
+    invalid(
+        "[gate]\nthroughput_rps = \"+5%\"\n",
+        L + 1,
+        "gate.throughput_rps",
+        "gets worse as it falls",
+        "write \"-5%\"",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = { fail = \"-10%\" }\n",
+        L + 1,
+        "gate.latency_p99_us.fail",
+        "points the wrong way",
+        "\"+10%\"",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = \"10%\"\n",
+        L + 1,
+        "gate.latency_p99_us",
+        "has no sign",
+        "write \"+10%\"",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = \"+2ms\"\n",
+        L + 1,
+        "gate.latency_p99_us",
+        "not a threshold",
+        "floor",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = \"+lots%\"\n",
+        L + 1,
+        "gate.latency_p99_us",
+        "not a number",
+        "+10%",
+    );
+    invalid(
+        "[gate]\nerror_rate = \"+1%\"\n",
+        L + 1,
+        "gate.error_rate",
+        "not a threshold",
+        "absolute difference",
+    );
+    invalid(
+        "[gate]\nerror_rate = { fail = \"+0.01\", floor = 2 }\n",
+        L + 1,
+        "gate.error_rate.floor",
+        "takes no floor",
+        "remove floor",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = { fail = \"+10%\", floor = 2 }\n",
+        L + 1,
+        "gate.latency_p99_us.floor",
+        "expected a duration",
+        "\"2ms\"",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = { fail = \"+10%\", floor = \"2 parsecs\" }\n",
+        L + 1,
+        "gate.latency_p99_us.floor",
+        "unknown unit",
+        "",
+    );
+    invalid(
+        "[gate]\npeak_rss_bytes = { fail = \"+10%\", floor = \"1XB\" }\n",
+        L + 1,
+        "gate.peak_rss_bytes.floor",
+        "unknown size unit",
+        "",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = { floor = \"2ms\" }\n",
+        L + 1,
+        "gate.latency_p99_us",
+        "sets no threshold",
+        "fail = \"+10%\"",
+    );
+    invalid(
+        "[gate]\nlatency_p99_us = { fail = \"+5%\", warn = \"+10%\" }\n",
+        L + 1,
+        "gate.latency_p99_us.warn",
+        "beyond the fail threshold",
+        "closer to 0",
+    );
+    invalid(
+        "[gate]\npeak_threads = { warn = \"+10%\", gating = true }\n",
+        L + 1,
+        "gate.peak_threads.gating",
+        "needs a fail threshold",
+        "add fail",
+    );
+    invalid(
+        "[gate]\npeak_threads = { fail = \"+10%\", gating = \"no\" }\n",
+        L + 1,
+        "gate.peak_threads.gating",
+        "expected a boolean",
+        "gating = false",
+    );
+    invalid(
+        "[gate]\npeak_threads = { fail = \"+10%\", tier = 2 }\n",
+        L + 1,
+        "gate.peak_threads.tier",
+        "unknown field",
+        "fail, warn, floor, gating",
+    );
+    invalid(
+        "[gate]\nlatency_p99 = \"+10%\"\n",
+        L + 1,
+        "gate.latency_p99",
+        "unknown field",
+        "did you mean `latency_p99_us`?",
+    );
+    invalid(
+        "[gate]\nerrors.teapot = \"+1\"\n",
+        L + 1,
+        "gate.errors.teapot",
+        "unknown field",
+        "errors.timeout",
+    );
+    invalid(
+        "[gate]\nthroughput_rps = 5\n",
+        L + 1,
+        "gate.throughput_rps",
+        "expected a threshold string",
+        "throughput_rps = \"-5%\"",
+    );
+    invalid(
+        "[gate]\nalpha = 0.9\n",
+        L + 1,
+        "gate.alpha",
+        "at most 0.5",
+        "alpha = 0.05",
+    );
+    invalid(
+        "[gate]\nalpha = \"5%\"\n",
+        L + 1,
+        "gate.alpha",
+        "expected a number",
+        "alpha = 0.05",
+    );
+    invalid(
+        "[gate]\nmissing_baseline = \"ignore\"\n",
+        L + 1,
+        "gate.missing_baseline",
+        "unknown value",
+        "\"neutral\", \"fail\"",
+    );
+    invalid(
+        "[gate]\nnot_comparable = \"pass\"\n",
+        L + 1,
+        "gate.not_comparable",
+        "unknown value",
+        "\"warn\", \"fail\"",
+    );
+}
+
+#[test]
+fn override_errors() {
+    let err = Suite::from_toml(&format!("gate = 3\n{BASE}"), FILE).unwrap_err();
+    assert_eq!(err.field(), Some("gate"), "{err}");
+    assert!(err.to_string().contains("expected a table"), "{err}");
+    invalid(
+        "[[gate.override]]\nscenario = \"sha1-16k\"\n",
+        L + 1,
+        "gate.override[0].scenario",
+        "no scenario is named \"sha1-16k\"",
+        "add a [[scenario]]",
+    );
+    invalid(
+        "[[gate.override]]\nclient = \"curl\"\n",
+        L + 1,
+        "gate.override[0].client",
+        "no client is named \"curl\"",
+        "use one of the defined names",
+    );
+    invalid(
+        "[[gate.override]]\nthroughput_rps = \"-5%\"\n",
+        L,
+        "gate.override[0].scenario",
+        "needs a scenario, a client or both",
+        "scenario = ",
+    );
+    invalid(
+        "[[gate.override]]\nclient = \"hyper\"\nalpha = 0.1\n",
+        L + 2,
+        "gate.override[0].alpha",
+        "unknown field",
+        "allowed",
+    );
+    invalid(
+        "[[gate.override]]\nclient = \"hyper\"\nthroughput_rps = \"+5%\"\n",
+        L + 2,
+        "gate.override[0].throughput_rps",
+        "wrong way",
+        "\"-5%\"",
+    );
+    invalid(
+        "[gate]\noverride = 1\n",
+        L + 1,
+        "gate.override",
+        "expected an array of tables",
+        "[[gate.override]]",
+    );
+}
+
+#[test]
+fn compare_errors() {
+    invalid(
+        "[compare]\nbaseline_client = \"apache4\"\n",
+        L + 1,
+        "compare.baseline_client",
+        "no client is named \"apache4\"",
+        "add a [[client]]",
+    );
+    invalid(
+        "[compare]\nbaseline = \"hyper\"\n",
+        L + 1,
+        "compare.baseline",
+        "unknown field",
+        "did you mean `baseline_client`?",
+    );
+    invalid(
+        "[compare]\n",
+        L,
+        "compare.baseline_client",
+        "missing required field",
+        "baseline_client = ",
+    );
+    invalid(
+        "[compare]\nbaseline_client = 1\n",
+        L + 1,
+        "compare.baseline_client",
+        "expected a string",
+        "baseline_client = \"hyper\"",
+    );
+}
+
+#[test]
+fn inject_cpu_us_knob() {
+    let s = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = 50\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap();
+    assert_eq!(s.clients[0].inject_cpu_us, 50);
+    let err = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = -1\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap_err();
+    assert_eq!(err.field(), Some("client \"h\".inject_cpu_us"), "{err}");
+    assert_eq!(err.location().unwrap().0, 4);
+}
