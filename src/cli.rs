@@ -64,6 +64,8 @@ pub struct RunArgs {
     /// With --baseline or --side-by-side: also write the comparison as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub outputs: ReportArgs,
     /// Testing: replace every client with a mock driver with these latencies (µs, comma separated).
     #[arg(long, hide = true, value_name = "US,US,...", value_delimiter = ',')]
     pub mock_latencies_us: Vec<u64>,
@@ -91,6 +93,23 @@ pub struct CompareArgs {
     /// Also write the comparison as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    #[command(flatten)]
+    pub outputs: ReportArgs,
+}
+
+/// Where to write the rendered reports of a comparison.
+#[derive(Debug, Args, Default)]
+pub struct ReportArgs {
+    /// Write the PR comment (markdown, at most 65,536 characters) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Write the job summary (markdown) to this file; `-` appends to $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Write github-action-benchmark JSON (bigger/smaller-is-better) and one
+    /// HdrHistogram `.hgrm` file per (scenario, client) of the current run here.
+    #[arg(long, value_name = "DIR")]
+    pub export_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
-use crate::compare::{self, Comparison, GateConfig, GateOutcome, Verdict};
+use crate::cli::{CompareArgs, ReportArgs, RunArgs, ServeCliArgs};
+use crate::compare::{self, Comparison, GateConfig};
 use crate::config::{CompareSettings, MockScript, Suite};
 use crate::report;
 use crate::results::RunResults;
@@ -96,9 +96,16 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let comparison = match (&baseline, &args.side_by_side) {
         (Some(b), _) => compare::compare(Some(b), &results, &suite.gate),
         (None, Some(client)) => compare::compare_side_by_side(&results, client, &suite.gate),
-        (None, None) => return Ok(0),
+        (None, None) => {
+            write_exports(&results, &args.outputs)?;
+            return Ok(0);
+        }
     };
-    finish_comparison(&comparison, args.json.as_deref())
+    let sides = Sides {
+        current: &results,
+        baseline: baseline.as_ref(),
+    };
+    finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }
 
 /// `benchgate compare`.
@@ -111,10 +118,11 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         }
         None => (current.config.gate.clone(), current.config.compare.clone()),
     };
+    let mut baseline = None;
     let comparison = match (&args.baseline, &args.side_by_side) {
         (Some(path), _) => {
-            let baseline = RunResults::read(path)?;
-            compare::compare(Some(&baseline), &current, &gate)
+            let b = baseline.insert(RunResults::read(path)?);
+            compare::compare(Some(b), &current, &gate)
         }
         (None, side) => {
             let client = side
@@ -136,7 +144,11 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
             compare::compare_side_by_side(&current, &client, &gate)
         }
     };
-    finish_comparison(&comparison, args.json.as_deref())
+    let sides = Sides {
+        current: &current,
+        baseline: baseline.as_ref(),
+    };
+    finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }
 
 fn check_client(client: &str, clients: &[&str], source: &str) -> anyhow::Result<()> {
@@ -148,58 +160,79 @@ fn check_client(client: &str, clients: &[&str], source: &str) -> anyhow::Result<
     Ok(())
 }
 
-/// Prints the comparison, writes its JSON if asked, and returns the gate's exit code.
-fn finish_comparison(c: &Comparison, json: Option<&Path>) -> anyhow::Result<u8> {
+/// The two runs behind a comparison (side by side: only `current`).
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    current: &'a RunResults,
+    baseline: Option<&'a RunResults>,
+}
+
+/// Prints the comparison, writes the outputs asked for, and returns the gate's
+/// exit code.
+fn finish_comparison(
+    c: &Comparison,
+    sides: Sides<'_>,
+    json: Option<&Path>,
+    outputs: &ReportArgs,
+) -> anyhow::Result<u8> {
     if let Some(path) = json {
-        let text = serde_json::to_string_pretty(c).context("serializing the comparison")?;
-        std::fs::write(path, text + "\n")
-            .with_context(|| format!("writing the comparison to {}", path.display()))?;
+        write_file(path, &report::json::render(c), "the comparison JSON")?;
     }
-    print!("{}", plain_comparison(c));
+    let opts = report::markdown::MarkdownOptions::default();
+    if let Some(path) = &outputs.markdown {
+        let body = report::markdown::render(c, sides.current, sides.baseline, &opts);
+        write_file(path, &body, "the PR comment")?;
+    }
+    if let Some(path) = &outputs.summary {
+        let body = report::markdown::render_job_summary(c, sides.current, sides.baseline, &opts);
+        if path.as_os_str() == "-" {
+            let target = std::env::var_os("GITHUB_STEP_SUMMARY").ok_or_else(|| {
+                anyhow::anyhow!("--summary -: GITHUB_STEP_SUMMARY is not set; name a file instead")
+            })?;
+            use std::io::Write as _;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .open(&target)
+                .and_then(|mut f| f.write_all(body.as_bytes()))
+                .with_context(|| "appending the job summary to $GITHUB_STEP_SUMMARY")?;
+        } else {
+            write_file(path, &body, "the job summary")?;
+        }
+    }
+    write_exports(sides.current, outputs)?;
+    print!(
+        "{}",
+        report::terminal::render_comparison(c, report::terminal::color_stdout())
+    );
     Ok(c.exit_code)
 }
 
-/// A minimal plain-text rendering of a comparison (the terminal renderer in
-/// `report` replaces it): the outcome, then every gating metric and every
-/// metric that changed.
-pub fn plain_comparison(c: &Comparison) -> String {
-    let outcome = match c.outcome {
-        GateOutcome::Pass => "PASS",
-        GateOutcome::Fail => "FAIL",
-        GateOutcome::NoBaseline => "NO BASELINE",
-        GateOutcome::NotComparable => "NOT COMPARABLE",
+/// github-action-benchmark JSON and `.hgrm` files, when `--export-dir` is given.
+fn write_exports(results: &RunResults, outputs: &ReportArgs) -> anyhow::Result<()> {
+    let Some(dir) = &outputs.export_dir else {
+        return Ok(());
     };
-    let mut out = format!(
-        "gate: {outcome} ({} regressions, {} improvements, {} warnings; {} mode)\n",
-        c.regressions, c.improvements, c.warnings, c.mode
-    );
-    for d in &c.environment_differences {
-        out.push_str(&format!("  environment: {d}\n"));
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let bench = report::export::github_action_benchmark(results);
+    write_file(
+        &dir.join("benchmark-bigger-is-better.json"),
+        &bench.bigger_json(),
+        "an export",
+    )?;
+    write_file(
+        &dir.join("benchmark-smaller-is-better.json"),
+        &bench.smaller_json(),
+        "an export",
+    )?;
+    for f in report::export::hgrm_files(results).map_err(anyhow::Error::msg)? {
+        write_file(&dir.join(&f.file_name), &f.text, "a histogram export")?;
     }
-    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:+.1}%", v * 100.0));
-    let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
-    for m in c
-        .metrics
-        .iter()
-        .filter(|m| m.gating || matches!(m.verdict, Verdict::Regressed | Verdict::Improved))
-    {
-        out.push_str(&format!(
-            "  {:<24} {:<18} {:<20} {:>12} -> {:<12} {:>8} [{} .. {}] mde {:<8} {:?}/{:?}: {}\n",
-            m.scenario.escape_debug().to_string(),
-            m.client.escape_debug().to_string(),
-            m.metric,
-            num(m.baseline_median),
-            num(m.current_median),
-            pct(m.change),
-            pct(m.ci_low),
-            pct(m.ci_high),
-            pct(m.mde),
-            m.verdict,
-            m.tier,
-            m.reason.escape_debug()
-        ));
-    }
-    out
+    Ok(())
+}
+
+fn write_file(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {what} to {}", path.display()))
 }
 
 /// `benchgate serve`.

@@ -74,7 +74,7 @@ fn a_clear_regression_exits_1_and_writes_json() {
     let o = compare(&base, &cur, &["--json", json.to_str().unwrap()]);
     let (out, err) = text(&o);
     assert_eq!(code(&o), 1, "{out}{err}");
-    assert!(out.starts_with("gate: FAIL (8 regressions"), "{out}");
+    assert!(out.starts_with("benchgate: FAIL (8 regressed"), "{out}");
     assert!(out.contains("throughput_rps"), "{out}");
     let c: Comparison = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
@@ -88,7 +88,7 @@ fn a_vs_a_exits_0() {
     let o = compare(&base, &cur, &[]);
     let (out, err) = text(&o);
     assert_eq!(code(&o), 0, "{out}{err}");
-    assert!(out.starts_with("gate: PASS (0 regressions"), "{out}");
+    assert!(out.starts_with("benchgate: PASS (0 regressed"), "{out}");
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn environment_mismatch_is_not_comparable() {
     let o = compare(&base, &cur, &["--json", json.to_str().unwrap()]);
     let (out, _) = text(&o);
     assert_eq!(code(&o), 0, "not_comparable = \"warn\" by default: {out}");
-    assert!(out.starts_with("gate: NOT COMPARABLE"), "{out}");
+    assert!(out.starts_with("benchgate: NOT COMPARABLE"), "{out}");
     assert!(out.contains("cores differ (64 vs 2)"), "{out}");
     let c: Comparison = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(c
@@ -171,7 +171,7 @@ fn side_by_side_from_the_command_line() {
     ]);
     let (out, err) = text(&o);
     assert_eq!(code(&o), 1, "{out}{err}");
-    assert!(out.contains("side_by_side mode"), "{out}");
+    assert!(out.contains("side by side in"), "{out}");
     let o = bench(&[
         "compare",
         "--current",
@@ -271,4 +271,47 @@ fn malformed_results_files_are_errors() {
     let o = compare(&dir.path().join("absent.json"), &good, &[]);
     assert_eq!(code(&o), 2);
     assert!(text(&o).1.contains("absent.json"));
+}
+
+#[test]
+fn compare_writes_the_pr_comment_job_summary_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.json", &run(1.0, 0));
+    let cur = write(dir.path(), "cur.json", &run(1.3, 1));
+    let (md, summary, exports) = (
+        dir.path().join("comment.md"),
+        dir.path().join("summary.md"),
+        dir.path().join("exports"),
+    );
+    let o = compare(
+        &base,
+        &cur,
+        &[
+            "--markdown",
+            md.to_str().unwrap(),
+            "--summary",
+            summary.to_str().unwrap(),
+            "--export-dir",
+            exports.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code(&o), 1);
+    let comment = std::fs::read_to_string(&md).unwrap();
+    assert!(comment.chars().count() <= 65_536);
+    assert!(comment.contains("throughput_rps"), "{comment}");
+    assert_eq!(
+        comment.matches("<details>").count(),
+        comment.matches("</details>").count()
+    );
+    assert!(std::fs::read_to_string(&summary)
+        .unwrap()
+        .contains("throughput_rps"));
+    for name in [
+        "benchmark-bigger-is-better.json",
+        "benchmark-smaller-is-better.json",
+    ] {
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(exports.join(name)).unwrap()).unwrap();
+        assert!(!v.as_array().unwrap().is_empty(), "{name}");
+    }
 }

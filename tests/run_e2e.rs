@@ -290,8 +290,16 @@ concurrency = 200
     let r = run.results();
     let m = |client: &str| cell(&r, "c200", client).trials[0].metrics.clone().unwrap();
     let (blocking, asynch) = (m("blocking"), m("async"));
-    assert!(blocking.peak_threads >= 200, "blocking threads {}", blocking.peak_threads);
-    assert!(asynch.peak_threads <= 8, "async threads {}", asynch.peak_threads);
+    assert!(
+        blocking.peak_threads >= 200,
+        "blocking threads {}",
+        blocking.peak_threads
+    );
+    assert!(
+        asynch.peak_threads <= 8,
+        "async threads {}",
+        asynch.peak_threads
+    );
     assert!(
         blocking.peak_rss_bytes > asynch.peak_rss_bytes,
         "RSS blocking {} vs async {}",
@@ -301,6 +309,10 @@ concurrency = 200
     // Both really held ~200 connections open at once (the server's view).
     for client in ["blocking", "async"] {
         let s = cell(&r, "c200", client).trials[0].server.clone().unwrap();
-        assert!(s.peak_open_connections >= 150, "{client}: {}", s.peak_open_connections);
+        assert!(
+            s.peak_open_connections >= 150,
+            "{client}: {}",
+            s.peak_open_connections
+        );
     }
 }
