@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use benchgate::cli::{Cli, Command};
+use benchgate::cli::{Cli, Command, PublishCommand};
 use clap::Parser as _;
 
 fn main() -> ExitCode {
@@ -11,6 +11,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => benchgate::commands::run(args),
         Command::Serve(args) => benchgate::commands::serve(args),
+        Command::Publish(PublishCommand::Cloudwatch(args)) => {
+            benchgate::commands::publish_cloudwatch(args)
+        }
         Command::Drive(args) => {
             benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }

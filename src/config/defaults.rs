@@ -108,6 +108,7 @@ pub fn default_suite() -> Suite {
                 &["reqwest-blocking", "reqwest"],
             ),
         ],
+        publish: None,
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod defaults;
 pub mod error;
+pub mod publish;
 pub mod raw;
 mod scenario;
 mod tree;
@@ -21,6 +22,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use error::ConfigError;
+pub use publish::{CloudWatchSettings, PublishSettings};
 
 /// A validated benchmark suite: what `benchgate run` executes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -31,6 +33,9 @@ pub struct Suite {
     pub run: RunSettings,
     pub clients: Vec<ClientSpec>,
     pub scenarios: Vec<Scenario>,
+    /// `[publish.*]`: publishers' settings; absent when the file has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish: Option<PublishSettings>,
 }
 
 /// `[run]`: settings shared by every scenario.

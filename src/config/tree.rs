@@ -59,10 +59,19 @@ pub fn parse(text: &str) -> Result<Vec<(Key, Node)>, toml::de::Error> {
     }
 }
 
-fn node(spanned: Spanned<Value>) -> Node {
-    let span = spanned.span();
+/// A node from a value whose span toml may not know: an implicit table (`publish`
+/// in `[publish.cloudwatch]`) spans its entries.
+fn node(v: MaybeSpanned) -> Node {
+    let span = v.span.unwrap_or_else(|| match &v.value {
+        Value::Table(entries) if !entries.is_empty() => {
+            let start = entries.iter().map(|(k, n)| k.span.start.min(n.span.start));
+            let end = entries.iter().map(|(k, n)| k.span.end.max(n.span.end));
+            start.min().unwrap_or(0)..end.max().unwrap_or(0)
+        }
+        _ => 0..0,
+    });
     Node {
-        value: spanned.into_inner(),
+        value: v.value,
         span,
     }
 }
@@ -110,24 +119,165 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element::<Spanned<Value>>()? {
+        while let Some(item) = seq.next_element::<MaybeSpanned>()? {
             items.push(node(item));
         }
         Ok(Value::Array(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(key) = map.next_key::<Spanned<String>>()? {
-            let span = key.span();
-            let key = Key {
-                name: key.into_inner(),
-                span,
-            };
-            let value = node(map.next_value::<Spanned<Value>>()?);
-            entries.push((key, value));
+        let first = map.next_key::<KeyName>()?;
+        table(first, map)
+    }
+}
+
+/// A table's entries, the first key already read.
+fn table<'de, A: MapAccess<'de>>(first: Option<KeyName>, mut map: A) -> Result<Value, A::Error> {
+    let mut entries = Vec::new();
+    let mut key = first;
+    while let Some(k) = key {
+        let value = node(map.next_value::<MaybeSpanned>()?);
+        // toml gives no span for the implicit part of a dotted key (`b` in
+        // `a.b.c = 1`): point at its value instead.
+        let span = k.span.unwrap_or(value.span.start..value.span.start);
+        entries.push((Key { name: k.name, span }, value));
+        key = map.next_key::<KeyName>()?;
+    }
+    Ok(Value::Table(entries))
+}
+
+/// serde_spanned's private struct protocol, which `toml::Spanned` uses. Spelled
+/// out here because `Spanned` refuses values and keys toml has no span for (the
+/// implicit tables and keys of `[publish.cloudwatch]` or `a.b.c = 1`), while
+/// these types accept them without a span.
+const SPANNED: &str = "$__serde_spanned_private_Spanned";
+const SPANNED_START: &str = "$__serde_spanned_private_start";
+const SPANNED_END: &str = "$__serde_spanned_private_end";
+const SPANNED_VALUE: &str = "$__serde_spanned_private_value";
+const SPANNED_FIELDS: &[&str] = &[SPANNED_START, SPANNED_END, SPANNED_VALUE];
+
+/// A value with its span, when toml knows it.
+struct MaybeSpanned {
+    value: Value,
+    span: Option<Range<usize>>,
+}
+
+impl<'de> Deserialize<'de> for MaybeSpanned {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<MaybeSpanned, D::Error> {
+        deserializer.deserialize_struct(SPANNED, SPANNED_FIELDS, MaybeSpannedVisitor)
+    }
+}
+
+struct MaybeSpannedVisitor;
+
+fn unspanned<E>(value: Result<Value, E>) -> Result<MaybeSpanned, E> {
+    value.map(|value| MaybeSpanned { value, span: None })
+}
+
+impl<'de> Visitor<'de> for MaybeSpannedVisitor {
+    type Value = MaybeSpanned;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a TOML value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<MaybeSpanned, E> {
+        unspanned(ValueVisitor.visit_bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<MaybeSpanned, E> {
+        unspanned(ValueVisitor.visit_i64(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<MaybeSpanned, E> {
+        unspanned(ValueVisitor.visit_u64(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<MaybeSpanned, E> {
+        unspanned(ValueVisitor.visit_f64(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<MaybeSpanned, E> {
+        unspanned(ValueVisitor.visit_str(v))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MaybeSpanned, A::Error> {
+        unspanned(ValueVisitor.visit_seq(seq))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeSpanned, A::Error> {
+        let first = map.next_key::<KeyName>()?;
+        match first {
+            Some(k) if k.span.is_none() && k.name == SPANNED_START => {
+                let start = map.next_value::<usize>()?;
+                let mut end = None;
+                let mut value = None;
+                while let Some(k) = map.next_key::<KeyName>()? {
+                    match k.name.as_str() {
+                        SPANNED_END => end = Some(map.next_value::<usize>()?),
+                        SPANNED_VALUE => value = Some(map.next_value::<Value>()?),
+                        other => return Err(de::Error::unknown_field(other, SPANNED_FIELDS)),
+                    }
+                }
+                let value = value.ok_or_else(|| de::Error::missing_field(SPANNED_VALUE))?;
+                let end = end.ok_or_else(|| de::Error::missing_field(SPANNED_END))?;
+                Ok(MaybeSpanned {
+                    value,
+                    span: Some(start..end),
+                })
+            }
+            // An implicit table: no span, its entries follow.
+            first => unspanned(table(first, map)),
         }
-        Ok(Value::Table(entries))
+    }
+}
+
+/// A table key, with its span when toml knows it.
+struct KeyName {
+    name: String,
+    span: Option<Range<usize>>,
+}
+
+impl<'de> Deserialize<'de> for KeyName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<KeyName, D::Error> {
+        deserializer.deserialize_struct(SPANNED, SPANNED_FIELDS, KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = KeyName;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a table key")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<KeyName, E> {
+        // toml's own private markers (a datetime is `$__toml_private_datetime`)
+        // stay errors that name them, as `Spanned<String>` made them.
+        if v.starts_with("$__toml_private") {
+            return Err(E::invalid_value(de::Unexpected::Str(v), &"a table key"));
+        }
+        Ok(KeyName {
+            name: v.to_string(),
+            span: None,
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeyName, A::Error> {
+        let (mut start, mut end, mut name) = (None, None, None);
+        while let Some(field) = map.next_key::<String>()? {
+            match field.as_str() {
+                SPANNED_START => start = Some(map.next_value::<usize>()?),
+                SPANNED_END => end = Some(map.next_value::<usize>()?),
+                SPANNED_VALUE => name = Some(map.next_value::<String>()?),
+                other => return Err(de::Error::unknown_field(other, &[])),
+            }
+        }
+        let name = name.ok_or_else(|| de::Error::missing_field(SPANNED_VALUE))?;
+        let span = start.zip(end).map(|(s, e)| s..e);
+        Ok(KeyName { name, span })
     }
 }
 
@@ -161,6 +311,25 @@ mod tests {
         };
         assert_eq!(xs[1].value, Value::Float(2.5));
         assert_eq!(&text[xs[2].span.clone()], "true");
+    }
+
+    #[test]
+    fn dotted_keys_and_headers_parse() {
+        let text = "[publish.cloudwatch]\nnamespace = \"x\"\n[a]\nb.c = 1\n";
+        let root = parse(text).unwrap();
+        assert_eq!(root[0].0.name, "publish");
+        let Value::Table(publish) = &root[0].1.value else {
+            panic!("publish is a table")
+        };
+        assert_eq!(publish[0].0.name, "cloudwatch");
+        let Value::Table(cw) = &publish[0].1.value else {
+            panic!("cloudwatch is a table")
+        };
+        assert_eq!(&text[cw[0].0.span.clone()], "namespace");
+        let Value::Table(a) = &root[1].1.value else {
+            panic!("a is a table")
+        };
+        assert_eq!(a[0].0.name, "b");
     }
 
     #[test]

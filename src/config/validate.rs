@@ -100,11 +100,18 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         )?;
         scenarios.push(scenario);
     }
+    let publish = match &raw.publish_cloudwatch {
+        Some(cw) => Some(super::PublishSettings {
+            cloudwatch: Some(super::publish::build_cloudwatch(cw)?),
+        }),
+        None => None,
+    };
     Ok(Suite {
         source: source.to_string(),
         run,
         clients,
         scenarios,
+        publish,
     })
 }
 
