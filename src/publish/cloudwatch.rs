@@ -146,7 +146,7 @@ async fn client(region: Option<&str>) -> Result<(aws_sdk_cloudwatch::Client, Str
         .timeout_config(
             TimeoutConfig::builder()
                 .connect_timeout(Duration::from_secs(5))
-                .operation_attempt_timeout(Duration::from_secs(30))
+                .operation_attempt_timeout(Duration::from_secs(60))
                 .build(),
         );
     if let Some(r) = region {
