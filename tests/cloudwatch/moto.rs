@@ -63,6 +63,21 @@ fn published_metrics_read_back_with_names_dimensions_units_values_and_counts() {
         ),
     );
     let results = RunResults::read(&path).unwrap();
+    // The resolved [publish.cloudwatch] is part of the results file's schema.
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schema/results.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(doc["config"]["publish"]["cloudwatch"]["namespace"] == ns.as_str());
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
 
     let (out, took) = publish(&path, &moto, &["--branch", "feature/cw"]);
     let stdout = text(&out.stdout);
