@@ -24,6 +24,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Run the reference server in the foreground.
     Serve(ServeCliArgs),
+    /// Publish a results file (e.g. to CloudWatch). Never changes a gate verdict.
+    #[command(subcommand)]
+    Publish(PublishCommand),
     /// Internal: run one trial in this process (started by `run`).
     #[command(name = "__drive", hide = true)]
     Drive(DriveArgs),
@@ -129,6 +132,41 @@ pub struct ServeCliArgs {
     /// Exit when standard input reaches end of file (used when run as a child).
     #[arg(long)]
     pub exit_on_stdin_eof: bool,
+}
+
+/// `benchgate publish <target>`.
+#[derive(Debug, Subcommand)]
+pub enum PublishCommand {
+    /// Put the results' metrics into CloudWatch (PutMetricData). Exit 2 if it fails.
+    Cloudwatch(CloudWatchArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CloudWatchArgs {
+    /// The results file to publish.
+    #[arg(long, short = 'r', value_name = "FILE")]
+    pub results: PathBuf,
+    /// Config with [publish.cloudwatch]. Default: the config recorded in the results file.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Override the namespace.
+    #[arg(long, value_name = "NS")]
+    pub namespace: Option<String>,
+    /// Override the region (default: config, then AWS_REGION / the AWS profile).
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// The Branch dimension. Default: the branch recorded in the results file.
+    #[arg(long, value_name = "BRANCH")]
+    pub branch: Option<String>,
+    /// Attempts per request, the first included (throttling and 5xx are retried).
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_attempts: u32,
+    /// Give up retrying a request after this long, e.g. "60s".
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub retry_deadline: String,
+    /// Testing: the first backoff's upper bound, milliseconds.
+    #[arg(long, hide = true, default_value_t = 200)]
+    pub retry_base_ms: u64,
 }
 
 #[derive(Debug, Args)]

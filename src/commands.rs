@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::cli::{CompareArgs, ReportArgs, RunArgs, ServeCliArgs};
+use crate::cli::{CloudWatchArgs, CompareArgs, ReportArgs, RunArgs, ServeCliArgs};
 use crate::compare::{self, Comparison, GateConfig};
 use crate::config::{CompareSettings, MockScript, Suite};
+use crate::publish::cloudwatch_limits::{name_problem, NameKind};
 use crate::report;
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
@@ -250,4 +251,105 @@ pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
 fn current_exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe()
         .context("finding the benchgate executable to start the server and drivers")
+}
+
+/// `benchgate publish cloudwatch`. A failure to publish is a warning, a summary
+/// line and exit code 2 for this command only: the results file and any gate
+/// verdict drawn from it are untouched.
+pub fn publish_cloudwatch(args: CloudWatchArgs) -> anyhow::Result<u8> {
+    let results = RunResults::read(&args.results)?;
+    let mut settings = match &args.config {
+        Some(path) => Suite::from_file(path)?.publish,
+        None => results.config.publish.clone(),
+    }
+    .and_then(|p| p.cloudwatch)
+    .unwrap_or_default();
+    if let Some(ns) = args.namespace {
+        if let Some(p) = name_problem(NameKind::Namespace, &ns) {
+            anyhow::bail!("--namespace {ns:?}: {p}");
+        }
+        settings.namespace = ns;
+    }
+    if let Some(r) = args.region {
+        settings.region = Some(r);
+    }
+    let branch = match args.branch {
+        Some(b) => b,
+        None => branch_of(results.git.ref_name.as_deref()).with_context(|| {
+            format!(
+                "{} records no git branch; pass --branch NAME",
+                args.results.display()
+            )
+        })?,
+    };
+    anyhow::ensure!(
+        (1..=20).contains(&args.max_attempts),
+        "--max-attempts {}: use a value from 1 to 20",
+        args.max_attempts
+    );
+    let deadline = crate::config::units::parse_duration(&args.retry_deadline)
+        .map_err(|e| anyhow::anyhow!("--retry-deadline {:?}: {e}", args.retry_deadline))?;
+    let retry = crate::publish::retry::RetryPolicy {
+        max_attempts: args.max_attempts,
+        base: std::time::Duration::from_millis(args.retry_base_ms.max(1)),
+        deadline,
+        ..Default::default()
+    };
+    publish_cloudwatch_with(&results, settings, branch, retry)
+}
+
+#[cfg(feature = "cloudwatch")]
+fn publish_cloudwatch_with(
+    results: &RunResults,
+    settings: crate::config::CloudWatchSettings,
+    branch: String,
+    retry: crate::publish::retry::RetryPolicy,
+) -> anyhow::Result<u8> {
+    use crate::publish::cloudwatch::{publish, PublishOptions};
+    let opts = PublishOptions {
+        settings,
+        branch,
+        retry,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let report = runtime.block_on(publish(results, &opts));
+    for s in &report.skipped {
+        eprintln!("benchgate: cloudwatch: skipped {s}");
+    }
+    println!("{}", report.summary());
+    match &report.error {
+        None => Ok(0),
+        Some(e) => {
+            eprintln!("benchgate: warning: publishing to CloudWatch failed: {e}");
+            if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+                println!("::warning title=benchgate CloudWatch publish failed::{e}");
+            }
+            Ok(2)
+        }
+    }
+}
+
+#[cfg(not(feature = "cloudwatch"))]
+fn publish_cloudwatch_with(
+    _results: &RunResults,
+    _settings: crate::config::CloudWatchSettings,
+    _branch: String,
+    _retry: crate::publish::retry::RetryPolicy,
+) -> anyhow::Result<u8> {
+    anyhow::bail!(
+        "this benchgate was built without the `cloudwatch` feature; build it with default features (cargo install benchgate) to publish to CloudWatch"
+    )
+}
+
+/// The branch name in a git ref: `refs/heads/main` -> `main`.
+fn branch_of(ref_name: Option<&str>) -> Option<String> {
+    let r = ref_name?;
+    let name = r
+        .strip_prefix("refs/heads/")
+        .or_else(|| r.strip_prefix("refs/tags/"))
+        .unwrap_or(r);
+    (!name.is_empty()).then(|| name.to_string())
 }

@@ -10,6 +10,7 @@
 //! - [`results`]: the versioned results file and the environment fingerprint.
 //! - [`runner`]: `benchgate run`: server process, one driver process per trial.
 //! - [`report`]: renderers (terminal table).
+//! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
 pub mod cli;
@@ -19,6 +20,7 @@ pub mod compare;
 pub mod config;
 pub mod engine;
 pub mod metrics;
+pub mod publish;
 pub mod report;
 pub mod results;
 pub mod runner;

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use benchgate::cli::{Cli, Command};
+use benchgate::cli::{Cli, Command, PublishCommand};
 use clap::Parser as _;
 
 fn main() -> ExitCode {
@@ -12,6 +12,9 @@ fn main() -> ExitCode {
         Command::Run(args) => benchgate::commands::run(args),
         Command::Compare(args) => benchgate::commands::compare(args),
         Command::Serve(args) => benchgate::commands::serve(args),
+        Command::Publish(PublishCommand::Cloudwatch(args)) => {
+            benchgate::commands::publish_cloudwatch(args)
+        }
         Command::Drive(args) => {
             benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }

@@ -30,7 +30,7 @@ impl MockClient {
             n => self.script.latencies_us[(i % n as u64) as usize],
         };
         tokio::time::sleep(Duration::from_micros(lat)).await;
-        if self.script.error_every > 0 && (i + 1) % self.script.error_every == 0 {
+        if self.script.error_every > 0 && (i + 1).is_multiple_of(self.script.error_every) {
             return Err(ErrorClass::Status5xx);
         }
         Ok(Exchange {

@@ -12,6 +12,7 @@ pub mod defaults;
 pub mod error;
 pub mod gate;
 mod gate_parse;
+pub mod publish;
 pub mod raw;
 mod scenario;
 mod tree;
@@ -27,6 +28,7 @@ pub use error::ConfigError;
 pub use gate::CompareSettings;
 
 use crate::compare::model::GateConfig;
+pub use publish::{CloudWatchSettings, PublishSettings};
 
 /// A validated benchmark suite: what `benchgate run` executes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -44,6 +46,9 @@ pub struct Suite {
     /// `[compare]`: side-by-side mode, when set.
     #[serde(default)]
     pub compare: Option<CompareSettings>,
+    /// `[publish.*]`: publishers' settings; absent when the file has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish: Option<PublishSettings>,
 }
 
 /// `[run]`: settings shared by every scenario.

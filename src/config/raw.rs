@@ -35,6 +35,8 @@ pub struct RawConfig {
     /// are metric names, not a fixed field list).
     pub gate: Option<Node>,
     pub compare: Option<Node>,
+    /// `[publish.cloudwatch]`, when present.
+    pub publish_cloudwatch: Option<RawCloudWatch>,
     /// Length of the text: where "add a table" errors point.
     pub end: usize,
 }
@@ -95,6 +97,22 @@ pub struct RawScenario {
     pub clients: Option<At<Vec<At<String>>>>,
 }
 
+/// `dimensions = { Name = "value" }`: names and values with their spans.
+pub type RawDimensions = At<Vec<(At<String>, At<String>)>>;
+
+/// `[publish.cloudwatch]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawCloudWatch {
+    pub span: Range<usize>,
+    pub namespace: Option<At<String>>,
+    pub region: Option<At<String>>,
+    /// `dimensions = { Name = "value" }`, in document order.
+    pub dimensions: Option<RawDimensions>,
+    pub metrics: Option<At<Vec<At<String>>>>,
+    pub storage_resolution: Option<At<i64>>,
+    pub run_id_dimension: Option<At<bool>>,
+}
+
 /// An entry of an array of tables: its span and its entries.
 type SpannedTable<'a> = (Range<usize>, &'a [(Key, Node)]);
 
@@ -119,6 +137,26 @@ const TOP: &[Spec] = &[
     spec("scenario", "an array of tables", "[[scenario]]"),
     spec("gate", "a table", "[gate]"),
     spec("compare", "a table", "[compare]"),
+    spec("publish", "a table", "[publish.cloudwatch]"),
+];
+
+const PUBLISH: &[Spec] = &[spec("cloudwatch", "a table", "[publish.cloudwatch]")];
+
+const CLOUDWATCH: &[Spec] = &[
+    spec("namespace", "a string", "namespace = \"Benchgate\""),
+    spec("region", "a string", "region = \"us-east-1\""),
+    spec(
+        "dimensions",
+        "a table of strings",
+        "dimensions = { Team = \"sdk\" }",
+    ),
+    spec(
+        "metrics",
+        "an array of metric names",
+        "metrics = [\"throughput_rps\", \"latency_p99_us\"]",
+    ),
+    spec("storage_resolution", INTEGER, "storage_resolution = 60"),
+    spec("run_id_dimension", "a boolean", "run_id_dimension = true"),
 ];
 
 const DURATION: &str = "a duration string";
@@ -219,7 +257,49 @@ pub(crate) fn read(root: &[(Key, Node)], text_len: usize) -> Result<RawConfig, P
     }
     config.gate = top.get("gate").cloned();
     config.compare = top.get("compare").cloned();
+    if let Some(node) = top.get("publish") {
+        config.publish_cloudwatch = read_publish(&top, node)?;
+    }
     Ok(config)
+}
+
+fn read_publish(top: &Fields, node: &Node) -> Result<Option<RawCloudWatch>, Problem> {
+    let Value::Table(entries) = &node.value else {
+        return Err(top.wrong_type("publish", node, "write it as a [publish.cloudwatch] table"));
+    };
+    let publish = Fields {
+        label: "publish".into(),
+        section: "[publish]",
+        entries,
+        specs: PUBLISH,
+    };
+    publish.check_keys()?;
+    let Some(node) = publish.get("cloudwatch") else {
+        return Ok(None);
+    };
+    let Value::Table(entries) = &node.value else {
+        return Err(publish.wrong_type(
+            "cloudwatch",
+            node,
+            "write it as a [publish.cloudwatch] table",
+        ));
+    };
+    let f = Fields {
+        label: "publish.cloudwatch".into(),
+        section: "[publish.cloudwatch]",
+        entries,
+        specs: CLOUDWATCH,
+    };
+    f.check_keys()?;
+    Ok(Some(RawCloudWatch {
+        span: node.span.clone(),
+        namespace: f.string("namespace")?,
+        region: f.string("region")?,
+        dimensions: f.string_table("dimensions")?,
+        metrics: f.strings_of("metrics", "a metric name")?,
+        storage_resolution: f.integer("storage_resolution")?,
+        run_id_dimension: f.boolean("run_id_dimension")?,
+    }))
 }
 
 fn read_run(entries: &[(Key, Node)]) -> Result<RawRun, Problem> {
@@ -437,6 +517,11 @@ impl<'a> Fields<'a> {
     }
 
     fn strings(&self, name: &str) -> Result<Option<At<Vec<At<String>>>>, Problem> {
+        self.strings_of(name, "a client name")
+    }
+
+    /// An array of strings; `what` names one in errors (`a metric name`).
+    fn strings_of(&self, name: &str, what: &str) -> Result<Option<At<Vec<At<String>>>>, Problem> {
         let Some(node) = self.get(name) else {
             return Ok(None);
         };
@@ -450,7 +535,10 @@ impl<'a> Fields<'a> {
                 return Err(Problem::new(
                     item.span.clone(),
                     format!("{}[{i}]", self.path(name)),
-                    format!("expected a string, found {}", item.value.describe()),
+                    format!(
+                        "expected {what} (a string), found {}",
+                        item.value.describe()
+                    ),
                     fix,
                 ));
             };
@@ -465,8 +553,8 @@ impl<'a> Fields<'a> {
         }))
     }
 
-    /// A table whose values are all strings (`env = { K = "V" }`), in order.
-    fn string_table(&self, name: &str) -> Result<Option<At<StringTable>>, Problem> {
+    /// A table of string values (`dimensions = { Team = "sdk" }`), in order.
+    fn string_table(&self, name: &str) -> Result<Option<RawDimensions>, Problem> {
         let Some(node) = self.get(name) else {
             return Ok(None);
         };
@@ -476,7 +564,7 @@ impl<'a> Fields<'a> {
         };
         let mut out = Vec::with_capacity(entries.len());
         for (key, value) in entries {
-            let Value::String(v) = &value.value else {
+            let Value::String(s) = &value.value else {
                 return Err(Problem::new(
                     value.span.clone(),
                     format!("{}.{}", self.path(name), key.name),
@@ -490,7 +578,7 @@ impl<'a> Fields<'a> {
                     span: key.span.clone(),
                 },
                 At {
-                    value: v.clone(),
+                    value: s.clone(),
                     span: value.span.clone(),
                 },
             ));

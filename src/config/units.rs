@@ -47,7 +47,7 @@ pub fn format_duration(d: Duration) -> String {
         ("ms", 1_000_000),
         ("us", 1_000),
     ] {
-        if ns % scale == 0 {
+        if ns.is_multiple_of(scale) {
             return format!("{}{unit}", ns / scale);
         }
     }

@@ -108,6 +108,12 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
     let scenario_names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
     let gate = gate_parse::build_gate(raw.gate.as_ref(), &scenario_names, &names)?;
     let compare = gate_parse::build_compare(raw.compare.as_ref(), &names)?;
+    let publish = match &raw.publish_cloudwatch {
+        Some(cw) => Some(super::PublishSettings {
+            cloudwatch: Some(super::publish::build_cloudwatch(cw)?),
+        }),
+        None => None,
+    };
     Ok(Suite {
         source: source.to_string(),
         run,
@@ -115,6 +121,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         scenarios,
         gate,
         compare,
+        publish,
     })
 }
 

@@ -1,0 +1,169 @@
+//! Retrying throttled and failed requests: exponential backoff with full jitter
+//! ("Exponential Backoff And Jitter", AWS Architecture Blog, 2015): before retry
+//! `n` (0-based) wait a uniformly random time in `[0, min(cap, base * 2^n))`,
+//! within a bounded number of attempts and a bounded total time.
+
+use std::time::Duration;
+
+/// How hard to try one request.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts in total, the first one included (1: no retry).
+    pub max_attempts: u32,
+    /// The first backoff's upper bound.
+    pub base: Duration,
+    /// No backoff is longer than this.
+    pub cap: Duration,
+    /// No retry starts later than this after the first attempt.
+    pub deadline: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 8,
+            base: Duration::from_millis(200),
+            cap: Duration::from_secs(10),
+            deadline: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry `retry` (0-based) given a uniform `unit` in [0, 1).
+    pub fn backoff(&self, retry: u32, unit: f64) -> Duration {
+        let ceiling = self
+            .base
+            .checked_mul(1u32.checked_shl(retry.min(31)).unwrap_or(u32::MAX))
+            .unwrap_or(self.cap)
+            .min(self.cap);
+        ceiling.mul_f64(unit.clamp(0.0, 1.0))
+    }
+
+    /// The wait before the next attempt, or `None` to give up: after `attempts`
+    /// attempts, `elapsed` since the first one.
+    pub fn next_delay(&self, attempts: u32, elapsed: Duration, unit: f64) -> Option<Duration> {
+        if attempts >= self.max_attempts {
+            return None;
+        }
+        let wait = self.backoff(attempts.saturating_sub(1), unit);
+        (elapsed + wait <= self.deadline).then_some(wait)
+    }
+}
+
+/// Whether a failed request may succeed when sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Throttled: the service asked to slow down.
+    Throttled,
+    /// A transient failure: 5xx, a timeout, a broken connection.
+    Transient,
+    /// Sending it again will not help (bad request, access denied, ...).
+    Never,
+}
+
+/// AWS error codes that mean "slow down" (the SDKs' common list).
+const THROTTLING_CODES: &[&str] = &[
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestThrottledException",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "TransactionInProgressException",
+    "RequestLimitExceeded",
+    "BandwidthLimitExceeded",
+    "LimitExceededException",
+    "RequestThrottled",
+    "SlowDown",
+    "PriorRequestNotComplete",
+    "EC2ThrottledException",
+];
+
+/// AWS error codes for transient service-side faults.
+const TRANSIENT_CODES: &[&str] = &[
+    "InternalFailure",
+    "InternalServiceError",
+    "InternalError",
+    "ServiceUnavailable",
+    "RequestTimeout",
+    "RequestTimeoutException",
+];
+
+/// Classifies a service's answer by its error code and HTTP status.
+pub fn classify(code: Option<&str>, status: Option<u16>) -> Retry {
+    if code.is_some_and(|c| THROTTLING_CODES.contains(&c)) || status == Some(429) {
+        Retry::Throttled
+    } else if code.is_some_and(|c| TRANSIENT_CODES.contains(&c))
+        || status.is_some_and(|s| (500..=599).contains(&s) && s != 501)
+    {
+        Retry::Transient
+    } else {
+        Retry::Never
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_with_full_jitter() {
+        let p = RetryPolicy::default();
+        assert_eq!(p.backoff(0, 0.0), Duration::ZERO);
+        assert_eq!(p.backoff(0, 0.5), Duration::from_millis(100));
+        assert_eq!(p.backoff(1, 1.0), Duration::from_millis(400));
+        assert_eq!(p.backoff(3, 1.0), Duration::from_millis(1600));
+        assert_eq!(p.backoff(10, 1.0), p.cap);
+        assert_eq!(p.backoff(1000, 1.0), p.cap, "no overflow");
+        assert_eq!(
+            p.backoff(2, 7.0),
+            Duration::from_millis(800),
+            "unit clamped"
+        );
+    }
+
+    #[test]
+    fn attempts_and_time_are_bounded() {
+        let p = RetryPolicy {
+            max_attempts: 3,
+            deadline: Duration::from_secs(1),
+            ..RetryPolicy::default()
+        };
+        assert_eq!(
+            p.next_delay(1, Duration::ZERO, 1.0),
+            Some(Duration::from_millis(200))
+        );
+        assert_eq!(
+            p.next_delay(2, Duration::ZERO, 1.0),
+            Some(Duration::from_millis(400))
+        );
+        assert_eq!(p.next_delay(3, Duration::ZERO, 0.0), None, "attempts");
+        assert_eq!(
+            p.next_delay(1, Duration::from_millis(900), 1.0),
+            None,
+            "deadline"
+        );
+        // Worst case total wait over a whole default policy stays bounded.
+        let d = RetryPolicy::default();
+        let worst: Duration = (0..d.max_attempts - 1).map(|n| d.backoff(n, 1.0)).sum();
+        assert!(worst <= Duration::from_secs(30), "{worst:?}");
+    }
+
+    #[test]
+    fn throttling_and_server_faults_are_retried_client_errors_not() {
+        assert_eq!(classify(Some("Throttling"), Some(400)), Retry::Throttled);
+        assert_eq!(classify(None, Some(429)), Retry::Throttled);
+        assert_eq!(
+            classify(Some("InternalFailure"), Some(500)),
+            Retry::Transient
+        );
+        assert_eq!(classify(None, Some(503)), Retry::Transient);
+        assert_eq!(classify(None, Some(501)), Retry::Never);
+        assert_eq!(classify(Some("AccessDenied"), Some(403)), Retry::Never);
+        assert_eq!(
+            classify(Some("InvalidParameterValue"), Some(400)),
+            Retry::Never
+        );
+    }
+}
