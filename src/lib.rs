@@ -14,6 +14,7 @@
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
 pub mod cli;
+pub mod baseline;
 pub mod client;
 pub mod commands;
 pub mod compare;

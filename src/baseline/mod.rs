@@ -1,0 +1,64 @@
+//! Baseline stores: where the results of the default branch are kept so pull
+//! requests can compare against them. One interface, two stores: a local
+//! directory (tests, offline use) and a data branch in the repository written
+//! through GitHub's Contents API.
+//!
+//! Contract for every store:
+//! - entries are keyed by branch and commit sha; history per branch is bounded;
+//! - `lookup` returns the entry of the exact commit, or the nearest older one
+//!   on that branch (and says which, with its age);
+//! - a stored file that does not parse, or has an unknown schema, stops a write
+//!   with an error and is never replaced (nothing stored is lost or corrupted);
+//! - pull-request runs never write.
+
+use serde::{Deserialize, Serialize};
+
+use crate::results::RunResults;
+
+/// One stored baseline's identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaselineKey {
+    /// Branch name without `refs/heads/` (e.g. `main`).
+    pub branch: String,
+    /// Full commit sha the results were measured on.
+    pub sha: String,
+    /// When the run started (RFC 3339, from the results file).
+    pub started_at: String,
+    pub run_id: String,
+}
+
+/// A baseline found for a comparison.
+#[derive(Debug, Clone)]
+pub struct FoundBaseline {
+    pub key: BaselineKey,
+    /// True when `key.sha` is the commit asked for; false when it is the
+    /// nearest older entry on the branch.
+    pub exact: bool,
+    pub results: RunResults,
+}
+
+/// Where baselines live.
+pub trait BaselineStore {
+    /// The baseline of `sha` on `branch`, or the newest entry of `branch` whose
+    /// commit is in `ancestors` (the commits before `sha`, newest first, as far
+    /// as the caller knows them); with no `ancestors` given, the newest entry.
+    fn lookup(
+        &self,
+        branch: &str,
+        sha: &str,
+        ancestors: &[String],
+    ) -> anyhow::Result<Option<FoundBaseline>>;
+
+    /// Stores `results` as the baseline of (`branch`, `sha`), keeping at most
+    /// `max_history` entries for the branch (oldest dropped first).
+    fn store(
+        &self,
+        branch: &str,
+        sha: &str,
+        results: &RunResults,
+        max_history: usize,
+    ) -> anyhow::Result<BaselineKey>;
+
+    /// The branch's entries, newest first (for history charts).
+    fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>>;
+}
