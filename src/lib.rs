@@ -13,8 +13,8 @@
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
-pub mod cli;
 pub mod baseline;
+pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod compare;
