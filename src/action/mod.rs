@@ -163,7 +163,14 @@ pub(crate) struct Action {
 impl Action {
     /// `config`, else ./benchgate.toml if present, else the default suite.
     pub fn suite(&self) -> anyhow::Result<Suite> {
-        match &self.inputs.config {
+        // action.yml's default is `benchgate.toml`: when that file is absent,
+        // the default suite runs, as with no `config` at all.
+        let config = self
+            .inputs
+            .config
+            .as_ref()
+            .filter(|p| p.as_os_str() != "benchgate.toml" || p.exists());
+        match config {
             Some(p) => Suite::from_file(p).with_context(|| {
                 format!(
                     "input `config`: {} (a path relative to the working directory)",
