@@ -27,6 +27,11 @@ pub enum Command {
     /// Publish a results file (e.g. to CloudWatch). Never changes a gate verdict.
     #[command(subcommand)]
     Publish(PublishCommand),
+    /// The GitHub Action's container entrypoint: reads `INPUT_*` and `GITHUB_*`
+    /// from the environment (see docs/action.md). Exit code: 0 pass, 1 gate
+    /// failed, 2 error.
+    #[command(hide = true)]
+    Action,
     /// Internal: run one trial in this process (started by `run`).
     #[command(name = "__drive", hide = true)]
     Drive(DriveArgs),

@@ -11,8 +11,11 @@
 //! - [`runner`]: `benchgate run`: server process, one driver process per trial.
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
+//! - [`baseline`]: baseline stores (local directory; data branch via GitHub).
+//! - [`action`]: `benchgate action`, the GitHub Action's container entrypoint.
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
+pub mod action;
 pub mod baseline;
 pub mod cli;
 pub mod client;

@@ -15,6 +15,7 @@ fn main() -> ExitCode {
         Command::Publish(PublishCommand::Cloudwatch(args)) => {
             benchgate::commands::publish_cloudwatch(args)
         }
+        Command::Action => return ExitCode::from(benchgate::action::main()),
         Command::Drive(args) => {
             benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }

@@ -11,7 +11,11 @@
 //!   with an error and is never replaced (nothing stored is lost or corrupted);
 //! - pull-request runs never write.
 
+pub mod local;
+
 use serde::{Deserialize, Serialize};
+
+pub use local::LocalStore;
 
 use crate::results::RunResults;
 

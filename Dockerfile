@@ -1,0 +1,24 @@
+# benchgate's GitHub Action image: `benchgate action` is the entrypoint.
+
+# Builder: a Rust that builds the AWS SDK (the crate's rust-version is 1.88).
+FROM rust:1.88-bookworm AS builder
+WORKDIR /src
+COPY Cargo.toml Cargo.lock build.rs ./
+COPY src ./src
+COPY schema ./schema
+RUN cargo build --release --locked --bin benchgate \
+    && cp target/release/benchgate /usr/local/bin/benchgate
+
+# Runtime: minimal Debian with CA certificates (GitHub API, CloudWatch over TLS).
+FROM debian:bookworm-slim
+# ca-certificates follows bookworm's security updates; pinning a version would
+# break the build when Debian replaces it.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends ca-certificates \
+    && rm -rf /var/lib/apt/lists/*
+COPY --from=builder /usr/local/bin/benchgate /usr/local/bin/benchgate
+# Container actions run as root (the runner mounts /github/workspace and the
+# file commands owned by root), so no USER here.
+# Exec form: benchgate is PID 1 and receives SIGTERM directly on cancellation.
+ENTRYPOINT ["/usr/local/bin/benchgate", "action"]

@@ -1,0 +1,271 @@
+//! The run's context: `GITHUB_*` variables and the event payload at
+//! `GITHUB_EVENT_PATH`, parsed into the few facts the modes need. A missing or
+//! malformed payload is an error naming the file, the field and the fix.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+/// The facts taken from a `pull_request` (or `pull_request_target`) payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullRequest {
+    pub number: u64,
+    pub base_sha: String,
+    /// Branch name, e.g. `main`.
+    pub base_ref: String,
+    pub head_sha: String,
+    pub head_ref: String,
+    /// `owner/name` of the head repository (`None`: the fork was deleted).
+    pub head_repo: Option<String>,
+    /// The head repository is not the base repository.
+    pub fork: bool,
+}
+
+/// The facts taken from a `workflow_run` payload (report mode).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkflowRun {
+    pub id: u64,
+    /// The event that started the measured run (`pull_request`, ...).
+    pub event: String,
+    pub head_sha: String,
+    pub head_branch: Option<String>,
+    pub head_repo: Option<String>,
+    pub conclusion: Option<String>,
+}
+
+/// The event, by kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    PullRequest(PullRequest),
+    /// `pull_request_target`: same payload, but runs with a write token on the
+    /// base branch's workflow.
+    PullRequestTarget(PullRequest),
+    Push {
+        /// Full ref, e.g. `refs/heads/main`.
+        ref_name: String,
+        after: String,
+        deleted: bool,
+    },
+    Schedule,
+    WorkflowDispatch,
+    WorkflowRun(WorkflowRun),
+    Other(String),
+}
+
+/// Everything the action reads from `GITHUB_*`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    pub event_name: String,
+    pub event: Event,
+    /// `owner/name`.
+    pub repository: String,
+    /// From the payload's `repository.default_branch`, when it has one.
+    pub default_branch: Option<String>,
+    pub ref_name: Option<String>,
+    pub sha: Option<String>,
+    pub run_id: String,
+    /// `GITHUB_API_URL` (GitHub Enterprise, or a local fake in tests).
+    pub api_url: String,
+    pub output_path: Option<PathBuf>,
+    pub summary_path: Option<PathBuf>,
+    pub workspace: Option<PathBuf>,
+}
+
+impl Context {
+    /// The branch of `GITHUB_REF` (`refs/heads/x` -> `x`).
+    pub fn ref_branch(&self) -> Option<&str> {
+        self.ref_name.as_deref()?.strip_prefix("refs/heads/")
+    }
+}
+
+/// Reads the context from an environment (`std::env::vars()` in production).
+pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Context> {
+    let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).cloned();
+    let event_name = get("GITHUB_EVENT_NAME").ok_or_else(|| {
+        anyhow::anyhow!(
+            "GITHUB_EVENT_NAME is not set: `benchgate action` runs inside GitHub Actions; locally use `benchgate run` / `benchgate compare`"
+        )
+    })?;
+    let path = get("GITHUB_EVENT_PATH").ok_or_else(|| {
+        anyhow::anyhow!(
+            "GITHUB_EVENT_PATH is not set: the runner sets it to the event payload file"
+        )
+    })?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the event payload GITHUB_EVENT_PATH={path}"))?;
+    let payload: Value = serde_json::from_str(&text).with_context(|| {
+        format!("the event payload {path} is not valid JSON; is GITHUB_EVENT_PATH the runner's event file?")
+    })?;
+    let (event, default_branch) = parse_event(&event_name, &payload)
+        .with_context(|| format!("the {event_name} event payload {path}"))?;
+    Ok(Context {
+        event_name,
+        event,
+        repository: get("GITHUB_REPOSITORY").unwrap_or_default(),
+        default_branch,
+        ref_name: get("GITHUB_REF"),
+        sha: get("GITHUB_SHA"),
+        run_id: get("GITHUB_RUN_ID").unwrap_or_else(|| "local".to_string()),
+        api_url: get("GITHUB_API_URL")
+            .map(|u| u.trim_end_matches('/').to_string())
+            .unwrap_or_else(|| "https://api.github.com".to_string()),
+        output_path: get("GITHUB_OUTPUT").map(PathBuf::from),
+        summary_path: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+        workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
+    })
+}
+
+/// Parses a payload; returns the event and the repository's default branch.
+pub fn parse_event(name: &str, p: &Value) -> anyhow::Result<(Event, Option<String>)> {
+    anyhow::ensure!(p.is_object(), "is not a JSON object");
+    let default_branch = opt_str(p, "/repository/default_branch");
+    let event = match name {
+        "pull_request" => Event::PullRequest(pull_request(p)?),
+        "pull_request_target" => Event::PullRequestTarget(pull_request(p)?),
+        "push" => Event::Push {
+            ref_name: req_str(p, "/ref")?,
+            after: req_str(p, "/after")?,
+            deleted: p
+                .pointer("/deleted")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+        },
+        "schedule" => Event::Schedule,
+        "workflow_dispatch" => Event::WorkflowDispatch,
+        "workflow_run" => Event::WorkflowRun(WorkflowRun {
+            id: req_u64(p, "/workflow_run/id")?,
+            event: req_str(p, "/workflow_run/event")?,
+            head_sha: req_sha(p, "/workflow_run/head_sha")?,
+            head_branch: opt_str(p, "/workflow_run/head_branch"),
+            head_repo: opt_str(p, "/workflow_run/head_repository/full_name"),
+            conclusion: opt_str(p, "/workflow_run/conclusion"),
+        }),
+        other => Event::Other(other.to_string()),
+    };
+    Ok((event, default_branch))
+}
+
+fn pull_request(p: &Value) -> anyhow::Result<PullRequest> {
+    let head_repo = opt_str(p, "/pull_request/head/repo/full_name");
+    let base_repo = opt_str(p, "/pull_request/base/repo/full_name")
+        .or_else(|| opt_str(p, "/repository/full_name"));
+    Ok(PullRequest {
+        number: req_u64(p, "/pull_request/number").or_else(|_| req_u64(p, "/number"))?,
+        base_sha: req_sha(p, "/pull_request/base/sha")?,
+        base_ref: req_str(p, "/pull_request/base/ref")?,
+        head_sha: req_sha(p, "/pull_request/head/sha")?,
+        head_ref: req_str(p, "/pull_request/head/ref")?,
+        fork: head_repo.is_none() || head_repo != base_repo,
+        head_repo,
+    })
+}
+
+fn field(ptr: &str) -> String {
+    ptr.trim_start_matches('/').replace('/', ".")
+}
+
+fn opt_str(p: &Value, ptr: &str) -> Option<String> {
+    p.pointer(ptr)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+fn req_str(p: &Value, ptr: &str) -> anyhow::Result<String> {
+    opt_str(p, ptr).ok_or_else(|| {
+        anyhow::anyhow!(
+            "has no string `{}`: pass the runner's own event file (GITHUB_EVENT_PATH), unmodified",
+            field(ptr)
+        )
+    })
+}
+
+fn req_u64(p: &Value, ptr: &str) -> anyhow::Result<u64> {
+    p.pointer(ptr).and_then(Value::as_u64).ok_or_else(|| {
+        anyhow::anyhow!(
+            "has no number `{}`: pass the runner's own event file (GITHUB_EVENT_PATH), unmodified",
+            field(ptr)
+        )
+    })
+}
+
+fn req_sha(p: &Value, ptr: &str) -> anyhow::Result<String> {
+    let s = req_str(p, ptr)?;
+    anyhow::ensure!(
+        (7..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit()),
+        "`{}` is not a commit sha: pass the runner's own event file (GITHUB_EVENT_PATH), unmodified",
+        field(ptr)
+    );
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> Value {
+        let path = format!("{}/fixtures/events/{name}", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn pull_request_payloads() {
+        let (e, default) = parse_event("pull_request", &fixture("pull_request.json")).unwrap();
+        let Event::PullRequest(pr) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(default.as_deref(), Some("main"));
+        assert_eq!(
+            (pr.number, pr.base_ref.as_str(), pr.fork),
+            (42, "main", false)
+        );
+        assert_eq!(pr.head_repo.as_deref(), Some("octo/app"));
+        let (e, _) = parse_event("pull_request", &fixture("pull_request_fork.json")).unwrap();
+        let Event::PullRequest(pr) = e else {
+            panic!("{e:?}")
+        };
+        assert!(pr.fork);
+        assert_eq!(pr.head_repo.as_deref(), Some("stranger/app"));
+    }
+
+    #[test]
+    fn push_schedule_and_workflow_run_payloads() {
+        let (e, default) = parse_event("push", &fixture("push_main.json")).unwrap();
+        assert!(
+            matches!(e, Event::Push { ref ref_name, deleted: false, .. } if ref_name == "refs/heads/main")
+        );
+        assert_eq!(default.as_deref(), Some("main"));
+        let (e, default) = parse_event("schedule", &fixture("schedule.json")).unwrap();
+        assert_eq!((e, default), (Event::Schedule, None));
+        let (e, _) = parse_event("workflow_run", &fixture("workflow_run.json")).unwrap();
+        let Event::WorkflowRun(w) = e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            (w.event.as_str(), w.head_repo.as_deref()),
+            ("pull_request", Some("stranger/app"))
+        );
+    }
+
+    #[test]
+    fn malformed_payloads_name_the_field() {
+        let mut p = fixture("pull_request.json");
+        p["pull_request"]["base"]["sha"] = Value::from("not a sha");
+        let err = parse_event("pull_request", &p).unwrap_err().to_string();
+        assert!(err.contains("pull_request.base.sha"), "{err}");
+        p["pull_request"]["base"]["sha"] = Value::from("1".repeat(40));
+        p["pull_request"]["base"]
+            .as_object_mut()
+            .unwrap()
+            .remove("ref");
+        let err = parse_event("pull_request", &p).unwrap_err().to_string();
+        assert!(err.contains("pull_request.base.ref"), "{err}");
+        let err = parse_event("push", &Value::from(3))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("JSON object"), "{err}");
+        assert!(parse_event("push", &serde_json::json!({"ref": "refs/heads/x"})).is_err());
+    }
+}

@@ -1,0 +1,178 @@
+//! The modes that run the suite in this job: pull request, baseline refresh
+//! (push), and compare-with-latest (schedule, dispatch, other pushes).
+
+use std::process::{Command, Stdio};
+
+use crate::cli::CloudWatchArgs;
+use crate::compare;
+
+use super::comment::{CommentSink, SummaryOnly};
+use super::event::PullRequest;
+use super::github;
+use super::inputs::CommentMode;
+use super::outputs::{annotation, command, Level};
+use super::report::{baseline_note, Report};
+use super::{Action, MAX_HISTORY};
+
+/// Most ancestors of the base commit looked up for the nearest older baseline.
+const MAX_ANCESTORS: usize = 200;
+
+/// `pull_request`: run, compare with the base commit's baseline (or the
+/// nearest older one), comment, gate. Never writes the baseline.
+pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
+    let suite = a.suite()?;
+    let store = a.store()?;
+    let ancestors = ancestors(&pr.base_sha);
+    // Look the baseline up before spending minutes on the run.
+    let found = store.lookup(&pr.base_ref, &pr.base_sha, &ancestors)?;
+    let note = baseline_note(
+        found.as_ref(),
+        &pr.base_ref,
+        Some(&pr.base_sha),
+        !ancestors.is_empty(),
+    );
+    let results = a.run_suite(&suite)?;
+    let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
+    let sink = comment_sink(a, pr.number, &suite.source);
+    Report {
+        comparison,
+        current: &results,
+        baseline: found.as_ref(),
+        note,
+        comment: Some((sink, pr.head_sha.clone())),
+        no_baseline_passes: false,
+    }
+    .finish(a)
+}
+
+/// `push` to the baseline branch: run, store the baseline, and show the change
+/// from the previous one. A missing previous baseline never fails.
+pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
+    let suite = a.suite()?;
+    let store = a.store()?;
+    let previous = store.lookup(branch, sha, &[])?;
+    let note = baseline_note(previous.as_ref(), branch, None, false);
+    let results = a.run_suite(&suite)?;
+    let key = store.store(branch, sha, &results, MAX_HISTORY)?;
+    eprintln!(
+        "benchgate: stored the baseline of {branch} at {sha} (run {}); keeping at most {MAX_HISTORY} per branch",
+        key.run_id
+    );
+    let comparison = compare::compare(previous.as_ref().map(|f| &f.results), &results, &suite.gate);
+    Report {
+        comparison,
+        current: &results,
+        baseline: previous.as_ref(),
+        note,
+        comment: None,
+        no_baseline_passes: true,
+    }
+    .finish(a)
+}
+
+/// `schedule`/`workflow_dispatch`: run, compare with the newest baseline of
+/// `branch`, publish to CloudWatch when asked (a failure there is a warning).
+pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> anyhow::Result<u8> {
+    let suite = a.suite()?;
+    let store = a.store()?;
+    let found = store.lookup(branch, sha.unwrap_or(""), &[])?;
+    let note = baseline_note(found.as_ref(), branch, None, false);
+    let results = a.run_suite(&suite)?;
+    let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
+    let code = Report {
+        comparison,
+        current: &results,
+        baseline: found.as_ref(),
+        note,
+        comment: None,
+        no_baseline_passes: false,
+    }
+    .finish(a)?;
+    if a.inputs.cloudwatch {
+        publish_cloudwatch(a, branch);
+    }
+    Ok(code)
+}
+
+/// Publishes the results to CloudWatch; never changes the exit code.
+fn publish_cloudwatch(a: &Action, branch: &str) {
+    let config = match &a.inputs.config {
+        Some(p) => Some(p.clone()),
+        None => Some("benchgate.toml".into()).filter(|p: &std::path::PathBuf| p.exists()),
+    };
+    let args = CloudWatchArgs {
+        results: a.results_path(),
+        config,
+        namespace: None,
+        region: None,
+        branch: Some(branch.to_string()),
+        max_attempts: 8,
+        retry_deadline: "60s".into(),
+        retry_base_ms: 200,
+    };
+    command("::group::benchgate publish cloudwatch");
+    let result = crate::commands::publish_cloudwatch(args);
+    command("::endgroup::");
+    match result {
+        Ok(0) => {}
+        // `publish_cloudwatch` has printed its own warning.
+        Ok(_) => eprintln!("benchgate: CloudWatch publishing failed; the verdict stands"),
+        Err(e) => command(&annotation(
+            Level::Warning,
+            "benchgate CloudWatch publish failed",
+            &format!("{e:#}; the verdict stands"),
+        )),
+    }
+}
+
+/// The comment sink for a pull request: GitHub's when there is a token and a
+/// comment to write, else [`SummaryOnly`] (with a warning if GitHub's could
+/// not be built).
+pub(super) fn comment_sink(a: &Action, pr: u64, suite_id: &str) -> Box<dyn CommentSink> {
+    if a.inputs.comment == CommentMode::Never {
+        return summary_only("input `comment` is never");
+    }
+    let Some(target) = a.github() else {
+        return summary_only("no github-token (the report is in the job summary)");
+    };
+    match github::comment_sink(&target, pr, suite_id) {
+        Ok(s) => s,
+        Err(e) => {
+            command(&annotation(
+                Level::Warning,
+                "benchgate cannot comment",
+                &format!("{e:#}; the report is in the job summary"),
+            ));
+            summary_only("the GitHub comment sink is unavailable")
+        }
+    }
+}
+
+fn summary_only(reason: &str) -> Box<dyn CommentSink> {
+    Box::new(SummaryOnly {
+        reason: reason.to_string(),
+    })
+}
+
+/// The base commit's ancestors, newest first, from `git` in the working
+/// directory when its history is there (best effort: a shallow checkout, no
+/// git, or an unknown commit give none). Not used in report mode, which runs
+/// nothing in the workspace.
+fn ancestors(base_sha: &str) -> Vec<String> {
+    let out = Command::new("git")
+        .args(["rev-list", "--first-parent"])
+        .arg(format!("--max-count={}", MAX_ANCESTORS + 1))
+        .arg(base_sha)
+        .arg("--")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .skip(1)
+            .map(str::to_string)
+            .collect(),
+        _ => Vec::new(),
+    }
+}

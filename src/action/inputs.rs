@@ -1,0 +1,327 @@
+//! The action's inputs: `INPUT_*` environment variables -> validated [`Inputs`].
+//!
+//! GitHub passes input `github-token` as `INPUT_GITHUB-TOKEN` (upper case,
+//! dashes kept); other runners and hand-written `docker run -e` lines use
+//! `INPUT_GITHUB_TOKEN`. Both spellings, in any case, are accepted; an empty
+//! value means "not set" (GitHub sets every declared input, empty when unset).
+//! Every error names the input and the fix. The token is held in a [`Secret`]
+//! that never prints.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+/// A value that must never be printed: `Debug` and `Display` show `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: String) -> Secret {
+        Secret(value)
+    }
+
+    /// The value, for the HTTP client only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// `mode`: what to do; `auto` decides from the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeInput {
+    Auto,
+    PullRequest,
+    Push,
+    Schedule,
+    Measure,
+    Report,
+}
+
+/// `comment`: when to write the sticky pull-request comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentMode {
+    Always,
+    /// Create a comment only when something changed (a regression, an
+    /// improvement, a failed gate); an existing comment is always updated.
+    OnChange,
+    Never,
+}
+
+/// `baseline-store`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreSpec {
+    /// The data branch, through the GitHub API.
+    Branch,
+    /// A local directory (relative to the working directory).
+    Local(PathBuf),
+}
+
+/// Validated inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inputs {
+    /// `config`; `None`: `benchgate.toml` if it exists, else the default suite.
+    pub config: Option<PathBuf>,
+    pub token: Option<Secret>,
+    pub mode: ModeInput,
+    pub comment: CommentMode,
+    pub fail_on_regression: bool,
+    /// `None`: the repository's default branch from the event, else `main`.
+    pub baseline_branch: Option<String>,
+    pub baseline_store: StoreSpec,
+    pub data_branch: String,
+    pub cloudwatch: bool,
+    pub results_path: Option<PathBuf>,
+    pub working_directory: Option<PathBuf>,
+}
+
+/// The input names this action declares (`action.yml`).
+pub const NAMES: [&str; 11] = [
+    "config",
+    "github-token",
+    "mode",
+    "comment",
+    "fail-on-regression",
+    "baseline-branch",
+    "baseline-store",
+    "data-branch",
+    "cloudwatch",
+    "results-path",
+    "working-directory",
+];
+
+/// Reads the inputs from an environment (`std::env::vars()` in production).
+pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Inputs> {
+    let raw = RawInputs::collect(env)?;
+    let token = match raw.get("github-token") {
+        Some(t) => Some(t.to_string()),
+        None => env.get("GITHUB_TOKEN").filter(|t| !t.is_empty()).cloned(),
+    };
+    if let Some(t) = &token {
+        anyhow::ensure!(
+            !t.chars().any(|c| c.is_whitespace() || c.is_control()),
+            "input `github-token` (or GITHUB_TOKEN) contains whitespace or control characters: pass the token itself, e.g. `github-token: ${{{{ secrets.GITHUB_TOKEN }}}}`"
+        );
+    }
+    let mode = match raw.get("mode").unwrap_or("auto") {
+        "auto" => ModeInput::Auto,
+        "pull_request" | "pull-request" => ModeInput::PullRequest,
+        "push" => ModeInput::Push,
+        "schedule" | "workflow_dispatch" => ModeInput::Schedule,
+        "measure" => ModeInput::Measure,
+        "report" => ModeInput::Report,
+        other => {
+            return Err(bad(
+                "mode",
+                other,
+                "auto, pull_request, push, schedule, measure, report",
+            ))
+        }
+    };
+    let comment = match raw.get("comment").unwrap_or("always") {
+        "always" => CommentMode::Always,
+        "on-change" | "on_change" => CommentMode::OnChange,
+        "never" => CommentMode::Never,
+        other => return Err(bad("comment", other, "always, on-change, never")),
+    };
+    let baseline_store = match raw.get("baseline-store").unwrap_or("branch") {
+        "branch" => StoreSpec::Branch,
+        s => match s.strip_prefix("local:") {
+            Some(dir) if !dir.trim().is_empty() => StoreSpec::Local(PathBuf::from(dir.trim())),
+            _ => return Err(bad("baseline-store", s, "branch, local:<directory>")),
+        },
+    };
+    let data_branch = raw
+        .get("data-branch")
+        .unwrap_or("benchgate-data")
+        .to_string();
+    check_branch("data-branch", &data_branch)?;
+    let baseline_branch = raw.get("baseline-branch").map(str::to_string);
+    if let Some(b) = &baseline_branch {
+        check_branch("baseline-branch", b)?;
+    }
+    Ok(Inputs {
+        config: raw.get("config").map(PathBuf::from),
+        token: token.map(Secret::new),
+        mode,
+        comment,
+        fail_on_regression: boolean(&raw, "fail-on-regression", true)?,
+        baseline_branch,
+        baseline_store,
+        data_branch,
+        cloudwatch: boolean(&raw, "cloudwatch", false)?,
+        results_path: raw.get("results-path").map(PathBuf::from),
+        working_directory: raw.get("working-directory").map(PathBuf::from),
+    })
+}
+
+/// Inputs by canonical name (lower case, dashes).
+struct RawInputs(BTreeMap<String, String>);
+
+impl RawInputs {
+    fn collect(env: &BTreeMap<String, String>) -> anyhow::Result<RawInputs> {
+        let mut found: BTreeMap<String, (String, String)> = BTreeMap::new();
+        for (key, value) in env {
+            let Some(name) = key
+                .get(..6)
+                .filter(|p| p.eq_ignore_ascii_case("INPUT_"))
+                .map(|_| &key[6..])
+            else {
+                continue;
+            };
+            let value = value.trim();
+            if value.is_empty() {
+                continue;
+            }
+            let canon = name.to_ascii_lowercase().replace('_', "-");
+            if let Some((other_key, other)) = found.get(&canon) {
+                // Never echo the values: one of them may be the token.
+                anyhow::ensure!(
+                    other == value,
+                    "input `{canon}` is set twice with different values ({other_key} and {key}): set only one of them"
+                );
+                continue;
+            }
+            found.insert(canon, (key.clone(), value.to_string()));
+        }
+        Ok(RawInputs(
+            found.into_iter().map(|(k, (_, v))| (k, v)).collect(),
+        ))
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+}
+
+fn bad(input: &str, value: &str, allowed: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "input `{input}`: {:?} is not one of {allowed}; set it to one of them (or remove it for the default)",
+        crate::report::escape::truncate_chars(value, 80)
+    )
+}
+
+/// YAML 1.2 core schema booleans, as `core.getBooleanInput` accepts them.
+fn boolean(raw: &RawInputs, input: &str, default: bool) -> anyhow::Result<bool> {
+    match raw.get(input) {
+        None => Ok(default),
+        Some("true" | "True" | "TRUE") => Ok(true),
+        Some("false" | "False" | "FALSE") => Ok(false),
+        Some(other) => Err(bad(input, other, "true, false")),
+    }
+}
+
+/// A plausible git branch name (no refs/heads/ prefix, no spaces or `..`).
+fn check_branch(input: &str, b: &str) -> anyhow::Result<()> {
+    let ok = !b.starts_with("refs/")
+        && !b.contains("..")
+        && !b.starts_with('/')
+        && !b.ends_with('/')
+        && b.len() <= 255
+        && !b
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || "~^:?*[\\".contains(c));
+    anyhow::ensure!(
+        ok,
+        "input `{input}`: {:?} is not a branch name; give the short name, e.g. `main` (not refs/heads/main)",
+        crate::report::escape::truncate_chars(b, 80)
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_when_nothing_is_set() {
+        let i = from_env(&env(&[("INPUT_MODE", ""), ("PATH", "/bin")])).unwrap();
+        assert_eq!(i.mode, ModeInput::Auto);
+        assert_eq!(i.comment, CommentMode::Always);
+        assert!(i.fail_on_regression && !i.cloudwatch);
+        assert_eq!(i.baseline_store, StoreSpec::Branch);
+        assert_eq!(i.data_branch, "benchgate-data");
+        assert_eq!((i.config, i.token, i.baseline_branch), (None, None, None));
+    }
+
+    #[test]
+    fn dash_and_underscore_spellings_in_any_case() {
+        let i = from_env(&env(&[
+            ("INPUT_GITHUB-TOKEN", "tok1"),
+            ("INPUT_FAIL_ON_REGRESSION", "false"),
+            ("input_baseline-store", "local:/tmp/b"),
+            ("INPUT_COMMENT", "on-change"),
+            ("INPUT_MODE", "pull_request"),
+        ]))
+        .unwrap();
+        assert_eq!(i.token.unwrap().expose(), "tok1");
+        assert!(!i.fail_on_regression);
+        assert_eq!(i.baseline_store, StoreSpec::Local("/tmp/b".into()));
+        assert_eq!(i.comment, CommentMode::OnChange);
+        assert_eq!(i.mode, ModeInput::PullRequest);
+        let i = from_env(&env(&[("INPUT_GITHUB_TOKEN", "tok2")])).unwrap();
+        assert_eq!(i.token.unwrap().expose(), "tok2");
+    }
+
+    #[test]
+    fn the_token_falls_back_to_github_token_and_never_prints() {
+        let i = from_env(&env(&[("GITHUB_TOKEN", "ghs_secret")])).unwrap();
+        let t = i.token.clone().unwrap();
+        assert_eq!(t.expose(), "ghs_secret");
+        assert_eq!(format!("{t} {t:?}"), "*** ***");
+        assert!(!format!("{i:?}").contains("ghs_secret"));
+        let err = from_env(&env(&[
+            ("INPUT_GITHUB-TOKEN", "ghs_a"),
+            ("INPUT_GITHUB_TOKEN", "ghs_b"),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("github-token") && !err.contains("ghs_"),
+            "{err}"
+        );
+        let err = from_env(&env(&[("INPUT_GITHUB-TOKEN", "ghs_x\u{7}y")]))
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("ghs_"), "{err}");
+    }
+
+    #[test]
+    fn bad_values_name_the_input_and_the_choices() {
+        for (k, v, want) in [
+            ("INPUT_MODE", "nightly", "input `mode`"),
+            ("INPUT_COMMENT", "sometimes", "always, on-change, never"),
+            (
+                "INPUT_FAIL-ON-REGRESSION",
+                "yes",
+                "input `fail-on-regression`",
+            ),
+            ("INPUT_CLOUDWATCH", "1", "input `cloudwatch`"),
+            ("INPUT_BASELINE-STORE", "s3://x", "local:<directory>"),
+            ("INPUT_BASELINE-STORE", "local:", "input `baseline-store`"),
+            ("INPUT_BASELINE-BRANCH", "refs/heads/main", "short name"),
+            ("INPUT_DATA-BRANCH", "a b", "input `data-branch`"),
+        ] {
+            let err = from_env(&env(&[(k, v)])).unwrap_err().to_string();
+            assert!(err.contains(want), "{k}={v}: {err}");
+        }
+    }
+}

@@ -1,0 +1,266 @@
+//! `benchgate action`: the GitHub Action's container entrypoint.
+//!
+//! Pipeline: `INPUT_*` -> [`inputs::Inputs`]; `GITHUB_*` and the event payload
+//! -> [`event::Context`]; both -> a [`mode::Plan`]; the plan runs
+//! ([`flows`], [`split`]) and ends in [`report::Report::finish`]: job summary,
+//! comment, annotations, `GITHUB_OUTPUT`, exit code (0 gate passed, 1 gate
+//! failed, 2 error).
+//!
+//! Pure pieces (inputs, event, mode, output formatting) are in their own files
+//! with unit tests; `tests/action.rs` runs the binary exactly as the container
+//! does. The GitHub REST pieces are constructed only in [`github`].
+
+pub mod comment;
+pub mod event;
+mod flows;
+pub mod github;
+pub mod inputs;
+pub mod mode;
+pub mod outputs;
+mod report;
+mod split;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use crate::baseline::{BaselineStore, LocalStore};
+use crate::config::{MockScript, Suite};
+use crate::results::RunResults;
+use crate::runner::{self, RunOptions};
+
+use event::Context;
+use inputs::{Inputs, StoreSpec};
+use mode::Plan;
+use outputs::{annotation, command, Level};
+
+/// Entries kept per branch in the baseline store.
+pub const MAX_HISTORY: usize = 100;
+
+/// Debug builds only, undocumented: replaces every client with the mock
+/// driver with these latencies (µs, comma separated), like `benchgate run
+/// --mock-latencies-us`, so `tests/action.rs` can run the action without
+/// noise. Release builds (the container image) ignore it.
+pub const TEST_MOCK_ENV: &str = "BENCHGATE_TEST_MOCK_LATENCIES_US";
+
+/// Runs the action with the process environment; returns the exit code.
+/// Errors are printed (token scrubbed) as an `::error::` annotation; exit 2.
+pub fn main() -> u8 {
+    let env: BTreeMap<String, String> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    match run(&env) {
+        Ok(code) => code,
+        Err(e) => {
+            let mut msg = format!("{e:#}");
+            for key in ["INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"] {
+                msg = outputs::scrub(&msg, env.get(key).map(String::as_str));
+            }
+            eprintln!("benchgate: error: {msg}");
+            command(&annotation(Level::Error, "benchgate", &msg));
+            2
+        }
+    }
+}
+
+/// The action with an explicit environment.
+pub fn run(env: &BTreeMap<String, String>) -> anyhow::Result<u8> {
+    let inputs = inputs::from_env(env)?;
+    if let Some(t) = &inputs.token {
+        command(&format!("::add-mask::{}", t.expose()));
+    }
+    let ctx = event::from_env(env)?;
+    let workdir = working_dir(&inputs, &ctx)?;
+    std::env::set_current_dir(&workdir).with_context(|| {
+        format!(
+            "input `working-directory`: cannot enter {}",
+            workdir.display()
+        )
+    })?;
+    let baseline_branch = mode::baseline_branch(&inputs, &ctx);
+    let plan = mode::decide(inputs.mode, &ctx, &baseline_branch)?;
+    eprintln!(
+        "benchgate: event {}, plan {}",
+        ctx.event_name,
+        plan_name(&plan)
+    );
+    let action = Action {
+        mock: test_mock(env)?,
+        inputs,
+        ctx,
+        workdir,
+    };
+    match plan {
+        Plan::PullRequest(pr) => flows::pull_request(&action, &pr),
+        Plan::StoreBaseline { branch, sha } => flows::store_baseline(&action, &branch, &sha),
+        Plan::CompareLatest { branch, sha } => {
+            flows::compare_latest(&action, &branch, sha.as_deref())
+        }
+        Plan::Measure(pr) => split::measure(&action, pr.as_ref()),
+        Plan::Report(run) => split::report(&action, &run),
+        Plan::Skip(why) => {
+            command(&annotation(Level::Notice, "benchgate", &why));
+            action.write_outputs(&[("verdict", "skipped".into())])?;
+            Ok(0)
+        }
+    }
+}
+
+fn plan_name(p: &Plan) -> &'static str {
+    match p {
+        Plan::PullRequest(_) => "pull_request (compare with the base branch)",
+        Plan::StoreBaseline { .. } => "push (store the baseline)",
+        Plan::CompareLatest { .. } => "schedule (compare with the latest baseline)",
+        Plan::Measure(_) => "measure (results for a later report)",
+        Plan::Report(_) => "report (compare downloaded results)",
+        Plan::Skip(_) => "skip",
+    }
+}
+
+/// `working-directory`, relative to `GITHUB_WORKSPACE` (or the current directory).
+fn working_dir(inputs: &Inputs, ctx: &Context) -> anyhow::Result<PathBuf> {
+    let base = match &ctx.workspace {
+        Some(w) => w.clone(),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    let dir = match &inputs.working_directory {
+        Some(d) => base.join(d),
+        None => base,
+    };
+    anyhow::ensure!(
+        dir.is_dir(),
+        "input `working-directory`: {} is not a directory; give a path relative to the repository root",
+        dir.display()
+    );
+    Ok(dir)
+}
+
+fn test_mock(env: &BTreeMap<String, String>) -> anyhow::Result<Option<MockScript>> {
+    let Some(list) = env.get(TEST_MOCK_ENV).filter(|_| cfg!(debug_assertions)) else {
+        return Ok(None);
+    };
+    let latencies_us = list
+        .split(',')
+        .map(|s| s.trim().parse::<u64>())
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{TEST_MOCK_ENV}: give microseconds, comma separated"))?;
+    Ok(Some(MockScript {
+        latencies_us,
+        error_every: 0,
+        response_bytes: 22,
+    }))
+}
+
+/// The validated run: inputs, context, working directory.
+pub(crate) struct Action {
+    pub inputs: Inputs,
+    pub ctx: Context,
+    pub workdir: PathBuf,
+    mock: Option<MockScript>,
+}
+
+impl Action {
+    /// `config`, else ./benchgate.toml if present, else the default suite.
+    pub fn suite(&self) -> anyhow::Result<Suite> {
+        // action.yml's default is `benchgate.toml`: when that file is absent,
+        // the default suite runs, as with no `config` at all.
+        let config = self
+            .inputs
+            .config
+            .as_ref()
+            .filter(|p| p.as_os_str() != "benchgate.toml" || p.exists());
+        match config {
+            Some(p) => Suite::from_file(p).with_context(|| {
+                format!(
+                    "input `config`: {} (a path relative to the working directory)",
+                    p.display()
+                )
+            }),
+            None if Path::new("benchgate.toml").exists() => {
+                Ok(Suite::from_file(Path::new("benchgate.toml"))?)
+            }
+            None => Ok(Suite::default_suite()),
+        }
+    }
+
+    /// The baseline store of `baseline-store`.
+    pub fn store(&self) -> anyhow::Result<Box<dyn BaselineStore>> {
+        match &self.inputs.baseline_store {
+            StoreSpec::Local(dir) => Ok(Box::new(LocalStore::new(self.workdir.join(dir)))),
+            StoreSpec::Branch => {
+                let target = self.github().ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "`baseline-store: branch` needs input `github-token` (or GITHUB_TOKEN) with `contents: write` on pushes"
+                    )
+                })?;
+                github::data_branch_store(&target, &self.inputs.data_branch)
+            }
+        }
+    }
+
+    /// The GitHub target, when there is a token.
+    pub fn github(&self) -> Option<github::GithubTarget> {
+        Some(github::GithubTarget {
+            api_url: self.ctx.api_url.clone(),
+            repository: self.ctx.repository.clone(),
+            token: self.inputs.token.clone()?,
+            run_id: self.ctx.run_id.clone(),
+        })
+    }
+
+    /// `results-path`, default `benchgate-results.json` in the working directory.
+    pub fn results_path(&self) -> PathBuf {
+        self.workdir.join(
+            self.inputs
+                .results_path
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("benchgate-results.json")),
+        )
+    }
+
+    /// The markdown report, next to the results.
+    pub fn report_path(&self) -> PathBuf {
+        self.results_path().with_file_name("benchgate-report.md")
+    }
+
+    /// Runs the suite, its log folded in a group and fenced from commands.
+    pub fn run_suite(&self, suite: &Suite) -> anyhow::Result<RunResults> {
+        let out = self.results_path();
+        if let Some(dir) = out.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("input `results-path`: creating {}", dir.display()))?;
+        }
+        let opts = RunOptions {
+            out: out.clone(),
+            mock: self.mock.clone(),
+            exe: std::env::current_exe().context("finding the benchgate executable")?,
+            quiet: false,
+        };
+        command(&format!(
+            "::group::benchgate run ({} scenarios, {} rounds)",
+            suite.scenarios.len(),
+            suite.run.rounds
+        ));
+        let token = outputs::random_token("benchgate-");
+        command(&format!("::stop-commands::{token}"));
+        let result = runner::run(suite, &opts);
+        if let Ok(r) = &result {
+            print!("{}", crate::report::terminal::render(r, false));
+        }
+        command(&format!("::{token}::"));
+        command("::endgroup::");
+        result
+    }
+
+    /// Appends `outputs` to `GITHUB_OUTPUT` (when set).
+    pub fn write_outputs(&self, outputs: &[(&str, String)]) -> anyhow::Result<()> {
+        match &self.ctx.output_path {
+            Some(p) => outputs::write_outputs(p, outputs),
+            None => {
+                eprintln!("benchgate: GITHUB_OUTPUT is not set; no step outputs written");
+                Ok(())
+            }
+        }
+    }
+}

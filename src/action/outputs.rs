@@ -1,0 +1,198 @@
+//! GitHub workflow commands and files, formatted safely.
+//!
+//! Source: GitHub's "Workflow commands for GitHub Actions" and the runner's
+//! `CommandStringConvert`/`ActionCommand` escaping (`%` -> `%25`, CR -> `%0D`,
+//! LF -> `%0A` in data; additionally `:` -> `%3A` and `,` -> `%2C` in
+//! properties).
+//!
+//! - `GITHUB_OUTPUT` entries use the multi-line form `name<<DELIM` ... `DELIM`
+//!   with a random delimiter per entry, so a value cannot end the entry early
+//!   and inject another output;
+//! - annotations (`::error`/`::warning`) escape their message and properties;
+//! - untrusted text (names from the config or a results file, failure
+//!   reasons) is printed between `::stop-commands::TOKEN` and `::TOKEN::`, a
+//!   random token, so nothing in it is taken as a workflow command.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use anyhow::Context as _;
+use rand::Rng as _;
+
+/// `ghadelimiter_` and 32 random hex digits (what `@actions/core` uses, with a UUID).
+pub fn random_token(prefix: &str) -> String {
+    let mut rng = rand::thread_rng();
+    let mut s = String::from(prefix);
+    for _ in 0..2 {
+        let _ = write!(s, "{:016x}", rng.gen::<u64>());
+    }
+    s
+}
+
+/// One `GITHUB_OUTPUT` entry: `name<<DELIM\nvalue\nDELIM\n`. Fails (never
+/// writes an ambiguous entry) if the name is odd or the value holds the delimiter.
+pub fn output_entry(name: &str, value: &str, delimiter: &str) -> anyhow::Result<String> {
+    anyhow::ensure!(
+        !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        "output name {name:?} is not a plain name"
+    );
+    anyhow::ensure!(
+        !value.contains(delimiter),
+        "the value of output `{name}` contains its delimiter"
+    );
+    Ok(format!("{name}<<{delimiter}\n{value}\n{delimiter}\n"))
+}
+
+/// Appends `outputs` to the `GITHUB_OUTPUT` file, each with its own random delimiter.
+pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> anyhow::Result<()> {
+    let mut text = String::new();
+    for (name, value) in outputs {
+        text.push_str(&output_entry(name, value, &random_token("ghadelimiter_"))?);
+    }
+    append(path, &text)
+        .with_context(|| format!("writing the outputs to GITHUB_OUTPUT={}", path.display()))
+}
+
+/// Appends text to a file (the job summary, the outputs).
+pub fn append(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("appending to {}", path.display()))
+}
+
+/// Escapes a workflow command's message.
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow command's property value.
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Annotation level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Notice,
+}
+
+/// `::error title=..::message` (and `::warning`, `::notice`), escaped.
+pub fn annotation(level: Level, title: &str, message: &str) -> String {
+    let cmd = match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Notice => "notice",
+    };
+    format!(
+        "::{cmd} title={}::{}",
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
+/// `text` wrapped so the runner executes no command inside it.
+pub fn untrusted_block(text: &str) -> String {
+    let token = random_token("benchgate-");
+    let mut out = format!("::stop-commands::{token}\n{text}");
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let _ = writeln!(out, "::{token}::");
+    out
+}
+
+/// Replaces every occurrence of `secret` in `text` by `***` (a last line of
+/// defence for error messages from lower layers).
+pub fn scrub(text: &str, secret: Option<&str>) -> String {
+    match secret {
+        Some(s) if !s.is_empty() => text.replace(s, "***"),
+        _ => text.to_string(),
+    }
+}
+
+/// Prints a workflow command line to stdout, flushed before anything else
+/// (child processes write to the same log).
+pub fn command(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_use_random_delimiters_that_values_cannot_forge() {
+        let a = random_token("ghadelimiter_");
+        let b = random_token("ghadelimiter_");
+        assert_ne!(a, b);
+        assert_eq!(a.len(), "ghadelimiter_".len() + 32);
+        let e = output_entry("verdict", "pass\nregressions<<EOF\n9\nEOF", &a).unwrap();
+        assert_eq!(
+            e,
+            format!("verdict<<{a}\npass\nregressions<<EOF\n9\nEOF\n{a}\n")
+        );
+        assert!(output_entry("verdict", &format!("x\n{a}\ny"), &a).is_err());
+        assert!(output_entry("bad name", "x", &a).is_err());
+    }
+
+    #[test]
+    fn outputs_append_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        std::fs::write(&path, "earlier=1\n").unwrap();
+        write_outputs(
+            &path,
+            &[("verdict", "pass".into()), ("regressions", "0".into())],
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.starts_with("earlier=1\nverdict<<ghadelimiter_"),
+            "{text}"
+        );
+        assert_eq!(text.lines().count(), 7);
+    }
+
+    #[test]
+    fn annotations_escape_message_and_properties() {
+        let a = annotation(
+            Level::Error,
+            "get, p99: 50%",
+            "up 50%\r\n::set-output name=x::y",
+        );
+        assert_eq!(
+            a,
+            "::error title=get%2C p99%3A 50%25::up 50%25%0D%0A::set-output name=x::y"
+        );
+        assert_eq!(a.lines().count(), 1);
+    }
+
+    #[test]
+    fn untrusted_text_is_fenced_by_a_random_token() {
+        let b = untrusted_block("::error::evil\n::endgroup::");
+        let lines: Vec<&str> = b.lines().collect();
+        let token = lines[0].strip_prefix("::stop-commands::").unwrap();
+        assert!(token.starts_with("benchgate-") && token.len() > 30);
+        assert_eq!(lines.last().unwrap(), &format!("::{token}::"));
+        assert_eq!(lines.len(), 4);
+    }
+
+    #[test]
+    fn scrub_hides_the_secret() {
+        assert_eq!(scrub("auth ghs_x failed", Some("ghs_x")), "auth *** failed");
+        assert_eq!(scrub("x", None), "x");
+    }
+}

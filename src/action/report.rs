@@ -1,0 +1,273 @@
+//! The end of every comparing mode: the log, annotations, the markdown report,
+//! the job summary, the comment, the step outputs and the exit code.
+
+use std::fmt::Write as _;
+
+use crate::baseline::FoundBaseline;
+use crate::compare::{Comparison, GateOutcome, Tier, Verdict};
+use crate::report::escape::{md, sha};
+use crate::report::format::{duration_words, parse_rfc3339};
+use crate::report::{markdown, terminal, verdict};
+use crate::results::RunResults;
+
+use super::comment::{CommentResult, CommentSink, MAX_BODY_CHARS};
+use super::inputs::CommentMode;
+use super::outputs::{self, annotation, command, untrusted_block, Level};
+use super::Action;
+
+/// Most regression annotations per run (GitHub shows 10 per step).
+const MAX_ANNOTATIONS: usize = 10;
+
+/// A finished comparison and where it goes.
+pub(crate) struct Report<'a> {
+    pub comparison: Comparison,
+    pub current: &'a RunResults,
+    pub baseline: Option<&'a FoundBaseline>,
+    /// Trusted markdown: which baseline was used (from [`baseline_note`]).
+    pub note: String,
+    /// The pull request's sink and head sha; `None`: no comment (not a PR).
+    pub comment: Option<(Box<dyn CommentSink>, String)>,
+    /// A missing baseline never fails the step (baseline refresh runs).
+    pub no_baseline_passes: bool,
+}
+
+impl Report<'_> {
+    pub fn finish(self, a: &Action) -> anyhow::Result<u8> {
+        let cmp = &self.comparison;
+        print!(
+            "{}",
+            untrusted_block(&terminal::render_comparison(cmp, false))
+        );
+        annotate(cmp);
+        let base = self.baseline.map(|f| &f.results);
+        let opts = markdown::MarkdownOptions {
+            max_chars: MAX_BODY_CHARS.saturating_sub(self.note.chars().count()),
+            ..Default::default()
+        };
+        let body = format!(
+            "{}{}",
+            self.note,
+            markdown::render(cmp, self.current, base, &opts)
+        );
+        let report_path = a.report_path();
+        std::fs::write(&report_path, &body)
+            .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", report_path.display()))?;
+        match &a.ctx.summary_path {
+            Some(p) => {
+                let summary = markdown::render_job_summary(cmp, self.current, base, &opts);
+                outputs::append(p, &format!("{}{summary}\n", self.note))?;
+            }
+            None => eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"),
+        }
+        let url = match &self.comment {
+            Some((sink, head)) => comment(a.inputs.comment, sink.as_ref(), &body, head, cmp),
+            None => None,
+        };
+        let verdict = serde_json::to_value(cmp.outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        a.write_outputs(&[
+            ("verdict", verdict),
+            ("regressions", cmp.regressions.to_string()),
+            ("improvements", cmp.improvements.to_string()),
+            ("results-path", a.results_path().display().to_string()),
+            ("report-path", report_path.display().to_string()),
+            ("comment-url", url.unwrap_or_default()),
+        ])?;
+        Ok(self.exit_code(a.inputs.fail_on_regression))
+    }
+
+    fn exit_code(&self, fail_on_regression: bool) -> u8 {
+        let cmp = &self.comparison;
+        if cmp.outcome == GateOutcome::NoBaseline && self.no_baseline_passes {
+            return 0;
+        }
+        if cmp.exit_code != 0 && !fail_on_regression {
+            command(&annotation(
+                Level::Notice,
+                "benchgate",
+                "the gate failed; the step passes because input `fail-on-regression` is false",
+            ));
+            return 0;
+        }
+        cmp.exit_code
+    }
+}
+
+/// Writes (or skips) the comment by the `comment` input; returns its URL.
+/// Failures are warnings: the job summary has the report, the exit code is the gate's.
+fn comment(
+    mode: CommentMode,
+    sink: &dyn CommentSink,
+    body: &str,
+    head: &str,
+    cmp: &Comparison,
+) -> Option<String> {
+    let changed = cmp.regressions > 0 || cmp.improvements > 0 || cmp.exit_code != 0;
+    let result = match mode {
+        CommentMode::Never => Ok(CommentResult::Skipped("input `comment` is never".into())),
+        CommentMode::Always => sink.upsert(body, head),
+        CommentMode::OnChange if changed => sink.upsert(body, head),
+        CommentMode::OnChange => sink.update_existing(body, head),
+    };
+    match result {
+        Ok(CommentResult::Forbidden) => {
+            command(&annotation(
+                Level::Warning,
+                "benchgate could not comment",
+                "the token may not comment on this pull request (HTTP 403; a fork's token is read-only). The report is in the job summary; for forks use the measure/report split (docs/action.md).",
+            ));
+            None
+        }
+        Ok(CommentResult::Skipped(why)) => {
+            eprintln!("benchgate: no comment written: {why}");
+            None
+        }
+        Ok(r) => r.url().map(str::to_string),
+        Err(e) => {
+            command(&annotation(
+                Level::Warning,
+                "benchgate could not comment",
+                &format!("{e:#}; the report is in the job summary"),
+            ));
+            None
+        }
+    }
+}
+
+/// `::error::`/`::warning::` per regressed metric (names escaped by the
+/// annotation format), at most [`MAX_ANNOTATIONS`].
+fn annotate(cmp: &Comparison) {
+    let regressed: Vec<_> = cmp
+        .metrics
+        .iter()
+        .filter(|m| m.verdict == Verdict::Regressed && m.tier != Tier::Pass)
+        .collect();
+    for m in regressed.iter().take(MAX_ANNOTATIONS) {
+        let level = if m.tier == Tier::Fail {
+            Level::Error
+        } else {
+            Level::Warning
+        };
+        let title = format!(
+            "benchgate: {} / {} {} regressed",
+            m.scenario, m.client, m.metric
+        );
+        let msg = format!(
+            "{}: {} ({})",
+            m.metric,
+            verdict::change_with_ci(m),
+            m.reason
+        );
+        command(&annotation(level, &title, &msg));
+    }
+    if regressed.len() > MAX_ANNOTATIONS {
+        command(&annotation(
+            Level::Warning,
+            "benchgate",
+            &format!(
+                "{} more regressed metrics: see the job summary",
+                regressed.len() - MAX_ANNOTATIONS
+            ),
+        ));
+    }
+}
+
+/// How the baseline was chosen, as a markdown paragraph (names escaped).
+/// `wanted`: the commit whose baseline was asked for; `ancestors_known`:
+/// whether its history was available to pick the nearest older entry.
+pub(crate) fn baseline_note(
+    found: Option<&FoundBaseline>,
+    branch: &str,
+    wanted: Option<&str>,
+    ancestors_known: bool,
+) -> String {
+    let mut out = String::from("> **Baseline:** ");
+    let Some(f) = found else {
+        let _ = write!(
+            out,
+            "none stored for {} yet, so nothing is compared (a neutral result). Runs on pushes to {} store one.\n\n",
+            md(branch),
+            md(branch)
+        );
+        return out;
+    };
+    let age = age_words(&f.key.started_at);
+    let which = format!(
+        "commit {} of {}, measured {age}",
+        sha(&f.key.sha),
+        md(branch)
+    );
+    let _ = match (f.exact, wanted) {
+        (true, _) => write!(out, "the stored run of {which}."),
+        (false, Some(w)) if ancestors_known => write!(
+            out,
+            "{} has no stored run; using the nearest older one, {which}.",
+            sha(w)
+        ),
+        (false, Some(w)) => write!(
+            out,
+            "{} has no stored run and its history is not available here; using the newest stored run, {which}.",
+            sha(w)
+        ),
+        (false, None) => write!(out, "the newest stored run, {which}."),
+    };
+    out.push_str("\n\n");
+    out
+}
+
+fn age_words(started_at: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    match parse_rfc3339(started_at) {
+        Some(t) if now >= t => format!("{} ago", duration_words(now - t)),
+        _ => format!("at {}", md(started_at)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::BaselineKey;
+    use crate::config::Suite;
+    use crate::results::synthetic;
+
+    fn found(exact: bool) -> FoundBaseline {
+        let results = synthetic::run(Suite::default_suite(), 1, |_, _, _| None);
+        FoundBaseline {
+            key: BaselineKey {
+                branch: "main".into(),
+                sha: "abcdef0123456789abcdef".into(),
+                started_at: "2020-01-01T00:00:00Z".into(),
+                run_id: "r".into(),
+            },
+            exact,
+            results,
+        }
+    }
+
+    #[test]
+    fn the_note_says_which_baseline_and_how_old() {
+        let n = baseline_note(Some(&found(true)), "main", Some("abc"), false);
+        assert!(
+            n.contains("the stored run of commit `abcdef012345` of main, measured"),
+            "{n}"
+        );
+        assert!(n.contains(" d ") && n.contains("ago"), "{n}");
+        let n = baseline_note(Some(&found(false)), "main", Some("1234567"), true);
+        assert!(
+            n.contains("`1234567` has no stored run; using the nearest older one"),
+            "{n}"
+        );
+        let n = baseline_note(Some(&found(false)), "main", Some("1234567"), false);
+        assert!(n.contains("newest stored run"), "{n}");
+        let n = baseline_note(None, "feat/[x](y)", None, false);
+        assert!(
+            n.contains("feat/\\[x\\]\\(y\\)") && n.contains("neutral"),
+            "{n}"
+        );
+    }
+}

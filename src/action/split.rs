@@ -1,0 +1,166 @@
+//! The fork-safe split. `measure` runs on `pull_request` with a read-only
+//! token (or none): it runs the suite and writes the results plus a small
+//! `benchgate-meta.json` for upload as an artifact. `report` runs on
+//! `workflow_run` in the base repository's context: it reads the downloaded
+//! results (never runs anything from the workspace), finds the pull request
+//! through the API by the run's head sha and head repository (never trusting
+//! the artifact), skips when the PR's head moved on, compares and comments.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::compare;
+use crate::results::RunResults;
+
+use super::event::{PullRequest, WorkflowRun};
+use super::github;
+use super::outputs::{annotation, command, Level};
+use super::report::{baseline_note, Report};
+use super::Action;
+
+/// `schema` of the meta file.
+pub const META_SCHEMA: &str = "benchgate-meta";
+
+/// What `measure` records next to the results. Informational for `report`,
+/// which checks the head sha against the `workflow_run` payload and trusts
+/// nothing else in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Meta {
+    pub schema: String,
+    pub version: u32,
+    pub repository: String,
+    pub event: String,
+    pub head_sha: String,
+    pub pr_number: Option<u64>,
+    pub base_ref: Option<String>,
+    pub base_sha: Option<String>,
+    pub run_id: String,
+}
+
+fn meta_path(results: &Path) -> PathBuf {
+    results.with_file_name("benchgate-meta.json")
+}
+
+/// `measure`: run, write the results and the meta file. Needs no token.
+pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8> {
+    let suite = a.suite()?;
+    let head_sha = match (pr, &a.ctx.sha) {
+        (Some(pr), _) => pr.head_sha.clone(),
+        (None, Some(sha)) => sha.clone(),
+        (None, None) => {
+            anyhow::bail!("mode measure: GITHUB_SHA is not set; run it in GitHub Actions")
+        }
+    };
+    let _results = a.run_suite(&suite)?;
+    let meta = Meta {
+        schema: META_SCHEMA.into(),
+        version: 1,
+        repository: a.ctx.repository.clone(),
+        event: a.ctx.event_name.clone(),
+        head_sha,
+        pr_number: pr.map(|p| p.number),
+        base_ref: pr.map(|p| p.base_ref.clone()),
+        base_sha: pr.map(|p| p.base_sha.clone()),
+        run_id: a.ctx.run_id.clone(),
+    };
+    let path = meta_path(&a.results_path());
+    let json = serde_json::to_string_pretty(&meta).context("serializing the meta file")?;
+    std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!(
+        "benchgate: measured; upload {} and {} as an artifact for the report workflow",
+        a.results_path().display(),
+        path.display()
+    );
+    a.write_outputs(&[
+        ("verdict", "measured".into()),
+        ("results-path", a.results_path().display().to_string()),
+    ])?;
+    Ok(0)
+}
+
+/// `report`: compare the downloaded results of a measured run and comment.
+pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
+    if !matches!(run.event.as_str(), "pull_request" | "pull_request_target") {
+        return skip(
+            a,
+            &format!(
+                "the measured run was a {} run, not a pull request",
+                run.event
+            ),
+        );
+    }
+    if run.conclusion.as_deref() != Some("success") {
+        return skip(
+            a,
+            &format!(
+                "the measured run concluded {:?}: nothing to report",
+                run.conclusion.as_deref().unwrap_or("(not yet)")
+            ),
+        );
+    }
+    let results_path = a.results_path();
+    let results = RunResults::read(&results_path).with_context(|| {
+        "input `results-path`: download the measure run's artifact first (actions/download-artifact with `run-id: ${{ github.event.workflow_run.id }}`)"
+    })?;
+    if let Ok(text) = std::fs::read_to_string(meta_path(&results_path)) {
+        let meta: Meta = serde_json::from_str(&text).context(
+            "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
+        )?;
+        anyhow::ensure!(
+            meta.head_sha.eq_ignore_ascii_case(&run.head_sha),
+            "the artifact was measured on {:?}, but the workflow run's head is {}: refusing to report it",
+            crate::report::escape::truncate_chars(&meta.head_sha, 64),
+            run.head_sha
+        );
+    }
+    // The gate comes from this (trusted, default-branch) checkout, never from the artifact.
+    let suite = a.suite()?;
+    let target = a.github().ok_or_else(|| {
+        anyhow::anyhow!("mode report needs input `github-token` (permissions: pull-requests: write, actions: read)")
+    })?;
+    let head_repo = run.head_repo.as_deref().ok_or_else(|| {
+        anyhow::anyhow!("the workflow_run payload has no head_repository (a deleted fork?): nothing to report on")
+    })?;
+    let resolver = github::pr_resolver(&target)?;
+    let Some(pr) = resolver.resolve(head_repo, run.head_branch.as_deref(), &run.head_sha)? else {
+        return skip(
+            a,
+            &format!(
+                "no open pull request has head {} of {head_repo}",
+                run.head_sha
+            ),
+        );
+    };
+    if !pr.head_sha.eq_ignore_ascii_case(&run.head_sha) {
+        return skip(
+            a,
+            &format!(
+                "pull request #{} moved on to {}; the run measuring it will report",
+                pr.number, pr.head_sha
+            ),
+        );
+    }
+    let store = a.store()?;
+    // No git history here: report mode runs nothing in the workspace.
+    let found = store.lookup(&pr.base_ref, &pr.base_sha, &[])?;
+    let note = baseline_note(found.as_ref(), &pr.base_ref, Some(&pr.base_sha), false);
+    let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
+    let sink = super::flows::comment_sink(a, pr.number, &suite.source);
+    Report {
+        comparison,
+        current: &results,
+        baseline: found.as_ref(),
+        note,
+        comment: Some((sink, pr.head_sha.clone())),
+        no_baseline_passes: false,
+    }
+    .finish(a)
+}
+
+fn skip(a: &Action, why: &str) -> anyhow::Result<u8> {
+    command(&annotation(Level::Notice, "benchgate report skipped", why));
+    a.write_outputs(&[("verdict", "skipped".into())])?;
+    Ok(0)
+}

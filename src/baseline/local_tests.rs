@@ -1,0 +1,161 @@
+use super::*;
+use crate::config::Suite;
+use crate::results::synthetic;
+
+fn run(id: &str) -> RunResults {
+    let mut s = Suite::default_suite();
+    s.scenarios.truncate(1);
+    let mut r = synthetic::run(s, 2, |_, _, _| {
+        Some(synthetic::metrics(1000.0, 500.0, 20.0))
+    });
+    r.run_id = id.to_string();
+    r
+}
+
+fn sha(n: u32) -> String {
+    format!("{n:040x}")
+}
+
+fn store_n(st: &LocalStore, branch: &str, n: u32, max: usize) {
+    for i in 1..=n {
+        st.store(branch, &sha(i), &run(&format!("run-{i}")), max)
+            .unwrap();
+    }
+}
+
+#[test]
+fn store_then_exact_lookup_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    assert!(st.lookup("main", &sha(1), &[]).unwrap().is_none());
+    let key = st.store("main", &sha(1), &run("r1"), 10).unwrap();
+    assert_eq!((key.branch.as_str(), key.run_id.as_str()), ("main", "r1"));
+    let found = st.lookup("main", &sha(1), &[]).unwrap().unwrap();
+    assert!(found.exact);
+    assert_eq!(found.results, run("r1"));
+    assert_eq!(st.read_index("main").unwrap().entries.len(), 1);
+}
+
+#[test]
+fn nearest_older_follows_ancestor_order_then_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    store_n(&st, "main", 3, 10);
+    // A second run of commit 2: the newer one wins.
+    st.store("main", &sha(2), &run("run-2b"), 10).unwrap();
+    let anc = vec![sha(9), sha(2), sha(1)];
+    let f = st.lookup("main", &sha(10), &anc).unwrap().unwrap();
+    assert!(!f.exact);
+    assert_eq!(
+        (f.key.sha.clone(), f.key.run_id.as_str()),
+        (sha(2), "run-2b")
+    );
+    // Ancestors given but none stored: nothing (never a commit from elsewhere).
+    assert!(st.lookup("main", &sha(10), &[sha(7)]).unwrap().is_none());
+    // No ancestors known: the newest entry, not exact.
+    let f = st.lookup("main", &sha(10), &[]).unwrap().unwrap();
+    assert_eq!((f.key.run_id.as_str(), f.exact), ("run-2b", false));
+    // Another branch is separate.
+    assert!(st.lookup("dev", &sha(1), &[]).unwrap().is_none());
+}
+
+#[test]
+fn history_is_bounded_and_drops_the_oldest_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    store_n(&st, "main", 5, 3);
+    let h = st.history("main").unwrap();
+    let ids: Vec<&str> = h.iter().map(|k| k.run_id.as_str()).collect();
+    assert_eq!(ids, ["run-5", "run-4", "run-3"]);
+    let bdir = st.branch_dir("main").unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(&bdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 4, "{files:?}"); // 3 results + index.json
+    assert!(st.lookup("main", &sha(1), &[]).unwrap().unwrap().key.sha != sha(1));
+}
+
+#[test]
+fn branch_names_are_escaped_to_one_directory() {
+    assert_eq!(escape_branch("feature/x").unwrap(), "feature%2Fx");
+    assert_eq!(escape_branch("..").unwrap(), "%2E.");
+    assert_eq!(escape_branch("release-1.2").unwrap(), "release-1.2");
+    assert!(escape_branch("").is_err());
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    store_n(&st, "../../etc", 1, 5);
+    assert!(dir.path().join("%2E.%2F..%2Fetc/index.json").exists());
+}
+
+#[test]
+fn a_corrupt_index_stops_the_write_and_is_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    store_n(&st, "main", 1, 5);
+    let path = st.branch_dir("main").unwrap().join("index.json");
+    for bad in [
+        "{ not json",
+        r#"{"schema":"benchgate-baseline-index","version":99,"branch":"main","entries":[]}"#,
+        r#"{"schema":"benchgate-baseline-index","version":1,"branch":"main","entries":[{"sha":"ab","started_at":"x","run_id":"r","file":"../x.json"}]}"#,
+    ] {
+        std::fs::write(&path, bad).unwrap();
+        let err = format!(
+            "{:#}",
+            st.store("main", &sha(2), &run("r2"), 5).unwrap_err()
+        );
+        assert!(err.contains(&path.display().to_string()), "{err}");
+        assert!(err.contains("by hand"), "{err}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), bad);
+        assert!(st.lookup("main", &sha(1), &[]).is_err());
+        assert!(st.history("main").is_err());
+    }
+}
+
+#[test]
+fn a_corrupt_or_future_results_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    store_n(&st, "main", 1, 5);
+    let entry = st.read_index("main").unwrap().entries.remove(0);
+    let file = st.branch_dir("main").unwrap().join(&entry.file);
+    for bad in ["garbage", r#"{"schema_version": 7}"#] {
+        std::fs::write(&file, bad).unwrap();
+        let err = format!("{:#}", st.lookup("main", &sha(1), &[]).unwrap_err());
+        assert!(err.contains(&file.display().to_string()), "{err}");
+        assert!(err.contains("restore"), "{err}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), bad);
+    }
+}
+
+#[test]
+fn bad_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    let err = st.store("main", "HEAD", &run("r"), 5).unwrap_err();
+    assert!(err.to_string().contains("not a commit sha"), "{err}");
+    assert!(st.store("main", &sha(1), &run("r"), 0).is_err());
+}
+
+#[test]
+fn concurrent_writers_both_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            let st = LocalStore::new(dir.path());
+            std::thread::spawn(move || {
+                for i in 0..5 {
+                    st.store("main", &sha(t * 100 + i), &run(&format!("t{t}-{i}")), 100)
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let st = LocalStore::new(dir.path());
+    assert_eq!(st.history("main").unwrap().len(), 20);
+}

@@ -1,0 +1,419 @@
+//! The container contract: `benchgate action` run exactly as the container
+//! runs it: environment only (`INPUT_*` in both spellings, `GITHUB_*` pointing
+//! at temporary files, a `/github/workspace`-like directory), recorded event
+//! payloads from `fixtures/events/`, and a local baseline store. Checks the
+//! files it writes (`GITHUB_OUTPUT`, `GITHUB_STEP_SUMMARY`, the store), the
+//! exit code, and that the token appears nowhere but the `::add-mask::` line.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use benchgate::baseline::{BaselineStore, LocalStore};
+use common::exe;
+
+const TOKEN: &str = "ghs_benchgateTestToken0123456789";
+const BASE_SHA: &str = "1111111111111111111111111111111111111111";
+/// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
+const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
+
+/// A tiny suite: 1 client, 1 scenario, 4 rounds of 200 ms.
+fn suite(inject_cpu_us: u32) -> String {
+    format!(
+        r#"
+[run]
+rounds = 4
+warmup = "50ms"
+duration = "200ms"
+pin = false
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+inject_cpu_us = {inject_cpu_us}
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 1
+"#
+    )
+}
+
+/// A fake runner: workspace, store, output and summary files.
+struct Runner {
+    dir: tempfile::TempDir,
+}
+
+struct Run {
+    output: Output,
+    outputs: String,
+    summary: String,
+}
+
+impl Runner {
+    fn new() -> Runner {
+        let r = Runner {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(r.workspace()).unwrap();
+        r.config(0);
+        r
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("github/workspace")
+    }
+
+    fn store(&self) -> LocalStore {
+        LocalStore::new(self.workspace().join(".baselines"))
+    }
+
+    fn config(&self, inject_cpu_us: u32) {
+        std::fs::write(
+            self.workspace().join("benchgate.toml"),
+            suite(inject_cpu_us),
+        )
+        .unwrap();
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Runs `benchgate action` for `event` with `payload` and the given variables.
+    fn action(&self, event: &str, payload: &str, git_ref: &str, env: &[(&str, &str)]) -> Run {
+        let event_path = self.file("event.json");
+        std::fs::write(&event_path, payload).unwrap();
+        let (out, summary) = (self.file("github_output"), self.file("step_summary"));
+        for f in [&out, &summary] {
+            std::fs::write(f, "").unwrap();
+        }
+        let mut cmd = Command::new(exe());
+        cmd.arg("action")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_EVENT_NAME", event)
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_REPOSITORY", "octo/app")
+            .env("GITHUB_REF", git_ref)
+            .env("GITHUB_SHA", BASE_SHA)
+            .env("GITHUB_RUN_ID", "4242")
+            .env("GITHUB_API_URL", "http://127.0.0.1:9")
+            .env("GITHUB_OUTPUT", &out)
+            .env("GITHUB_STEP_SUMMARY", &summary)
+            .env("GITHUB_WORKSPACE", self.workspace())
+            .env("INPUT_BASELINE-STORE", "local:.baselines")
+            .current_dir(self.dir.path());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let output = cmd.output().unwrap();
+        let run = Run {
+            output,
+            outputs: std::fs::read_to_string(&out).unwrap(),
+            summary: std::fs::read_to_string(&summary).unwrap(),
+        };
+        run.assert_token_hidden();
+        run
+    }
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/events")
+            .join(name),
+    )
+    .unwrap()
+}
+
+impl Run {
+    fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+
+    fn log(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.output.status.code(),
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+
+    /// The token is only ever on the `::add-mask::` line.
+    fn assert_token_hidden(&self) {
+        let stdout = String::from_utf8_lossy(&self.output.stdout);
+        for line in stdout.lines().filter(|l| l.contains(TOKEN)) {
+            assert_eq!(
+                line,
+                format!("::add-mask::{TOKEN}"),
+                "token leaked: {}",
+                self.log()
+            );
+        }
+        assert!(
+            !String::from_utf8_lossy(&self.output.stderr).contains(TOKEN),
+            "{}",
+            self.log()
+        );
+        assert!(!self.outputs.contains(TOKEN) && !self.summary.contains(TOKEN));
+    }
+
+    /// `GITHUB_OUTPUT` entries, checking each uses its own random delimiter.
+    fn output(&self, name: &str) -> Option<String> {
+        let mut lines = self.outputs.lines();
+        let mut delimiters = Vec::new();
+        let mut found = None;
+        while let Some(line) = lines.next() {
+            let (key, delim) = line.split_once("<<").expect("heredoc form");
+            assert!(
+                delim.starts_with("ghadelimiter_") && delim.len() >= 40,
+                "{delim}"
+            );
+            assert!(!delimiters.contains(&delim.to_string()), "delimiter reused");
+            delimiters.push(delim.to_string());
+            let mut value = Vec::new();
+            for l in lines.by_ref() {
+                if l == delim {
+                    break;
+                }
+                value.push(l);
+            }
+            if key == name {
+                found = Some(value.join("\n"));
+            }
+        }
+        found
+    }
+}
+
+fn pr_inputs() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("INPUT_GITHUB-TOKEN", TOKEN),
+        ("INPUT_COMMENT", "always"),
+        MOCK,
+    ]
+}
+
+#[test]
+fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
+    let r = Runner::new();
+    let push = r.action(
+        "push",
+        &fixture("push_main.json"),
+        "refs/heads/main",
+        &[("INPUT_GITHUB_TOKEN", TOKEN), MOCK],
+    );
+    assert_eq!(push.code(), 0, "{}", push.log());
+    assert_eq!(r.store().history("main").unwrap().len(), 1);
+    assert_eq!(push.output("verdict").as_deref(), Some("no_baseline"));
+    assert!(
+        push.summary.contains("none stored for main yet"),
+        "{}",
+        push.summary
+    );
+    let stdout = String::from_utf8_lossy(&push.output.stdout);
+    assert!(stdout.contains("::group::benchgate run") && stdout.contains("::endgroup::"));
+    assert!(stdout.contains("::stop-commands::benchgate-"), "{stdout}");
+
+    let pr = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "refs/pull/42/merge",
+        &pr_inputs(),
+    );
+    assert_eq!(pr.code(), 0, "{}", pr.log());
+    assert_eq!(
+        r.store().history("main").unwrap().len(),
+        1,
+        "a PR run wrote the store"
+    );
+    assert_eq!(
+        pr.output("verdict").as_deref(),
+        Some("pass"),
+        "{}",
+        pr.log()
+    );
+    assert_eq!(pr.output("regressions").as_deref(), Some("0"));
+    assert_eq!(pr.output("comment-url").as_deref(), Some(""));
+    let report = PathBuf::from(pr.output("report-path").unwrap());
+    assert!(std::fs::read_to_string(report)
+        .unwrap()
+        .contains("the stored run of commit `111111111111` of main"));
+    assert!(pr.summary.contains("benchgate"), "{}", pr.summary);
+    assert!(PathBuf::from(pr.output("results-path").unwrap()).exists());
+    // Commenting is not built yet: a warning, the summary, and the gate's exit code.
+    assert!(String::from_utf8_lossy(&pr.output.stdout)
+        .contains("::warning title=benchgate cannot comment::"));
+
+    let cron = r.action(
+        "schedule",
+        &fixture("schedule.json"),
+        "refs/heads/main",
+        &[MOCK],
+    );
+    assert_eq!(cron.code(), 0, "{}", cron.log());
+    assert!(
+        cron.summary.contains("the stored run of commit"),
+        "{}",
+        cron.summary
+    );
+}
+
+#[test]
+fn a_regression_fails_the_gate_unless_fail_on_regression_is_false() {
+    let r = Runner::new();
+    let push = r.action("push", &fixture("push_main.json"), "refs/heads/main", &[]);
+    assert_eq!(push.code(), 0, "{}", push.log());
+    r.config(3000); // the pull request burns 3 ms of CPU per request
+    let env = [("INPUT_GITHUB_TOKEN", TOKEN)];
+    let pr = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "refs/pull/42/merge",
+        &env,
+    );
+    assert_eq!(pr.code(), 1, "{}", pr.log());
+    assert_eq!(pr.output("verdict").as_deref(), Some("fail"));
+    assert_ne!(pr.output("regressions").as_deref(), Some("0"));
+    let stdout = String::from_utf8_lossy(&pr.output.stdout);
+    assert!(
+        stdout.contains("::error title=benchgate%3A get-22b / hyper"),
+        "{stdout}"
+    );
+
+    let env = [
+        ("INPUT_GITHUB_TOKEN", TOKEN),
+        ("INPUT_FAIL-ON-REGRESSION", "false"),
+    ];
+    let pr = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "refs/pull/42/merge",
+        &env,
+    );
+    assert_eq!(pr.code(), 0, "{}", pr.log());
+    assert_eq!(pr.output("verdict").as_deref(), Some("fail"));
+}
+
+#[test]
+fn no_baseline_is_a_neutral_pass() {
+    let r = Runner::new();
+    let pr = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "refs/pull/42/merge",
+        &pr_inputs(),
+    );
+    assert_eq!(pr.code(), 0, "{}", pr.log());
+    assert_eq!(pr.output("verdict").as_deref(), Some("no_baseline"));
+    assert!(
+        pr.summary.contains("none stored for main yet"),
+        "{}",
+        pr.summary
+    );
+}
+
+#[test]
+fn bad_payloads_and_inputs_exit_2_with_a_clear_message() {
+    let r = Runner::new();
+    let run = r.action(
+        "pull_request",
+        &fixture("malformed.json"),
+        "refs/pull/1/merge",
+        &pr_inputs(),
+    );
+    assert_eq!(run.code(), 2, "{}", run.log());
+    assert!(run.log().contains("is not valid JSON"), "{}", run.log());
+    let mut payload: serde_json::Value =
+        serde_json::from_str(&fixture("pull_request.json")).unwrap();
+    payload["pull_request"]["head"]["sha"] = "HEAD~1".into();
+    let run = r.action(
+        "pull_request",
+        &payload.to_string(),
+        "refs/pull/1/merge",
+        &pr_inputs(),
+    );
+    assert_eq!(run.code(), 2, "{}", run.log());
+    assert!(
+        run.log()
+            .contains("`pull_request.head.sha` is not a commit sha"),
+        "{}",
+        run.log()
+    );
+    let run = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "x",
+        &[("INPUT_MODE", "nightly"), ("GITHUB_TOKEN", TOKEN)],
+    );
+    assert_eq!(run.code(), 2, "{}", run.log());
+    assert!(
+        String::from_utf8_lossy(&run.output.stdout)
+            .contains("::error title=benchgate::input `mode`"),
+        "{}",
+        run.log()
+    );
+    let run = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "x",
+        &[("INPUT_MODE", "push")],
+    );
+    assert_eq!(run.code(), 2);
+    assert!(
+        run.log().contains("never write the baseline"),
+        "{}",
+        run.log()
+    );
+}
+
+#[test]
+fn measure_then_report_refuses_an_artifact_from_another_head() {
+    let r = Runner::new();
+    // Fork PR, no token at all.
+    let m = r.action(
+        "pull_request",
+        &fixture("pull_request_fork.json"),
+        "refs/pull/43/merge",
+        &[("INPUT_MODE", "measure"), MOCK],
+    );
+    assert_eq!(m.code(), 0, "{}", m.log());
+    assert_eq!(m.output("verdict").as_deref(), Some("measured"));
+    let results = PathBuf::from(m.output("results-path").unwrap());
+    benchgate::results::RunResults::read(&results).unwrap();
+    let meta: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(results.with_file_name("benchgate-meta.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(meta["head_sha"], "3333333333333333333333333333333333333333");
+    assert_eq!(meta["pr_number"], 43);
+    // The fork's PR title is untrusted and never reaches the log as a command.
+    assert!(!String::from_utf8_lossy(&m.output.stdout).contains("::set-output"));
+
+    let mut payload: serde_json::Value =
+        serde_json::from_str(&fixture("workflow_run.json")).unwrap();
+    payload["workflow_run"]["head_sha"] = "4444444444444444444444444444444444444444".into();
+    let env = [("INPUT_MODE", "report"), ("INPUT_GITHUB-TOKEN", TOKEN)];
+    let rep = r.action(
+        "workflow_run",
+        &payload.to_string(),
+        "refs/heads/main",
+        &env,
+    );
+    assert_eq!(rep.code(), 2, "{}", rep.log());
+    assert!(rep.log().contains("refusing to report it"), "{}", rep.log());
+    payload["workflow_run"]["conclusion"] = "failure".into();
+    let rep = r.action(
+        "workflow_run",
+        &payload.to_string(),
+        "refs/heads/main",
+        &env,
+    );
+    assert_eq!(rep.code(), 0, "{}", rep.log());
+    assert_eq!(rep.output("verdict").as_deref(), Some("skipped"));
+}
