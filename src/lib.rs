@@ -11,15 +11,17 @@
 //! - [`runner`]: `benchgate run`: server process, one driver process per trial.
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
+//! - [`github`]: the GitHub REST client (retry policy), the sticky PR comment, PR lookup.
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
-pub mod cli;
 pub mod baseline;
+pub mod cli;
 pub mod client;
 pub mod commands;
 pub mod compare;
 pub mod config;
 pub mod engine;
+pub mod github;
 pub mod metrics;
 pub mod publish;
 pub mod report;
