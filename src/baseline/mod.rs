@@ -11,7 +11,12 @@
 //!   with an error and is never replaced (nothing stored is lost or corrupted);
 //! - pull-request runs never write.
 
+pub mod github_index;
+pub mod github_store;
+
 use serde::{Deserialize, Serialize};
+
+pub use github_store::GitHubStore;
 
 use crate::results::RunResults;
 

@@ -56,7 +56,7 @@ impl fmt::Debug for Token {
 /// Whose comments count as ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdentityMode {
-    /// `GET /user` (a personal access token); on 401/403/404 (a workflow's
+    /// `GET /user` (a personal access token); on 403/404 (a workflow's
     /// `GITHUB_TOKEN`, an installation token) the given bot login.
     Auto { fallback_bot: String },
     /// This login, no lookup (e.g. a GitHub App's `my-app[bot]`).
@@ -449,7 +449,7 @@ impl GitHub {
                         login: user.login,
                     }
                 }
-                Err(e) if matches!(e.status(), Some(401 | 403 | 404)) => Identity {
+                Err(e) if matches!(e.status(), Some(403 | 404)) => Identity {
                     login: fallback_bot.clone(),
                     is_bot: true,
                 },

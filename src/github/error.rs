@@ -6,7 +6,7 @@
 /// A failed GitHub API call.
 #[derive(Debug, thiserror::Error)]
 pub enum GitHubError {
-    /// HTTP 403 (or 401) that is not a rate limit: the token lacks the permission,
+    /// HTTP 403 that is not a rate limit: the token lacks the permission,
     /// e.g. the read-only token of a pull request from a fork. Never retried.
     #[error("GitHub API {method} {path}: permission denied (HTTP {status}): {message}; the token lacks the permission this needs (a pull request from a fork gets a read-only token)")]
     Forbidden {

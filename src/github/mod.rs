@@ -22,6 +22,7 @@ pub mod pulls;
 
 use std::fmt;
 
+pub use crate::publish::retry::RetryPolicy;
 pub use client::{ApiResponse, GitHub, GitHubConfig, Identity, IdentityMode, Token};
 pub use comment::{upsert_comment, CommentMode, CommentResult, MAX_COMMENT_CHARS};
 pub use error::GitHubError;

@@ -6,7 +6,8 @@
 //! `x-ratelimit-remaining: 0`, wait until the epoch second in `x-ratelimit-reset`;
 //! else wait (we back off exponentially). A 403 without rate-limit signs is a
 //! permission failure and never succeeds on retry; neither does a 422 (validation)
-//! or any other 4xx. 5xx answers are transient.
+//! or any other 4xx (401 included: bad credentials are an error, not a
+//! read-only token). 5xx answers are transient.
 
 use std::time::Duration;
 
@@ -20,7 +21,7 @@ pub(crate) enum Class {
     RateLimited {
         wait: Option<Duration>,
     },
-    /// A permission 401/403: never retried.
+    /// A permission 403: never retried.
     Forbidden,
     /// 5xx: may succeed when sent again.
     Transient,
@@ -36,7 +37,6 @@ pub(crate) fn classify(status: u16, headers: &HeaderMap, body: &[u8], now_epoch:
             Some(wait) => Class::RateLimited { wait },
             None => Class::Forbidden,
         },
-        401 => Class::Forbidden,
         500..=599 => Class::Transient,
         _ => Class::Fatal,
     }
