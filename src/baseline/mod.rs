@@ -11,6 +11,7 @@
 //!   with an error and is never replaced (nothing stored is lost or corrupted);
 //! - pull-request runs never write.
 
+mod github_files;
 pub mod github_index;
 pub mod github_store;
 

@@ -6,7 +6,7 @@
 //! Per call: each attempt is bounded by `request_timeout` and the whole call,
 //! retries included, by `overall_timeout`. Waits: `retry-after`, then
 //! `x-ratelimit-reset`, else exponential backoff with full jitter
-//! ([`RetryPolicy`]); a wait that does not fit the budget ends the call. Mutating
+//! ([`super::RetryPolicy`]); a wait that does not fit the budget ends the call. Mutating
 //! calls (POST, PATCH, PUT, DELETE) are serialized and spaced by
 //! `mutation_spacing` (GitHub asks for at least a second between them). A POST
 //! that fails after it was sent is not retried: it returns
@@ -22,102 +22,9 @@ use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use serde::de::DeserializeOwned;
 
+pub use super::config::{GitHubConfig, Identity, IdentityMode, Token};
 use super::error::GitHubError;
 use super::policy::{self, Class};
-use crate::publish::retry::RetryPolicy;
-
-/// An API token. Its text is reachable only by the client that sends it; Debug
-/// prints `Token(***)` and there is no Display.
-#[derive(Clone)]
-pub struct Token(String);
-
-impl Token {
-    /// Wraps a token; surrounding whitespace (a trailing newline from a secret
-    /// file) is dropped.
-    pub fn new(secret: impl Into<String>) -> Token {
-        Token(secret.into().trim().to_string())
-    }
-
-    /// `text` with every occurrence of the token replaced by `***`.
-    pub fn redact(&self, text: &str) -> String {
-        if self.0.len() < 4 {
-            return text.to_string();
-        }
-        text.replace(&self.0, "***")
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Token(***)")
-    }
-}
-
-/// Whose comments count as ours.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IdentityMode {
-    /// `GET /user` (a personal access token); on 403/404 (a workflow's
-    /// `GITHUB_TOKEN`, an installation token) the given bot login.
-    Auto { fallback_bot: String },
-    /// This login, no lookup (e.g. a GitHub App's `my-app[bot]`).
-    Login(String),
-}
-
-impl Default for IdentityMode {
-    fn default() -> Self {
-        IdentityMode::Auto {
-            fallback_bot: "github-actions[bot]".to_string(),
-        }
-    }
-}
-
-/// The authenticated identity.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identity {
-    pub login: String,
-    /// GitHub's account type is `Bot`.
-    pub is_bot: bool,
-}
-
-/// How to reach GitHub and how hard to try.
-#[derive(Debug, Clone)]
-pub struct GitHubConfig {
-    /// `GITHUB_API_URL`, e.g. `https://api.github.com` or `https://ghe.example/api/v3`.
-    pub api_url: String,
-    pub token: Option<Token>,
-    pub connect_timeout: Duration,
-    /// One attempt, from sending to the last body byte.
-    pub request_timeout: Duration,
-    /// One call, all attempts and waits included.
-    pub overall_timeout: Duration,
-    /// Attempts, backoff, and the time within which a retry may start.
-    pub retry: RetryPolicy,
-    /// The least time between two mutating calls.
-    pub mutation_spacing: Duration,
-    pub identity: IdentityMode,
-}
-
-impl GitHubConfig {
-    /// Production defaults: 10 s connect, 30 s per attempt, 120 s per call, 6
-    /// attempts within 90 s, 1 s between mutations.
-    pub fn new(api_url: impl Into<String>, token: Option<Token>) -> GitHubConfig {
-        GitHubConfig {
-            api_url: api_url.into(),
-            token,
-            connect_timeout: Duration::from_secs(10),
-            request_timeout: Duration::from_secs(30),
-            overall_timeout: Duration::from_secs(120),
-            retry: RetryPolicy {
-                max_attempts: 6,
-                base: Duration::from_millis(500),
-                cap: Duration::from_secs(20),
-                deadline: Duration::from_secs(90),
-            },
-            mutation_spacing: Duration::from_secs(1),
-            identity: IdentityMode::default(),
-        }
-    }
-}
 
 /// A successful (2xx) answer.
 #[derive(Debug, Clone)]
@@ -145,12 +52,12 @@ enum AttemptError {
 
 /// A GitHub API client (see the module docs). Shareable across threads.
 pub struct GitHub {
-    octo: octocrab::Octocrab,
-    rt: Option<tokio::runtime::Runtime>,
-    config: GitHubConfig,
-    base: String,
-    last_mutation: Mutex<Option<Instant>>,
-    identity: Mutex<Option<Identity>>,
+    pub(super) octo: octocrab::Octocrab,
+    pub(super) rt: Option<tokio::runtime::Runtime>,
+    pub(super) config: GitHubConfig,
+    pub(super) base: String,
+    pub(super) last_mutation: Mutex<Option<Instant>>,
+    pub(super) identity: Mutex<Option<Identity>>,
 }
 
 impl fmt::Debug for GitHub {
@@ -387,79 +294,6 @@ impl GitHub {
         }
     }
 
-    /// Every item of a list endpoint, following `Link: rel="next"` for at most
-    /// `max_pages` pages; more pages is an error (the list is not known whole).
-    pub fn get_all<T: DeserializeOwned>(
-        &self,
-        first: &str,
-        max_pages: usize,
-    ) -> Result<Vec<T>, GitHubError> {
-        let mut items = Vec::new();
-        let mut next = Some(first.to_string());
-        let mut pages = 0;
-        while let Some(path) = next.take() {
-            if pages == max_pages {
-                return Err(GitHubError::Invalid(format!(
-                    "{first}: more than {max_pages} pages; refusing to act on a partial list"
-                )));
-            }
-            pages += 1;
-            let response = self.get(&path)?;
-            let mut page: Vec<T> = response.json(&path)?;
-            items.append(&mut page);
-            next = next_link(&response.headers)
-                .map(|url| self.relative(&url))
-                .transpose()?;
-        }
-        Ok(items)
-    }
-
-    /// A URL the API gave (a `Link` header) as a path relative to the API URL;
-    /// another host is refused, so the token never goes there.
-    fn relative(&self, url: &str) -> Result<String, GitHubError> {
-        match url.strip_prefix(&self.base) {
-            Some(rest) if rest.starts_with('/') => Ok(rest.to_string()),
-            _ => Err(GitHubError::Invalid(format!(
-                "the API linked to {url:?}, outside {}; not following it",
-                self.base
-            ))),
-        }
-    }
-
-    /// The authenticated identity (looked up once; see [`IdentityMode`]).
-    pub fn identity(&self) -> Result<Identity, GitHubError> {
-        if let Some(id) = self
-            .identity
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-        {
-            return Ok(id);
-        }
-        let id = match &self.config.identity {
-            IdentityMode::Login(login) => Identity {
-                login: login.clone(),
-                is_bot: login.ends_with("[bot]"),
-            },
-            IdentityMode::Auto { fallback_bot } => match self.get("/user") {
-                Ok(response) => {
-                    let user: super::comment::User = response.json("GET /user")?;
-                    Identity {
-                        is_bot: user.kind == "Bot",
-                        login: user.login,
-                    }
-                }
-                Err(e) if matches!(e.status(), Some(403 | 404)) => Identity {
-                    login: fallback_bot.clone(),
-                    is_bot: true,
-                },
-                Err(e) => return Err(e),
-            },
-        };
-        *self.identity.lock().unwrap_or_else(|e| e.into_inner()) = Some(id.clone());
-        Ok(id)
-    }
-
     /// Runs `future` on the client's runtime; from a helper thread when the
     /// caller is already inside a tokio runtime (blocking there would panic).
     fn block_on<F>(&self, future: F) -> F::Output
@@ -512,23 +346,6 @@ fn classify_send_error(e: &octocrab::Error, redact: impl Fn(&str) -> String) -> 
     AttemptError::AfterSend(redact(&text))
 }
 
-/// The `rel="next"` URL of a `Link` header (RFC 8288).
-pub(crate) fn next_link(headers: &HeaderMap) -> Option<String> {
-    let link = headers.get(http::header::LINK)?.to_str().ok()?;
-    link.split(',').find_map(|part| {
-        let (url, params) = part.split_once(';')?;
-        let is_next = params
-            .split(';')
-            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"");
-        is_next.then(|| {
-            url.trim()
-                .trim_start_matches('<')
-                .trim_end_matches('>')
-                .to_string()
-        })
-    })
-}
-
 fn now_epoch() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -541,39 +358,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn token_never_printed() {
-        let token = Token::new("ghp_secret123\n");
-        assert_eq!(format!("{token:?}"), "Token(***)");
-        assert_eq!(token.redact("Bearer ghp_secret123 x"), "Bearer *** x");
-        let config = GitHubConfig::new("http://127.0.0.1:1", Some(token));
-        assert!(!format!("{config:?}").contains("ghp_secret123"));
+    fn the_debug_form_names_the_url_only() {
+        let token = Token::new("ghp_secret123");
+        let gh = GitHub::new(GitHubConfig::new("https://api.github.com", Some(token))).unwrap();
+        assert_eq!(
+            format!("{gh:?}"),
+            "GitHub { api_url: \"https://api.github.com\", .. }"
+        );
     }
 
     #[test]
-    fn link_header_next() {
-        let mut h = HeaderMap::new();
-        h.insert(
-            http::header::LINK,
-            "<https://api.github.com/x?page=1>; rel=\"prev\", <https://api.github.com/x?page=3>; rel=\"next\""
-                .parse()
-                .unwrap(),
-        );
-        assert_eq!(
-            next_link(&h).as_deref(),
-            Some("https://api.github.com/x?page=3")
-        );
-        assert_eq!(next_link(&HeaderMap::new()), None);
-    }
-
-    #[test]
-    fn links_elsewhere_are_refused() {
-        let gh = GitHub::new(GitHubConfig::new("https://ghe.example/api/v3/", None)).unwrap();
-        assert_eq!(
-            gh.relative("https://ghe.example/api/v3/repos/a/b?page=2")
-                .unwrap(),
-            "/repos/a/b?page=2"
-        );
-        assert!(gh.relative("https://evil.example/api/v3/repos").is_err());
-        assert!(gh.relative("https://ghe.example/api/v3x/repos").is_err());
+    fn blocks_from_inside_a_runtime_without_panicking() {
+        let gh = GitHub::new(GitHubConfig::new("http://127.0.0.1:1", None)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            assert_eq!(gh.block_on(async { 7 }), 7);
+            drop(gh);
+        });
     }
 }

@@ -15,8 +15,10 @@
 
 pub mod client;
 pub mod comment;
+pub mod config;
 pub mod error;
 pub mod marker;
+mod pages;
 pub(crate) mod policy;
 pub mod pulls;
 

@@ -283,7 +283,7 @@ fn respond(
                 } => FaultAction::Respond {
                     status: *status,
                     headers: headers.clone(),
-                    fixture: *f,
+                    fixture: f,
                 },
                 FaultAction::ApplyThenDelay(d) => FaultAction::ApplyThenDelay(*d),
                 FaultAction::ApplyThenStatus(s) => FaultAction::ApplyThenStatus(*s),

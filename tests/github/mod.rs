@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod client;
+pub mod comments;
 pub mod fake;
 pub mod fake_contents;
 pub mod fake_issues;
