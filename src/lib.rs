@@ -12,6 +12,7 @@
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`baseline`]: baseline stores (local directory; data branch via GitHub).
+//! - [`github`]: the GitHub REST client (retry policy), the sticky PR comment, PR lookup.
 //! - [`action`]: `benchgate action`, the GitHub Action's container entrypoint.
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
@@ -23,6 +24,7 @@ pub mod commands;
 pub mod compare;
 pub mod config;
 pub mod engine;
+pub mod github;
 pub mod metrics;
 pub mod publish;
 pub mod report;

@@ -11,10 +11,14 @@
 //!   with an error and is never replaced (nothing stored is lost or corrupted);
 //! - pull-request runs never write.
 
+mod github_files;
+pub mod github_index;
+pub mod github_store;
 pub mod local;
 
 use serde::{Deserialize, Serialize};
 
+pub use github_store::GitHubStore;
 pub use local::LocalStore;
 
 use crate::results::RunResults;

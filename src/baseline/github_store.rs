@@ -1,0 +1,282 @@
+//! The baseline store on a data branch (default `benchgate-data`) of the
+//! repository, through GitHub's Contents API.
+//!
+//! Layout: `baselines/<branch>/index.json` ([`super::github_index`]) and
+//! `baselines/<branch>/<sha>.json` (compact results JSON); `<branch>` is
+//! percent-escaped into one directory (`feature/x` -> `feature%2Fx`). Files stay
+//! under the API's 1 MB: a results file over [`STRIP_ABOVE`] bytes loses its
+//! per-cell histograms, and the index entry says so.
+//!
+//! A missing data branch is created as an orphan (one commit, a README, no
+//! parent) through the Git Data API, not from the default branch: the data
+//! branch then holds no workflow files (its commits trigger no `push` workflows)
+//! and no source.
+//!
+//! Writes: the results file, then the index by compare-and-swap (PUT with the
+//! sha read; on 409/422 re-read, re-merge, retry with jitter, bounded), then the
+//! files dropped from the bounded history are deleted, then the index is read
+//! back to check that it holds exactly one entry for the commit, ours. A stored
+//! file that does not parse or has an unknown schema stops the write with an
+//! error naming it; it is never replaced.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use super::github_index::{Index, IndexEntry};
+use super::{BaselineKey, BaselineStore, FoundBaseline};
+use crate::github::{GitHub, Repo, RetryPolicy};
+use crate::results::RunResults;
+
+/// Results files larger than this lose their histograms.
+pub const STRIP_ABOVE: usize = 900 * 1024;
+/// No file written is larger than this (the Contents API reads up to 1 MB).
+const MAX_FILE: usize = 1000 * 1000;
+
+/// Baselines on a data branch (see the module docs).
+#[derive(Debug, Clone)]
+pub struct GitHubStore {
+    pub(super) gh: Arc<GitHub>,
+    pub(super) repo: Repo,
+    pub(super) data_branch: String,
+    conflicts: RetryPolicy,
+}
+
+impl GitHubStore {
+    /// The store on `benchgate-data` of `repo`, retrying a conflicting index
+    /// write up to 8 times.
+    pub fn new(gh: Arc<GitHub>, repo: Repo) -> GitHubStore {
+        GitHubStore {
+            gh,
+            repo,
+            data_branch: "benchgate-data".to_string(),
+            conflicts: RetryPolicy {
+                max_attempts: 8,
+                base: Duration::from_millis(250),
+                cap: Duration::from_secs(4),
+                deadline: Duration::from_secs(60),
+            },
+        }
+    }
+
+    /// Another data branch.
+    pub fn with_data_branch(mut self, name: &str) -> GitHubStore {
+        self.data_branch = name.to_string();
+        self
+    }
+
+    /// Another policy for compare-and-swap conflicts.
+    pub fn with_conflict_retries(mut self, policy: RetryPolicy) -> GitHubStore {
+        self.conflicts = policy;
+        self
+    }
+
+    pub fn data_branch(&self) -> &str {
+        &self.data_branch
+    }
+
+    /// The branch's index and its sha; `None` when there is none yet.
+    fn read_index(&self, branch: &str) -> anyhow::Result<Option<(Index, String)>> {
+        let path = format!("{}/index.json", self.dir(branch));
+        let Some(remote) = self.read(&path)? else {
+            return Ok(None);
+        };
+        let source = self.describe(&path);
+        let index = Index::parse(&remote.bytes, &source, branch).with_context(|| {
+            format!("refusing to use or replace {source}; repair or remove it by hand")
+        })?;
+        Ok(Some((index, remote.sha)))
+    }
+
+    /// Waits before conflict retry `attempt` (1-based); `false` to give up.
+    fn conflict_pause(&self, attempt: u32, started: std::time::Instant) -> bool {
+        match self
+            .conflicts
+            .next_delay(attempt, started.elapsed(), rand::random())
+        {
+            Some(delay) => {
+                std::thread::sleep(delay);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writes the results file of `sha`, replacing an older one of the same
+    /// commit only when that one parses.
+    fn write_results(&self, path: &str, bytes: &[u8], message: &str) -> anyhow::Result<()> {
+        let started = std::time::Instant::now();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let existing = self.read(path)?;
+            if let Some(old) = &existing {
+                let text = String::from_utf8_lossy(&old.bytes);
+                RunResults::parse(&text, &self.describe(path)).with_context(|| {
+                    format!(
+                        "refusing to replace {}; repair or remove it by hand",
+                        self.describe(path)
+                    )
+                })?;
+            }
+            match self.write(
+                path,
+                bytes,
+                existing.as_ref().map(|r| r.sha.as_str()),
+                message,
+            ) {
+                Ok(()) => return Ok(()),
+                Err(e)
+                    if matches!(e.status(), Some(409 | 422))
+                        && self.conflict_pause(attempt, started) => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("writing {}", self.describe(path)))
+                }
+            }
+        }
+    }
+}
+
+/// Compact JSON of `results`, without histograms when it would be too large.
+fn prepare(results: &RunResults) -> anyhow::Result<(Vec<u8>, bool)> {
+    let bytes = serde_json::to_vec(results).context("serializing results")?;
+    if bytes.len() <= STRIP_ABOVE {
+        return Ok((bytes, false));
+    }
+    let mut lean = results.clone();
+    for cell in &mut lean.results {
+        cell.histogram = None;
+        cell.histogram_uncorrected = None;
+    }
+    let bytes = serde_json::to_vec(&lean).context("serializing results")?;
+    if bytes.len() > MAX_FILE {
+        anyhow::bail!(
+            "the results are {} bytes even without histograms, over the data branch's {MAX_FILE} byte limit; run fewer scenarios or rounds",
+            bytes.len()
+        );
+    }
+    Ok((bytes, true))
+}
+
+impl BaselineStore for GitHubStore {
+    fn lookup(
+        &self,
+        branch: &str,
+        sha: &str,
+        ancestors: &[String],
+    ) -> anyhow::Result<Option<FoundBaseline>> {
+        let Some((index, _)) = self.read_index(branch)? else {
+            return Ok(None);
+        };
+        let Some((entry, exact)) = index.find(sha, ancestors) else {
+            return Ok(None);
+        };
+        let path = format!("{}/{}", self.dir(branch), entry.file);
+        let source = self.describe(&path);
+        let remote = self
+            .read(&path)?
+            .with_context(|| format!("the index lists {source}, but it does not exist"))?;
+        let results = RunResults::parse(&String::from_utf8_lossy(&remote.bytes), &source)?;
+        Ok(Some(FoundBaseline {
+            key: entry.key(branch),
+            exact,
+            results,
+        }))
+    }
+
+    fn store(
+        &self,
+        branch: &str,
+        sha: &str,
+        results: &RunResults,
+        max_history: usize,
+    ) -> anyhow::Result<BaselineKey> {
+        if !(7..=64).contains(&sha.len()) || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
+            anyhow::bail!("{sha:?} is not a commit sha; the baseline store is keyed by commit");
+        }
+        if branch.is_empty() || max_history == 0 {
+            anyhow::bail!("storing a baseline needs a branch name and a history of at least 1");
+        }
+        self.ensure_branch()?;
+        let (bytes, stripped) = prepare(results)?;
+        let sha = sha.to_ascii_lowercase();
+        let short = &sha[..7];
+        let message = format!(
+            "benchgate: baseline {branch}@{short} (run {})",
+            results.run_id
+        );
+        let file = format!("{sha}.json");
+        self.write_results(&format!("{}/{file}", self.dir(branch)), &bytes, &message)?;
+        let entry = IndexEntry {
+            sha: sha.clone(),
+            started_at: results.started_at.clone(),
+            run_id: results.run_id.clone(),
+            file,
+            bytes: bytes.len() as u64,
+            histograms_stripped: stripped,
+        };
+        let index_path = format!("{}/index.json", self.dir(branch));
+        let started = std::time::Instant::now();
+        let mut attempt = 0;
+        let dropped = loop {
+            attempt += 1;
+            let (mut index, index_sha) = match self.read_index(branch)? {
+                Some((index, sha)) => (index, Some(sha)),
+                None => (Index::new(branch), None),
+            };
+            let dropped = index.merge(entry.clone(), max_history);
+            let json = serde_json::to_vec_pretty(&index).context("serializing the index")?;
+            match self.write(&index_path, &json, index_sha.as_deref(), &message) {
+                Ok(()) => break dropped,
+                Err(e)
+                    if matches!(e.status(), Some(409 | 422))
+                        && self.conflict_pause(attempt, started) => {}
+                Err(e) => {
+                    return Err(e).with_context(|| {
+                        format!(
+                            "writing {} ({attempt} attempt(s))",
+                            self.describe(&index_path)
+                        )
+                    })
+                }
+            }
+        };
+        for old in dropped.iter().filter(|d| d.sha != sha) {
+            let path = format!("{}/{}", self.dir(branch), old.file);
+            if let Some(remote) = self.read(&path)? {
+                let message = format!(
+                    "benchgate: drop baseline {branch}@{} (history bound {max_history})",
+                    &old.sha
+                );
+                match self.delete(&path, &remote.sha, &message) {
+                    Ok(()) => {}
+                    Err(e) if matches!(e.status(), Some(404 | 409)) => {}
+                    Err(e) => {
+                        return Err(e).with_context(|| format!("deleting {}", self.describe(&path)))
+                    }
+                }
+            }
+        }
+        let (back, _) = self
+            .read_index(branch)?
+            .with_context(|| format!("{} vanished after the write", self.describe(&index_path)))?;
+        let ours: Vec<&IndexEntry> = back.entries.iter().filter(|e| e.sha == sha).collect();
+        if ours.len() != 1 || ours[0].run_id != results.run_id {
+            anyhow::bail!(
+                "read back {}: expected exactly one entry for {sha} from run {}, found {}",
+                self.describe(&index_path),
+                results.run_id,
+                ours.len()
+            );
+        }
+        Ok(entry.key(branch))
+    }
+
+    fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>> {
+        Ok(self
+            .read_index(branch)?
+            .map(|(index, _)| index.entries.iter().map(|e| e.key(branch)).collect())
+            .unwrap_or_default())
+    }
+}

@@ -1,0 +1,382 @@
+//! The GitHub client: octocrab for transport (base URL, auth header, hyper +
+//! rustls, connect/read/write timeouts), benchgate's policy for retries
+//! ([`super::policy`]): octocrab's own retry layer is not compiled in (its
+//! `retry` feature is off).
+//!
+//! Per call: each attempt is bounded by `request_timeout` and the whole call,
+//! retries included, by `overall_timeout`. Waits: `retry-after`, then
+//! `x-ratelimit-reset`, else exponential backoff with full jitter
+//! ([`super::RetryPolicy`]); a wait that does not fit the budget ends the call. Mutating
+//! calls (POST, PATCH, PUT, DELETE) are serialized and spaced by
+//! `mutation_spacing` (GitHub asks for at least a second between them). A POST
+//! that fails after it was sent is not retried: it returns
+//! [`GitHubError::Ambiguous`] and the caller re-lists before posting again.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+use http_body_util::BodyExt as _;
+use serde::de::DeserializeOwned;
+
+pub use super::config::{GitHubConfig, Identity, IdentityMode, Token};
+use super::error::GitHubError;
+use super::policy::{self, Class};
+
+/// A successful (2xx) answer.
+#[derive(Debug, Clone)]
+pub struct ApiResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl ApiResponse {
+    /// The body as JSON of type `T`; `what` names it in the error.
+    pub fn json<T: DeserializeOwned>(&self, what: &str) -> Result<T, GitHubError> {
+        serde_json::from_slice(&self.body)
+            .map_err(|e| GitHubError::Invalid(format!("{what}: unexpected answer: {e}")))
+    }
+}
+
+/// One attempt's failure before a status was read.
+enum AttemptError {
+    /// Not sent (connection refused, DNS, TLS, connect timeout).
+    NotSent(String),
+    /// Sent, or maybe sent, then failed or timed out.
+    AfterSend(String),
+}
+
+/// A GitHub API client (see the module docs). Shareable across threads.
+pub struct GitHub {
+    pub(super) octo: octocrab::Octocrab,
+    pub(super) rt: Option<tokio::runtime::Runtime>,
+    pub(super) config: GitHubConfig,
+    pub(super) base: String,
+    pub(super) last_mutation: Mutex<Option<Instant>>,
+    pub(super) identity: Mutex<Option<Identity>>,
+}
+
+impl fmt::Debug for GitHub {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GitHub")
+            .field("api_url", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GitHub {
+    pub fn new(config: GitHubConfig) -> Result<GitHub, GitHubError> {
+        let base = config.api_url.trim().trim_end_matches('/').to_string();
+        if !(base.starts_with("https://") || base.starts_with("http://")) {
+            return Err(GitHubError::Invalid(format!(
+                "GITHUB_API_URL {base:?} is not an http(s) URL"
+            )));
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("benchgate-github")
+            .enable_all()
+            .build()
+            .map_err(|e| GitHubError::Invalid(format!("starting the HTTP runtime: {e}")))?;
+        let octo = {
+            let _in_rt = rt.enter();
+            let mut builder = octocrab::Octocrab::builder()
+                .base_uri(base.as_str())
+                .map_err(|e| GitHubError::Invalid(format!("GITHUB_API_URL {base:?}: {e}")))?
+                .add_header(http::header::ACCEPT, "application/vnd.github+json".into())
+                .set_connect_timeout(Some(config.connect_timeout))
+                .set_read_timeout(Some(config.request_timeout))
+                .set_write_timeout(Some(config.request_timeout));
+            if let Some(token) = &config.token {
+                builder = builder.personal_token(token.0.clone());
+            }
+            builder
+                .build()
+                .map_err(|e| GitHubError::Invalid(format!("building the client: {e}")))?
+        };
+        Ok(GitHub {
+            octo,
+            rt: Some(rt),
+            config,
+            base,
+            last_mutation: Mutex::new(None),
+            identity: Mutex::new(None),
+        })
+    }
+
+    pub fn config(&self) -> &GitHubConfig {
+        &self.config
+    }
+
+    /// Removes the token from a text bound for a log or an error.
+    pub fn redact(&self, text: &str) -> String {
+        match &self.config.token {
+            Some(token) => token.redact(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// GET `path` (relative to the API URL, query included).
+    pub fn get(&self, path: &str) -> Result<ApiResponse, GitHubError> {
+        self.send(Method::GET, path, None)
+    }
+
+    /// Sends one call under the retry policy; `Ok` only for a 2xx answer.
+    pub fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<ApiResponse, GitHubError> {
+        let start = Instant::now();
+        let mutating = method != Method::GET && method != Method::HEAD;
+        let mut last =
+            mutating.then(|| self.last_mutation.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut attempts = 0u32;
+        loop {
+            if let Some(Some(at)) = last.as_deref() {
+                let since = at.elapsed();
+                if since < self.config.mutation_spacing {
+                    std::thread::sleep(self.config.mutation_spacing - since);
+                }
+            }
+            let remaining = self.config.overall_timeout.saturating_sub(start.elapsed());
+            attempts += 1;
+            let timeout = self.config.request_timeout.min(remaining);
+            let outcome = self.block_on(self.attempt(&method, path, body, timeout));
+            if let Some(last) = last.as_deref_mut() {
+                *last = Some(Instant::now());
+            }
+            let m = method.to_string();
+            let p = path.to_string();
+            let (hint, err) = match outcome {
+                Ok((status, headers, bytes)) => {
+                    let message = self.redact(&policy::error_message(&bytes));
+                    let status_u = status.as_u16();
+                    match policy::classify(status_u, &headers, &bytes, now_epoch()) {
+                        Class::Success => {
+                            return Ok(ApiResponse {
+                                status,
+                                headers,
+                                body: bytes,
+                            })
+                        }
+                        Class::Forbidden => {
+                            let (method, path) = (m, p);
+                            return Err(GitHubError::Forbidden {
+                                method,
+                                path,
+                                status: status_u,
+                                message,
+                            });
+                        }
+                        Class::Fatal => {
+                            let (method, path) = (m, p);
+                            return Err(GitHubError::Status {
+                                method,
+                                path,
+                                status: status_u,
+                                attempts,
+                                message,
+                            });
+                        }
+                        Class::Transient if method == Method::POST => {
+                            let message = format!("HTTP {status_u}: {message}");
+                            return Err(GitHubError::Ambiguous {
+                                method: m,
+                                path: p,
+                                message,
+                            });
+                        }
+                        Class::Transient => {
+                            let (method, path) = (m, p);
+                            (
+                                None,
+                                GitHubError::Status {
+                                    method,
+                                    path,
+                                    status: status_u,
+                                    attempts,
+                                    message,
+                                },
+                            )
+                        }
+                        Class::RateLimited { wait } => {
+                            let (method, path) = (m, p);
+                            (
+                                wait,
+                                GitHubError::RateLimited {
+                                    method,
+                                    path,
+                                    status: status_u,
+                                    attempts,
+                                    message,
+                                },
+                            )
+                        }
+                    }
+                }
+                Err(AttemptError::AfterSend(message)) if method == Method::POST => {
+                    return Err(GitHubError::Ambiguous {
+                        method: m,
+                        path: p,
+                        message,
+                    });
+                }
+                Err(AttemptError::NotSent(message) | AttemptError::AfterSend(message)) => (
+                    None,
+                    GitHubError::Transport {
+                        method: m,
+                        path: p,
+                        attempts,
+                        message,
+                    },
+                ),
+            };
+            let unit: f64 = rand::random();
+            let Some(backoff) = self
+                .config
+                .retry
+                .next_delay(attempts, start.elapsed(), unit)
+            else {
+                return Err(err);
+            };
+            let delay = hint.unwrap_or(backoff);
+            let elapsed = start.elapsed();
+            if elapsed + delay > self.config.retry.deadline
+                || elapsed + delay >= self.config.overall_timeout
+            {
+                return Err(err);
+            }
+            std::thread::sleep(delay);
+        }
+    }
+
+    /// One request: send, read the whole body, within `timeout`.
+    async fn attempt(
+        &self,
+        method: &Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        timeout: Duration,
+    ) -> Result<(StatusCode, HeaderMap, Bytes), AttemptError> {
+        let octo = &self.octo;
+        let exchange = async {
+            let uri = path.to_string();
+            let response = match *method {
+                Method::GET => octo._get(uri).await,
+                Method::POST => octo._post(uri, body).await,
+                Method::PATCH => octo._patch(uri, body).await,
+                Method::PUT => octo._put(uri, body).await,
+                Method::DELETE => octo._delete(uri, body).await,
+                _ => unreachable!("benchgate sends GET, POST, PATCH, PUT and DELETE only"),
+            }
+            .map_err(|e| classify_send_error(&e, |t| self.redact(t)))?;
+            let (parts, body) = response.into_parts();
+            let bytes = body
+                .collect()
+                .await
+                .map_err(|e| {
+                    AttemptError::AfterSend(self.redact(&format!("reading the answer: {e}")))
+                })?
+                .to_bytes();
+            Ok((parts.status, parts.headers, bytes))
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(result) => result,
+            Err(_) => Err(AttemptError::AfterSend(format!(
+                "no complete answer within {timeout:?}"
+            ))),
+        }
+    }
+
+    /// Runs `future` on the client's runtime; from a helper thread when the
+    /// caller is already inside a tokio runtime (blocking there would panic).
+    fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send,
+        F::Output: Send,
+    {
+        let rt = self
+            .rt
+            .as_ref()
+            .expect("the runtime lives as long as the client");
+        if tokio::runtime::Handle::try_current().is_ok() {
+            std::thread::scope(|s| {
+                s.spawn(|| rt.block_on(future))
+                    .join()
+                    .expect("GitHub request thread panicked")
+            })
+        } else {
+            rt.block_on(future)
+        }
+    }
+}
+
+impl Drop for GitHub {
+    fn drop(&mut self) {
+        // Dropping a runtime inside another one panics; this never blocks.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Whether a transport error happened before the request left (a connect
+/// failure), so that even a POST may be sent again.
+fn classify_send_error(e: &octocrab::Error, redact: impl Fn(&str) -> String) -> AttemptError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut text = String::new();
+    while let Some(err) = source {
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&err.to_string());
+        if let Some(legacy) = err.downcast_ref::<hyper_util::client::legacy::Error>() {
+            if legacy.is_connect() {
+                return AttemptError::NotSent(redact(&format!("cannot connect: {legacy}")));
+            }
+        }
+        source = err.source();
+    }
+    AttemptError::AfterSend(redact(&text))
+}
+
+fn now_epoch() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_debug_form_names_the_url_only() {
+        let token = Token::new("ghp_secret123");
+        let gh = GitHub::new(GitHubConfig::new("https://api.github.com", Some(token))).unwrap();
+        assert_eq!(
+            format!("{gh:?}"),
+            "GitHub { api_url: \"https://api.github.com\", .. }"
+        );
+    }
+
+    #[test]
+    fn blocks_from_inside_a_runtime_without_panicking() {
+        let gh = GitHub::new(GitHubConfig::new("http://127.0.0.1:1", None)).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            assert_eq!(gh.block_on(async { 7 }), 7);
+            drop(gh);
+        });
+    }
+}

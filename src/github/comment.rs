@@ -1,0 +1,288 @@
+//! The sticky pull-request comment: one per (PR, suite), rewritten in place.
+//!
+//! Which comment is ours: its first line is our marker ([`super::marker`]) for
+//! this suite *and* it was written by the authenticated identity
+//! ([`GitHub::identity`]); a marker copied into someone else's comment is
+//! ignored. All comments are read (100 per page, at most [`MAX_COMMENT_PAGES`]
+//! pages). Several of ours (left by an earlier race) converge to the oldest: it
+//! is updated and the others deleted. A run older than the one that wrote the
+//! comment (smaller run id, or a head the PR has moved past) never overwrites it.
+//! A POST whose outcome is unknown is followed by a re-list before any new POST.
+
+use std::str::FromStr;
+
+use http::Method;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::client::{GitHub, Identity};
+use super::error::GitHubError;
+use super::marker::{compose, Marker};
+use super::Repo;
+
+/// GitHub's limit on a comment body, in characters.
+pub const MAX_COMMENT_CHARS: usize = 65_536;
+/// Comment pages read at most (100 comments each).
+pub const MAX_COMMENT_PAGES: usize = 50;
+/// POSTs of one new comment at most (each after a re-list).
+const MAX_POSTS: usize = 3;
+
+/// When to write the comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentMode {
+    /// Create or update on every run.
+    Always,
+    /// Create, or update only when the text (marker aside) changed.
+    OnChange,
+    /// Never touch comments.
+    Never,
+}
+
+impl FromStr for CommentMode {
+    type Err = String;
+
+    /// `always`, `on-change` (or `on_change`), `never`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().replace('_', "-").as_str() {
+            "always" => Ok(CommentMode::Always),
+            "on-change" => Ok(CommentMode::OnChange),
+            "never" => Ok(CommentMode::Never),
+            other => Err(format!(
+                "comment mode {other:?} is not one of always, on-change, never"
+            )),
+        }
+    }
+}
+
+/// What [`upsert_comment`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommentResult {
+    Created {
+        url: String,
+    },
+    Updated {
+        url: String,
+    },
+    /// On-change and the text was the same.
+    Unchanged {
+        url: String,
+    },
+    /// Nothing written, and why (mode never, a newer run's comment, ...).
+    Skipped(String),
+    /// The token may not write comments (a fork's read-only token): degrade to
+    /// the job summary and a warning.
+    Forbidden(String),
+}
+
+/// A GitHub account as it appears in payloads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct User {
+    pub login: String,
+    #[serde(rename = "type", default)]
+    pub kind: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct IssueComment {
+    id: u64,
+    html_url: String,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    user: Option<User>,
+}
+
+/// One of our comments, with its parsed marker.
+struct Ours {
+    comment: IssueComment,
+    marker: Marker,
+    text: String,
+}
+
+/// Creates or updates the suite's sticky comment on pull request `pr_number`.
+#[allow(clippy::too_many_arguments)]
+pub fn upsert_comment(
+    gh: &GitHub,
+    repo: &Repo,
+    pr_number: u64,
+    suite_name: &str,
+    head_sha: &str,
+    run_id: &str,
+    body: &str,
+    mode: CommentMode,
+) -> Result<CommentResult, GitHubError> {
+    let mine = Marker {
+        suite: suite_name.to_string(),
+        head: head_sha.to_string(),
+        run: run_id.to_string(),
+    };
+    let full = compose(&mine, body);
+    let chars = full.chars().count();
+    if chars > MAX_COMMENT_CHARS {
+        return Err(GitHubError::Invalid(format!(
+            "the comment for suite {suite_name:?} is {chars} characters, over GitHub's {MAX_COMMENT_CHARS}; shorten the report"
+        )));
+    }
+    if mode == CommentMode::Never {
+        return Ok(CommentResult::Skipped("comment mode is never".into()));
+    }
+    match upsert(gh, repo, pr_number, &mine, body, &full, mode) {
+        Err(GitHubError::Forbidden { message, .. }) => Ok(CommentResult::Forbidden(format!(
+            "cannot write the pull request comment: {message}"
+        ))),
+        other => other,
+    }
+}
+
+fn upsert(
+    gh: &GitHub,
+    repo: &Repo,
+    pr: u64,
+    mine: &Marker,
+    body: &str,
+    full: &str,
+    mode: CommentMode,
+) -> Result<CommentResult, GitHubError> {
+    let identity = gh.identity()?;
+    let ours = list_ours(gh, repo, pr, &identity, &mine.suite)?;
+    let Some(keeper) = ours.first() else {
+        return create(gh, repo, pr, &identity, mine, full);
+    };
+    if let Some(newer) = ours.iter().find(|o| o.marker.run_is_newer_than(mine)) {
+        return Ok(CommentResult::Skipped(format!(
+            "the comment was written by a newer run ({}, head {}); this run ({}) is older",
+            newer.marker.run, newer.marker.head, mine.run
+        )));
+    }
+    if let Some(other) = ours.iter().find(|o| o.marker.head != mine.head) {
+        let current = current_head(gh, repo, pr)?;
+        if current == other.marker.head && current != mine.head {
+            return Ok(CommentResult::Skipped(format!(
+                "the pull request's head moved on to {current} (already commented); this run measured {}",
+                mine.head
+            )));
+        }
+    }
+    for duplicate in &ours[1..] {
+        let path = format!(
+            "{}/issues/comments/{}",
+            repo.api_path(),
+            duplicate.comment.id
+        );
+        match gh.send(Method::DELETE, &path, None) {
+            Ok(_) => {}
+            Err(e) if e.status() == Some(404) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let url = keeper.comment.html_url.clone();
+    if mode == CommentMode::OnChange && keeper.text.trim_end() == body.trim_end() {
+        return Ok(CommentResult::Unchanged { url });
+    }
+    let path = format!("{}/issues/comments/{}", repo.api_path(), keeper.comment.id);
+    let response = gh.send(Method::PATCH, &path, Some(&json!({ "body": full })))?;
+    let updated: IssueComment = response.json("the updated comment")?;
+    Ok(CommentResult::Updated {
+        url: updated.html_url,
+    })
+}
+
+/// POSTs a new comment; after an ambiguous failure, re-lists and stops if the
+/// comment is there.
+fn create(
+    gh: &GitHub,
+    repo: &Repo,
+    pr: u64,
+    identity: &Identity,
+    mine: &Marker,
+    full: &str,
+) -> Result<CommentResult, GitHubError> {
+    let path = format!("{}/issues/{pr}/comments", repo.api_path());
+    let payload = json!({ "body": full });
+    let mut last_error = None;
+    for _ in 0..MAX_POSTS {
+        match gh.send(Method::POST, &path, Some(&payload)) {
+            Ok(response) => {
+                let created: IssueComment = response.json("the new comment")?;
+                return Ok(CommentResult::Created {
+                    url: created.html_url,
+                });
+            }
+            Err(e @ GitHubError::Ambiguous { .. }) => {
+                let ours = list_ours(gh, repo, pr, identity, &mine.suite)?;
+                if let Some(found) = ours.iter().find(|o| &o.marker == mine) {
+                    return Ok(CommentResult::Created {
+                        url: found.comment.html_url.clone(),
+                    });
+                }
+                last_error = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last_error.expect("at least one POST was tried"))
+}
+
+/// Our comments for `suite`, oldest first.
+fn list_ours(
+    gh: &GitHub,
+    repo: &Repo,
+    pr: u64,
+    identity: &Identity,
+    suite: &str,
+) -> Result<Vec<Ours>, GitHubError> {
+    let first = format!("{}/issues/{pr}/comments?per_page=100", repo.api_path());
+    let comments: Vec<IssueComment> = gh.get_all(&first, MAX_COMMENT_PAGES)?;
+    let mut ours: Vec<Ours> = comments
+        .into_iter()
+        .filter(|c| c.user.as_ref().is_some_and(|u| is_identity(u, identity)))
+        .filter_map(|comment| {
+            let (marker, text) = Marker::parse(comment.body.as_deref()?)?;
+            let text = text.to_string();
+            (marker.suite == suite).then_some(Ours {
+                comment,
+                marker,
+                text,
+            })
+        })
+        .collect();
+    ours.sort_by_key(|o| o.comment.id);
+    Ok(ours)
+}
+
+fn is_identity(user: &User, identity: &Identity) -> bool {
+    user.login.eq_ignore_ascii_case(&identity.login) && (!identity.is_bot || user.kind == "Bot")
+}
+
+/// The pull request's current head sha.
+fn current_head(gh: &GitHub, repo: &Repo, pr: u64) -> Result<String, GitHubError> {
+    let pull = super::pulls::get_pull(gh, repo, pr)?;
+    Ok(pull.head.sha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_parse() {
+        assert_eq!("on_change".parse(), Ok(CommentMode::OnChange));
+        assert_eq!("Always".parse(), Ok(CommentMode::Always));
+        assert!("sometimes".parse::<CommentMode>().is_err());
+    }
+
+    #[test]
+    fn bots_match_by_login_and_type() {
+        let bot = Identity {
+            login: "github-actions[bot]".into(),
+            is_bot: true,
+        };
+        let user = |login: &str, kind: &str| User {
+            login: login.into(),
+            kind: kind.into(),
+        };
+        assert!(is_identity(&user("github-actions[bot]", "Bot"), &bot));
+        assert!(!is_identity(&user("github-actions[bot]", "User"), &bot));
+        assert!(!is_identity(&user("mallory", "User"), &bot));
+    }
+}

@@ -1,0 +1,281 @@
+//! The data-branch baseline store against the fake GitHub server (issue 5):
+//! branch creation, compare-and-swap with concurrent writers, bounded history,
+//! corrupt files never replaced, read-back, exact vs nearest-older lookup.
+
+mod github;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use benchgate::baseline::github_index::{Index, IndexEntry};
+use benchgate::baseline::{BaselineStore, GitHubStore};
+use benchgate::config::Suite;
+use benchgate::github::RetryPolicy;
+use benchgate::results::{synthetic, RunResults};
+use github::client::{client, repo};
+use github::fake::{FakeGitHub, Fault, FaultAction, State};
+use github::fake_contents::seed;
+
+const DATA: &str = "benchgate-data";
+const INDEX: &str = "baselines/main/index.json";
+
+fn sha(n: u32) -> String {
+    format!("{n:040x}").replace('0', "a")
+}
+
+fn results(run: &str) -> RunResults {
+    let mut suite = Suite::default_suite();
+    suite.scenarios.truncate(1);
+    let mut r = synthetic::run(suite, 2, |_, _, _| {
+        Some(synthetic::metrics(1000.0, 500.0, 20.0))
+    });
+    r.run_id = run.to_string();
+    r
+}
+
+fn store(fake: &FakeGitHub) -> GitHubStore {
+    let gh = Arc::new(client(fake, "actions-token"));
+    GitHubStore::new(gh, repo()).with_conflict_retries(RetryPolicy {
+        max_attempts: 8,
+        base: Duration::from_millis(5),
+        cap: Duration::from_millis(50),
+        deadline: Duration::from_secs(10),
+    })
+}
+
+fn file(fake: &FakeGitHub, path: &str) -> Option<Vec<u8>> {
+    fake.state
+        .lock()
+        .unwrap()
+        .branches
+        .get(DATA)?
+        .get(path)
+        .cloned()
+}
+
+fn index(fake: &FakeGitHub) -> Index {
+    Index::parse(&file(fake, INDEX).expect("index"), INDEX, "main").unwrap()
+}
+
+fn shas(index: &Index) -> Vec<String> {
+    index.entries.iter().map(|e| e.sha.clone()).collect()
+}
+
+#[test]
+fn creates_the_data_branch_as_an_orphan_when_missing() {
+    let fake = FakeGitHub::start();
+    let store = store(&fake);
+    let key = store.store("main", &sha(1), &results("1001"), 100).unwrap();
+    assert_eq!((key.branch.as_str(), key.run_id.as_str()), ("main", "1001"));
+    assert!(file(&fake, "README.md").is_some());
+    let commit = fake
+        .requests()
+        .into_iter()
+        .find(|r| r.uri.ends_with("/git/commits"))
+        .unwrap();
+    assert!(commit.body.contains("\"parents\":[]"), "{}", commit.body);
+    store.store("main", &sha(2), &results("1002"), 100).unwrap();
+    assert_eq!(fake.count("POST", "/git/refs"), 1);
+    let stored = file(&fake, &format!("baselines/main/{}.json", sha(1))).unwrap();
+    assert!(!stored.contains(&b'\n'), "results are stored compact");
+    assert_eq!(shas(&index(&fake)), [sha(2), sha(1)]);
+}
+
+#[test]
+fn lookup_exact_nearest_older_and_newest() {
+    let fake = FakeGitHub::start();
+    let store = store(&fake);
+    assert!(
+        store.lookup("main", &sha(1), &[]).unwrap().is_none(),
+        "no data branch yet"
+    );
+    store.store("main", &sha(1), &results("1"), 100).unwrap();
+    store.store("main", &sha(2), &results("2"), 100).unwrap();
+    let exact = store.lookup("main", &sha(1), &[]).unwrap().unwrap();
+    assert!(exact.exact);
+    assert_eq!(exact.results.run_id, "1");
+    let ancestors = vec![sha(9), sha(1), sha(2)];
+    let nearest = store.lookup("main", &sha(3), &ancestors).unwrap().unwrap();
+    assert!(!nearest.exact);
+    assert_eq!(nearest.key.sha, sha(1));
+    let newest = store.lookup("main", &sha(3), &[]).unwrap().unwrap();
+    assert_eq!(newest.key.sha, sha(2));
+    assert!(store.lookup("main", &sha(3), &[sha(8)]).unwrap().is_none());
+    assert!(store.lookup("dev", &sha(1), &[]).unwrap().is_none());
+    let history: Vec<String> = store
+        .history("main")
+        .unwrap()
+        .into_iter()
+        .map(|k| k.run_id)
+        .collect();
+    assert_eq!(history, ["2", "1"]);
+}
+
+/// Another writer's index entry and file, as if it had won the race.
+fn other_writer(state: &mut State) {
+    let entry = IndexEntry {
+        sha: sha(77),
+        started_at: "2025-03-14T09:00:00Z".into(),
+        run_id: "777".into(),
+        file: format!("{}.json", sha(77)),
+        bytes: 10,
+        histograms_stripped: false,
+    };
+    let mut index = match state.branches.get(DATA).and_then(|b| b.get(INDEX)) {
+        Some(bytes) => Index::parse(bytes, INDEX, "main").unwrap(),
+        None => Index::new("main"),
+    };
+    index.merge(entry, 100);
+    let results = serde_json::to_vec(&results("777")).unwrap();
+    seed(
+        state,
+        DATA,
+        &format!("baselines/main/{}.json", sha(77)),
+        &results,
+    );
+    seed(state, DATA, INDEX, &serde_json::to_vec(&index).unwrap());
+}
+
+#[test]
+fn a_conflicting_index_write_is_re_read_merged_and_retried() {
+    let fake = FakeGitHub::start();
+    let store = store(&fake);
+    store.store("main", &sha(1), &results("1"), 100).unwrap();
+    fake.inject(Fault {
+        method: "PUT",
+        path_contains: "index.json".into(),
+        times: 1,
+        action: FaultAction::Before(Box::new(other_writer)),
+    });
+    store.store("main", &sha(2), &results("2"), 100).unwrap();
+    assert_eq!(shas(&index(&fake)), [sha(2), sha(77), sha(1)]);
+    assert_eq!(fake.count("PUT", "index.json"), 3, "1 + conflict + retry");
+}
+
+#[test]
+fn two_concurrent_writers_both_survive() {
+    let fake = FakeGitHub::start();
+    store(&fake)
+        .store("main", &sha(1), &results("1"), 100)
+        .unwrap();
+    std::thread::scope(|s| {
+        for n in [2, 3] {
+            let store = store(&fake);
+            s.spawn(move || {
+                store
+                    .store("main", &sha(n), &results(&n.to_string()), 100)
+                    .unwrap()
+            });
+        }
+    });
+    let mut got = shas(&index(&fake));
+    got.sort();
+    assert_eq!(got, [sha(1), sha(2), sha(3)]);
+}
+
+#[test]
+fn history_is_bounded_and_dropped_files_deleted() {
+    let fake = FakeGitHub::start();
+    let store = store(&fake);
+    for n in 1..=5 {
+        store
+            .store("main", &sha(n), &results(&n.to_string()), 3)
+            .unwrap();
+    }
+    assert_eq!(shas(&index(&fake)), [sha(5), sha(4), sha(3)]);
+    for n in 1..=5 {
+        let present = file(&fake, &format!("baselines/main/{}.json", sha(n))).is_some();
+        assert_eq!(present, n >= 3, "file of entry {n}");
+    }
+}
+
+#[test]
+fn the_same_commit_twice_keeps_exactly_one_entry() {
+    let fake = FakeGitHub::start();
+    let store = store(&fake);
+    store.store("main", &sha(1), &results("1"), 100).unwrap();
+    store.store("main", &sha(1), &results("2"), 100).unwrap();
+    let index = index(&fake);
+    assert_eq!(index.entries.len(), 1);
+    assert_eq!(index.entries[0].run_id, "2");
+}
+
+#[test]
+fn a_corrupt_or_unknown_index_stops_the_write_and_is_never_replaced() {
+    let corrupt: [&[u8]; 2] = [
+        b"{\"schema\":\"benchgate-baseline-index\",\"version\":1,\"entr",
+        br#"{"schema":"benchgate-baseline-index","version":9,"branch":"main","entries":[]}"#,
+    ];
+    for bytes in corrupt {
+        let fake = FakeGitHub::start();
+        {
+            let mut state = fake.state.lock().unwrap();
+            seed(&mut state, DATA, "README.md", b"data");
+            seed(&mut state, DATA, INDEX, bytes);
+        }
+        let err = store(&fake)
+            .store("main", &sha(1), &results("1"), 100)
+            .unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains(INDEX) && text.contains("by hand"), "{text}");
+        assert_eq!(file(&fake, INDEX).unwrap(), bytes);
+        assert_eq!(fake.count("PUT", "index.json"), 0);
+        assert!(store(&fake).lookup("main", &sha(1), &[]).is_err());
+    }
+}
+
+#[test]
+fn a_corrupt_results_file_of_the_same_commit_is_never_replaced() {
+    let fake = FakeGitHub::start();
+    let path = format!("baselines/main/{}.json", sha(1));
+    {
+        let mut state = fake.state.lock().unwrap();
+        seed(&mut state, DATA, "README.md", b"data");
+        seed(&mut state, DATA, &path, b"garbage");
+    }
+    let err = store(&fake)
+        .store("main", &sha(1), &results("1"), 100)
+        .unwrap_err();
+    assert!(format!("{err:#}").contains(&path), "{err:#}");
+    assert_eq!(file(&fake, &path).unwrap(), b"garbage");
+}
+
+#[test]
+fn oversized_results_lose_their_histograms_and_say_so() {
+    let fake = FakeGitHub::start();
+    let mut big = results("1");
+    for cell in &mut big.results {
+        cell.histogram = Some("A".repeat(1_000_000));
+    }
+    store(&fake).store("main", &sha(1), &big, 100).unwrap();
+    let index = index(&fake);
+    assert!(index.entries[0].histograms_stripped);
+    assert!(index.entries[0].bytes < 900 * 1024);
+    let found = store(&fake).lookup("main", &sha(1), &[]).unwrap().unwrap();
+    assert!(found.results.results.iter().all(|c| c.histogram.is_none()));
+}
+
+#[test]
+fn branch_names_and_the_data_branch_are_escaped_and_configurable() {
+    let fake = FakeGitHub::start();
+    let store = store(&fake).with_data_branch("perf-data");
+    store
+        .store("feature/x", &sha(1), &results("1"), 100)
+        .unwrap();
+    let state = fake.state.lock().unwrap();
+    let files: Vec<&String> = state.branches["perf-data"].keys().collect();
+    assert!(
+        files
+            .iter()
+            .any(|f| f.as_str() == "baselines/feature%2Fx/index.json"),
+        "{files:?}"
+    );
+    drop(state);
+    assert!(
+        store
+            .lookup("feature/x", &sha(1), &[])
+            .unwrap()
+            .unwrap()
+            .exact
+    );
+}
