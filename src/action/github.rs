@@ -2,14 +2,18 @@
 //! baseline store, the sticky-comment sink and the report-mode PR resolver.
 //!
 //! These are the only places the action constructs GitHub clients. The GitHub
-//! REST layer (octocrab client with its retry policy, comment upsert, Contents
-//! API store) plugs in here; until it lands each factory returns a clear
-//! "not built yet" error, and the action degrades where it can (no comment:
-//! job summary and a warning) and stops where it cannot (no baseline store).
+//! REST layer (`crate::github`: octocrab client with its retry policy, comment
+//! upsert, PR lookup; `baseline::GitHubStore`: the Contents API store) plugs in
+//! here.
 
-use crate::baseline::BaselineStore;
+use std::sync::Arc;
 
-use super::comment::{CommentSink, PrResolver};
+use crate::baseline::{BaselineStore, GitHubStore};
+use crate::github::{
+    self, pull_for_head, upsert_comment, CommentMode, GitHub, GitHubConfig, Repo, Token,
+};
+
+use super::comment::{CommentResult, CommentSink, PrResolver, ResolvedPr};
 use super::inputs::Secret;
 
 /// What every GitHub-backed piece needs.
@@ -24,8 +28,23 @@ pub struct GithubTarget {
     pub run_id: String,
 }
 
-const NOT_BUILT: &str =
-    "is not built into this benchgate yet (the GitHub REST layer lands with issue 5's GitHub half)";
+/// A client for `target`; the token goes into the client only, never into a
+/// URL or a message.
+fn client(target: &GithubTarget) -> anyhow::Result<(Arc<GitHub>, Repo)> {
+    let repo = Repo::parse(&target.repository).map_err(|e| {
+        anyhow::anyhow!(
+            "GITHUB_REPOSITORY {:?} is not owner/name: {e}",
+            target.repository
+        )
+    })?;
+    let config = GitHubConfig::new(
+        target.api_url.clone(),
+        Some(Token::new(target.token.expose().to_string())),
+    );
+    let gh = GitHub::new(config)
+        .map_err(|e| anyhow::anyhow!("setting up the GitHub client for {}: {e}", target.api_url))?;
+    Ok((Arc::new(gh), repo))
+}
 
 /// The baseline store on `data_branch` (created when missing), through the
 /// Contents API. Bounded history, compare-and-swap writes.
@@ -33,10 +52,10 @@ pub fn data_branch_store(
     target: &GithubTarget,
     data_branch: &str,
 ) -> anyhow::Result<Box<dyn BaselineStore>> {
-    let _ = target;
-    anyhow::bail!(
-        "`baseline-store: branch` (data branch {data_branch:?}) {NOT_BUILT}; use `baseline-store: local:<directory>` meanwhile"
-    )
+    let (gh, repo) = client(target)?;
+    Ok(Box::new(
+        GitHubStore::new(gh, repo).with_data_branch(data_branch),
+    ))
 }
 
 /// The sticky comment on pull request `pr_number` for the suite `suite_id`
@@ -46,12 +65,81 @@ pub fn comment_sink(
     pr_number: u64,
     suite_id: &str,
 ) -> anyhow::Result<Box<dyn CommentSink>> {
-    let _ = (target, suite_id);
-    anyhow::bail!("commenting on pull request #{pr_number} {NOT_BUILT}")
+    let (gh, repo) = client(target)?;
+    Ok(Box::new(GitHubComment {
+        gh,
+        repo,
+        pr_number,
+        suite: suite_id.to_string(),
+        run_id: target.run_id.clone(),
+    }))
 }
 
 /// Finds the pull request of a measured run (report mode).
 pub fn pr_resolver(target: &GithubTarget) -> anyhow::Result<Box<dyn PrResolver>> {
-    let _ = target;
-    anyhow::bail!("resolving the pull request of a workflow run {NOT_BUILT}")
+    let (gh, repo) = client(target)?;
+    Ok(Box::new(GitHubPulls { gh, repo }))
+}
+
+struct GitHubComment {
+    gh: Arc<GitHub>,
+    repo: Repo,
+    pr_number: u64,
+    suite: String,
+    run_id: String,
+}
+
+impl CommentSink for GitHubComment {
+    fn upsert(&self, body: &str, head_sha: &str) -> anyhow::Result<CommentResult> {
+        let result = upsert_comment(
+            &self.gh,
+            &self.repo,
+            self.pr_number,
+            &self.suite,
+            head_sha,
+            &self.run_id,
+            body,
+            CommentMode::Always,
+        );
+        match result {
+            Ok(github::CommentResult::Created { url }) => Ok(CommentResult::Created(url)),
+            Ok(github::CommentResult::Updated { url })
+            | Ok(github::CommentResult::Unchanged { url }) => Ok(CommentResult::Updated(url)),
+            Ok(github::CommentResult::Skipped(why)) => Ok(CommentResult::Skipped(why)),
+            Ok(github::CommentResult::Forbidden(_)) => Ok(CommentResult::Forbidden),
+            Err(e) if e.is_forbidden() => Ok(CommentResult::Forbidden),
+            Err(e) => Err(anyhow::anyhow!(
+                "commenting on pull request #{}: {}",
+                self.pr_number,
+                self.gh.redact(&e.to_string())
+            )),
+        }
+    }
+}
+
+struct GitHubPulls {
+    gh: Arc<GitHub>,
+    repo: Repo,
+}
+
+impl PrResolver for GitHubPulls {
+    fn resolve(
+        &self,
+        head_repo: &str,
+        _head_branch: Option<&str>,
+        head_sha: &str,
+    ) -> anyhow::Result<Option<ResolvedPr>> {
+        let found = pull_for_head(&self.gh, &self.repo, head_sha, head_repo).map_err(|e| {
+            anyhow::anyhow!(
+                "finding the pull request of {head_repo}@{head_sha}: {}",
+                self.gh.redact(&e.to_string())
+            )
+        })?;
+        Ok(found.map(|p| ResolvedPr {
+            number: p.number,
+            head_sha: p.head_sha,
+            base_ref: p.base_ref,
+            base_sha: p.base_sha,
+        }))
+    }
 }
