@@ -9,10 +9,12 @@
 //! - [`metrics`]: HDR latency histograms, error classes, resource usage.
 //! - [`results`]: the versioned results file and the environment fingerprint.
 //! - [`runner`]: `benchgate run`: server process, one driver process per trial.
+//! - [`calibrate`]: `benchgate calibrate`: A/A runs, noise, suggested thresholds.
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
+pub mod calibrate;
 pub mod cli;
 pub mod client;
 pub mod commands;
