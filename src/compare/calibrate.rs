@@ -209,7 +209,9 @@ fn cell_noise(
             if let Some(s) = stats::two_sample(a, b, alpha) {
                 shifts.push(back(s.estimate));
             }
-            if let Some(m) = stats::mde_two_sample(a, b, alpha) {
+            // Nothing is detectable when the trial count cannot reach alpha.
+            let reachable = stats::min_p_two_sample(a.len(), b.len()) <= alpha;
+            if let Some(m) = stats::mde_two_sample(a, b, alpha).filter(|_| reachable) {
                 mdes.push(back(m));
             }
         }
@@ -527,13 +529,11 @@ pub fn rewrite_gate(text: &str, suggestions: &[Suggestion]) -> String {
     };
     let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    let mut last_entry = start;
+    let last_entry = (start + 1..end)
+        .rev()
+        .find(|&i| key_of(lines[i]).is_some())
+        .unwrap_or(start);
     let mut missing = Vec::new();
-    for i in start + 1..end {
-        if key_of(lines[i]).is_some() {
-            last_entry = i;
-        }
-    }
     for s in suggestions {
         match (start + 1..end).find(|&i| key_of(lines[i]).as_deref() == Some(&s.metric)) {
             Some(i) => {

@@ -90,6 +90,7 @@ fn a_run_level_offset_shows_as_between_run_spread_and_raises_the_threshold() {
         cell(&drifty, "hyper", "throughput_rps"),
     );
     assert!(d.between_sd > 0.03, "{d:?}");
+    assert!(q.between_sd < 0.005, "{q:?}");
     assert!(d.shift_q > 0.08, "{d:?}");
     assert!(
         suggestion(&drifty, "throughput_rps").fail.relative
