@@ -22,6 +22,9 @@ pub enum Command {
     /// Compare two results files (or two clients of one) and apply the gate.
     /// Exit code: 0 the gate passed, 1 it failed, 2 an error.
     Compare(CompareArgs),
+    /// Run the suite N times against itself (A/A), measure each gating metric's
+    /// noise and minimum detectable effect, and suggest `[gate]` thresholds.
+    Calibrate(CalibrateArgs),
     /// Run the reference server in the foreground.
     Serve(ServeCliArgs),
     /// Publish a results file (e.g. to CloudWatch). Never changes a gate verdict.
@@ -103,6 +106,41 @@ pub struct CompareArgs {
     pub json: Option<PathBuf>,
     #[command(flatten)]
     pub outputs: ReportArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Suite config (its `[gate]` is the current gate). Default: ./benchgate.toml
+    /// if it exists, else the built-in default suite.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// A/A runs of the suite (at least 2; every pair of runs is compared).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub runs: u32,
+    /// Calibrate only these scenarios (repeatable).
+    #[arg(long = "scenario", value_name = "NAME")]
+    pub scenarios: Vec<String>,
+    /// Analyse these existing results files (A/A runs of one config) instead of
+    /// running the suite (repeatable; at least 2).
+    #[arg(long = "results", value_name = "FILE", conflicts_with = "runs")]
+    pub results: Vec<PathBuf>,
+    /// Keep the runs' results files in this directory (default: a scratch
+    /// directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub keep_runs: Option<PathBuf>,
+    /// Rewrite the thresholds of the config file's `[gate]` (every other byte is
+    /// kept; written to a temporary file, checked, then renamed over it).
+    #[arg(long)]
+    pub write: bool,
+    /// Do not pin the server and the clients to separate cores.
+    #[arg(long)]
+    pub no_pin: bool,
+    /// No progress output.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Testing: replace every client with a mock driver with these latencies (µs).
+    #[arg(long, hide = true, value_name = "US,US,...", value_delimiter = ',')]
+    pub mock_latencies_us: Vec<u64>,
 }
 
 /// Where to write the rendered reports of a comparison.

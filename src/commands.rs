@@ -24,6 +24,28 @@ pub fn load_suite(config: Option<&Path>) -> anyhow::Result<Suite> {
     }
 }
 
+/// Keeps only the named scenarios (`--scenario`, repeatable; empty: all of them).
+pub fn select_scenarios(suite: &mut Suite, names: &[String]) -> anyhow::Result<()> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    for name in names {
+        anyhow::ensure!(
+            suite.scenarios.iter().any(|s| &s.name == name),
+            "--scenario {name:?}: no such scenario in {}; it has: {}",
+            suite.source,
+            suite
+                .scenarios
+                .iter()
+                .map(|s| s.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    suite.scenarios.retain(|s| names.contains(&s.name));
+    Ok(())
+}
+
 /// `benchgate run`.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let mut suite = load_suite(args.config.as_deref())?;
@@ -37,22 +59,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     if args.no_pin {
         suite.run.pin = false;
     }
-    if !args.scenarios.is_empty() {
-        for name in &args.scenarios {
-            anyhow::ensure!(
-                suite.scenarios.iter().any(|s| &s.name == name),
-                "--scenario {name:?}: no such scenario in {}; it has: {}",
-                suite.source,
-                suite
-                    .scenarios
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        suite.scenarios.retain(|s| args.scenarios.contains(&s.name));
-    }
+    select_scenarios(&mut suite, &args.scenarios)?;
     let mock = (!args.mock_latencies_us.is_empty()).then(|| MockScript {
         latencies_us: args.mock_latencies_us.clone(),
         error_every: args.mock_error_every,
@@ -248,7 +255,7 @@ pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn current_exe() -> anyhow::Result<PathBuf> {
+pub(crate) fn current_exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe()
         .context("finding the benchgate executable to start the server and drivers")
 }

@@ -9,6 +9,7 @@
 //! - [`metrics`]: HDR latency histograms, error classes, resource usage.
 //! - [`results`]: the versioned results file and the environment fingerprint.
 //! - [`runner`]: `benchgate run`: server process, one driver process per trial.
+//! - [`calibrate`]: `benchgate calibrate`: A/A runs, noise, suggested thresholds.
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`baseline`]: baseline stores (local directory; data branch via GitHub).
@@ -18,6 +19,7 @@
 
 pub mod action;
 pub mod baseline;
+pub mod calibrate;
 pub mod cli;
 pub mod client;
 pub mod commands;

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => benchgate::commands::run(args),
         Command::Compare(args) => benchgate::commands::compare(args),
+        Command::Calibrate(args) => benchgate::calibrate::calibrate(args),
         Command::Serve(args) => benchgate::commands::serve(args),
         Command::Publish(PublishCommand::Cloudwatch(args)) => {
             benchgate::commands::publish_cloudwatch(args)

@@ -15,6 +15,7 @@
 //! absolute thresholds. A ratio-scale cell holding a 0 falls back to raw
 //! differences. The verdict rule is in `verdict`; the model in `model`.
 
+pub mod calibrate;
 pub mod model;
 pub mod profile;
 pub mod stats;

@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# Gate quality, measured: how often the gate cries wolf (A/A) and how often it
+# catches a real 10% client-side slowdown, on this machine, with the default
+# suite's settings (rounds, warmup, duration, alpha from fixtures/configs/default.toml,
+# which a test keeps equal to the built-in suite).
+#
+# 1. Calibration: CAL_RUNS A/A runs of the scenarios; `benchgate calibrate
+#    --results ... --write` turns them into the gate's thresholds (written to
+#    $WORK/gate-quality.toml, shown below and copied into the report). The same
+#    runs give each client's baseline cpu_us_per_request.
+# 2. The knob: inject_cpu_us = round(INJECT_PCT% of that client's median
+#    cpu_us_per_request) on the built-in clients (a busy-spin per request).
+# 3. PAIRS rounds of three runs, interleaved A, I, A so drift hits both arms:
+#    A/A comparison i = A(2i-1) vs A(2i) (independent pairs: no run is used in
+#    two A/A comparisons, so the 20 outcomes are independent; 21 runs compared
+#    consecutively would share a run between neighbours);
+#    injected comparison i = A(2i-1) vs I(i).
+#    Each is `benchgate compare` with the calibrated gate: exit 1 = gate failed.
+#
+# Why a subset of scenarios (default get-22b, both its clients): time. One run of
+# one scenario with two clients is 2 x rounds trials of warmup + duration + ~0.1 s
+# start (about 10 s at 4 rounds of 0.3 s + 0.8 s); the whole default suite is 8x
+# that, and 65 runs of it would take well over an hour.
+#
+# Usage: scripts/gate-quality.sh
+#   env: SCENARIOS="get-22b" (space separated)  PAIRS=20  CAL_RUNS=5  INJECT_PCT=10
+#        ROUNDS / WARMUP / DURATION / ALPHA (default: fixtures/configs/default.toml)
+#        BENCHGATE=path/to/benchgate (default: $CARGO_TARGET_DIR/release/benchgate,
+#        built if missing)  QUIET_WAIT=20 QUIET_PCT=15 QUIET_BUDGET=240 (before each
+#        run wait up to QUIET_WAIT s for the machine's busy share to drop under
+#        QUIET_PCT %, at most QUIET_BUDGET s in all, so the script stays bounded;
+#        the report counts the runs that started busy)  KEEP=1 (keep the work
+#        directory)  OUT=target/gate-quality.md
+# Exit: 0 when both targets are met (A/A <= 1 failure of 20 scaled to PAIRS,
+# injected >= 19 of 20), 1 when a target is missed, 2 on an error.
+# Loopback only (benchgate's reference server on 127.0.0.1); removes its work
+# directory on exit.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+BIN=${BENCHGATE:-$TARGET/release/benchgate}
+SCENARIOS=${SCENARIOS:-get-22b}
+PAIRS=${PAIRS:-20}
+CAL_RUNS=${CAL_RUNS:-5}
+INJECT_PCT=${INJECT_PCT:-10}
+QUIET_WAIT=${QUIET_WAIT:-20}
+QUIET_PCT=${QUIET_PCT:-15}
+QUIET_BUDGET=${QUIET_BUDGET:-240}
+OUT=${OUT:-$ROOT/target/gate-quality.md}
+DEFAULTS=$ROOT/fixtures/configs/default.toml
+COMMAND="scripts/gate-quality.sh${SCENARIOS:+ (SCENARIOS=\"$SCENARIOS\")}"
+
+log() { printf '[gate-quality] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 2; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gate-quality.XXXXXX")
+cleanup() { if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
+command -v python3 >/dev/null || die "python3 (>= 3.11, for tomllib) is needed"
+if [ ! -x "$BIN" ]; then
+    log "building benchgate (release) into $TARGET"
+    nice cargo build --release --quiet --bin benchgate
+fi
+[ -x "$BIN" ] || die "no benchgate at $BIN"
+
+START=$SECONDS
+
+# ------------------------------------------------------------------ settings
+read -r D_ROUNDS D_WARMUP D_DURATION D_ALPHA < <(python3 - "$DEFAULTS" <<'EOF'
+import sys, tomllib
+d = tomllib.load(open(sys.argv[1], "rb"))
+r = d.get("run", {})
+print(r.get("rounds", 3), r.get("warmup", "300ms"), r.get("duration", "1s"),
+      d.get("gate", {}).get("alpha", 0.05))
+EOF
+)
+ROUNDS=${ROUNDS:-$D_ROUNDS}
+WARMUP=${WARMUP:-$D_WARMUP}
+DURATION=${DURATION:-$D_DURATION}
+ALPHA=${ALPHA:-$D_ALPHA}
+
+# Writes a config with the selected scenarios and their clients; $1 = output,
+# $2 = JSON {client: inject_cpu_us} (or {}), $3 = gate lines file (or "").
+make_config() {
+    python3 - "$DEFAULTS" "$1" "$2" "$ROUNDS" "$WARMUP" "$DURATION" "$ALPHA" "$SCENARIOS" <<'EOF'
+import json, sys, tomllib
+src, out, inject, rounds, warmup, duration, alpha, scenarios = sys.argv[1:]
+d = tomllib.load(open(src, "rb"))
+inject = json.loads(inject)
+wanted = scenarios.split()
+scen = [s for s in d["scenario"] if s["name"] in wanted]
+missing = set(wanted) - {s["name"] for s in scen}
+if missing:
+    sys.exit(f"no scenario {sorted(missing)} in {src}")
+used = {c for s in scen for c in s["clients"]}
+def val(v):
+    if isinstance(v, bool): return "true" if v else "false"
+    if isinstance(v, (int, float)): return repr(v)
+    if isinstance(v, list): return "[" + ", ".join(val(x) for x in v) + "]"
+    return json.dumps(v)
+lines = ["# generated by scripts/gate-quality.sh from " + src.split("/")[-1], "[run]"]
+run = dict(d.get("run", {}))
+run.update(rounds=int(rounds), warmup=warmup, duration=duration)
+lines += [f"{k} = {val(v)}" for k, v in run.items()]
+for c in d["client"]:
+    if c["name"] not in used: continue
+    lines += ["", "[[client]]"] + [f"{k} = {val(v)}" for k, v in c.items()]
+    if inject.get(c["name"]): lines.append(f"inject_cpu_us = {inject[c['name']]}")
+for s in scen:
+    lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
+g = d.get("gate", {})
+lines += ["", "[gate]", f"alpha = {float(alpha)}"]
+for k in ("missing_baseline", "not_comparable"):
+    if k in g: lines.append(f"{k} = {val(g[k])}")
+open(out, "w").write("\n".join(lines) + "\n")
+EOF
+}
+
+# Busy share (percent) of all CPUs over half a second, from /proc/stat.
+busy_pct() {
+    local a b
+    a=$(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+    sleep 0.5
+    b=$(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[2] - x[2]; printf "%d", (d > 0) ? 100 * (y[1] - x[1]) / d : 0}'
+}
+NOISY_RUNS=0
+WAITED=0
+wait_quiet() {
+    local start=$SECONDS busy
+    while busy=$(busy_pct); [ "$busy" -gt "$QUIET_PCT" ]; do
+        if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ] || [ $((WAITED + SECONDS - start)) -ge "$QUIET_BUDGET" ]; then
+            log "  machine still ${busy}% busy (waited $((SECONDS - start))s); measuring anyway"
+            NOISY_RUNS=$((NOISY_RUNS + 1))
+            break
+        fi
+        sleep 2
+    done
+    WAITED=$((WAITED + SECONDS - start))
+}
+
+TOTAL_RUNS=$((CAL_RUNS + 3 * PAIRS))
+RUNS_DONE=0
+RUN_SECONDS=0
+# bg_run NAME CONFIG: one `benchgate run` of the scenarios, results in $WORK/NAME.json.
+bg_run() {
+    local name=$1 config=$2 t0 eta=""
+    wait_quiet
+    if [ "$RUNS_DONE" -gt 0 ]; then
+        eta=$(( RUN_SECONDS / RUNS_DONE * (TOTAL_RUNS - RUNS_DONE) ))
+        eta=", ETA $((eta / 60))m$((eta % 60))s"
+    fi
+    log "run $((RUNS_DONE + 1))/$TOTAL_RUNS: $name$eta"
+    t0=$SECONDS
+    "$BIN" run --config "$config" --out "$WORK/$name.json" --quiet >"$WORK/$name.log" 2>&1 ||
+        { cat "$WORK/$name.log" >&2; die "benchgate run $name failed"; }
+    RUN_SECONDS=$((RUN_SECONDS + SECONDS - t0))
+    RUNS_DONE=$((RUNS_DONE + 1))
+}
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+
+# ------------------------------------------------------------------ 1. calibration
+BASE=$WORK/base.toml
+GATE=$WORK/gate-quality.toml
+make_config "$BASE" '{}'
+log "settings: scenarios [$SCENARIOS], rounds $ROUNDS, warmup $WARMUP, duration $DURATION, alpha $ALPHA"
+log "$TOTAL_RUNS runs: $CAL_RUNS calibration + $PAIRS x (A, injected, A)"
+CAL_FILES=()
+for i in $(seq 1 "$CAL_RUNS"); do
+    bg_run "cal-$i" "$BASE"
+    CAL_FILES+=(--results "$WORK/cal-$i.json")
+done
+cp "$BASE" "$GATE"
+"$BIN" calibrate --config "$GATE" "${CAL_FILES[@]}" --write >"$WORK/calibrate.txt" 2>&1 ||
+    { cat "$WORK/calibrate.txt" >&2; die "benchgate calibrate failed"; }
+cat "$WORK/calibrate.txt" >&2
+log "gate config ($GATE):"
+sed 's/^/    /' "$GATE" >&2
+
+# ------------------------------------------------------------------ 2. the knob
+INJECT_JSON=$(jq -s --argjson pct "$INJECT_PCT" '
+    [.[].results[] | {client, v: [.trials[] | select(.failure == null) | .metrics.cpu_us_per_request | select(. != null)]}]
+    | group_by(.client)
+    | map({key: .[0].client, value: ([.[].v[]] | sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end)})
+    | from_entries
+    | {cpu: ., inject: (map_values(. * $pct / 100 | round | if . < 1 then 1 else . end))}' "$WORK"/cal-*.json)
+INJECT=$(jq -c .inject <<<"$INJECT_JSON")
+log "baseline cpu_us_per_request (median of the calibration trials): $(jq -c .cpu <<<"$INJECT_JSON")"
+log "inject_cpu_us: $INJECT"
+INJ_CFG=$WORK/injected.toml
+make_config "$INJ_CFG" "$INJECT"
+
+# ------------------------------------------------------------------ 3. the comparisons
+# compare KIND I BASE CURRENT: records "KIND I EXIT failed-metrics" in results.txt.
+compare() {
+    local kind=$1 i=$2 base=$3 cur=$4 code=0
+    "$BIN" compare --baseline "$WORK/$base.json" --current "$WORK/$cur.json" --config "$GATE" \
+        --json "$WORK/cmp-$kind-$i.json" >"$WORK/cmp-$kind-$i.txt" 2>&1 || code=$?
+    [ "$code" -le 1 ] || { cat "$WORK/cmp-$kind-$i.txt" >&2; die "compare $kind $i: error"; }
+    local failed
+    failed=$(jq -r '[.metrics[] | select(.tier == "fail") | "\(.client)/\(.metric)"] | join(",")' "$WORK/cmp-$kind-$i.json")
+    echo "$kind $i $code ${failed:--}" >>"$WORK/results.txt"
+    log "  $kind $i: $([ "$code" = 1 ] && echo "gate FAILED ($failed)" || echo "gate passed")"
+}
+: >"$WORK/results.txt"
+for i in $(seq 1 "$PAIRS"); do
+    bg_run "a-$((2 * i - 1))" "$BASE"
+    bg_run "i-$i" "$INJ_CFG"
+    bg_run "a-$((2 * i))" "$BASE"
+    compare aa "$i" "a-$((2 * i - 1))" "a-$((2 * i))"
+    compare inj "$i" "a-$((2 * i - 1))" "i-$i"
+done
+
+# ------------------------------------------------------------------ report
+AA_FAIL=$(awk '$1 == "aa" && $3 == 1' "$WORK/results.txt" | wc -l)
+INJ_FAIL=$(awk '$1 == "inj" && $3 == 1' "$WORK/results.txt" | wc -l)
+AA_MAX=$(( (PAIRS + 19) / 20 ))          # 1 of 20
+INJ_MIN=$(( PAIRS - AA_MAX ))            # 19 of 20
+ELAPSED=$((SECONDS - START))
+CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
+SHA=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+# Per (client, metric): median MDE and median change over the A/A comparisons,
+# median change over the injected ones, and failures in each.
+per_metric() {
+    jq -rs '
+      def med: sort | if length == 0 then null elif length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+      def pct: if . == null then "n/a" else (. * 1000 | round / 10 | tostring) + "%" end;
+      [.[] | .kind as $k | .c.metrics[] | select(.gating) | {k: $k, key: "\(.client) | \(.metric)", change, mde, fail: (.tier == "fail"), verdict}]
+      | group_by(.key)[]
+      | (map(select(.k == "aa"))) as $aa | (map(select(.k == "inj"))) as $inj
+      | "| \(.[0].key) | \([$aa[].mde | select(. != null)] | med | pct) | \([$aa[].change | select(. != null)] | med | pct) | \([$aa[] | select(.fail)] | length)/\($aa | length) | \([$inj[].change | select(. != null)] | med | pct) | \([$inj[] | select(.fail)] | length)/\($inj | length) | \([$inj[].verdict] | group_by(.) | map("\(.[0]) \(length)") | join(", ")) |"
+    ' <(for f in "$WORK"/cmp-aa-*.json; do jq -c '{kind: "aa", c: .}' "$f"; done
+        for f in "$WORK"/cmp-inj-*.json; do jq -c '{kind: "inj", c: .}' "$f"; done)
+}
+
+mkdir -p "$(dirname "$OUT")"
+{
+    echo "# Gate quality, measured"
+    echo
+    echo "Command: \`$COMMAND\` (benchgate $SHA, $(date -u +%Y-%m-%dT%H:%MZ))."
+    echo
+    echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
+    echo "- Settings (default suite): rounds $ROUNDS, warmup $WARMUP, duration $DURATION, alpha $ALPHA; scenarios: $SCENARIOS"
+    echo "- $PAIRS A/A comparisons (independent pairs of runs) and $PAIRS comparisons with an injected ${INJECT_PCT}% client-side slowdown; thresholds from $CAL_RUNS calibration runs"
+    echo "- Baseline cpu_us_per_request: $(jq -c .cpu <<<"$INJECT_JSON"); inject_cpu_us: $INJECT"
+    echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $TOTAL_RUNS (waited ${WAITED}s in all for quiet)"
+    echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"
+    echo
+    echo "| | gates failed | target | |"
+    echo "|---|---|---|---|"
+    echo "| A/A (false alarms) | **$AA_FAIL / $PAIRS** | <= $AA_MAX | $([ "$AA_FAIL" -le "$AA_MAX" ] && echo met || echo MISSED) |"
+    echo "| injected ${INJECT_PCT}% (detections) | **$INJ_FAIL / $PAIRS** | >= $INJ_MIN | $([ "$INJ_FAIL" -ge "$INJ_MIN" ] && echo met || echo MISSED) |"
+    echo
+    echo "Per gating metric (medians over the comparisons; MDE = minimum detectable effect at the A/A noise):"
+    echo
+    echo "| client | metric | MDE | A/A change | A/A failed | injected change | injected failed | injected verdicts |"
+    echo "|---|---|---|---|---|---|---|---|"
+    per_metric
+    echo
+    echo "Thresholds used (\`benchgate calibrate --write\` on the generated config):"
+    echo
+    echo '```toml'
+    sed -n '/^\[gate\]/,$p' "$GATE"
+    echo '```'
+    echo
+    echo "Calibration (\`benchgate calibrate\` on the $CAL_RUNS calibration runs):"
+    echo
+    echo '```'
+    sed -n '1,/^\[gate\]/p' "$WORK/calibrate.txt" | sed '$d'
+    echo '```'
+    echo
+    echo "Every comparison (kind, index, exit code, failing metrics):"
+    echo
+    echo '```'
+    cat "$WORK/results.txt"
+    echo '```'
+} >"$OUT"
+
+log "A/A: $AA_FAIL/$PAIRS gates failed (target <= $AA_MAX); injected: $INJ_FAIL/$PAIRS failed (target >= $INJ_MIN)"
+log "report: $OUT ($((ELAPSED / 60)) min $((ELAPSED % 60)) s)"
+cat "$OUT"
+[ "$AA_FAIL" -le "$AA_MAX" ] && [ "$INJ_FAIL" -ge "$INJ_MIN" ]

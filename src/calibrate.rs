@@ -1,0 +1,192 @@
+//! `benchgate calibrate`: run the suite N times against itself (A/A: same build,
+//! same config), hand the runs to the pure analysis (`compare::calibrate`), print
+//! the noise table and a ready-to-paste `[gate]` snippet, and with `--write`
+//! rewrite the config's `[gate]` thresholds in place (temp file, re-parse, rename).
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Context as _;
+
+use crate::cli::CalibrateArgs;
+use crate::commands::{current_exe, load_suite, select_scenarios};
+use crate::compare::calibrate::{self as cal, Calibration, Options};
+use crate::config::{MockScript, Suite};
+use crate::results::RunResults;
+use crate::runner::{self, RunOptions};
+
+/// `benchgate calibrate`.
+pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
+    let config_path = match &args.config {
+        Some(p) => Some(p.clone()),
+        None => Some(PathBuf::from("benchgate.toml")).filter(|p| p.exists()),
+    };
+    let mut suite = load_suite(config_path.as_deref())?;
+    if args.no_pin {
+        suite.run.pin = false;
+    }
+    select_scenarios(&mut suite, &args.scenarios)?;
+    if args.write && config_path.is_none() {
+        anyhow::bail!("--write needs a config file to rewrite: pass --config FILE (the built-in suite has none)");
+    }
+    let runs = if args.results.is_empty() {
+        anyhow::ensure!(
+            (2..=100).contains(&args.runs),
+            "--runs {}: use a value from 2 to 100 (every pair of runs is compared)",
+            args.runs
+        );
+        run_suite(&suite, &args)?
+    } else {
+        anyhow::ensure!(
+            args.results.len() >= 2,
+            "--results: give at least 2 results files (A/A runs of one config)"
+        );
+        let mut runs = Vec::new();
+        for p in &args.results {
+            let mut r = RunResults::read(p)?;
+            if !args.scenarios.is_empty() {
+                r.results.retain(|c| args.scenarios.contains(&c.scenario));
+            }
+            runs.push(r);
+        }
+        runs
+    };
+    let calibration = cal::calibrate(&runs, &suite.gate, Options::default());
+    anyhow::ensure!(
+        !calibration.cells.is_empty(),
+        "no gating metric was measured by at least 2 runs; nothing to calibrate"
+    );
+    print!("{}", cal::render_table(&calibration));
+    let about = about(&runs);
+    println!("\n{}", cal::gate_snippet(&calibration, &about));
+    if !suite.gate.overrides.is_empty() {
+        println!("note: the config has [[gate.override]] tables; they still apply where they name these metrics");
+    }
+    if args.write {
+        let path = config_path.expect("checked above");
+        write_config(&path, &calibration)?;
+        println!(
+            "wrote the suggested thresholds into [gate] of {}",
+            path.display()
+        );
+    }
+    Ok(0)
+}
+
+/// ` of get-22b on Intel Xeon (2 cores), rounds 4`.
+fn about(runs: &[RunResults]) -> String {
+    let Some(r) = runs.first() else {
+        return String::new();
+    };
+    let mut scenarios: Vec<&str> = r.results.iter().map(|c| c.scenario.as_str()).collect();
+    scenarios.dedup();
+    format!(
+        " of {} on {} ({} cores), rounds {}",
+        scenarios.join(", "),
+        r.environment.cpu_model,
+        r.environment.cores,
+        r.config.run.rounds
+    )
+}
+
+fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResults>> {
+    let scratch;
+    let dir: &Path = match &args.keep_runs {
+        Some(d) => {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+            d
+        }
+        None => {
+            scratch = ScratchDir::new()?;
+            &scratch.0
+        }
+    };
+    let mock = (!args.mock_latencies_us.is_empty()).then(|| MockScript {
+        latencies_us: args.mock_latencies_us.clone(),
+        error_every: 0,
+        response_bytes: 22,
+    });
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    for i in 1..=args.runs {
+        if !args.quiet {
+            let eta = if i > 1 {
+                let per = started.elapsed().as_secs_f64() / f64::from(i - 1);
+                format!(", about {:.0} s left", per * f64::from(args.runs - i + 1))
+            } else {
+                String::new()
+            };
+            eprintln!("benchgate calibrate: A/A run {i} of {}{eta}", args.runs);
+        }
+        let opts = RunOptions {
+            out: dir.join(format!("calibrate-run-{i}.json")),
+            mock: mock.clone(),
+            exe: current_exe()?,
+            quiet: true,
+        };
+        runs.push(runner::run(suite, &opts).with_context(|| format!("A/A run {i}"))?);
+    }
+    Ok(runs)
+}
+
+/// Rewrites `[gate]` of the config at `path`: the new text must parse, and its
+/// gate must hold the suggested fail thresholds, before it replaces the file
+/// (temp file in the same directory, then rename).
+fn write_config(path: &Path, c: &Calibration) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let new = cal::rewrite_gate(&text, &c.suggestions);
+    let suite = Suite::from_toml(&new, &path.display().to_string()).map_err(|e| {
+        anyhow::anyhow!(
+            "rewriting [gate] of {} would not parse ({e}); the file is unchanged: paste the snippet above by hand",
+            path.display()
+        )
+    })?;
+    for s in &c.suggestions {
+        let got = suite.gate.metrics.iter().find(|g| g.metric == s.metric);
+        anyhow::ensure!(
+            got.and_then(|g| g.fail) == Some(s.fail),
+            "rewriting [gate] of {} did not set {} (is it written as a sub-table?); the file is unchanged: paste the snippet above by hand",
+            path.display(),
+            s.metric
+        );
+    }
+    let tmp = path.with_file_name(format!(
+        ".{}.calibrate-{}.tmp",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("config"),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, &new).with_context(|| format!("writing {}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).with_context(|| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("replacing {}", path.display())
+    })
+}
+
+/// A scratch directory under the system temp dir, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> anyhow::Result<ScratchDir> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!(
+            "benchgate-calibrate-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,586 @@
+//! `benchgate calibrate`, the pure part: the noise of each gating metric from N
+//! A/A runs (same build, same config, same machine), and thresholds the gate can
+//! hold on this machine.
+//!
+//! For every (scenario, client, gating metric), on the comparison scale (`ln` for
+//! ratio-scale metrics, raw for the error rate):
+//!
+//! - **within-run spread**: the pooled standard deviation of the trials of one run
+//!   (the trial-to-trial noise the rank test sees);
+//! - **between-run spread**: the standard deviation of the run means beyond what
+//!   the within-run noise explains (`var(means) - within^2 / k`, floored at 0), the
+//!   process/machine-state level of Kalibera and Jones ("Rigorous Benchmarking in
+//!   Reasonable Time", ISMM 2013), which no number of trials inside one run removes;
+//! - the **A/A shift** of every pair of runs (Hodges-Lehmann, `stats::two_sample`)
+//!   and its `quantile` (default p95) of absolute values;
+//! - the **minimum detectable effect** (`stats::mde_two_sample`) of each pair at the
+//!   configured rounds and alpha, its median over pairs;
+//! - the **false alarms** of the current gate: every ordered pair of runs compared
+//!   with [`super::compare`], counting the pairs where the metric fails the gate.
+//!
+//! Suggested fail threshold per metric: `max(MDE, A/A |shift| quantile)` over the
+//! calibrated cells, rounded up to a whole percent, at least `floor`; warn at half
+//! of it (rounded up). Below the MDE a pass would be "inconclusive"; below the A/A
+//! shifts the gate would fail on noise. Absolute floors of the current gate (e.g.
+//! p99's 2 ms) are kept. Absolute-scale metrics (the error rate) keep their
+//! threshold unless the A/A shifts exceed it.
+
+use std::fmt::Write as _;
+
+use crate::compare::model::{GateConfig, Threshold, Tier};
+use crate::results::metrics::{metric_def, Direction};
+use crate::results::RunResults;
+
+use super::cells::cell_values;
+use super::{gate_for, scale_of, stats, Scale};
+
+/// Knobs of the analysis.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Quantile of the absolute A/A shifts a threshold must clear (0.95).
+    pub quantile: f64,
+    /// Smallest suggested relative threshold (0.02 = 2%).
+    pub floor: f64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            quantile: 0.95,
+            floor: 0.02,
+        }
+    }
+}
+
+/// The noise of one (scenario, client, gating metric).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellNoise {
+    pub scenario: String,
+    pub client: String,
+    pub metric: String,
+    pub scale: Scale,
+    /// Runs that measured the metric, and the fewest trials in one of them.
+    pub runs: usize,
+    pub trials: usize,
+    /// Median of every trial's value, in the metric's unit.
+    pub center: f64,
+    /// Pooled within-run standard deviation (log scale: ~ relative).
+    pub within_sd: f64,
+    /// Between-run standard deviation beyond the within-run noise.
+    pub between_sd: f64,
+    /// A/A shifts of the unordered pairs of runs: relative (`exp(s) - 1`) on the
+    /// log scale, in the metric's unit otherwise.
+    pub shifts: Vec<f64>,
+    /// `quantile` of `|shifts|`.
+    pub shift_q: f64,
+    /// Median MDE over the pairs (relative or absolute like `shifts`); `None`
+    /// when the trial count cannot reach alpha.
+    pub mde: Option<f64>,
+    /// Ordered pairs of runs where this metric failed the current gate.
+    pub false_alarms: usize,
+    /// The threshold this cell alone asks for (relative, or absolute).
+    pub needed: f64,
+}
+
+/// A suggested `[gate]` entry for one metric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggestion {
+    pub metric: String,
+    pub scale: Scale,
+    pub fail: Threshold,
+    pub warn: Threshold,
+    /// The cell that asked for the largest threshold (`scenario/client`).
+    pub driven_by: String,
+    /// The current gate's fail threshold, for comparison.
+    pub current: Option<Threshold>,
+}
+
+/// The whole calibration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    pub runs: usize,
+    pub alpha: f64,
+    pub quantile: f64,
+    pub cells: Vec<CellNoise>,
+    pub suggestions: Vec<Suggestion>,
+    /// Ordered pairs of runs compared with the current gate, and how many failed it.
+    pub comparisons: usize,
+    pub failed_comparisons: usize,
+}
+
+/// Analyses `runs` (A/A: same config) under `gate`. Needs at least 2 runs.
+pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calibration {
+    let (comparisons, failed, fails) = gate_false_alarms(runs, gate);
+    let mut cells = Vec::new();
+    if let Some(first) = runs.first() {
+        for cell in &first.results {
+            for g in gate.metrics.iter().map(|g| g.metric.as_str()) {
+                let Some(mg) = gate_for(gate, &cell.scenario, &cell.client, g) else {
+                    continue;
+                };
+                if !mg.gating {
+                    continue;
+                }
+                let per_run: Vec<Vec<f64>> = runs
+                    .iter()
+                    .filter_map(|r| r.cell(&cell.scenario, &cell.client))
+                    .map(|c| cell_values(c, g))
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                if per_run.len() < 2 {
+                    continue;
+                }
+                let alarms = fails
+                    .iter()
+                    .filter(|(s, c, m)| s == &cell.scenario && c == &cell.client && m == g)
+                    .count();
+                cells.push(cell_noise(
+                    (&cell.scenario, &cell.client, g),
+                    &per_run,
+                    gate.alpha,
+                    alarms,
+                    opts,
+                ));
+            }
+        }
+    }
+    let suggestions = suggest(&cells, gate, opts);
+    Calibration {
+        runs: runs.len(),
+        alpha: gate.alpha,
+        quantile: opts.quantile,
+        cells,
+        suggestions,
+        comparisons,
+        failed_comparisons: failed,
+    }
+}
+
+/// Every ordered pair `(i, j)`, `i != j`, compared with the gate: the number of
+/// comparisons, how many failed, and the (scenario, client, metric) of each failure.
+fn gate_false_alarms(
+    runs: &[RunResults],
+    gate: &GateConfig,
+) -> (usize, usize, Vec<(String, String, String)>) {
+    let (mut n, mut failed, mut cells) = (0, 0, Vec::new());
+    for (i, a) in runs.iter().enumerate() {
+        for (j, b) in runs.iter().enumerate() {
+            if i == j {
+                continue;
+            }
+            let c = super::compare(Some(a), b, gate);
+            n += 1;
+            failed += usize::from(c.exit_code == 1);
+            for m in c.metrics.iter().filter(|m| m.tier == Tier::Fail) {
+                cells.push((m.scenario.clone(), m.client.clone(), m.metric.clone()));
+            }
+        }
+    }
+    (n, failed, cells)
+}
+
+fn cell_noise(
+    (scenario, client, metric): (&str, &str, &str),
+    per_run: &[Vec<f64>],
+    alpha: f64,
+    false_alarms: usize,
+    opts: Options,
+) -> CellNoise {
+    let positive = per_run.iter().flatten().all(|v| *v > 0.0);
+    let scale = match scale_of(metric) {
+        Scale::Log if positive => Scale::Log,
+        _ => Scale::Absolute,
+    };
+    let tx: Vec<Vec<f64>> = per_run
+        .iter()
+        .map(|v| match scale {
+            Scale::Log => v.iter().map(|x| x.ln()).collect(),
+            Scale::Absolute => v.clone(),
+        })
+        .collect();
+    let back = |s: f64| match scale {
+        Scale::Log => s.exp() - 1.0,
+        Scale::Absolute => s,
+    };
+    let (within_sd, between_sd) = spread(&tx);
+    let (mut shifts, mut mdes) = (Vec::new(), Vec::new());
+    for (i, a) in tx.iter().enumerate() {
+        for b in &tx[i + 1..] {
+            if let Some(s) = stats::two_sample(a, b, alpha) {
+                shifts.push(back(s.estimate));
+            }
+            // Nothing is detectable when the trial count cannot reach alpha.
+            let reachable = stats::min_p_two_sample(a.len(), b.len()) <= alpha;
+            if let Some(m) = stats::mde_two_sample(a, b, alpha).filter(|_| reachable) {
+                mdes.push(back(m));
+            }
+        }
+    }
+    let mut abs: Vec<f64> = shifts.iter().map(|s| s.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let shift_q = quantile_sorted(&abs, opts.quantile);
+    let mde = stats::median(&mdes);
+    let all: Vec<f64> = per_run.iter().flatten().copied().collect();
+    CellNoise {
+        scenario: scenario.to_string(),
+        client: client.to_string(),
+        metric: metric.to_string(),
+        scale,
+        runs: per_run.len(),
+        trials: per_run.iter().map(Vec::len).min().unwrap_or(0),
+        center: stats::median(&all).unwrap_or(0.0),
+        within_sd,
+        between_sd,
+        shifts,
+        shift_q,
+        mde,
+        false_alarms,
+        needed: shift_q.max(mde.unwrap_or(0.0)),
+    }
+}
+
+/// Pooled within-group standard deviation and the between-group component
+/// (one-way random effects, method of moments).
+pub fn spread(groups: &[Vec<f64>]) -> (f64, f64) {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mut ss, mut df) = (0.0, 0usize);
+    for g in groups.iter().filter(|g| !g.is_empty()) {
+        let m = mean(g);
+        ss += g.iter().map(|x| (x - m).powi(2)).sum::<f64>();
+        df += g.len() - 1;
+    }
+    let within_var = if df > 0 { ss / df as f64 } else { 0.0 };
+    let means: Vec<f64> = groups
+        .iter()
+        .filter(|g| !g.is_empty())
+        .map(|g| mean(g))
+        .collect();
+    if means.len() < 2 {
+        return (within_var.sqrt(), 0.0);
+    }
+    let k = groups
+        .iter()
+        .map(Vec::len)
+        .filter(|n| *n > 0)
+        .min()
+        .unwrap_or(1) as f64;
+    let grand = mean(&means);
+    let var_means =
+        means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (means.len() - 1) as f64;
+    (
+        within_var.sqrt(),
+        (var_means - within_var / k).max(0.0).sqrt(),
+    )
+}
+
+/// Linear-interpolation quantile of sorted values (0 when empty).
+pub fn quantile_sorted(v: &[f64], q: f64) -> f64 {
+    match v.len() {
+        0 => 0.0,
+        1 => v[0],
+        n => {
+            let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
+            let (lo, frac) = (pos.floor() as usize, pos.fract());
+            let hi = (lo + 1).min(n - 1);
+            v[lo] + (v[hi] - v[lo]) * frac
+        }
+    }
+}
+
+/// Rounds a relative threshold up to a whole percent (up to 1e-9 of slack, so
+/// 0.05 stays 5%).
+pub fn round_up_percent(r: f64) -> f64 {
+    ((r * 100.0) - 1e-9).ceil().max(0.0) / 100.0
+}
+
+/// Rounds an absolute threshold up to one significant digit (0.0123 -> 0.02).
+fn round_up_abs(a: f64) -> f64 {
+    if a <= 0.0 || !a.is_finite() {
+        return 0.0;
+    }
+    let mag = 10f64.powf(a.log10().floor());
+    ((a / mag) - 1e-9).ceil() * mag
+}
+
+fn suggest(cells: &[CellNoise], gate: &GateConfig, opts: Options) -> Vec<Suggestion> {
+    let mut out: Vec<Suggestion> = Vec::new();
+    for g in gate.metrics.iter().filter(|g| g.gating) {
+        let mine: Vec<&CellNoise> = cells.iter().filter(|c| c.metric == g.metric).collect();
+        let Some(worst) = mine.iter().max_by(|a, b| a.needed.total_cmp(&b.needed)) else {
+            continue;
+        };
+        // A log-scale metric measured as absolute somewhere (a 0 value) is left alone.
+        if mine.iter().any(|c| c.scale != scale_of(&g.metric)) {
+            continue;
+        }
+        let current = g.fail;
+        let floor_abs = g.fail.and_then(|t| t.absolute);
+        let (fail, warn) = match scale_of(&g.metric) {
+            Scale::Log => {
+                let f = round_up_percent(worst.needed.max(opts.floor));
+                let w = round_up_percent((f / 2.0).max(0.01)).min(f);
+                let t = |r: f64| Threshold {
+                    relative: r,
+                    absolute: floor_abs,
+                };
+                (t(f), t(w))
+            }
+            Scale::Absolute => {
+                let configured = current.and_then(|t| t.absolute).unwrap_or(0.0);
+                let f = round_up_abs(worst.needed).max(configured);
+                let w = g.warn.and_then(|t| t.absolute).unwrap_or(f / 10.0).min(f);
+                let t = |a: f64| Threshold {
+                    relative: 0.0,
+                    absolute: Some(a),
+                };
+                (t(f), t(w))
+            }
+        };
+        out.push(Suggestion {
+            metric: g.metric.clone(),
+            scale: scale_of(&g.metric),
+            fail,
+            warn,
+            driven_by: format!("{}/{}", worst.scenario, worst.client),
+            current,
+        });
+    }
+    out
+}
+
+/// A threshold as the config writes it: `"-5%"`, `"+0.01"` (signed in the
+/// metric's bad direction).
+pub fn threshold_text(metric: &str, t: &Threshold) -> String {
+    let sign = match metric_def(metric).map(|d| d.direction) {
+        Some(Direction::HigherIsBetter) => '-',
+        _ => '+',
+    };
+    match scale_of(metric) {
+        Scale::Log => format!("\"{sign}{}%\"", trim_number(t.relative * 100.0)),
+        Scale::Absolute => format!("\"{sign}{}\"", trim_number(t.absolute.unwrap_or(0.0))),
+    }
+}
+
+fn trim_number(v: f64) -> String {
+    let s = format!("{:.6}", v);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// An absolute floor as the config writes it: `"2ms"` for µs metrics, a size or
+/// a number otherwise.
+fn floor_text(metric: &str, floor: f64) -> String {
+    match metric_def(metric).map_or("", |d| d.unit) {
+        "us" => format!(
+            "\"{}\"",
+            crate::config::units::format_duration(std::time::Duration::from_nanos(
+                (floor * 1e3).round() as u64
+            ))
+        ),
+        _ => trim_number(floor),
+    }
+}
+
+/// The `[gate]` entry of one suggestion: `name = { fail = .., warn = .., floor = .. }`.
+pub fn gate_line(s: &Suggestion) -> String {
+    let mut line = format!(
+        "{} = {{ fail = {}, warn = {}",
+        s.metric,
+        threshold_text(&s.metric, &s.fail),
+        threshold_text(&s.metric, &s.warn)
+    );
+    if let (Scale::Log, Some(floor)) = (s.scale, s.fail.absolute) {
+        let _ = write!(line, ", floor = {}", floor_text(&s.metric, floor));
+    }
+    line.push_str(" }");
+    line
+}
+
+/// The ready-to-paste `[gate]` snippet.
+pub fn gate_snippet(c: &Calibration, about: &str) -> String {
+    let mut out = format!(
+        "# benchgate calibrate: {} A/A runs{about}, alpha = {}; fail = max(MDE, A/A |shift| p{:.0}) rounded up\n[gate]\n",
+        c.runs,
+        c.alpha,
+        c.quantile * 100.0
+    );
+    for s in &c.suggestions {
+        out.push_str(&gate_line(s));
+        out.push('\n');
+    }
+    out
+}
+
+/// The noise table (plain text, one row per cell).
+pub fn render_table(c: &Calibration) -> String {
+    let header = [
+        "scenario",
+        "client",
+        "metric",
+        "median",
+        "within sd",
+        "between sd",
+        "A/A |shift| p95",
+        "MDE",
+        "false alarms",
+        "needs",
+    ];
+    let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for n in &c.cells {
+        let v = |x: f64| match n.scale {
+            Scale::Log => format!("{:.1}%", x * 100.0),
+            Scale::Absolute => format!("{x:.4}"),
+        };
+        rows.push(vec![
+            n.scenario.clone(),
+            n.client.clone(),
+            n.metric.clone(),
+            format!("{:.4}", n.center)
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string(),
+            v(n.within_sd),
+            v(n.between_sd),
+            v(n.shift_q),
+            n.mde.map_or("n/a".into(), v),
+            format!("{}/{}", n.false_alarms, c.comparisons),
+            v(n.needed),
+        ]);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (s, w))| {
+                if i < 3 {
+                    format!("{s:<w$}")
+                } else {
+                    format!("{s:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+        if k == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            out.push('\n');
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nThe current gate failed {} of {} ordered A/A comparisons of these runs.",
+        c.failed_comparisons, c.comparisons
+    );
+    for s in &c.suggestions {
+        let cur = s
+            .current
+            .map_or("none".into(), |t| threshold_text(&s.metric, &t));
+        let _ = writeln!(
+            out,
+            "{}: fail {} (now {cur}), set by {}",
+            s.metric,
+            threshold_text(&s.metric, &s.fail),
+            s.driven_by
+        );
+    }
+    out
+}
+
+/// Rewrites the metric entries of the `[gate]` table of `text` with the
+/// suggestions, keeping every other byte. Entries already in `[gate]` are replaced
+/// in place (a trailing `# comment` is kept); missing ones are added after the
+/// table's last entry; without a `[gate]` table one is appended. The caller must
+/// re-parse the result: this is a line editor, not a TOML writer.
+pub fn rewrite_gate(text: &str, suggestions: &[Suggestion]) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let header = |l: &str| l.trim_start().starts_with('[');
+    let Some(start) = lines.iter().position(|l| l.trim() == "[gate]") else {
+        let mut out = text.to_string();
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str("\n[gate]\n");
+        for s in suggestions {
+            out.push_str(&gate_line(s));
+            out.push('\n');
+        }
+        return out;
+    };
+    let end = lines[start + 1..]
+        .iter()
+        .position(|l| header(l))
+        .map_or(lines.len(), |i| start + 1 + i);
+    let key_of = |l: &str| -> Option<String> {
+        let t = l.trim_start();
+        if t.starts_with('#') {
+            return None;
+        }
+        let (k, _) = t.split_once('=')?;
+        Some(k.trim().trim_matches('"').to_string())
+    };
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let last_entry = (start + 1..end)
+        .rev()
+        .find(|&i| key_of(lines[i]).is_some())
+        .unwrap_or(start);
+    let mut missing = Vec::new();
+    for s in suggestions {
+        match (start + 1..end).find(|&i| key_of(lines[i]).as_deref() == Some(&s.metric)) {
+            Some(i) => {
+                let indent: String = lines[i].chars().take_while(|c| c.is_whitespace()).collect();
+                let comment = trailing_comment(lines[i]);
+                let eol = if lines[i].ends_with('\n') {
+                    newline
+                } else {
+                    ""
+                };
+                out[i] = format!("{indent}{}{comment}{eol}", gate_line(s));
+            }
+            None => missing.push(s),
+        }
+    }
+    if !missing.is_empty() {
+        let mut add = String::new();
+        if !out[last_entry].ends_with('\n') {
+            add.push_str(newline);
+        }
+        for s in missing {
+            add.push_str(&gate_line(s));
+            add.push_str(newline);
+        }
+        out[last_entry].push_str(&add);
+    }
+    out.concat()
+}
+
+/// ` # comment` at the end of a `key = value` line, outside strings.
+fn trailing_comment(line: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let mut quote: Option<char> = None;
+    for (i, ch) in body.char_indices() {
+        match (quote, ch) {
+            (None, '"' | '\'') => quote = Some(ch),
+            (Some(q), c) if c == q => quote = None,
+            (None, '#') => {
+                let before = &body[..i];
+                let ws = before.len() - before.trim_end().len();
+                return body[i - ws..].to_string();
+            }
+            _ => {}
+        }
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests;
