@@ -46,7 +46,8 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
 }
 
 /// `push` to the baseline branch: run, store the baseline, and show the change
-/// from the previous one. A missing previous baseline never fails.
+/// from the previous one. A missing previous baseline never fails. Publishes to
+/// CloudWatch when asked (a failure there is a warning).
 pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
     let suite = a.suite()?;
     let store = a.store()?;
@@ -59,7 +60,7 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
         key.run_id
     );
     let comparison = compare::compare(previous.as_ref().map(|f| &f.results), &results, &suite.gate);
-    Report {
+    let code = Report {
         comparison,
         current: &results,
         baseline: previous.as_ref(),
@@ -67,7 +68,11 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
         comment: None,
         no_baseline_passes: true,
     }
-    .finish(a)
+    .finish(a)?;
+    if a.inputs.cloudwatch {
+        publish_cloudwatch(a, branch);
+    }
+    Ok(code)
 }
 
 /// `schedule`/`workflow_dispatch`: run, compare with the newest baseline of
