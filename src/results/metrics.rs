@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::metrics::{ErrorCounts, LatencySummary};
+use crate::metrics::resources::CpuTimes;
+use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,7 +112,68 @@ pub struct TrialMetrics {
     pub latency_uncorrected: Option<LatencySummary>,
 }
 
+/// What a trial measured, before the derived figures (rates, latency summary)
+/// are computed from it. Built by the runner for built-in drivers and for
+/// command clients alike.
+pub struct Measured<'a> {
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    /// Length of the measurement window, seconds.
+    pub elapsed_s: f64,
+    pub bytes_per_sec: f64,
+    pub cpu: CpuTimes,
+    pub cpu_us_per_request: Option<f64>,
+    pub peak_rss_bytes: u64,
+    pub peak_threads: u64,
+    pub connections_opened: Option<u64>,
+    pub requests_per_connection: Option<f64>,
+    pub in_flight_at_deadline: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    pub latency: Option<&'a LatencyHistogram>,
+    pub latency_uncorrected: Option<&'a LatencyHistogram>,
+}
+
 impl TrialMetrics {
+    /// The trial's metrics: throughput and error rate over the window, latency
+    /// figures from the histograms, everything else as measured.
+    pub fn new(m: Measured<'_>) -> TrialMetrics {
+        let requests = m.ok + m.errors.total();
+        let mut metrics = TrialMetrics {
+            throughput_rps: m.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE),
+            bytes_per_sec: m.bytes_per_sec,
+            latency_mean_us: None,
+            latency_stdev_us: None,
+            latency_p50_us: None,
+            latency_p90_us: None,
+            latency_p99_us: None,
+            latency_p999_us: None,
+            latency_max_us: None,
+            error_rate: if requests == 0 {
+                0.0
+            } else {
+                m.errors.total() as f64 / requests as f64
+            },
+            errors: m.errors,
+            cpu_us_per_request: m.cpu_us_per_request,
+            peak_rss_bytes: m.peak_rss_bytes,
+            peak_threads: m.peak_threads,
+            connections_opened: m.connections_opened,
+            requests_per_connection: m.requests_per_connection,
+            requests,
+            ok: m.ok,
+            elapsed_s: m.elapsed_s,
+            in_flight_at_deadline: m.in_flight_at_deadline,
+            bytes_received: m.bytes_received,
+            bytes_sent: m.bytes_sent,
+            cpu_user_us: m.cpu.user_us,
+            cpu_sys_us: m.cpu.sys_us,
+            latency_uncorrected: m.latency_uncorrected.and_then(|h| h.summary()),
+        };
+        metrics.set_latency(m.latency.and_then(|h| h.summary()).as_ref());
+        metrics
+    }
+
     /// Value of a metric by stable name; `None` when not measured.
     pub fn get(&self, name: &str) -> Option<f64> {
         Some(match name {

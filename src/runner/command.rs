@@ -26,6 +26,7 @@ use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, StopRule};
 use crate::metrics::resources::{pin_command, sample_group, wait_child, GroupSampler};
 use crate::metrics::ErrorCounts;
+use crate::results::metrics::Measured;
 use crate::results::TrialMetrics;
 
 /// Bytes of a program's stdout/stderr shown when it fails.
@@ -273,47 +274,27 @@ pub fn run_trial(
             )
         }
     };
-    let elapsed = elapsed_s.max(f64::MIN_POSITIVE);
-    let bytes_per_sec = (server_window.bytes_in + server_window.bytes_out) as f64
-        / server_window.window_secs.max(f64::MIN_POSITIVE);
-    let mut metrics = TrialMetrics {
-        throughput_rps: ok as f64 / elapsed,
-        bytes_per_sec,
-        latency_mean_us: None,
-        latency_stdev_us: None,
-        latency_p50_us: None,
-        latency_p90_us: None,
-        latency_p99_us: None,
-        latency_p999_us: None,
-        latency_max_us: None,
-        error_rate: if requests == 0 {
-            0.0
-        } else {
-            errors.total() as f64 / requests as f64
-        },
+    let (connections_opened, requests_per_connection) =
+        super::trial::server_side(&before, &after, &server_window);
+    let metrics = TrialMetrics::new(Measured {
+        ok,
         errors,
+        elapsed_s,
+        bytes_per_sec: (server_window.bytes_in + server_window.bytes_out) as f64
+            / server_window.window_secs.max(f64::MIN_POSITIVE),
+        cpu: window_cpu,
         cpu_us_per_request: (requests > 0 && window_cpu.total_us() > 0)
             .then(|| window_cpu.total_us() as f64 / server_window.requests.max(1) as f64),
         peak_rss_bytes: peaks.rss_bytes.max(usage.max_rss_bytes),
         peak_threads: peaks.threads,
-        connections_opened: Some(
-            after
-                .total_connections_accepted
-                .saturating_sub(before.total_connections_accepted),
-        ),
-        requests_per_connection: (server_window.connections_used > 0)
-            .then_some(server_window.requests_per_connection),
-        requests,
-        ok,
-        elapsed_s,
+        connections_opened,
+        requests_per_connection,
         in_flight_at_deadline: 0,
         bytes_received: server_window.bytes_out,
         bytes_sent: server_window.bytes_in,
-        cpu_user_us: window_cpu.user_us,
-        cpu_sys_us: window_cpu.sys_us,
+        latency: histogram.as_ref(),
         latency_uncorrected: None,
-    };
-    metrics.set_latency(histogram.as_ref().and_then(|h| h.summary()).as_ref());
+    });
     Ok(TrialRun {
         metrics,
         server: server_window,

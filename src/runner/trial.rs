@@ -18,6 +18,7 @@ use super::server_proc::ServerProcess;
 use crate::config::StopRule;
 use crate::metrics::resources::{pin_command, wait_child, PeakSampler};
 use crate::metrics::LatencyHistogram;
+use crate::results::metrics::Measured;
 use crate::results::TrialMetrics;
 use crate::server::ServerCounters;
 
@@ -135,49 +136,47 @@ pub fn run_trial(
 
     let elapsed = report.elapsed_s.max(f64::MIN_POSITIVE);
     let requests = report.ok + report.errors.total();
-    let mut metrics = TrialMetrics {
-        throughput_rps: report.ok as f64 / elapsed,
-        bytes_per_sec: (report.bytes_in + report.bytes_out) as f64 / elapsed,
-        latency_mean_us: None,
-        latency_stdev_us: None,
-        latency_p50_us: None,
-        latency_p90_us: None,
-        latency_p99_us: None,
-        latency_p999_us: None,
-        latency_max_us: None,
-        error_rate: if requests == 0 {
-            0.0
-        } else {
-            report.errors.total() as f64 / requests as f64
-        },
+    let (connections_opened, requests_per_connection) = server_side(&before, &after, &window);
+    let metrics = TrialMetrics::new(Measured {
+        ok: report.ok,
         errors: report.errors,
+        elapsed_s: report.elapsed_s,
+        bytes_per_sec: (report.bytes_in + report.bytes_out) as f64 / elapsed,
+        cpu: report.cpu,
         cpu_us_per_request: (requests > 0).then(|| report.cpu.total_us() as f64 / requests as f64),
         peak_rss_bytes: usage.max_rss_bytes,
         peak_threads,
-        connections_opened: Some(
-            after
-                .total_connections_accepted
-                .saturating_sub(before.total_connections_accepted),
-        ),
-        requests_per_connection: (window.connections_used > 0)
-            .then_some(window.requests_per_connection),
-        requests,
-        ok: report.ok,
-        elapsed_s: report.elapsed_s,
+        connections_opened,
+        requests_per_connection,
         in_flight_at_deadline: report.in_flight_at_deadline,
         bytes_received: report.bytes_in,
         bytes_sent: report.bytes_out,
-        cpu_user_us: report.cpu.user_us,
-        cpu_sys_us: report.cpu.sys_us,
-        latency_uncorrected: histogram_uncorrected.as_ref().and_then(|h| h.summary()),
-    };
-    metrics.set_latency(histogram.as_ref().and_then(|h| h.summary()).as_ref());
+        latency: histogram.as_ref(),
+        latency_uncorrected: histogram_uncorrected.as_ref(),
+    });
     Ok(TrialRun {
         metrics,
         server: window,
         histogram,
         histogram_uncorrected,
     })
+}
+
+/// Server-side figures of a trial: connections accepted during the whole trial
+/// (totals before and after), and requests per used connection in its window.
+pub(super) fn server_side(
+    before: &ServerCounters,
+    after: &ServerCounters,
+    window: &ServerCounters,
+) -> (Option<u64>, Option<f64>) {
+    (
+        Some(
+            after
+                .total_connections_accepted
+                .saturating_sub(before.total_connections_accepted),
+        ),
+        (window.connections_used > 0).then_some(window.requests_per_connection),
+    )
 }
 
 /// Kills a process that outlives its time limit.
