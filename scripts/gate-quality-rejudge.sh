@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Re-judges the kept runs of a gate-quality measurement (`KEEP=1
 # scripts/gate-quality.sh` prints the work directory) without running anything:
-#   1. the same 20 A/A and 20 injected comparisons (4 rounds a side, as measured)
+#   1. the same 20 A/A and 20 injected comparisons (as many rounds a side as measured)
 #      under fixed fail thresholds of 2-8% (throughput and CPU per request), to see
 #      whether any threshold meets both targets;
 #   2. 8 trials a side, made by merging two runs per side (A/A: a1+a3 vs a2+a4;

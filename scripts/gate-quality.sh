@@ -19,7 +19,7 @@
 #
 # Why a subset of scenarios (default get-22b, both its clients): time. One run of
 # one scenario with two clients is 2 x rounds trials of warmup + duration + ~0.1 s
-# start (about 10 s at 4 rounds of 0.3 s + 0.8 s); the whole default suite is 8x
+# start (about 12 s at 10 rounds of 0.15 s + 0.3 s); the whole default suite is 8x
 # that, and 65 runs of it would take well over an hour.
 #
 # Usage: scripts/gate-quality.sh

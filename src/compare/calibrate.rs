@@ -18,12 +18,25 @@
 //! - the **false alarms** of the current gate: every ordered pair of runs compared
 //!   with [`super::compare`], counting the pairs where the metric fails the gate.
 //!
-//! Suggested fail threshold per metric: `max(MDE, A/A |shift| quantile)` over the
-//! calibrated cells, rounded up to a whole percent, at least `floor`; warn at half
-//! of it (rounded up). Below the MDE a pass would be "inconclusive"; below the A/A
-//! shifts the gate would fail on noise. Absolute floors of the current gate (e.g.
-//! p99's 2 ms) are kept. Absolute-scale metrics (the error rate) keep their
-//! threshold unless the A/A shifts exceed it.
+//! - the **A/A interval bound**: for every *ordered* pair of runs whose shift is
+//!   significant, the end of its confidence interval nearest to "no change" in
+//!   the metric's bad direction (`exp(low) - 1` for lower-is-better, `1 -
+//!   exp(high)` for higher-is-better, raw for absolute metrics). The gate fails a
+//!   cell only when the change is significant *and* that bound is beyond the fail
+//!   threshold (`verdict`), so the largest such bound is exactly the smallest
+//!   threshold at which none of the calibration's A/A comparisons would fail.
+//!
+//! Suggested fail threshold per metric: that largest A/A bound over the
+//! calibrated cells, rounded up to a whole percent, at least `floor` and at most
+//! [`MAX_RELATIVE`] (the config's limit; a metric that needs more cannot be gated
+//! on this machine and the note says so); warn at half of it (rounded up). With
+//! `n` runs there are `n(n-1)` ordered pairs, so the threshold sits at about the
+//! `1 - 1/(n(n-1))` quantile of the A/A bounds: 5 runs give 20 pairs, the "at
+//! most 1 false alarm in 20" of the gate-quality target. The MDE and the A/A
+//! shift quantile are shown, not imposed: a comparison noisier than its
+//! threshold is called *inconclusive* by the verdict, not failed. Absolute floors
+//! of the current gate (e.g. p99's 2 ms) are kept. Absolute-scale metrics (the
+//! error rate) keep their threshold unless the A/A bounds exceed it.
 
 use std::fmt::Write as _;
 
@@ -33,6 +46,9 @@ use crate::results::RunResults;
 
 use super::cells::cell_values;
 use super::{gate_for, scale_of, stats, Scale};
+
+/// Largest relative threshold a config may hold (`"+1000%"`, see `gate_parse`).
+pub const MAX_RELATIVE: f64 = 10.0;
 
 /// Knobs of the analysis.
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +92,9 @@ pub struct CellNoise {
     /// Median MDE over the pairs (relative or absolute like `shifts`); `None`
     /// when the trial count cannot reach alpha.
     pub mde: Option<f64>,
+    /// Largest worse-direction interval bound over the significant ordered A/A
+    /// pairs (relative, or absolute like `shifts`); 0 when none is significant.
+    pub aa_bound: f64,
     /// Ordered pairs of runs where this metric failed the current gate.
     pub false_alarms: usize,
     /// The threshold this cell alone asks for (relative, or absolute).
@@ -93,6 +112,9 @@ pub struct Suggestion {
     pub driven_by: String,
     /// The current gate's fail threshold, for comparison.
     pub current: Option<Threshold>,
+    /// The metric needs more than [`MAX_RELATIVE`]: the suggestion is capped and
+    /// the metric cannot usefully gate on this machine.
+    pub capped: bool,
 }
 
 /// The whole calibration.
@@ -203,8 +225,25 @@ fn cell_noise(
         Scale::Absolute => s,
     };
     let (within_sd, between_sd) = spread(&tx);
-    let (mut shifts, mut mdes) = (Vec::new(), Vec::new());
+    let higher_better = metric_def(metric).map(|d| d.direction) == Some(Direction::HigherIsBetter);
+    // How far the interval of "current - baseline" lies beyond "no change" in
+    // the bad direction, in the threshold's terms (relative or absolute).
+    let worse_bound = |s: &stats::Shift| match (scale, higher_better) {
+        (Scale::Log, false) => s.ci_low.exp() - 1.0,
+        (Scale::Log, true) => 1.0 - s.ci_high.exp(),
+        (Scale::Absolute, false) => s.ci_low,
+        (Scale::Absolute, true) => -s.ci_high,
+    };
+    let (mut shifts, mut mdes, mut aa_bound) = (Vec::new(), Vec::new(), 0.0f64);
     for (i, a) in tx.iter().enumerate() {
+        for (j, b) in tx.iter().enumerate() {
+            if i == j {
+                continue;
+            }
+            if let Some(s) = stats::two_sample(a, b, alpha).filter(|s| s.p_value <= alpha) {
+                aa_bound = aa_bound.max(worse_bound(&s));
+            }
+        }
         for b in &tx[i + 1..] {
             if let Some(s) = stats::two_sample(a, b, alpha) {
                 shifts.push(back(s.estimate));
@@ -234,8 +273,9 @@ fn cell_noise(
         shifts,
         shift_q,
         mde,
+        aa_bound,
         false_alarms,
-        needed: shift_q.max(mde.unwrap_or(0.0)),
+        needed: aa_bound,
     }
 }
 
@@ -317,7 +357,7 @@ fn suggest(cells: &[CellNoise], gate: &GateConfig, opts: Options) -> Vec<Suggest
         let floor_abs = g.fail.and_then(|t| t.absolute);
         let (fail, warn) = match scale_of(&g.metric) {
             Scale::Log => {
-                let f = round_up_percent(worst.needed.max(opts.floor));
+                let f = round_up_percent(worst.needed.max(opts.floor)).min(MAX_RELATIVE);
                 let w = round_up_percent((f / 2.0).max(0.01)).min(f);
                 let t = |r: f64| Threshold {
                     relative: r,
@@ -343,6 +383,7 @@ fn suggest(cells: &[CellNoise], gate: &GateConfig, opts: Options) -> Vec<Suggest
             warn,
             driven_by: format!("{}/{}", worst.scenario, worst.client),
             current,
+            capped: scale_of(&g.metric) == Scale::Log && worst.needed > MAX_RELATIVE,
         });
     }
     out
@@ -403,12 +444,18 @@ pub fn gate_line(s: &Suggestion) -> String {
 /// The ready-to-paste `[gate]` snippet.
 pub fn gate_snippet(c: &Calibration, about: &str) -> String {
     let mut out = format!(
-        "# benchgate calibrate: {} A/A runs{about}, alpha = {}; fail = max(MDE, A/A |shift| p{:.0}) rounded up\n[gate]\n",
-        c.runs,
-        c.alpha,
-        c.quantile * 100.0
+        "# benchgate calibrate: {} A/A runs{about}, alpha = {}; fail = largest A/A interval bound, rounded up\n[gate]\n",
+        c.runs, c.alpha
     );
     for s in &c.suggestions {
+        if s.capped {
+            let _ = writeln!(
+                out,
+                "# {}: A/A noise beyond {}% on this machine (capped); consider gating = false",
+                s.metric,
+                MAX_RELATIVE * 100.0
+            );
+        }
         out.push_str(&gate_line(s));
         out.push('\n');
     }

@@ -102,7 +102,7 @@ fn a_run_level_offset_shows_as_between_run_spread_and_raises_the_threshold() {
 }
 
 #[test]
-fn suggestion_is_the_larger_of_mde_and_shift_rounded_up_with_a_floor() {
+fn suggestion_is_the_largest_aa_bound_rounded_up_with_a_floor() {
     let c = calibrate(&runs(5, 4, 0.01, 0.0), &default_gate(), Options::default());
     for s in c.suggestions.iter().filter(|s| s.scale == Scale::Log) {
         let worst = c
@@ -124,6 +124,55 @@ fn suggestion_is_the_larger_of_mde_and_shift_rounded_up_with_a_floor() {
     let e = suggestion(&c, "error_rate");
     assert_eq!(e.fail.absolute, Some(0.01));
     assert_eq!(e.fail.relative, 0.0);
+}
+
+/// The gate with the suggestions applied.
+fn apply(gate: &GateConfig, suggestions: &[Suggestion]) -> GateConfig {
+    let mut g = gate.clone();
+    for s in suggestions {
+        let m = g.metrics.iter_mut().find(|m| m.metric == s.metric).unwrap();
+        m.fail = Some(s.fail);
+        m.warn = Some(s.warn);
+    }
+    g
+}
+
+#[test]
+fn suggested_thresholds_fail_none_of_the_calibration_comparisons() {
+    // Run offsets of up to 8% fail the default gate; the suggestion must not.
+    let drifty = runs(6, 10, 0.005, 0.08);
+    let c = calibrate(&drifty, &default_gate(), Options::default());
+    assert!(c.failed_comparisons > 0, "the default gate cries wolf here");
+    let cpu = cell(&c, "hyper", "cpu_us_per_request");
+    assert!(cpu.aa_bound > 0.0, "{cpu:?}");
+    let tuned = apply(&default_gate(), &c.suggestions);
+    let again = calibrate(&drifty, &tuned, Options::default());
+    assert_eq!(again.failed_comparisons, 0, "{:?}", again.suggestions);
+    // ... and stays as small as that allows: within a percent (plus rounding).
+    let s = suggestion(&c, "cpu_us_per_request");
+    assert!(
+        s.fail.relative <= cpu.aa_bound.max(0.02) + 0.01 + 1e-9,
+        "{s:?}"
+    );
+}
+
+#[test]
+fn noise_beyond_the_config_limit_is_capped_and_still_parses() {
+    let wild = runs(5, 6, 0.01, 0.95);
+    let c = calibrate(&wild, &default_gate(), Options::default());
+    let s = suggestion(&c, "latency_p99_us");
+    assert!(s.capped, "{s:?}");
+    assert_eq!(s.fail.relative, MAX_RELATIVE);
+    let snippet = gate_snippet(&c, "");
+    assert!(snippet.contains("consider gating = false"), "{snippet}");
+    let text = format!(
+        "{}\n{snippet}",
+        include_str!("../../../fixtures/configs/minimal.toml")
+            .split("[gate]")
+            .next()
+            .unwrap()
+    );
+    Suite::from_toml(&text, "snippet").expect("a capped snippet parses");
 }
 
 #[test]
