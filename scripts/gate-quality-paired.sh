@@ -13,11 +13,17 @@
 #   hyper-inj    the same client with inject_cpu_us = INJECT_PCT% of hyper's
 #                cpu_us_per_request in the first run (a detection when any
 #                gating metric of hyper-inj vs hyper fails).
-# The gate is the default suite's [gate] (no calibration), with its rounds,
-# warmup and duration unless ROUNDS / WARMUP / DURATION are set.
+# The gate is the default suite's [gate] with the fail thresholds of
+# throughput_rps and cpu_us_per_request set to FAIL_PCT (default 5%: the
+# verdict fails a metric only when its whole interval lies beyond the threshold,
+# so a threshold at the size of the change to catch could never catch it), warn
+# at half; the suite's rounds, warmup and duration unless ROUNDS / WARMUP /
+# DURATION are set. No calibration: the A/A arm measures what this gate costs.
 #
 # Usage: scripts/gate-quality-paired.sh
-#   env: RUNS=20 INJECT_PCT=10 SCENARIO=get-22b CLIENT=hyper
+#   env: RUNS=20 INJECT_PCT=10 FAIL_PCT=5 SCENARIO=get-22b CLIENT=hyper
+#        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/quiet.sh: before each run
+#        wait, bounded, for other processes to leave the machine quiet)
 #        BENCHGATE=path/to/benchgate (default: target/release/benchgate, built if
 #        missing)  KEEP=1 (keep the work directory)  OUT=target/gate-quality-paired.md
 # Exit: 0 when both targets are met, 1 when one is missed, 2 on an error.
@@ -30,6 +36,7 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=${BENCHGATE:-$TARGET/release/benchgate}
 RUNS=${RUNS:-20}
 INJECT_PCT=${INJECT_PCT:-10}
+FAIL_PCT=${FAIL_PCT:-5}
 SCENARIO=${SCENARIO:-get-22b}
 CLIENT=${CLIENT:-hyper}
 OUT=${OUT:-$ROOT/target/gate-quality-paired.md}
@@ -51,12 +58,15 @@ if [ ! -x "$BIN" ]; then
 fi
 [ -x "$BIN" ] || die "no benchgate at $BIN"
 START=$SECONDS
+# wait_quiet, NOISY_RUNS, WAITED: scripts/quiet.sh.
+# shellcheck source=scripts/quiet.sh
+. "$ROOT/scripts/quiet.sh"
 
 # make_config OUT INJECT_US: the scenario with CLIENT, its twin and its injected copy.
 make_config() {
-    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" <<'EOF'
+    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" <<'EOF'
 import json, sys, tomllib
-src, out, inject, scenario, client, rounds, warmup, duration = sys.argv[1:]
+src, out, inject, scenario, client, rounds, warmup, duration, fail = sys.argv[1:]
 d = tomllib.load(open(src, "rb"))
 def val(v):
     if isinstance(v, bool): return "true" if v else "false"
@@ -82,8 +92,11 @@ for name in names:
 s = dict(scen[0], clients=names)
 lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
 lines += ["", "[compare]", f"baseline_client = {val(client)}"]
-if "gate" in d:
-    lines += ["", "[gate]"] + [f"{k} = {val(v)}" for k, v in d["gate"].items()]
+gate = dict(d.get("gate", {}))
+warn = float(fail) / 2
+gate["throughput_rps"] = {"fail": f"-{fail}%", "warn": f"-{warn:g}%"}
+gate["cpu_us_per_request"] = {"fail": f"+{fail}%", "warn": f"+{warn:g}%"}
+lines += ["", "[gate]"] + [f"{k} = {val(v)}" for k, v in gate.items()]
 open(out, "w").write("\n".join(lines) + "\n")
 print(run["rounds"], run.get("warmup"), run.get("duration"))
 EOF
@@ -102,6 +115,7 @@ make_config "$WORK/suite.toml" "$INJECT" >/dev/null
 
 : >"$WORK/results.txt"
 for i in $(seq 1 "$RUNS"); do
+    wait_quiet
     log "run $i/$RUNS"
     "$BIN" run --config "$WORK/suite.toml" --out "$WORK/run-$i.json" --quiet >"$WORK/run-$i.log" 2>&1 ||
         { cat "$WORK/run-$i.log" >&2; die "benchgate run $i failed"; }
@@ -142,7 +156,8 @@ mkdir -p "$(dirname "$OUT")"
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
     echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj (inject_cpu_us = $INJECT, ${INJECT_PCT}% of $CPU µs), rounds $R interleaved, warmup $W, duration $D"
-    echo "- Gate: the default suite's [gate], side-by-side (paired by round, Wilcoxon signed-rank)"
+    echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, Wilcoxon signed-rank)"
+    echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $RUNS (waited ${WAITED}s in all for quiet)"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"
     echo
     echo "| | gates failed | target | |"

@@ -45,9 +45,6 @@ SCENARIOS=${SCENARIOS:-get-22b}
 PAIRS=${PAIRS:-20}
 CAL_RUNS=${CAL_RUNS:-5}
 INJECT_PCT=${INJECT_PCT:-10}
-QUIET_WAIT=${QUIET_WAIT:-20}
-QUIET_PCT=${QUIET_PCT:-15}
-QUIET_BUDGET=${QUIET_BUDGET:-240}
 OUT=${OUT:-$ROOT/target/gate-quality.md}
 DEFAULTS=$ROOT/fixtures/configs/default.toml
 COMMAND="scripts/gate-quality.sh${SCENARIOS:+ (SCENARIOS=\"$SCENARIOS\")}"
@@ -121,28 +118,9 @@ open(out, "w").write("\n".join(lines) + "\n")
 EOF
 }
 
-# Busy share (percent) of all CPUs over half a second, from /proc/stat.
-busy_pct() {
-    local a b
-    a=$(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
-    sleep 0.5
-    b=$(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
-    awk -v a="$a" -v b="$b" 'BEGIN {split(a, x, " "); split(b, y, " "); d = y[2] - x[2]; printf "%d", (d > 0) ? 100 * (y[1] - x[1]) / d : 0}'
-}
-NOISY_RUNS=0
-WAITED=0
-wait_quiet() {
-    local start=$SECONDS busy
-    while busy=$(busy_pct); [ "$busy" -gt "$QUIET_PCT" ]; do
-        if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ] || [ $((WAITED + SECONDS - start)) -ge "$QUIET_BUDGET" ]; then
-            log "  machine still ${busy}% busy (waited $((SECONDS - start))s); measuring anyway"
-            NOISY_RUNS=$((NOISY_RUNS + 1))
-            break
-        fi
-        sleep 2
-    done
-    WAITED=$((WAITED + SECONDS - start))
-}
+# wait_quiet, NOISY_RUNS, WAITED: scripts/quiet.sh.
+# shellcheck source=scripts/quiet.sh
+. "$ROOT/scripts/quiet.sh"
 
 TOTAL_RUNS=$((CAL_RUNS + 3 * PAIRS))
 RUNS_DONE=0
