@@ -135,7 +135,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         (None, side) => {
             let client = side
                 .clone()
-                .or(settings.map(|s| s.baseline_client))
+                .or(settings.and_then(|s| s.baseline_client))
                 .ok_or_else(|| {
                     anyhow::anyhow!(
                         "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT (or set [compare] baseline_client in the config)",

@@ -164,7 +164,7 @@ baseline_client = "hyper"
             .relative,
         0.05
     );
-    assert_eq!(s.compare.unwrap().baseline_client, "hyper");
+    assert_eq!(s.compare.unwrap().baseline_client.as_deref(), Some("hyper"));
 }
 
 #[test]

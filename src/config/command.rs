@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::error::Problem;
-use super::raw::{At, RawClient};
+use super::raw::{At, RawClient, StringTable};
 use super::validate::opt_duration;
 use super::CommandSpec;
 
@@ -28,7 +28,12 @@ pub(super) fn stray_field(c: &RawClient) -> Option<(&'static str, std::ops::Rang
         .find_map(|(name, span)| span.map(|s| (*name, s)))
 }
 
-fn argv(v: &At<Vec<At<String>>>, field: &str, example: &str) -> Result<Vec<String>, Problem> {
+/// A non-empty argv without NUL characters; `field` names it in errors.
+pub(super) fn argv(
+    v: &At<Vec<At<String>>>,
+    field: &str,
+    example: &str,
+) -> Result<Vec<String>, Problem> {
     let Some(first) = v.value.first() else {
         return Err(Problem::new(
             v.span.clone(),
@@ -101,8 +106,26 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
         Some(d) => config_dir.join(&d.value),
         None => config_dir.to_path_buf(),
     };
+    let env = env_table(c.env.as_ref(), &path("env"))?;
+    let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
+    Ok(CommandSpec {
+        command,
+        setup,
+        cwd: cwd.display().to_string(),
+        env,
+        timeout,
+    })
+}
+
+/// Extra environment variables (`env = { NAME = "value" }`): valid names, not
+/// `BENCHGATE_*` (benchgate sets those), no NUL in values. `field` names the
+/// table in errors.
+pub(super) fn env_table(
+    table: Option<&At<StringTable>>,
+    field: &str,
+) -> Result<BTreeMap<String, String>, Problem> {
     let mut env = BTreeMap::new();
-    if let Some(table) = &c.env {
+    if let Some(table) = table {
         for (k, v) in &table.value {
             let valid = !k.value.is_empty()
                 && !k.value.contains('=')
@@ -113,7 +136,7 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
             if !valid {
                 return Err(Problem::new(
                     k.span.clone(),
-                    format!("{}.{}", path("env"), k.value),
+                    format!("{}.{}", field, k.value),
                     format!("{:?} is not an environment variable name", k.value),
                     "use letters, digits and underscores, not starting with a digit",
                 ));
@@ -121,7 +144,7 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
             if k.value.starts_with("BENCHGATE_") {
                 return Err(Problem::new(
                     k.span.clone(),
-                    format!("{}.{}", path("env"), k.value),
+                    format!("{}.{}", field, k.value),
                     format!("{} is set by benchgate for every trial", k.value),
                     "pick another name: BENCHGATE_* variables are reserved",
                 ));
@@ -129,7 +152,7 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
             if v.value.contains('\0') {
                 return Err(Problem::new(
                     v.span.clone(),
-                    format!("{}.{}", path("env"), k.value),
+                    format!("{}.{}", field, k.value),
                     "the value contains a NUL character",
                     "remove it",
                 ));
@@ -137,12 +160,5 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
             env.insert(k.value.clone(), v.value.clone());
         }
     }
-    let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
-    Ok(CommandSpec {
-        command,
-        setup,
-        cwd: cwd.display().to_string(),
-        env,
-        timeout,
-    })
+    Ok(env)
 }

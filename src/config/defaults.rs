@@ -122,6 +122,7 @@ pub fn default_suite() -> Suite {
         gate: super::gate::default_gate(),
         compare: None,
         publish: None,
+        servers: Vec::new(),
     }
 }
 

@@ -38,12 +38,17 @@ use crate::compare::{scale_of, Scale};
 /// `[gate] alpha` when absent.
 pub const DEFAULT_ALPHA: f64 = 0.05;
 
-/// `[compare]`: side-by-side mode settings.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// `[compare]`: side-by-side mode settings (at least one of the two is set).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareSettings {
     /// The client every other client of a scenario is compared with.
-    pub baseline_client: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_client: Option<String>,
+    /// The server under test (`[[server]]` name) every other server's cells are
+    /// compared with, client by client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_server: Option<String>,
 }
 
 impl Default for GateConfig {

@@ -80,41 +80,60 @@ pub(super) fn build_gate(
     Ok(gate)
 }
 
-/// Builds `[compare]` (absent: `None`).
+/// Builds `[compare]` (absent: `None`): `baseline_client`, `baseline_server`
+/// (a `[[server]]` name), or both; at least one.
 pub(super) fn build_compare(
     node: Option<&Node>,
     clients: &[&str],
+    servers: &[&str],
 ) -> Result<Option<CompareSettings>, Problem> {
+    const KEYS: &[&str] = &["baseline_client", "baseline_server"];
     let Some(node) = node else { return Ok(None) };
     let entries = table(node, "compare", "[compare]")?;
-    let mut baseline_client = None;
+    let mut settings = CompareSettings::default();
     for (key, value) in entries {
-        if key.name != "baseline_client" {
-            return Err(unknown(key, "compare", "[compare]", &["baseline_client"]));
+        match key.name.as_str() {
+            "baseline_client" => {
+                let name = string(
+                    value,
+                    "compare.baseline_client",
+                    "baseline_client = \"hyper\"",
+                )?;
+                exists(
+                    name,
+                    clients,
+                    &value.span,
+                    "compare.baseline_client",
+                    "client",
+                )?;
+                settings.baseline_client = Some(name.to_string());
+            }
+            "baseline_server" => {
+                let field = "compare.baseline_server";
+                let name = string(value, field, "baseline_server = \"fast\"")?;
+                if servers.is_empty() {
+                    return Err(Problem::new(
+                        value.span.clone(),
+                        field,
+                        "baseline_server names a server under test, but the config has no [[server]] tables",
+                        "add [[server]] tables (docs/server-under-test.md), or remove baseline_server",
+                    ));
+                }
+                exists(name, servers, &value.span, field, "server")?;
+                settings.baseline_server = Some(name.to_string());
+            }
+            _ => return Err(unknown(key, "compare", "[compare]", KEYS)),
         }
-        let name = string(
-            value,
-            "compare.baseline_client",
-            "baseline_client = \"hyper\"",
-        )?;
-        exists(
-            name,
-            clients,
-            &value.span,
-            "compare.baseline_client",
-            "client",
-        )?;
-        baseline_client = Some(name.to_string());
     }
-    let baseline_client = baseline_client.ok_or_else(|| {
-        Problem::new(
+    if settings.baseline_client.is_none() && settings.baseline_server.is_none() {
+        return Err(Problem::new(
             node.span.start..node.span.start,
             "compare.baseline_client",
-            "missing required field `baseline_client`",
-            "add baseline_client = \"<client name>\" to the [compare] table",
-        )
-    })?;
-    Ok(Some(CompareSettings { baseline_client }))
+            "missing required field `baseline_client` (or `baseline_server`)",
+            "add baseline_client = \"<client name>\" (or baseline_server = \"<server name>\") to the [compare] table",
+        ));
+    }
+    Ok(Some(settings))
 }
 
 fn build_override(

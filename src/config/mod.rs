@@ -1,6 +1,6 @@
 //! Configuration: the raw TOML model (`raw`), its validation into the types below
-//! (`validate`), the unit parsers (`units`) and the built-in default suite
-//! (`defaults`).
+//! (`validate`), the unit parsers (`units`), servers under test (`server`) and
+//! the built-in default suite (`defaults`).
 //!
 //! Everything after this module sees only the validated [`Suite`]: durations are
 //! `Duration`s, sizes are byte counts, client names referenced by scenarios exist.
@@ -15,6 +15,7 @@ mod gate_parse;
 pub mod publish;
 pub mod raw;
 mod scenario;
+pub mod server;
 mod tree;
 pub mod units;
 pub mod validate;
@@ -29,6 +30,7 @@ pub use gate::CompareSettings;
 
 use crate::compare::model::GateConfig;
 pub use publish::{CloudWatchSettings, PublishSettings};
+pub use server::{ServerCommand, ServerSpec, ServerTarget};
 
 /// A validated benchmark suite: what `benchgate run` executes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +51,11 @@ pub struct Suite {
     /// `[publish.*]`: publishers' settings; absent when the file has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publish: Option<PublishSettings>,
+    /// `[[server]]`: servers under test the clients drive instead of the
+    /// reference server (empty: the reference server). Results files written
+    /// before servers existed read as empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<ServerSpec>,
 }
 
 /// `[run]`: settings shared by every scenario.
@@ -235,5 +242,10 @@ impl Suite {
 
     pub fn client(&self, name: &str) -> Option<&ClientSpec> {
         self.clients.iter().find(|c| c.name == name)
+    }
+
+    /// The server under test of that name.
+    pub fn server(&self, name: &str) -> Option<&ServerSpec> {
+        self.servers.iter().find(|s| s.name == name)
     }
 }

@@ -37,6 +37,9 @@ pub struct RawConfig {
     pub compare: Option<Node>,
     /// `[publish.cloudwatch]`, when present.
     pub publish_cloudwatch: Option<RawCloudWatch>,
+    /// `[[server]]` (or a single `[server]`): servers under test, in order.
+    pub servers: Vec<super::server::RawServer>,
+    pub servers_span: Option<Range<usize>>,
     /// Length of the text: where "add a table" errors point.
     pub end: usize,
 }
@@ -117,13 +120,17 @@ pub struct RawCloudWatch {
 type SpannedTable<'a> = (Range<usize>, &'a [(Key, Node)]);
 
 /// A known field: its name, the type in words, and an example line for fixes.
-struct Spec {
+pub(super) struct Spec {
     name: &'static str,
     expected: &'static str,
     example: &'static str,
 }
 
-const fn spec(name: &'static str, expected: &'static str, example: &'static str) -> Spec {
+pub(super) const fn spec(
+    name: &'static str,
+    expected: &'static str,
+    example: &'static str,
+) -> Spec {
     Spec {
         name,
         expected,
@@ -138,6 +145,7 @@ const TOP: &[Spec] = &[
     spec("gate", "a table", "[gate]"),
     spec("compare", "a table", "[compare]"),
     spec("publish", "a table", "[publish.cloudwatch]"),
+    spec("server", "an array of tables", "[[server]]"),
 ];
 
 const PUBLISH: &[Spec] = &[spec("cloudwatch", "a table", "[publish.cloudwatch]")];
@@ -159,7 +167,7 @@ const CLOUDWATCH: &[Spec] = &[
     spec("run_id_dimension", "a boolean", "run_id_dimension = true"),
 ];
 
-const DURATION: &str = "a duration string";
+pub(super) const DURATION: &str = "a duration string";
 const INTEGER: &str = "an integer";
 
 const RUN: &[Spec] = &[
@@ -247,6 +255,17 @@ pub(crate) fn read(root: &[(Key, Node)], text_len: usize) -> Result<RawConfig, P
         config.clients_span = Some(node.span.clone());
         for (i, (span, entries)) in top.tables("client", node)?.into_iter().enumerate() {
             config.clients.push(read_client(i, span, entries)?);
+        }
+    }
+    if let Some(node) = top.get("server") {
+        config.servers_span = Some(node.span.clone());
+        // A single `[server]` table is one server; `[[server]]` any number.
+        let tables = match &node.value {
+            Value::Table(entries) => vec![(node.span.clone(), entries.as_slice())],
+            _ => top.tables("server", node)?,
+        };
+        for (i, (span, entries)) in tables.into_iter().enumerate() {
+            config.servers.push(super::server::read(i, span, entries)?);
         }
     }
     if let Some(node) = top.get("scenario") {
@@ -380,7 +399,7 @@ fn read_scenario(
 }
 
 /// `client "hyper"` when the entry has a name fit to show, `client[1]` otherwise.
-fn label(section: &str, index: usize, entries: &[(Key, Node)]) -> String {
+pub(super) fn label(section: &str, index: usize, entries: &[(Key, Node)]) -> String {
     let name = entries
         .iter()
         .find(|(k, _)| k.name == "name")
@@ -394,11 +413,11 @@ fn label(section: &str, index: usize, entries: &[(Key, Node)]) -> String {
 }
 
 /// One table being read: its entries, the fields it allows, and how to name it.
-struct Fields<'a> {
-    label: String,
-    section: &'static str,
-    entries: &'a [(Key, Node)],
-    specs: &'static [Spec],
+pub(super) struct Fields<'a> {
+    pub label: String,
+    pub section: &'static str,
+    pub entries: &'a [(Key, Node)],
+    pub specs: &'static [Spec],
 }
 
 impl<'a> Fields<'a> {
@@ -410,7 +429,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn check_keys(&self) -> Result<(), Problem> {
+    pub(super) fn check_keys(&self) -> Result<(), Problem> {
         for (key, _) in self.entries {
             if self.specs.iter().any(|s| s.name == key.name) {
                 continue;
@@ -430,7 +449,7 @@ impl<'a> Fields<'a> {
         Ok(())
     }
 
-    fn get(&self, name: &str) -> Option<&'a Node> {
+    pub(super) fn get(&self, name: &str) -> Option<&'a Node> {
         self.entries
             .iter()
             .find(|(k, _)| k.name == name)
@@ -479,7 +498,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn string(&self, name: &str) -> Result<Option<At<String>>, Problem> {
+    pub(super) fn string(&self, name: &str) -> Result<Option<At<String>>, Problem> {
         self.typed(name, |v| match v {
             Value::String(s) => Some(s.clone()),
             _ => None,
@@ -516,12 +535,16 @@ impl<'a> Fields<'a> {
         })
     }
 
-    fn strings(&self, name: &str) -> Result<Option<At<Vec<At<String>>>>, Problem> {
+    pub(super) fn strings(&self, name: &str) -> Result<Option<At<Vec<At<String>>>>, Problem> {
         self.strings_of(name, "a client name")
     }
 
     /// An array of strings; `what` names one in errors (`a metric name`).
-    fn strings_of(&self, name: &str, what: &str) -> Result<Option<At<Vec<At<String>>>>, Problem> {
+    pub(super) fn strings_of(
+        &self,
+        name: &str,
+        what: &str,
+    ) -> Result<Option<At<Vec<At<String>>>>, Problem> {
         let Some(node) = self.get(name) else {
             return Ok(None);
         };
@@ -554,7 +577,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A table of string values (`dimensions = { Team = "sdk" }`), in order.
-    fn string_table(&self, name: &str) -> Result<Option<RawDimensions>, Problem> {
+    pub(super) fn string_table(&self, name: &str) -> Result<Option<RawDimensions>, Problem> {
         let Some(node) = self.get(name) else {
             return Ok(None);
         };

@@ -6,7 +6,7 @@ use super::raw::{At, RawScenario, SizeInput};
 use super::units::parse_size;
 use super::validate::{
     int_in, missing, opt_duration, required_name, split_fix, stop_rule, RunDefaults,
-    DEFAULT_MAX_IN_FLIGHT, MAX_PATH_CHARS, MAX_RATE,
+    DEFAULT_MAX_IN_FLIGHT, MAX_PATH_CHARS, MAX_RATE, MAX_WORKERS,
 };
 use super::{Load, Method, Scenario};
 
@@ -161,7 +161,7 @@ fn load(s: &RawScenario, path: &dyn Fn(&str) -> String) -> Result<Load, Problem>
             ))
         }
         (Some(c), None) => Ok(Load::Closed {
-            concurrency: int_in(c, &path("concurrency"), 1, 20_000, "concurrency = 10")? as u32,
+            concurrency: workers(c, &path("concurrency"), "concurrency = 10")?,
         }),
         (None, None) => Ok(Load::Closed { concurrency: 1 }),
         (None, Some(rate)) => {
@@ -177,9 +177,7 @@ fn load(s: &RawScenario, path: &dyn Fn(&str) -> String) -> Result<Load, Problem>
                 ));
             }
             let max_in_flight = match &s.max_in_flight {
-                Some(m) => {
-                    int_in(m, &path("max_in_flight"), 1, 20_000, "max_in_flight = 256")? as u32
-                }
+                Some(m) => workers(m, &path("max_in_flight"), "max_in_flight = 256")?,
                 None => DEFAULT_MAX_IN_FLIGHT,
             };
             Ok(Load::Open {
@@ -188,6 +186,22 @@ fn load(s: &RawScenario, path: &dyn Fn(&str) -> String) -> Result<Load, Problem>
             })
         }
     }
+}
+
+/// A worker (connection) count: 1 to [`MAX_WORKERS`].
+fn workers(v: &At<i64>, field: &str, example: &str) -> Result<u32, Problem> {
+    if v.value > i64::from(MAX_WORKERS) {
+        return Err(Problem::new(
+            v.span.clone(),
+            field,
+            format!(
+                "{} connections is more than benchgate drives in one trial ({MAX_WORKERS} at most: each needs a file descriptor on both sides)",
+                v.value
+            ),
+            format!("set at most {MAX_WORKERS}, like {example}"),
+        ));
+    }
+    Ok(int_in(v, field, 1, i64::from(MAX_WORKERS), example)? as u32)
 }
 
 fn resolve_clients(

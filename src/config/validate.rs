@@ -26,6 +26,8 @@ pub const DEFAULT_MAX_IN_FLIGHT: u32 = 256;
 pub const MAX_NAME_CHARS: usize = 64;
 /// Longest scenario path, in characters.
 pub const MAX_PATH_CHARS: usize = 2048;
+/// Most workers (closed-loop connections, open-loop requests in flight) of a trial.
+pub const MAX_WORKERS: u32 = 10_000;
 /// Highest open-loop rate, requests per second.
 pub const MAX_RATE: f64 = 1_000_000.0;
 
@@ -90,6 +92,10 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
             "add at least one [[scenario]] table with name = \"...\" and path = \"/bytes/22\"",
         ));
     }
+    let servers = super::server::build(&raw.servers, config_dir, text)?;
+    if !servers.is_empty() {
+        built_in_clients_only(raw)?;
+    }
     let names: Vec<&str> = clients.iter().map(|c| c.name.as_str()).collect();
     let mut scenarios = Vec::with_capacity(raw.scenarios.len());
     let mut seen = HashMap::new();
@@ -107,7 +113,8 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
     }
     let scenario_names: Vec<&str> = scenarios.iter().map(|s| s.name.as_str()).collect();
     let gate = gate_parse::build_gate(raw.gate.as_ref(), &scenario_names, &names)?;
-    let compare = gate_parse::build_compare(raw.compare.as_ref(), &names)?;
+    let server_names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    let compare = gate_parse::build_compare(raw.compare.as_ref(), &names, &server_names)?;
     let publish = match &raw.publish_cloudwatch {
         Some(cw) => Some(super::PublishSettings {
             cloudwatch: Some(super::publish::build_cloudwatch(cw)?),
@@ -122,11 +129,44 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         gate,
         compare,
         publish,
+        servers,
     })
 }
 
+/// Servers under test are driven over plain HTTP by the built-in clients: a
+/// TLS client or a command client cannot run.
+fn built_in_clients_only(raw: &RawConfig) -> Result<(), Problem> {
+    let command = raw.clients.iter().find_map(|c| {
+        c.kind
+            .as_ref()
+            .filter(|k| k.value == "command")
+            .map(|k| (c, k))
+    });
+    if let Some((c, k)) = command {
+        return Err(Problem::new(
+            k.span.clone(),
+            format!("{}.kind", c.label),
+            super::server::NO_COMMAND_CLIENTS,
+            "drive the server with a built-in client (kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\"), or benchmark this client against the reference server in a config without [[server]]",
+        ));
+    }
+    let tls = raw
+        .clients
+        .iter()
+        .find_map(|c| c.tls.as_ref().filter(|t| t.value).map(|t| (c, t)));
+    match tls {
+        None => Ok(()),
+        Some((c, t)) => Err(Problem::new(
+            t.span.clone(),
+            format!("{}.tls", c.label),
+            "tls = true is not supported with a server under test ([[server]]): benchgate drives it over plain HTTP",
+            "remove tls = true (or the [[server]] tables, to benchmark against the reference server's HTTPS port)",
+        )),
+    }
+}
+
 /// Rejects the second use of a name, pointing at it and naming the first one's line.
-fn unique(
+pub(super) fn unique(
     section: &str,
     index: usize,
     name: &str,
