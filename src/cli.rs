@@ -97,6 +97,11 @@ pub struct CompareArgs {
     /// Default (without --baseline): `[compare] baseline_client` of the config.
     #[arg(long, value_name = "CLIENT")]
     pub side_by_side: Option<String>,
+    /// Compare each client on every other server under test with the same
+    /// client on this `[[server]]`, paired by round. Default (without
+    /// --baseline): `[compare] baseline_server` of the config.
+    #[arg(long, value_name = "SERVER", conflicts_with = "baseline")]
+    pub side_by_side_server: Option<String>,
     /// Gate config (`[gate]`, `[compare]`). Default: the resolved config stored in
     /// the current results file.
     #[arg(long, short = 'c', value_name = "FILE")]

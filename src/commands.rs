@@ -133,23 +133,46 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
             compare::compare(Some(b), &current, &gate)
         }
         (None, side) => {
-            let client = side
-                .clone()
-                .or(settings.and_then(|s| s.baseline_client))
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT (or set [compare] baseline_client in the config)",
-                        args.current.display()
-                    )
-                })?;
-            let clients: Vec<&str> = current
-                .config
-                .clients
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect();
-            check_client(&client, &clients, &args.current.display().to_string())?;
-            compare::compare_side_by_side(&current, &client, &gate)
+            let (client, server) = match (side, &args.side_by_side_server) {
+                (None, None) => settings
+                    .map(|s| (s.baseline_client, s.baseline_server))
+                    .unwrap_or_default(),
+                (c, s) => (c.clone(), s.clone()),
+            };
+            if client.is_none() && server.is_none() {
+                anyhow::bail!(
+                    "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT or --side-by-side-server SERVER (or set [compare] baseline_client / baseline_server in the config)",
+                    args.current.display()
+                );
+            }
+            let source = args.current.display().to_string();
+            if let Some(client) = &client {
+                let clients: Vec<&str> = current
+                    .config
+                    .clients
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect();
+                check_client(client, &clients, &source)?;
+            }
+            if let Some(server) = &server {
+                let servers: Vec<&str> = current
+                    .config
+                    .servers
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect();
+                anyhow::ensure!(
+                    servers.contains(&server.as_str()),
+                    "--side-by-side-server {server:?}: {source} has no server under test of that name; it has: {}",
+                    if servers.is_empty() { "none".to_string() } else { servers.join(", ") }
+                );
+            }
+            let base = compare::SideBySide {
+                client: client.as_deref(),
+                server: server.as_deref(),
+            };
+            compare::compare_side_by_side_with(&current, base, &gate)
         }
     };
     let sides = Sides {

@@ -8,7 +8,8 @@
 //! - [`engine`]: schedules (closed/open loop), the measurement window, recorders.
 //! - [`metrics`]: HDR latency histograms, error classes, resource usage.
 //! - [`results`]: the versioned results file and the environment fingerprint.
-//! - [`runner`]: `benchgate run`: server process, one driver process per trial.
+//! - [`runner`]: `benchgate run`: the reference server (or servers under test) as
+//!   processes, one driver process per trial.
 //! - [`calibrate`]: `benchgate calibrate`: A/A runs, noise, suggested thresholds.
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).

@@ -100,6 +100,10 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
             assert!(m.cpu_us_per_request.unwrap() > 0.0);
             assert!(m.peak_rss_bytes > 1 << 20);
             assert!(m.peak_threads >= 1);
+            // The reference server's own cost: one process, read from /proc.
+            assert!(m.server_peak_threads.unwrap() >= 1);
+            assert!(m.server_peak_rss_bytes.unwrap() > 1 << 20);
+            assert!(m.server_cpu_us_per_request.is_some());
             // The server's window brackets the client's: the two differ by the
             // requests in flight at the edges, plus what completes while the
             // driver's control call to start or stop the server's window is on

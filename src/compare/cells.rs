@@ -54,7 +54,8 @@ pub(super) fn paired_values(
 }
 
 /// Load-profile differences of a cell between the two runs' resolved configs
-/// (empty when either config lacks the scenario or client: nothing to check).
+/// (empty when either config lacks the scenario or client: nothing to check),
+/// and differences in how its server under test is started or reached.
 pub(super) fn profile_differences(
     baseline: &RunResults,
     current: &RunResults,
@@ -68,10 +69,17 @@ pub(super) fn profile_differences(
             .find(|s| s.name == cell.scenario)?;
         Some((scenario, r.config.client(&cell.client)?))
     }
-    match (find(baseline, cell), find(current, cell)) {
+    let mut out = match (find(baseline, cell), find(current, cell)) {
         (Some(b), Some(c)) => profile::load_profile_differences(b, c),
         _ => Vec::new(),
+    };
+    if let Some(name) = &cell.server {
+        out.extend(profile::server_differences(
+            baseline.config.server(name),
+            current.config.server(name),
+        ));
     }
+    out
 }
 
 impl Cell {
@@ -154,11 +162,12 @@ impl Cell {
         })
     }
 
-    /// The finished comparison of this cell under its gate.
+    /// The finished comparison of this cell under its gate; `baseline` is the
+    /// (client, server) of the other side.
     pub fn comparison(
         self,
         cell: &CellResult,
-        baseline_client: &str,
+        baseline: (&str, Option<&str>),
         gate: &MetricGate,
         evidence: &Evidence,
         config: &GateConfig,
@@ -168,7 +177,9 @@ impl Cell {
         let mut out = MetricComparison {
             scenario: cell.scenario.clone(),
             client: cell.client.clone(),
-            baseline_client: baseline_client.to_string(),
+            baseline_client: baseline.0.to_string(),
+            server: cell.server.clone(),
+            baseline_server: baseline.1.map(String::from),
             metric: self.metric.to_string(),
             direction: metric_def(self.metric)
                 .map_or(crate::results::metrics::Direction::LowerIsBetter, |d| {

@@ -7,7 +7,12 @@
 //! - [`compare_side_by_side`]: every other client of a scenario against
 //!   `[compare] baseline_client` in the same run, paired by round (the rounds are
 //!   interleaved, so a pair shares the machine's state): Wilcoxon signed-rank /
-//!   Hodges-Lehmann on the per-round differences.
+//!   Hodges-Lehmann on the per-round differences. [`compare_side_by_side_with`]
+//!   also pairs servers under test (`baseline_server`): each client on every
+//!   other server against the same client on the baseline server.
+//!
+//! Cells are keyed by (scenario, client, server); a server under test whose
+//! command or url changed between two runs makes its cells not comparable.
 //!
 //! Ratio-scale metrics are compared as `ln(value)` (`stats` works on that scale
 //! and the change is reported as `exp(shift) - 1`); metrics that can be 0 (the
@@ -90,7 +95,8 @@ pub fn compare(
         .unwrap_or_default();
     let mut metrics = Vec::new();
     for cell in &current.results {
-        let base_cell = baseline.and_then(|b| b.cell(&cell.scenario, &cell.client));
+        let base_cell =
+            baseline.and_then(|b| b.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()));
         let profile_diffs = match (baseline, base_cell) {
             (Some(b), Some(_)) => cells::profile_differences(b, current, cell),
             _ => Vec::new(),
@@ -117,14 +123,19 @@ pub fn compare(
             } else if base_cell.is_none() {
                 missing(
                     false,
-                    "the baseline run has no results for this scenario and client",
+                    if cell.server.is_some() {
+                        "the baseline run has no results for this scenario, client and server"
+                    } else {
+                        "the baseline run has no results for this scenario and client"
+                    },
                 )
             } else if !profile_diffs.is_empty() {
                 Evidence::NotComparable(profile_diffs.clone())
             } else {
                 c.evidence(gate.alpha)
             };
-            metrics.push(c.comparison(cell, &cell.client, g, &evidence, gate));
+            let base = (cell.client.as_str(), cell.server.as_deref());
+            metrics.push(c.comparison(cell, base, g, &evidence, gate));
         }
     }
     finish(
@@ -139,6 +150,16 @@ pub fn compare(
     )
 }
 
+/// The baseline side of a side-by-side comparison: a client (`[compare]
+/// baseline_client`), a server under test (`baseline_server`), or both. What
+/// is not named is the compared cell's own: with only a server, each client on
+/// every other server is compared with the same client on that server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SideBySide<'a> {
+    pub client: Option<&'a str>,
+    pub server: Option<&'a str>,
+}
+
 /// Side-by-side mode: in one run, every client of each scenario against
 /// `baseline_client`, paired by round. Cells of scenarios that do not run
 /// `baseline_client` are `no_baseline`.
@@ -147,9 +168,29 @@ pub fn compare_side_by_side(
     baseline_client: &str,
     gate: &GateConfig,
 ) -> Comparison {
+    let base = SideBySide {
+        client: Some(baseline_client),
+        server: None,
+    };
+    compare_side_by_side_with(run, base, gate)
+}
+
+/// Side-by-side mode with any [`SideBySide`] baseline: every cell of the run
+/// that is not itself a baseline cell against its baseline cell (same
+/// scenario), paired by round.
+pub fn compare_side_by_side_with(
+    run: &RunResults,
+    base: SideBySide<'_>,
+    gate: &GateConfig,
+) -> Comparison {
     let mut metrics = Vec::new();
-    for cell in run.results.iter().filter(|c| c.client != baseline_client) {
-        let base_cell = run.cell(&cell.scenario, baseline_client);
+    for cell in &run.results {
+        let base_client = base.client.unwrap_or(&cell.client);
+        let base_server = base.server.or(cell.server.as_deref());
+        if base_client == cell.client && base_server == cell.server.as_deref() {
+            continue; // a baseline cell
+        }
+        let base_cell = run.cell_at(&cell.scenario, base_client, base_server);
         for def in METRICS {
             let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
                 continue;
@@ -160,10 +201,16 @@ pub fn compare_side_by_side(
                     if cur.is_empty() {
                         continue;
                     }
-                    let reason = format!(
-                        "scenario {:?} has no results for the baseline client {baseline_client:?}",
-                        cell.scenario
-                    );
+                    let reason = match base_server {
+                        None => format!(
+                            "scenario {:?} has no results for the baseline client {base_client:?}",
+                            cell.scenario
+                        ),
+                        Some(server) => format!(
+                            "scenario {:?} has no results for the baseline client {base_client:?} on server {server:?}",
+                            cell.scenario
+                        ),
+                    };
                     let c = Cell {
                         metric: def.name,
                         baseline: Vec::new(),
@@ -197,7 +244,7 @@ pub fn compare_side_by_side(
                     (c, evidence)
                 }
             };
-            metrics.push(c.comparison(cell, baseline_client, g, &evidence, gate));
+            metrics.push(c.comparison(cell, (base_client, base_server), g, &evidence, gate));
         }
     }
     let this = run_ref(run);
@@ -294,5 +341,7 @@ fn run_ref(r: &RunResults) -> RunRef {
     }
 }
 
+#[cfg(test)]
+mod server_tests;
 #[cfg(test)]
 mod tests;

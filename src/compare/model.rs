@@ -110,6 +110,13 @@ pub struct MetricComparison {
     /// The client measured as "baseline": the same client (baseline mode) or
     /// `[compare] baseline_client` (side-by-side mode).
     pub baseline_client: String,
+    /// The server under test the current side drove (absent: the reference server).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The server the baseline side drove: the same one (baseline mode) or
+    /// `[compare] baseline_server` (side-by-side mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_server: Option<String>,
     pub metric: String,
     pub direction: Direction,
     /// Per-trial values, in round order.
@@ -135,6 +142,18 @@ pub struct MetricComparison {
     pub gating: bool,
     /// One sentence on why: method, threshold, what decided it.
     pub reason: String,
+}
+
+impl MetricComparison {
+    /// The current side as reports name it: `client` or `client @ server`.
+    pub fn who(&self) -> String {
+        crate::results::client_label(&self.client, self.server.as_deref())
+    }
+
+    /// The baseline side as reports name it.
+    pub fn baseline_who(&self) -> String {
+        crate::results::client_label(&self.baseline_client, self.baseline_server.as_deref())
+    }
 }
 
 /// The whole comparison's outcome.

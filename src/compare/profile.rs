@@ -2,7 +2,7 @@
 //! of the two runs, and the load profile of a (scenario, client) in both configs.
 //! Each difference is one short sentence naming the field and both values.
 
-use crate::config::{ClientKind, ClientSpec, Scenario};
+use crate::config::{ClientKind, ClientSpec, Scenario, ServerSpec, ServerTarget};
 use crate::results::Environment;
 
 /// Differences that make two runs' environments not comparable: CPU model, core
@@ -78,6 +78,26 @@ pub fn load_profile_differences(
     out
 }
 
+/// Differences in how a server under test is started (argv, before `{port}`
+/// is filled in) or reached (url). Working directory and environment are
+/// deliberately not compared: checkouts and runners differ in paths.
+pub fn server_differences(
+    baseline: Option<&ServerSpec>,
+    current: Option<&ServerSpec>,
+) -> Vec<String> {
+    let describe = |s: Option<&ServerSpec>| match s.map(|s| &s.target) {
+        None => "none".to_string(),
+        Some(ServerTarget::Command(c)) => format!("command {:?}", c.command),
+        Some(ServerTarget::Url(u)) => format!("url {u:?}"),
+    };
+    let (b, c) = (describe(baseline), describe(current));
+    if b == c {
+        Vec::new()
+    } else {
+        vec![format!("server differs ({b} vs {c})")]
+    }
+}
+
 fn kind(k: &ClientKind) -> &'static str {
     match k {
         ClientKind::Hyper => "hyper",
@@ -149,5 +169,22 @@ mod tests {
             ..c.clone()
         };
         assert!(load_profile_differences((s, &mock(1)), (s, &mock(2))).is_empty());
+    }
+
+    #[test]
+    fn server_command_or_url() {
+        let url = |u: &str| ServerSpec {
+            name: "a".into(),
+            target: ServerTarget::Url(u.into()),
+        };
+        let (a, b) = (url("http://127.0.0.1:1"), url("http://127.0.0.1:2"));
+        assert!(server_differences(Some(&a), Some(&a)).is_empty());
+        let d = server_differences(Some(&a), Some(&b));
+        assert_eq!(d.len(), 1);
+        assert!(
+            d[0].starts_with("server differs (url \"http://127.0.0.1:1\""),
+            "{d:?}"
+        );
+        assert!(server_differences(None, Some(&a))[0].contains("none vs url"));
     }
 }

@@ -21,6 +21,9 @@
 //! | `peak_threads`            |           | +25%     | 2      | no    |
 //! | `connections_opened`      |           | +50%     | 2      | no    |
 //! | `requests_per_connection` |           | -20%     |        | no    |
+//! | `server_cpu_us_per_request` |         | +10%     |        | no    |
+//! | `server_peak_rss_bytes`   |           | +20%     | 1 MiB  | no    |
+//! | `server_peak_threads`     |           | +25%     | 2      | no    |
 //!
 //! Why: the four gating metrics are the (throughput, tail latency, CPU per
 //! request, errors). Tails are noisier than centres (statistics.md), so the tail
@@ -115,6 +118,9 @@ pub fn default_gate() -> GateConfig {
         info("peak_threads", 0.25, Some(2.0)),
         info("connections_opened", 0.50, Some(2.0)),
         info("requests_per_connection", 0.20, None),
+        info("server_cpu_us_per_request", 0.10, None),
+        info("server_peak_rss_bytes", 0.20, Some(1024.0 * 1024.0)),
+        info("server_peak_threads", 0.25, Some(2.0)),
     ]);
     debug_assert!(metrics.iter().all(|m| scale_of(&m.metric) == Scale::Log
         || m.fail.or(m.warn).is_some_and(|t| t.relative == 0.0)));

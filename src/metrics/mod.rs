@@ -8,6 +8,7 @@
 //! compressed encoding (V2 + DEFLATE, base64), which every HdrHistogram port reads.
 
 pub mod histogram;
+pub mod limits;
 pub mod resources;
 
 use serde::{Deserialize, Serialize};

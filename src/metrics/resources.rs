@@ -233,6 +233,13 @@ impl PeakSampler {
     }
 }
 
+impl Drop for PeakSampler {
+    /// A sampler dropped without [`PeakSampler::finish`] (an error path) stops too.
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// A process group at one instant: its members' sums.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GroupSample {
@@ -306,6 +313,13 @@ impl GroupSampler {
             .take()
             .and_then(|h| h.join().ok())
             .unwrap_or_default()
+    }
+}
+
+impl Drop for GroupSampler {
+    /// A sampler dropped without [`GroupSampler::finish`] (an error path) stops too.
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

@@ -2,8 +2,8 @@
 //! Pure: no SDK, no I/O, so the layout and the limits are tested without a server.
 //!
 //! Layout: one datum per (scenario, client, metric) with the dimensions
-//! `Scenario`, `Client`, `Branch`, `RunId` (unless turned off) and the configured
-//! extra ones; its values are the metric's value in each successful trial that
+//! `Scenario`, `Client` (and `Server`, for a server under test), `Branch`,
+//! `RunId` (unless turned off) and the configured extra ones; its values are the metric's value in each successful trial that
 //! measured it (identical values listed once, with their count), so CloudWatch's
 //! statistics (average, min, max, percentiles, sample count) are over trials. The
 //! timestamp is the run's start. Nothing is derived: a trial that did not measure
@@ -53,10 +53,10 @@ pub fn unit_of(metric: &str) -> Option<(Unit, f64)> {
         "throughput_rps" => (Unit::CountPerSecond, 1.0),
         "bytes_per_sec" => (Unit::BytesPerSecond, 1.0),
         "error_rate" => (Unit::Percent, 100.0),
-        "peak_rss_bytes" => (Unit::Bytes, 1.0),
-        "cpu_us_per_request" => (Unit::Microseconds, 1.0),
+        "peak_rss_bytes" | "server_peak_rss_bytes" => (Unit::Bytes, 1.0),
+        "cpu_us_per_request" | "server_cpu_us_per_request" => (Unit::Microseconds, 1.0),
         "requests_per_connection" => (Unit::None, 1.0),
-        "peak_threads" | "connections_opened" => (Unit::Count, 1.0),
+        "peak_threads" | "server_peak_threads" | "connections_opened" => (Unit::Count, 1.0),
         m if m.starts_with("errors.") => (Unit::Count, 1.0),
         m if m.ends_with("_us") => (Unit::Microseconds, 1.0),
         _ => return None,
@@ -132,10 +132,12 @@ pub fn layout(
     }
     fixed.extend(settings.dimensions.clone());
     let mut problems = Vec::new();
-    if fixed.len() + 2 > limits::MAX_DIMENSIONS {
+    // Scenario and Client, and Server with servers under test.
+    let per_cell = 2 + usize::from(results.has_servers());
+    if fixed.len() + per_cell > limits::MAX_DIMENSIONS {
         problems.push(format!(
             "{} dimensions, CloudWatch allows {}",
-            fixed.len() + 2,
+            fixed.len() + per_cell,
             limits::MAX_DIMENSIONS
         ));
     }
@@ -149,6 +151,9 @@ pub fn layout(
             ("Scenario".to_string(), cell.scenario.clone()),
             ("Client".to_string(), cell.client.clone()),
         ];
+        if let Some(server) = &cell.server {
+            dimensions.push(("Server".to_string(), server.clone()));
+        }
         check_dimensions(&dimensions, &mut problems);
         dimensions.extend(fixed.iter().cloned());
         let trials: Vec<_> = cell

@@ -25,6 +25,9 @@ fn metrics(rps: f64, p99: Option<f64>) -> TrialMetrics {
         peak_threads: 4,
         connections_opened: Some(2),
         requests_per_connection: Some(100.0),
+        server_cpu_us_per_request: None,
+        server_peak_rss_bytes: None,
+        server_peak_threads: None,
         requests: 1000,
         ok: 1000,
         elapsed_s: 1.0,
@@ -50,6 +53,7 @@ fn cell(scenario: &str, client: &str, trials: Vec<Trial>) -> CellResult {
     CellResult {
         scenario: scenario.into(),
         client: client.into(),
+        server: None,
         trials,
         summary: Default::default(),
         histogram: None,

@@ -48,6 +48,15 @@ pub fn md(s: &str) -> String {
     md_n(s, MAX_NAME_CHARS)
 }
 
+/// A cell's client for markdown, `client @ server` with a server under test:
+/// both names escaped, the ` @ ` between them ours (it mentions nobody).
+pub fn md_who(client: &str, server: Option<&str>) -> String {
+    match server {
+        Some(s) => format!("{} @ {}", md(client), md(s)),
+        None => md(client),
+    }
+}
+
 /// [`md`] with a different length limit (for sentences such as reasons).
 pub fn md_n(s: &str, max_chars: usize) -> String {
     let s = truncate_chars(s, max_chars);

@@ -104,7 +104,7 @@ pub fn github_action_benchmark(results: &RunResults) -> ActionBenchmark {
                 name: format!(
                     "{} / {} / {}",
                     clean(&cell.scenario),
-                    clean(&cell.client),
+                    clean(&cell.label()),
                     def.name
                 ),
                 unit: def.unit.to_string(),
@@ -180,7 +180,8 @@ pub fn hgrm(hist: &LatencyHistogram, value_scale: f64) -> String {
 pub struct HgrmFile {
     pub scenario: String,
     pub client: String,
-    /// Safe file name: `scenario--client.hgrm`, with anything outside
+    /// Safe file name: `scenario--client.hgrm` (`scenario--client--server.hgrm`
+    /// with a server under test), with anything outside
     /// `[A-Za-z0-9._-]` replaced by `_`, and a numeric suffix when two cells
     /// would collide.
     pub file_name: String,
@@ -212,8 +213,11 @@ pub fn hgrm_files(results: &RunResults) -> Result<Vec<HgrmFile>, String> {
             continue;
         };
         let hist = LatencyHistogram::decode(encoded)
-            .map_err(|e| format!("{} / {}: {e}", cell.scenario, cell.client))?;
-        let stem = format!("{}--{}", file_part(&cell.scenario), file_part(&cell.client));
+            .map_err(|e| format!("{} / {}: {e}", cell.scenario, cell.label()))?;
+        let mut stem = format!("{}--{}", file_part(&cell.scenario), file_part(&cell.client));
+        if let Some(server) = &cell.server {
+            stem = format!("{stem}--{}", file_part(server));
+        }
         let mut file_name = format!("{stem}.hgrm");
         let mut n = 2;
         while files.iter().any(|f| f.file_name == file_name) {

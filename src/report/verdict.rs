@@ -38,13 +38,14 @@ pub fn metric_index(name: &str) -> usize {
 }
 
 /// Row order: importance, then gating before informative, then the metric's
-/// display order, then client name. Stable, so input order breaks ties.
+/// display order, then client name, then server name. Stable, so input order breaks ties.
 pub fn row_order(a: &MetricComparison, b: &MetricComparison) -> Ordering {
     rank(a)
         .cmp(&rank(b))
         .then(b.gating.cmp(&a.gating))
         .then(metric_index(&a.metric).cmp(&metric_index(&b.metric)))
         .then(a.client.cmp(&b.client))
+        .then(a.server.cmp(&b.server))
 }
 
 /// A verdict in words, with its tier: `regressed`, `regressed (warn)`,

@@ -55,6 +55,9 @@ pub const METRICS: &[MetricDef] = &[
     def("peak_threads", Down, "count"),
     def("connections_opened", Down, "count"),
     def("requests_per_connection", Up, "ratio"),
+    def("server_cpu_us_per_request", Down, "us"),
+    def("server_peak_rss_bytes", Down, "bytes"),
+    def("server_peak_threads", Down, "count"),
 ];
 
 /// Looks up a metric by its stable name.
@@ -93,6 +96,18 @@ pub struct TrialMetrics {
     pub connections_opened: Option<u64>,
     /// Requests the server served in the window / connections that served them.
     pub requests_per_connection: Option<f64>,
+    /// The server's process tree (reference server or server under test):
+    /// user+sys CPU in the window / requests completed in it. Absent for a
+    /// `url` server (no process known) and in results from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_cpu_us_per_request: Option<f64>,
+    /// Peak resident set size of the server's process tree during the trial
+    /// (sum over its processes, sampled from /proc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_peak_rss_bytes: Option<u64>,
+    /// Peak thread count of the server's process tree during the trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_peak_threads: Option<u64>,
 
     /// Requests completed in the window, successes and errors.
     pub requests: u64,
@@ -132,6 +147,17 @@ pub struct Measured<'a> {
     pub bytes_sent: u64,
     pub latency: Option<&'a LatencyHistogram>,
     pub latency_uncorrected: Option<&'a LatencyHistogram>,
+    /// The server's cost in the trial, as far as it was measured.
+    pub server: ServerCost,
+}
+
+/// The server process tree's cost during one trial. `None`: not measured (a
+/// `url` server is no process benchgate knows; never estimated).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServerCost {
+    pub cpu_us_per_request: Option<f64>,
+    pub peak_rss_bytes: Option<u64>,
+    pub peak_threads: Option<u64>,
 }
 
 impl TrialMetrics {
@@ -160,6 +186,9 @@ impl TrialMetrics {
             peak_threads: m.peak_threads,
             connections_opened: m.connections_opened,
             requests_per_connection: m.requests_per_connection,
+            server_cpu_us_per_request: m.server.cpu_us_per_request,
+            server_peak_rss_bytes: m.server.peak_rss_bytes,
+            server_peak_threads: m.server.peak_threads,
             requests,
             ok: m.ok,
             elapsed_s: m.elapsed_s,
@@ -198,6 +227,9 @@ impl TrialMetrics {
             "peak_threads" => self.peak_threads as f64,
             "connections_opened" => self.connections_opened? as f64,
             "requests_per_connection" => self.requests_per_connection?,
+            "server_cpu_us_per_request" => self.server_cpu_us_per_request?,
+            "server_peak_rss_bytes" => self.server_peak_rss_bytes? as f64,
+            "server_peak_threads" => self.server_peak_threads? as f64,
             _ => return None,
         })
     }

@@ -47,6 +47,10 @@ pub struct RunResults {
 pub struct CellResult {
     pub scenario: String,
     pub client: String,
+    /// The server under test (`[[server]]` name) the client drove; absent: the
+    /// reference server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     pub trials: Vec<Trial>,
     /// Median, min and max over the successful trials, per metric name.
     pub summary: BTreeMap<String, Spread>,
@@ -68,7 +72,8 @@ pub struct Trial {
     /// `None` when the trial completed; otherwise why it failed.
     pub failure: Option<String>,
     pub metrics: Option<TrialMetrics>,
-    /// The reference server's counters for the trial's measurement window.
+    /// The reference server's counters for the trial's measurement window
+    /// (absent with a server under test: it has none).
     pub server: Option<ServerCounters>,
 }
 
@@ -133,9 +138,44 @@ impl RunResults {
         Ok(results)
     }
 
+    /// The first cell of (scenario, client), on whichever server: the only one
+    /// in a run without servers under test. [`RunResults::cell_at`] names the server.
     pub fn cell(&self, scenario: &str, client: &str) -> Option<&CellResult> {
         self.results
             .iter()
             .find(|c| c.scenario == scenario && c.client == client)
+    }
+
+    /// The cell of (scenario, client, server); `server` `None` is the reference server.
+    pub fn cell_at(
+        &self,
+        scenario: &str,
+        client: &str,
+        server: Option<&str>,
+    ) -> Option<&CellResult> {
+        self.results
+            .iter()
+            .find(|c| c.scenario == scenario && c.client == client && c.server.as_deref() == server)
+    }
+
+    /// Whether any cell was measured against a server under test.
+    pub fn has_servers(&self) -> bool {
+        self.results.iter().any(|c| c.server.is_some())
+    }
+}
+
+impl CellResult {
+    /// How reports name the cell's client: `client`, or `client @ server` with a
+    /// server under test.
+    pub fn label(&self) -> String {
+        client_label(&self.client, self.server.as_deref())
+    }
+}
+
+/// `client`, or `client @ server` when a server under test is named.
+pub fn client_label(client: &str, server: Option<&str>) -> String {
+    match server {
+        Some(s) => format!("{client} @ {s}"),
+        None => client.to_string(),
     }
 }

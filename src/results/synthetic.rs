@@ -37,6 +37,7 @@ pub fn run(
             results.push(CellResult {
                 scenario: s.name.clone(),
                 client: c.clone(),
+                server: None,
                 trials,
                 summary,
                 histogram: None,
@@ -98,6 +99,9 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
         peak_threads: 4,
         connections_opened: Some(16),
         requests_per_connection: Some(requests as f64 / 16.0),
+        server_cpu_us_per_request: None,
+        server_peak_rss_bytes: None,
+        server_peak_threads: None,
         requests,
         ok: requests,
         elapsed_s: 1.0,

@@ -22,6 +22,7 @@ use anyhow::{bail, Context as _};
 use super::driver::TrialSpec;
 use super::external;
 use super::server_proc::ServerProcess;
+use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
 use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, StopRule};
 use crate::metrics::resources::{pin_command, sample_group, wait_child, GroupSampler};
@@ -142,6 +143,7 @@ pub fn run_trial(
     cmd: &CommandSpec,
     spec: &TrialSpec,
     server: &ServerProcess,
+    watch: Option<ServerWatch>,
     cpus: &[usize],
     scratch: &Path,
 ) -> anyhow::Result<TrialRun> {
@@ -150,6 +152,7 @@ pub fn run_trial(
     let _ = std::fs::remove_file(&result_path);
     let limit = time_limit(cmd, spec);
     let before = server.counters()?;
+    let server_peaks = PeakWatch::start(watch);
 
     let mut command = Command::new(&cmd.command[0]);
     command
@@ -199,6 +202,7 @@ pub fn run_trial(
         if !exited(&reaper) {
             let cpu_start = sample_group(pgid).cpu;
             server.window_start()?;
+            let server_cpu_start = watch.and_then(|w| w.cpu());
             let close_at = match (s.stop, marks.opened) {
                 (StopRule::Duration(d), false) => Instant::now() + d,
                 // Marked programs close their own window; request counts end at exit.
@@ -208,8 +212,9 @@ pub fn run_trial(
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
+            let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
             let counters = server.window_stop()?;
-            window = Some((counters, cpu_start, cpu_end));
+            window = Some((counters, cpu_start, cpu_end, server_cpu));
         }
     }
     while !exited(&reaper) && started.elapsed() < limit {
@@ -221,6 +226,7 @@ pub fn run_trial(
         .join()
         .map_err(|_| anyhow::anyhow!("reaper panicked"))??;
     let peaks = sampler.finish();
+    let server_peaks = server_peaks.finish();
     let after = server.counters()?;
 
     let output_tail = || {
@@ -236,7 +242,7 @@ pub fn run_trial(
     if !usage.status.success() {
         bail!("the program failed ({}){}", usage.status, output_tail());
     }
-    let Some((server_window, cpu_start, cpu_end)) = window else {
+    let Some((server_window, cpu_start, cpu_end, server_cpu)) = window else {
         bail!(
             "the program never sent a request the reference server saw (or exited before its warmup ended){}",
             output_tail()
@@ -294,10 +300,11 @@ pub fn run_trial(
         bytes_sent: server_window.bytes_in,
         latency: histogram.as_ref(),
         latency_uncorrected: None,
+        server: server_cost(server_cpu, server_window.requests, server_peaks),
     });
     Ok(TrialRun {
         metrics,
-        server: server_window,
+        server: Some(server_window),
         histogram,
         histogram_uncorrected: None,
     })

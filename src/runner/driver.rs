@@ -3,8 +3,10 @@
 //! The parent starts one per trial, so every trial runs in a fresh process. The
 //! driver runs the engine with the client of its spec, starts and stops the
 //! reference server's counting window through its control port at the moments
-//! its own window opens and closes (so both count the same interval), and writes
-//! a [`DriverReport`] as JSON to the out file.
+//! its own window opens and closes (so both count the same interval), reads the
+//! server's CPU at the same moments, and writes a [`DriverReport`] as JSON to
+//! the out file. Against a server under test there is no control port: the
+//! window is the driver's own.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::control;
+use super::target::{window_cpu, ServerWatch};
 use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
 use crate::config::{ClientKind, ClientSpec, Scenario};
@@ -35,6 +38,9 @@ pub struct TrialSpec {
     pub control_url: Option<String>,
     /// Runtime worker threads for async drivers (the client's core count).
     pub threads: usize,
+    /// The server process (tree) whose CPU is read when the window opens and
+    /// closes; `None`: not known (a `url` server).
+    pub server_watch: Option<ServerWatch>,
 }
 
 /// What a driver process measured.
@@ -56,6 +62,8 @@ pub struct DriverReport {
     pub server: Option<ServerCounters>,
     /// Why the server's window could not be bracketed, if it could not.
     pub server_error: Option<String>,
+    /// The server process (tree)'s CPU during the window, when it was watched.
+    pub server_cpu: Option<CpuTimes>,
 }
 
 impl DriverReport {
@@ -76,18 +84,24 @@ impl DriverReport {
                 .as_ref()
                 .filter(|h| !h.is_empty())
                 .map(|h| h.encode()),
+            server_cpu: window_cpu(window.cpu_start, window.cpu_end),
             server: window.counters,
             server_error: window.error,
         }
     }
 }
 
-/// Brackets the server's counting window with the engine's.
+/// Brackets the server's counting window with the engine's, and reads the
+/// server's CPU at both edges (after opening, before closing its window, so
+/// the control calls are not counted).
 #[derive(Default)]
 pub struct ServerWindow {
     control_url: Option<String>,
+    watch: Option<ServerWatch>,
     counters: Option<ServerCounters>,
     error: Option<String>,
+    cpu_start: Option<CpuTimes>,
+    cpu_end: Option<CpuTimes>,
 }
 
 impl ServerWindow {
@@ -103,8 +117,10 @@ impl WindowHooks for ServerWindow {
                 self.fail(e);
             }
         }
+        self.cpu_start = self.watch.and_then(|w| w.cpu());
     }
     fn closed(&mut self) {
+        self.cpu_end = self.watch.and_then(|w| w.cpu());
         if let Some(url) = &self.control_url {
             match control::window_stop(url) {
                 Ok(c) => self.counters = Some(c),
@@ -120,8 +136,11 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("reading trial spec {}", spec_path.display()))?;
     let spec: TrialSpec = serde_json::from_str(&text)
         .with_context(|| format!("parsing trial spec {}", spec_path.display()))?;
+    // Thousands of connections need as many file descriptors.
+    crate::metrics::limits::raise_nofile_limit();
     let mut window = ServerWindow {
         control_url: spec.control_url.clone(),
+        watch: spec.server_watch,
         ..ServerWindow::default()
     };
     let outcome = drive(&spec, &mut window)?;

@@ -3,15 +3,20 @@
 //! Start the reference server in its own process (pinned to its own core), then
 //! for every scenario run `rounds` rounds, each round one fresh trial process per
 //! client, interleaved (A B A B ...) so machine drift hits every client alike.
-//! After every scenario the results file is rewritten, so a late failure loses
-//! nothing.
+//! With servers under test (`[[server]]`) the reference server is not started:
+//! each round starts every server fresh and runs every client against it
+//! (`rounds`). After every scenario the results file is rewritten, so a late
+//! failure loses nothing.
 
 pub mod command;
 pub mod control;
 pub mod driver;
 pub mod external;
 pub mod progress;
+mod rounds;
 pub mod server_proc;
+pub mod sut;
+pub mod target;
 pub mod trial;
 
 use std::collections::BTreeMap;
@@ -21,13 +26,10 @@ use anyhow::Context as _;
 
 use crate::config::{ClientKind, MockScript, Suite};
 use crate::metrics::resources::allowed_cpus;
-use crate::metrics::LatencyHistogram;
 use crate::results::environment::Pinning;
-use crate::results::{
-    CellResult, Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION,
-};
-use driver::TrialSpec;
+use crate::results::{Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION};
 use progress::Progress;
+use rounds::Rounds;
 use server_proc::ServerProcess;
 
 /// Options of one `benchgate run` beyond the suite itself.
@@ -75,7 +77,12 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         allowed_cpus().len()
     }
     .max(1);
-    let server = ServerProcess::start(&opts.exe, &pinning.server_cpus)?;
+    // Against servers under test the reference server is not needed at all.
+    let server = if suite.servers.is_empty() {
+        Some(ServerProcess::start(&opts.exe, &pinning.server_cpus)?)
+    } else {
+        None
+    };
     let scratch = tempdir()?;
 
     let mut results = RunResults {
@@ -88,12 +95,6 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         config: suite.clone(),
         results: vec![],
     };
-    let total: usize = suite
-        .scenarios
-        .iter()
-        .map(|s| s.clients.len() * suite.run.rounds as usize)
-        .sum();
-    let mut progress = Progress::new(total as u64, opts.quiet);
 
     // Setup steps of command clients run once, before any round; a failed
     // setup fails that client's trials, not the run.
@@ -116,121 +117,28 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         }
     }
 
+    let rounds = Rounds {
+        suite: &suite,
+        exe: &opts.exe,
+        pinning: &pinning,
+        client_threads,
+        scratch: scratch.path(),
+        setup_failed: &setup_failed,
+        quiet: opts.quiet,
+    };
+    let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
     for scenario in &suite.scenarios {
-        let mut cells: Vec<CellAcc> = scenario
-            .clients
-            .iter()
-            .map(|c| CellAcc::new(&scenario.name, c))
-            .collect();
-        for round in 1..=suite.run.rounds {
-            for cell in cells.iter_mut() {
-                let client = suite.client(&cell.result.client).with_context(|| {
-                    format!(
-                        "scenario {} names unknown client {}",
-                        scenario.name, cell.result.client
-                    )
-                })?;
-                let base_url = if client.tls {
-                    server
-                        .https_url
-                        .clone()
-                        .context("client wants TLS but the reference server has no TLS port")?
-                } else {
-                    server.http_url.clone()
-                };
-                let spec = TrialSpec {
-                    scenario: scenario.clone(),
-                    client: client.clone(),
-                    base_url,
-                    round,
-                    control_url: Some(server.control_url.clone()),
-                    threads: client_threads,
-                };
-                progress.start(&scenario.name, &client.name, round, suite.run.rounds);
-                let trial = match trial::run_trial(
-                    &opts.exe,
-                    &spec,
-                    &server,
-                    &pinning.client_cpus,
-                    scratch.path(),
-                ) {
-                    Ok(run) => {
-                        progress.finish_trial(Some(&run.metrics), None);
-                        cell.add_histograms(
-                            run.histogram.as_ref(),
-                            run.histogram_uncorrected.as_ref(),
-                        );
-                        Trial {
-                            round,
-                            failure: None,
-                            metrics: Some(run.metrics),
-                            server: Some(run.server),
-                        }
-                    }
-                    Err(e) => {
-                        let reason = format!("{e:#}");
-                        progress.finish_trial(None, Some(&reason));
-                        Trial {
-                            round,
-                            failure: Some(reason),
-                            metrics: None,
-                            server: None,
-                        }
-                    }
-                };
-                cell.result.trials.push(trial);
-            }
-        }
-        for cell in cells {
-            results.results.push(cell.finish());
-        }
+        let cells = match &server {
+            Some(server) => rounds.reference(scenario, server, &mut progress),
+            None => rounds.servers(scenario, &mut progress),
+        };
+        results.results.extend(cells);
         results.write_atomic(&opts.out)?;
     }
     progress.done();
     results.finished_at = Some(now_rfc3339());
     results.write_atomic(&opts.out)?;
     Ok(results)
-}
-
-/// Accumulates one (scenario, client) across rounds.
-struct CellAcc {
-    result: CellResult,
-    hist: Option<LatencyHistogram>,
-    hist_uncorrected: Option<LatencyHistogram>,
-}
-
-impl CellAcc {
-    fn new(scenario: &str, client: &str) -> CellAcc {
-        CellAcc {
-            result: CellResult {
-                scenario: scenario.to_string(),
-                client: client.to_string(),
-                trials: vec![],
-                summary: BTreeMap::new(),
-                histogram: None,
-                histogram_uncorrected: None,
-            },
-            hist: None,
-            hist_uncorrected: None,
-        }
-    }
-
-    fn add_histograms(&mut self, h: Option<&LatencyHistogram>, hu: Option<&LatencyHistogram>) {
-        fn add(acc: &mut Option<LatencyHistogram>, h: Option<&LatencyHistogram>) {
-            if let Some(h) = h {
-                acc.get_or_insert_with(LatencyHistogram::new).merge(h);
-            }
-        }
-        add(&mut self.hist, h);
-        add(&mut self.hist_uncorrected, hu);
-    }
-
-    fn finish(mut self) -> CellResult {
-        self.result.summary = summarize(&self.result.trials);
-        self.result.histogram = self.hist.map(|h| h.encode());
-        self.result.histogram_uncorrected = self.hist_uncorrected.map(|h| h.encode());
-        self.result
-    }
 }
 
 /// Median, min and max of every metric over the successful trials.

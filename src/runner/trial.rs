@@ -1,10 +1,12 @@
 //! One trial: a fresh driver process, watched from the outside.
 //!
 //! The parent writes the trial spec, starts `benchgate __drive` pinned to the
-//! client cores, samples its thread count from /proc, reaps it with `wait4`
-//! (CPU and max RSS), reads the server's total connection count before and
-//! after, and turns the driver's report (with the server's counters for its
-//! window) into [`TrialMetrics`]. Anything that goes wrong fails this trial only.
+//! client cores, samples its thread count (and the server's threads and RSS)
+//! from /proc, reaps it with `wait4` (CPU and max RSS), reads the reference
+//! server's total connection count before and after, and turns the driver's
+//! report (with the server's counters and CPU for its window) into
+//! [`TrialMetrics`]. Against a server under test the reference server's
+//! counters are absent. Anything that goes wrong fails this trial only.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -14,7 +16,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 
 use super::driver::{DriverReport, TrialSpec};
-use super::server_proc::ServerProcess;
+use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
 use crate::metrics::resources::{pin_command, wait_child, PeakSampler};
 use crate::metrics::LatencyHistogram;
@@ -25,7 +27,8 @@ use crate::server::ServerCounters;
 /// A finished trial, as measured.
 pub struct TrialRun {
     pub metrics: TrialMetrics,
-    pub server: ServerCounters,
+    /// The reference server's counters for the window (`None`: server under test).
+    pub server: Option<ServerCounters>,
     pub histogram: Option<LatencyHistogram>,
     pub histogram_uncorrected: Option<LatencyHistogram>,
 }
@@ -45,19 +48,27 @@ fn trial_limit(spec: &TrialSpec) -> Duration {
 pub fn run_trial(
     exe: &Path,
     spec: &TrialSpec,
-    server: &ServerProcess,
+    target: &Target,
     cpus: &[usize],
     scratch: &Path,
 ) -> anyhow::Result<TrialRun> {
     if let crate::config::ClientKind::Command(cmd) = &spec.client.kind {
-        return super::command::run_trial(cmd, spec, server, cpus, scratch);
+        return match target.reference {
+            Some(server) => {
+                super::command::run_trial(cmd, spec, server, target.watch, cpus, scratch)
+            }
+            // Validation rejects this combination; a suite built in code may not.
+            None => bail!("{}", crate::config::server::NO_COMMAND_CLIENTS),
+        };
     }
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
     let _ = std::fs::remove_file(&out_path);
     std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
 
-    let before = server.counters()?;
+    let server = target.reference;
+    let before = server.map(|s| s.counters()).transpose()?;
+    let server_peaks = PeakWatch::start(target.watch);
     let mut cmd = Command::new(exe);
     cmd.arg("__drive")
         .arg("--spec")
@@ -94,6 +105,7 @@ pub fn run_trial(
     let usage = wait_child(pid).context("waiting for the driver process")?;
     let timed_out = killer.disarm();
     let (peak_threads, _peak_sampled_rss) = sampler.finish();
+    let server_peaks = server_peaks.finish();
     let stderr_tail = stderr_tail.join().unwrap_or_default();
 
     if timed_out {
@@ -119,11 +131,18 @@ pub fn run_trial(
     if let Some(e) = &report.server_error {
         bail!("bracketing the server's measurement window: {e}");
     }
-    let window = report
-        .server
-        .clone()
-        .context("the driver reported no server counters for its window")?;
-    let after = server.counters()?;
+    let (window, connections_opened, requests_per_connection) = match (server, before) {
+        (Some(server), Some(before)) => {
+            let window = report
+                .server
+                .clone()
+                .context("the driver reported no server counters for its window")?;
+            let after = server.counters()?;
+            let (opened, per_conn) = server_side(&before, &after, &window);
+            (Some(window), opened, per_conn)
+        }
+        _ => (None, None, None),
+    };
 
     let decode = |h: &Option<String>| -> anyhow::Result<Option<LatencyHistogram>> {
         h.as_deref()
@@ -136,7 +155,6 @@ pub fn run_trial(
 
     let elapsed = report.elapsed_s.max(f64::MIN_POSITIVE);
     let requests = report.ok + report.errors.total();
-    let (connections_opened, requests_per_connection) = server_side(&before, &after, &window);
     let metrics = TrialMetrics::new(Measured {
         ok: report.ok,
         errors: report.errors,
@@ -153,6 +171,7 @@ pub fn run_trial(
         bytes_sent: report.bytes_out,
         latency: histogram.as_ref(),
         latency_uncorrected: histogram_uncorrected.as_ref(),
+        server: server_cost(report.server_cpu, requests, server_peaks),
     });
     Ok(TrialRun {
         metrics,

@@ -43,6 +43,8 @@ impl Default for ServeArgs {
 /// Prints `http://IP:PORT`, with TLS `https://IP:PORT`, then
 /// `control: http://IP:PORT` (the uncounted control port), then flushes stdout.
 pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
+    // Thousands of client connections need as many file descriptors.
+    crate::metrics::limits::raise_nofile_limit();
     let mut rt = if args.threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {

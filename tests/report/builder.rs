@@ -39,6 +39,9 @@ pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {
         peak_threads: 17,
         connections_opened: Some(10),
         requests_per_connection: Some(1000.0),
+        server_cpu_us_per_request: None,
+        server_peak_rss_bytes: None,
+        server_peak_threads: None,
         requests: 10_000,
         ok: 9_990,
         elapsed_s: 1.0,
@@ -100,6 +103,7 @@ pub fn cell(
     CellResult {
         scenario: scenario.to_string(),
         client: client.to_string(),
+        server: None,
         trials,
         summary,
         histogram: hist,
@@ -192,6 +196,8 @@ pub fn metric(
         scenario: scenario.to_string(),
         client: client.to_string(),
         baseline_client: client.to_string(),
+        server: None,
+        baseline_server: None,
         metric: name.to_string(),
         direction: def.map_or(Direction::LowerIsBetter, |d| d.direction),
         baseline: if change.is_some() {

@@ -24,10 +24,12 @@ fn label(m: &MetricComparison, sbs: bool) -> String {
     if sbs {
         mermaid(&format!(
             "{} / {} vs {}",
-            m.scenario, m.client, m.baseline_client
+            m.scenario,
+            m.who(),
+            m.baseline_who()
         ))
     } else {
-        mermaid(&format!("{} / {}", m.scenario, m.client))
+        mermaid(&format!("{} / {}", m.scenario, m.who()))
     }
 }
 

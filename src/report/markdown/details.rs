@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use crate::compare::Comparison;
 use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
-use crate::report::escape::{md, md_n};
+use crate::report::escape::{md, md_n, md_who};
 use crate::report::format::{bytes, micros};
 use crate::report::verdict::{is_side_by_side, rank, verdict_mark, verdict_text};
 use crate::results::{CellResult, Environment, RunResults};
@@ -21,13 +21,18 @@ fn details(summary: &str, body: &str) -> String {
     format!("<details><summary>{summary}</summary>\n\n{body}\n</details>\n\n")
 }
 
+/// A client on a server (`None`: the reference server).
+type Side<'a> = (&'a str, Option<&'a str>);
+/// A scenario and the two sides compared in it.
+type Pair<'a> = (&'a str, Side<'a>, Side<'a>);
+
 /// The runs each side's cells come from.
 pub struct Sides<'a> {
     current: &'a RunResults,
     baseline: Option<&'a RunResults>,
     side_by_side: bool,
-    /// Distinct (scenario, client, baseline client), in comparison order.
-    pairs: Vec<(&'a str, &'a str, &'a str)>,
+    /// Distinct (scenario, current side, baseline side), in comparison order.
+    pairs: Vec<Pair<'a>>,
 }
 
 impl<'a> Sides<'a> {
@@ -45,8 +50,8 @@ impl<'a> Sides<'a> {
             .map(|m| {
                 (
                     m.scenario.as_str(),
-                    m.client.as_str(),
-                    m.baseline_client.as_str(),
+                    (m.client.as_str(), m.server.as_deref()),
+                    (m.baseline_client.as_str(), m.baseline_server.as_deref()),
                 )
             })
             .filter(|p| seen.insert(*p))
@@ -66,17 +71,24 @@ impl<'a> Sides<'a> {
     /// Calls `f` with the row prefix (`| scenario | client | side |`) and the
     /// cell, for each pair: baseline side first.
     fn each(&self, mut f: impl FnMut(String, Option<&CellResult>)) {
-        for (sc, client, base_client) in &self.pairs {
+        for (sc, (client, server), (base_client, base_server)) in &self.pairs {
+            let who = md_who(client, *server);
             let (bl, cl) = if self.side_by_side {
-                (md(base_client), md(client))
+                (md_who(base_client, *base_server), who.clone())
             } else {
                 ("baseline".to_string(), "current".to_string())
             };
-            let prefix = format!("| {} | {} ", md(sc), md(client));
+            let prefix = format!("| {} | {who} ", md(sc));
             if let Some(b) = self.baseline {
-                f(format!("{prefix}| {bl} |"), b.cell(sc, base_client));
+                f(
+                    format!("{prefix}| {bl} |"),
+                    b.cell_at(sc, base_client, *base_server),
+                );
             }
-            f(format!("{prefix}| {cl} |"), self.current.cell(sc, client));
+            f(
+                format!("{prefix}| {cl} |"),
+                self.current.cell_at(sc, client, *server),
+            );
         }
     }
 }
@@ -141,7 +153,7 @@ pub fn errors(sides: &Sides) -> String {
                     failures.push(format!(
                         "- {} / {} round {}: {}",
                         md(&c.scenario),
-                        md(&c.client),
+                        md_who(&c.client, c.server.as_deref()),
                         t.round,
                         md_n(f, 300)
                     ));
@@ -169,13 +181,26 @@ pub fn errors(sides: &Sides) -> String {
     details("Errors by class and failed trials", &body)
 }
 
-/// The client's own cost: medians across trials.
+/// The client's own cost (and the server's, when any cell measured it):
+/// medians across trials.
 pub fn resources(sides: &Sides) -> String {
+    let mut server_cost = false;
+    sides.each(|_, cell| {
+        server_cost |= cell.is_some_and(|c| c.summary.contains_key("server_cpu_us_per_request"));
+    });
     let mut body = String::from(
-        "| scenario | client | side | CPU/request | peak RSS | peak threads | connections | requests/connection |\n|:--|:--|:--|--:|--:|--:|--:|--:|\n",
+        "| scenario | client | side | CPU/request | peak RSS | peak threads | connections | requests/connection |",
     );
+    if server_cost {
+        body.push_str(" server CPU/request | server peak RSS | server peak threads |");
+    }
+    body.push_str("\n|:--|:--|:--|--:|--:|--:|--:|--:|");
+    if server_cost {
+        body.push_str("--:|--:|--:|");
+    }
+    body.push('\n');
     sides.each(|prefix, cell| {
-        let _ = writeln!(
+        let _ = write!(
             body,
             "{prefix} {} | {} | {} | {} | {} |",
             median(cell, "cpu_us_per_request", |v| format!("{v:.1}us")),
@@ -184,6 +209,16 @@ pub fn resources(sides: &Sides) -> String {
             median(cell, "connections_opened", |v| format!("{v:.0}")),
             median(cell, "requests_per_connection", |v| format!("{v:.1}")),
         );
+        if server_cost {
+            let _ = write!(
+                body,
+                " {} | {} | {} |",
+                median(cell, "server_cpu_us_per_request", |v| format!("{v:.1}us")),
+                median(cell, "server_peak_rss_bytes", bytes),
+                median(cell, "server_peak_threads", |v| format!("{v:.0}")),
+            );
+        }
+        body.push('\n');
     });
     details("Resources (medians across trials)", &body)
 }
@@ -266,7 +301,7 @@ pub fn reasons(cmp: &Comparison) -> String {
             body,
             "| {} | {} | {} | {} {} | {} |",
             md(&m.scenario),
-            md(&m.client),
+            md_who(&m.client, m.server.as_deref()),
             md(&m.metric),
             verdict_mark(m),
             verdict_text(m),

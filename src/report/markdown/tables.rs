@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use super::budget::Table;
 use crate::compare::{Comparison, MetricComparison};
-use crate::report::escape::{md, md_n, sha};
+use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::verdict::{
     change_with_ci, is_headline_row, is_side_by_side, mde, outcome_text, rank, row_order, values,
@@ -78,6 +78,14 @@ pub fn head(cmp: &Comparison) -> String {
             run_label(cur)
         );
     }
+    if cmp.metrics.iter().any(|m| m.server.is_some()) {
+        // Our own text: no escaping needed.
+        let _ = writeln!(
+            out,
+            "> ℹ️ {}\n",
+            crate::report::terminal::SERVER_UNDER_TEST_NOTE
+        );
+    }
     if !cmp.environment_differences.is_empty() {
         out.push_str("> ⚠️ **Not comparable**: the two sides differ in\n");
         for d in cmp.environment_differences.iter().take(MAX_DIFFERENCES) {
@@ -122,9 +130,13 @@ fn header(side_by_side: bool, with_scenario: bool) -> String {
 /// One table row; gating metrics in bold.
 fn row(m: &MetricComparison, side_by_side: bool, with_scenario: bool) -> String {
     let who = if side_by_side {
-        format!("{} vs {}", md(&m.client), md(&m.baseline_client))
+        format!(
+            "{} vs {}",
+            md_who(&m.client, m.server.as_deref()),
+            md_who(&m.baseline_client, m.baseline_server.as_deref())
+        )
     } else {
-        md(&m.client)
+        md_who(&m.client, m.server.as_deref())
     };
     let metric = if m.gating {
         format!("**{}**", md(&m.metric))

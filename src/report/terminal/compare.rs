@@ -109,9 +109,9 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
             [
                 safe(&m.scenario),
                 if sbs {
-                    format!("{} vs {}", safe(&m.client), safe(&m.baseline_client))
+                    format!("{} vs {}", safe(&m.who()), safe(&m.baseline_who()))
                 } else {
-                    safe(&m.client)
+                    safe(&m.who())
                 },
                 format!(
                     "{}{}",
@@ -171,6 +171,9 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
             "\n{others} informative metric{} without a notable change not shown (see the JSON report)",
             if others == 1 { "" } else { "s" }
         );
+    }
+    if cmp.metrics.iter().any(|m| m.server.is_some()) {
+        let _ = writeln!(out, "{}", super::SERVER_UNDER_TEST_NOTE);
     }
     let _ = writeln!(out, "method: {}", safe(&cmp.method));
     out

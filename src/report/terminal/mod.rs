@@ -1,6 +1,9 @@
-//! The terminal report: one table, a row per (scenario, client), each figure the
-//! median across rounds with its spread (half the min-max range), then failed
-//! trials and the environment; and the comparison table ([`render_comparison`]).
+//! The terminal report: one table, a row per (scenario, client[, server]), each
+//! figure the median across rounds with its spread (half the min-max range),
+//! then failed trials and the environment; and the comparison table
+//! ([`render_comparison`]). The server's own cost gets columns when any cell
+//! measured it; with servers under test a note says the reference server's
+//! counters are absent.
 
 mod compare;
 
@@ -21,6 +24,13 @@ const HEADERS: [&str; 12] = [
     "scenario", "client", "req/s", "p50", "p99", "p99.9", "max", "errors", "cpu/req", "peak rss",
     "threads", "conns",
 ];
+
+/// Extra columns when any cell measured the server's cost.
+const SERVER_HEADERS: [&str; 3] = ["srv cpu/req", "srv rss", "srv threads"];
+
+/// The note shown once when cells ran against a server under test.
+pub const SERVER_UNDER_TEST_NOTE: &str =
+    "server under test: reference-server counters not available (connections opened, requests per connection, the server's window)";
 
 fn cell_value(c: &CellResult, metric: &str, fmt: fn(f64) -> String, with_spread: bool) -> String {
     match c.summary.get(metric) {
@@ -59,13 +69,13 @@ fn errors_value(c: &CellResult) -> String {
     }
 }
 
-fn row(c: &CellResult) -> Vec<String> {
+fn row(c: &CellResult, server_columns: bool) -> Vec<String> {
     let failed = c.trials.iter().filter(|t| t.failure.is_some()).count();
-    let mut client = c.client.clone();
+    let mut client = c.label();
     if failed > 0 {
         client.push_str(&format!(" ({failed} failed)"));
     }
-    vec![
+    let mut row = vec![
         c.scenario.clone(),
         client,
         cell_value(c, "throughput_rps", si, true),
@@ -78,23 +88,55 @@ fn row(c: &CellResult) -> Vec<String> {
         cell_value(c, "peak_rss_bytes", bytes, false),
         cell_value(c, "peak_threads", |v| format!("{v:.0}"), false),
         cell_value(c, "connections_opened", |v| format!("{v:.0}"), false),
-    ]
+    ];
+    if server_columns {
+        row.extend([
+            cell_value(
+                c,
+                "server_cpu_us_per_request",
+                |v| format!("{v:.1}us"),
+                true,
+            ),
+            cell_value(c, "server_peak_rss_bytes", bytes, false),
+            cell_value(c, "server_peak_threads", |v| format!("{v:.0}"), false),
+        ]);
+    }
+    row
 }
+
+/// Whether any cell measured the server's own cost.
+fn has_server_cost(results: &RunResults) -> bool {
+    results
+        .results
+        .iter()
+        .any(|c| SERVER_METRICS.iter().any(|m| c.summary.contains_key(*m)))
+}
+
+const SERVER_METRICS: [&str; 3] = [
+    "server_cpu_us_per_request",
+    "server_peak_rss_bytes",
+    "server_peak_threads",
+];
 
 /// Renders the results table. Names from the config are printed with control
 /// characters escaped, so a name cannot move the cursor or forge lines.
 pub fn render(results: &RunResults, color: bool) -> String {
+    let server_columns = has_server_cost(results);
+    let mut headers: Vec<&str> = HEADERS.to_vec();
+    if server_columns {
+        headers.extend(SERVER_HEADERS);
+    }
     let rows: Vec<Vec<String>> = results
         .results
         .iter()
         .map(|c| {
-            row(c)
+            row(c, server_columns)
                 .into_iter()
                 .map(|s| s.escape_debug().to_string())
                 .collect()
         })
         .collect();
-    let mut widths: Vec<usize> = HEADERS.iter().map(|h| h.chars().count()).collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
         for (w, v) in widths.iter_mut().zip(r) {
             *w = (*w).max(v.chars().count());
@@ -118,7 +160,8 @@ pub fn render(results: &RunResults, color: bool) -> String {
         }
     };
     out.push_str(bold);
-    line(&HEADERS.map(String::from), &mut out);
+    let header_cells: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    line(&header_cells, &mut out);
     out.push_str(reset);
     for r in &rows {
         line(r, &mut out);
@@ -128,6 +171,15 @@ pub fn render(results: &RunResults, color: bool) -> String {
         "\nmedian of {} rounds (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
         results.config.run.rounds
     );
+    if server_columns {
+        let _ = writeln!(
+            out,
+            "srv = the server's own process (tree): CPU in the window per request, peak RSS and threads"
+        );
+    }
+    if results.has_servers() {
+        let _ = writeln!(out, "{SERVER_UNDER_TEST_NOTE}");
+    }
     for c in &results.results {
         for t in &c.trials {
             if let Some(f) = &t.failure {
@@ -135,7 +187,7 @@ pub fn render(results: &RunResults, color: bool) -> String {
                     out,
                     "failed: {} / {} round {}: {}",
                     c.scenario.escape_debug(),
-                    c.client.escape_debug(),
+                    c.label().escape_debug(),
                     t.round,
                     f.escape_debug()
                 );

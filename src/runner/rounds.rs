@@ -1,0 +1,291 @@
+//! The rounds of one scenario: every client's trials, interleaved, against the
+//! reference server (one process for the whole run) or against each server
+//! under test (`[[server]]`: started fresh for every round, the servers' order
+//! alternating by round, A B then B A, so drift hits both alike).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context as _};
+
+use super::driver::TrialSpec;
+use super::progress::Progress;
+use super::server_proc::ServerProcess;
+use super::sut::{probe_http, SutProcess};
+use super::target::Target;
+use super::trial::{self, TrialRun};
+use crate::config::{Scenario, ServerSpec, ServerTarget, Suite};
+use crate::metrics::LatencyHistogram;
+use crate::results::environment::Pinning;
+use crate::results::{client_label, CellResult, Trial};
+
+/// What every trial of a run shares.
+pub(super) struct Rounds<'a> {
+    pub suite: &'a Suite,
+    pub exe: &'a Path,
+    pub pinning: &'a Pinning,
+    /// Runtime threads for async drivers.
+    pub client_threads: usize,
+    pub scratch: &'a Path,
+    /// Command clients whose setup step failed, with the reason.
+    pub setup_failed: &'a BTreeMap<String, String>,
+    pub quiet: bool,
+}
+
+impl Rounds<'_> {
+    /// Trials in the whole run, for the progress bar.
+    pub fn total_trials(&self) -> u64 {
+        let per_round: usize = self.suite.scenarios.iter().map(|s| s.clients.len()).sum();
+        (per_round * self.suite.run.rounds as usize * self.suite.servers.len().max(1)) as u64
+    }
+
+    /// One scenario against the reference server: one cell per client.
+    pub fn reference(
+        &self,
+        scenario: &Scenario,
+        server: &ServerProcess,
+        progress: &mut Progress,
+    ) -> Vec<CellResult> {
+        let target = Target::reference(server);
+        let mut cells: Vec<CellAcc> = scenario
+            .clients
+            .iter()
+            .map(|c| CellAcc::new(&scenario.name, c, None))
+            .collect();
+        for round in 1..=self.suite.run.rounds {
+            for cell in cells.iter_mut() {
+                self.run_one(scenario, cell, &target, round, progress);
+            }
+        }
+        cells.into_iter().map(CellAcc::finish).collect()
+    }
+
+    /// One scenario against every server under test: one cell per (server,
+    /// client), servers in config order.
+    pub fn servers(&self, scenario: &Scenario, progress: &mut Progress) -> Vec<CellResult> {
+        let servers = &self.suite.servers;
+        let mut cells: Vec<Vec<CellAcc>> = servers
+            .iter()
+            .map(|s| {
+                scenario
+                    .clients
+                    .iter()
+                    .map(|c| CellAcc::new(&scenario.name, c, Some(&s.name)))
+                    .collect()
+            })
+            .collect();
+        for round in 1..=self.suite.run.rounds {
+            let mut order: Vec<usize> = (0..servers.len()).collect();
+            if round % 2 == 0 {
+                order.reverse();
+            }
+            for i in order {
+                self.server_round(scenario, i, &mut cells[i], round, progress);
+            }
+        }
+        cells.into_iter().flatten().map(CellAcc::finish).collect()
+    }
+
+    /// One round on server `index`: start it (command), run every client's
+    /// trial, stop it. A server that cannot start fails this round's trials.
+    fn server_round(
+        &self,
+        scenario: &Scenario,
+        index: usize,
+        cells: &mut [CellAcc],
+        round: u32,
+        progress: &mut Progress,
+    ) {
+        let spec = &self.suite.servers[index];
+        let started = match self.start_server(spec, index) {
+            Ok(s) => s,
+            Err(e) => {
+                let reason = format!("{e:#}");
+                for cell in cells.iter_mut() {
+                    let rounds = self.suite.run.rounds;
+                    progress.start(&scenario.name, &cell.label(), round, rounds);
+                    progress.finish_trial(None, Some(&reason));
+                    cell.fail(round, reason.clone());
+                }
+                return;
+            }
+        };
+        let (process, url) = match started {
+            Started::Process(p) => {
+                let url = p.url.clone();
+                (Some(p), url)
+            }
+            Started::Url(url) => (None, url),
+        };
+        let target = Target {
+            name: Some(&spec.name),
+            http_url: url,
+            https_url: None,
+            reference: None,
+            watch: process.as_ref().map(SutProcess::watch),
+        };
+        for cell in cells.iter_mut() {
+            self.run_one(scenario, cell, &target, round, progress);
+        }
+        if let Some(p) = process {
+            if let Err(e) = p.stop() {
+                if !self.quiet {
+                    eprintln!("benchgate: warning: {e}");
+                }
+            }
+        }
+    }
+
+    fn start_server(&self, spec: &ServerSpec, index: usize) -> anyhow::Result<Started> {
+        match &spec.target {
+            ServerTarget::Command(cmd) => {
+                let dir = self.scratch.join(format!("server-{index}"));
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
+                Ok(Started::Process(SutProcess::start(
+                    &spec.name,
+                    cmd,
+                    &self.pinning.server_cpus,
+                    &dir,
+                )?))
+            }
+            ServerTarget::Url(url) => match probe_http(url) {
+                Ok(()) => Ok(Started::Url(url.clone())),
+                Err(e) => bail!(
+                    "server {:?} at {url} does not answer HTTP: {e}",
+                    spec.name.escape_debug().to_string()
+                ),
+            },
+        }
+    }
+
+    /// Runs one trial and records it in the cell, failed or not.
+    fn run_one(
+        &self,
+        scenario: &Scenario,
+        cell: &mut CellAcc,
+        target: &Target,
+        round: u32,
+        progress: &mut Progress,
+    ) {
+        progress.start(&scenario.name, &cell.label(), round, self.suite.run.rounds);
+        match self.try_trial(scenario, &cell.result.client, target, round) {
+            Ok(run) => {
+                progress.finish_trial(Some(&run.metrics), None);
+                cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
+                cell.result.trials.push(Trial {
+                    round,
+                    failure: None,
+                    metrics: Some(run.metrics),
+                    server: run.server,
+                });
+            }
+            Err(e) => {
+                let reason = format!("{e:#}");
+                progress.finish_trial(None, Some(&reason));
+                cell.fail(round, reason);
+            }
+        }
+    }
+
+    fn try_trial(
+        &self,
+        scenario: &Scenario,
+        client: &str,
+        target: &Target,
+        round: u32,
+    ) -> anyhow::Result<TrialRun> {
+        if let Some(reason) = self.setup_failed.get(client) {
+            bail!("the client's setup step failed: {reason}");
+        }
+        let client = self
+            .suite
+            .client(client)
+            .with_context(|| format!("scenario {} names unknown client {client}", scenario.name))?;
+        let base_url = if client.tls {
+            target
+                .https_url
+                .clone()
+                .context("the client wants TLS but the server has no TLS port")?
+        } else {
+            target.http_url.clone()
+        };
+        let spec = TrialSpec {
+            scenario: scenario.clone(),
+            client: client.clone(),
+            base_url,
+            round,
+            control_url: target.reference.map(|s| s.control_url.clone()),
+            threads: self.client_threads,
+            server_watch: target.watch,
+        };
+        trial::run_trial(
+            self.exe,
+            &spec,
+            target,
+            &self.pinning.client_cpus,
+            self.scratch,
+        )
+    }
+}
+
+/// A server under test, ready for a round.
+enum Started {
+    Process(SutProcess),
+    Url(String),
+}
+
+/// Accumulates one (scenario, client, server) across rounds.
+struct CellAcc {
+    result: CellResult,
+    hist: Option<LatencyHistogram>,
+    hist_uncorrected: Option<LatencyHistogram>,
+}
+
+impl CellAcc {
+    fn new(scenario: &str, client: &str, server: Option<&str>) -> CellAcc {
+        CellAcc {
+            result: CellResult {
+                scenario: scenario.to_string(),
+                client: client.to_string(),
+                server: server.map(String::from),
+                trials: vec![],
+                summary: BTreeMap::new(),
+                histogram: None,
+                histogram_uncorrected: None,
+            },
+            hist: None,
+            hist_uncorrected: None,
+        }
+    }
+
+    fn label(&self) -> String {
+        client_label(&self.result.client, self.result.server.as_deref())
+    }
+
+    fn fail(&mut self, round: u32, reason: String) {
+        self.result.trials.push(Trial {
+            round,
+            failure: Some(reason),
+            metrics: None,
+            server: None,
+        });
+    }
+
+    fn add_histograms(&mut self, h: Option<&LatencyHistogram>, hu: Option<&LatencyHistogram>) {
+        fn add(acc: &mut Option<LatencyHistogram>, h: Option<&LatencyHistogram>) {
+            if let Some(h) = h {
+                acc.get_or_insert_with(LatencyHistogram::new).merge(h);
+            }
+        }
+        add(&mut self.hist, h);
+        add(&mut self.hist_uncorrected, hu);
+    }
+
+    fn finish(mut self) -> CellResult {
+        self.result.summary = super::summarize(&self.result.trials);
+        self.result.histogram = self.hist.map(|h| h.encode());
+        self.result.histogram_uncorrected = self.hist_uncorrected.map(|h| h.encode());
+        self.result
+    }
+}

@@ -1,0 +1,167 @@
+//! What a trial drives: the reference server (with its counters and control
+//! port) or a server under test (only its URL, and its process tree when
+//! benchgate started it), and how the server's own cost is measured: CPU of
+//! its process (tree) at the edges of the measurement window, peak RSS and
+//! threads sampled from /proc during the trial.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::server_proc::ServerProcess;
+use crate::metrics::resources::{
+    sample_group, sample_process, CpuTimes, GroupSampler, PeakSampler,
+};
+use crate::results::metrics::ServerCost;
+
+/// How often the server's threads and RSS are sampled during a trial.
+const SAMPLE_EVERY: Duration = Duration::from_millis(20);
+/// The same for a process group (one pass over /proc costs ~1 ms of the parent).
+const SAMPLE_GROUP_EVERY: Duration = Duration::from_millis(50);
+
+/// The server process(es) whose cost is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServerWatch {
+    /// One process (the reference server).
+    Process(u32),
+    /// Every process of a process group (a server under test and its children).
+    Group(u32),
+}
+
+impl ServerWatch {
+    /// CPU used so far by the process (tree): user+sys of the live processes
+    /// plus what they reaped from exited children. `None` when it is gone.
+    pub fn cpu(&self) -> Option<CpuTimes> {
+        match *self {
+            ServerWatch::Process(pid) => {
+                let s = sample_process(pid)?;
+                Some(CpuTimes {
+                    user_us: s.cpu.user_us + s.children_cpu.user_us,
+                    sys_us: s.cpu.sys_us + s.children_cpu.sys_us,
+                })
+            }
+            ServerWatch::Group(pgid) => {
+                let g = sample_group(pgid);
+                (g.processes > 0).then_some(g.cpu)
+            }
+        }
+    }
+}
+
+/// The server one trial drives.
+pub struct Target<'a> {
+    /// The `[[server]]` name; `None`: the reference server.
+    pub name: Option<&'a str>,
+    /// `http://127.0.0.1:PORT`.
+    pub http_url: String,
+    /// The reference server's HTTPS port (servers under test have none).
+    pub https_url: Option<String>,
+    /// The reference server: its counters and measurement window.
+    pub reference: Option<&'a ServerProcess>,
+    /// The process (tree) to measure; `None` for a `url` server.
+    pub watch: Option<ServerWatch>,
+}
+
+impl<'a> Target<'a> {
+    /// The reference server, measured as one process.
+    pub fn reference(server: &'a ServerProcess) -> Target<'a> {
+        Target {
+            name: None,
+            http_url: server.http_url.clone(),
+            https_url: server.https_url.clone(),
+            reference: Some(server),
+            watch: Some(ServerWatch::Process(server.pid())),
+        }
+    }
+}
+
+/// Samples a server's peak threads and RSS during a trial.
+pub enum PeakWatch {
+    Process(PeakSampler),
+    Group(GroupSampler),
+    Nothing,
+}
+
+impl PeakWatch {
+    pub fn start(watch: Option<ServerWatch>) -> PeakWatch {
+        match watch {
+            Some(ServerWatch::Process(pid)) => {
+                PeakWatch::Process(PeakSampler::start(pid, SAMPLE_EVERY))
+            }
+            Some(ServerWatch::Group(pgid)) => {
+                PeakWatch::Group(GroupSampler::start(pgid, SAMPLE_GROUP_EVERY))
+            }
+            None => PeakWatch::Nothing,
+        }
+    }
+
+    /// Stops sampling; (peak threads, peak RSS bytes), `None` when nothing
+    /// was sampled (no process known, or it was gone).
+    pub fn finish(self) -> Option<(u64, u64)> {
+        let (threads, rss) = match self {
+            PeakWatch::Process(s) => s.finish(),
+            PeakWatch::Group(s) => {
+                let g = s.finish();
+                (g.threads, g.rss_bytes)
+            }
+            PeakWatch::Nothing => return None,
+        };
+        (threads > 0).then_some((threads, rss))
+    }
+}
+
+/// The server's cost in a trial: CPU in the window per request completed in
+/// it, and the peaks. Whatever was not measured stays `None`.
+pub fn server_cost(
+    window_cpu: Option<CpuTimes>,
+    requests: u64,
+    peaks: Option<(u64, u64)>,
+) -> ServerCost {
+    ServerCost {
+        cpu_us_per_request: window_cpu
+            .filter(|_| requests > 0)
+            .map(|c| c.total_us() as f64 / requests as f64),
+        peak_rss_bytes: peaks.map(|p| p.1),
+        peak_threads: peaks.map(|p| p.0),
+    }
+}
+
+/// CPU of the server between two readings, when both were taken.
+pub fn window_cpu(start: Option<CpuTimes>, end: Option<CpuTimes>) -> Option<CpuTimes> {
+    Some(end?.since(&start?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_process_is_measurable() {
+        let w = ServerWatch::Process(std::process::id());
+        let busy = std::time::Instant::now();
+        while busy.elapsed() < Duration::from_millis(30) {
+            std::hint::black_box(0u64);
+        }
+        assert!(w.cpu().is_some());
+        let peaks = PeakWatch::start(Some(w));
+        std::thread::sleep(Duration::from_millis(30));
+        let (threads, rss) = peaks.finish().unwrap();
+        assert!(threads >= 1 && rss > 0);
+        assert!(PeakWatch::start(None).finish().is_none());
+    }
+
+    #[test]
+    fn cost_is_absent_unless_measured() {
+        let cpu = CpuTimes {
+            user_us: 300,
+            sys_us: 100,
+        };
+        let c = server_cost(Some(cpu), 100, Some((3, 5 << 20)));
+        assert_eq!(c.cpu_us_per_request, Some(4.0));
+        assert_eq!((c.peak_threads, c.peak_rss_bytes), (Some(3), Some(5 << 20)));
+        assert_eq!(server_cost(Some(cpu), 0, None), ServerCost::default());
+        assert_eq!(window_cpu(None, Some(cpu)), None);
+        assert_eq!(window_cpu(Some(cpu), Some(cpu)).unwrap().total_us(), 0);
+    }
+}
