@@ -180,6 +180,9 @@ pub struct ServeCliArgs {
     /// Exit when standard input reaches end of file (used when run as a child).
     #[arg(long)]
     pub exit_on_stdin_eof: bool,
+    /// For validating server gates: every response waits this long, e.g. "2ms".
+    #[arg(long, value_name = "DURATION")]
+    pub added_delay: Option<String>,
 }
 
 /// `benchgate publish <target>`.

@@ -268,7 +268,13 @@ fn write_file(path: &Path, text: &str, what: &str) -> anyhow::Result<()> {
 
 /// `benchgate serve`.
 pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
+    let added_delay = match &args.added_delay {
+        Some(d) => crate::config::units::parse_duration(d)
+            .map_err(|e| anyhow::anyhow!("--added-delay {d:?}: {e}"))?,
+        None => std::time::Duration::ZERO,
+    };
     crate::server::serve_main(crate::server::ServeArgs {
+        added_delay,
         listen: args.listen,
         tls_listen: args.tls_listen,
         no_tls: args.no_tls,

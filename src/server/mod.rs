@@ -64,6 +64,10 @@ pub struct ServerOptions {
     pub max_connections: usize,
     /// Generate a certificate so that [`run`] can serve HTTPS.
     pub tls: bool,
+    /// Testing knob for validating server gates: every response (not the
+    /// control endpoints) waits this long before it is handed back, on the
+    /// precise timer. Zero: off.
+    pub added_delay: Duration,
 }
 
 impl Default for ServerOptions {
@@ -74,6 +78,7 @@ impl Default for ServerOptions {
             idle_timeout: Duration::from_secs(30),
             max_connections: 20_000,
             tls: true,
+            added_delay: Duration::ZERO,
         }
     }
 }

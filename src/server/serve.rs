@@ -25,6 +25,8 @@ pub struct ServeArgs {
     pub threads: usize,
     /// Stop when stdin reaches end of file.
     pub exit_on_stdin_eof: bool,
+    /// Testing knob: every response waits this long (see [`ServerOptions::added_delay`]).
+    pub added_delay: std::time::Duration,
 }
 
 impl Default for ServeArgs {
@@ -35,6 +37,7 @@ impl Default for ServeArgs {
             no_tls: false,
             threads: 1,
             exit_on_stdin_eof: true,
+            added_delay: std::time::Duration::ZERO,
         }
     }
 }
@@ -59,6 +62,7 @@ pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
     rt.block_on(async {
         let server = Server::new(ServerOptions {
             tls: !args.no_tls,
+            added_delay: args.added_delay,
             ..ServerOptions::default()
         })?;
         let listener = TcpListener::bind(args.listen)

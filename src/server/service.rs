@@ -41,6 +41,8 @@ pub(crate) struct Handler {
 /// The service's future: ready for fast endpoints, boxed for slow ones.
 pub(crate) enum ReplyFuture {
     Ready(Option<Reply>),
+    /// A control endpoint's answer (ready; exempt from `added_delay`).
+    Control(Option<Reply>),
     Deferred(Pin<Box<dyn Future<Output = Reply> + Send>>),
 }
 
@@ -49,7 +51,7 @@ impl Future for ReplyFuture {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
         match self.get_mut() {
-            ReplyFuture::Ready(r) => {
+            ReplyFuture::Ready(r) | ReplyFuture::Control(r) => {
                 Poll::Ready(r.take().expect("ReplyFuture polled after completion"))
             }
             ReplyFuture::Deferred(f) => f.as_mut().poll(cx),
@@ -63,6 +65,22 @@ impl Handler {
     }
 
     fn handle(&self, req: Request<Incoming>, start: Instant) -> ReplyFuture {
+        let delay = self.server.opts.added_delay;
+        let reply = self.dispatch(req, start);
+        if delay.is_zero() || matches!(reply, ReplyFuture::Control(_)) {
+            return reply;
+        }
+        // `--added-delay`: hold the response back (counted already; the
+        // connection stays busy for the idle timer).
+        let busy = self.conn.busy();
+        ReplyFuture::Deferred(Box::pin(async move {
+            let _busy = busy;
+            crate::timer::sleep_precise(delay).await;
+            reply.await
+        }))
+    }
+
+    fn dispatch(&self, req: Request<Incoming>, start: Instant) -> ReplyFuture {
         let uri = req.uri();
         let endpoint = match route(req.method(), uri.path(), uri.query(), &self.server.opts) {
             Ok(e) => e,
@@ -91,14 +109,14 @@ impl Handler {
                 Ok(Response::new(Payload::from_static(b"ok")))
             }),
             Endpoint::Stall(wait) => self.deferred(start, faults::stall(wait)),
-            // Control endpoints: never counted.
+            // Control endpoints: never counted, never delayed.
             Endpoint::WindowStart => {
-                ReplyFuture::Ready(Some(Ok(json(&server.counters.start_window()))))
+                ReplyFuture::Control(Some(Ok(json(&server.counters.start_window()))))
             }
             Endpoint::WindowStop => {
-                ReplyFuture::Ready(Some(Ok(json(&server.counters.stop_window()))))
+                ReplyFuture::Control(Some(Ok(json(&server.counters.stop_window()))))
             }
-            Endpoint::Counters => ReplyFuture::Ready(Some(Ok(json(&server.counters.snapshot())))),
+            Endpoint::Counters => ReplyFuture::Control(Some(Ok(json(&server.counters.snapshot())))),
         }
     }
 

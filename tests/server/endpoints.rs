@@ -36,6 +36,28 @@ async fn bytes_returns_exact_pattern_bodies() {
 }
 
 #[tokio::test]
+async fn added_delay_holds_every_response_back() {
+    // `benchgate serve --added-delay`: the knob for validating server gates.
+    let t = TestServer::start(ServerOptions {
+        tls: false,
+        added_delay: Duration::from_millis(100),
+        ..ServerOptions::default()
+    });
+    let c = client();
+    bounded(async {
+        for (path, status) in [("/bytes/22", 200), ("/status/503", 503)] {
+            let start = Instant::now();
+            let resp = c.get(t.url(path)).send().await.unwrap();
+            assert_eq!(resp.status(), status);
+            let _ = resp.bytes().await.unwrap();
+            assert!(start.elapsed() >= Duration::from_millis(100), "{path}");
+        }
+    })
+    .await;
+    assert_eq!(t.server.counters().total_requests, 2, "counted as usual");
+}
+
+#[tokio::test]
 async fn upload_counts_the_body() {
     let t = TestServer::plain();
     let c = client();
