@@ -42,7 +42,7 @@ use std::fmt::Write as _;
 
 use crate::compare::model::{GateConfig, Threshold, Tier};
 use crate::results::metrics::{metric_def, Direction};
-use crate::results::RunResults;
+use crate::results::{client_label, RunResults};
 
 use super::cells::cell_values;
 use super::{gate_for, scale_of, stats, Scale};
@@ -136,6 +136,7 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
     let mut cells = Vec::new();
     if let Some(first) = runs.first() {
         for cell in &first.results {
+            let label = client_label(&cell.client, cell.server.as_deref());
             for g in gate.metrics.iter().map(|g| g.metric.as_str()) {
                 let Some(mg) = gate_for(gate, &cell.scenario, &cell.client, g) else {
                     continue;
@@ -145,7 +146,7 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
                 }
                 let per_run: Vec<Vec<f64>> = runs
                     .iter()
-                    .filter_map(|r| r.cell(&cell.scenario, &cell.client))
+                    .filter_map(|r| r.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()))
                     .map(|c| cell_values(c, g))
                     .filter(|v| !v.is_empty())
                     .collect();
@@ -154,10 +155,10 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
                 }
                 let alarms = fails
                     .iter()
-                    .filter(|(s, c, m)| s == &cell.scenario && c == &cell.client && m == g)
+                    .filter(|(s, c, m)| s == &cell.scenario && c == &label && m == g)
                     .count();
                 cells.push(cell_noise(
-                    (&cell.scenario, &cell.client, g),
+                    (&cell.scenario, &label, g),
                     &per_run,
                     gate.alpha,
                     alarms,
@@ -194,7 +195,11 @@ fn gate_false_alarms(
             n += 1;
             failed += usize::from(c.exit_code == 1);
             for m in c.metrics.iter().filter(|m| m.tier == Tier::Fail) {
-                cells.push((m.scenario.clone(), m.client.clone(), m.metric.clone()));
+                cells.push((
+                    m.scenario.clone(),
+                    client_label(&m.client, m.server.as_deref()),
+                    m.metric.clone(),
+                ));
             }
         }
     }
