@@ -56,6 +56,7 @@ pub fn run(
         environment: environment(),
         config: suite,
         results,
+        interrupted: None,
     }
 }
 

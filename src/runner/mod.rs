@@ -4,12 +4,16 @@
 //! for every scenario run `rounds` rounds, each round one fresh trial process per
 //! client, interleaved (A B A B ...) so machine drift hits every client alike.
 //! After every scenario the results file is rewritten, so a late failure loses
-//! nothing.
+//! nothing. SIGINT/SIGTERM stop the run early ([`interrupt`]): the trial in
+//! progress is killed and recorded as failed, and the results file keeps what
+//! was measured, marked `interrupted`.
 
 pub mod command;
 pub mod control;
 pub mod driver;
 pub mod external;
+pub mod interrupt;
+mod markers;
 pub mod progress;
 pub mod server_proc;
 pub mod trial;
@@ -61,7 +65,13 @@ pub fn plan_pinning(pin: bool) -> Pinning {
 }
 
 /// Runs the suite and writes the results file; returns the results.
+///
+/// While it runs, SIGINT and SIGTERM are recorded instead of fatal
+/// ([`interrupt`]); on one, the run stops early and returns the results so far
+/// with `interrupted` set. The caller picks the exit code
+/// ([`interrupt::Signal::exit_code`]).
 pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
+    let _signals = interrupt::Handler::install().context("handling SIGINT and SIGTERM")?;
     let mut suite = suite.clone();
     if let Some(script) = &opts.mock {
         for c in &mut suite.clients {
@@ -87,6 +97,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         environment: Environment::detect(pinning.clone()),
         config: suite.clone(),
         results: vec![],
+        interrupted: None,
     };
     let total: usize = suite
         .scenarios
@@ -99,6 +110,9 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     // setup fails that client's trials, not the run.
     let mut setup_failed: BTreeMap<String, String> = BTreeMap::new();
     for client in &suite.clients {
+        if interrupt::received().is_some() {
+            break;
+        }
         if let ClientKind::Command(cmd) = &client.kind {
             if let Some(argv) = &cmd.setup {
                 if !opts.quiet {
@@ -116,13 +130,18 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         }
     }
 
+    let mut stopped = None;
     for scenario in &suite.scenarios {
+        if let Some(signal) = interrupt::received() {
+            stopped = Some(signal);
+            break;
+        }
         let mut cells: Vec<CellAcc> = scenario
             .clients
             .iter()
             .map(|c| CellAcc::new(&scenario.name, c))
             .collect();
-        for round in 1..=suite.run.rounds {
+        'rounds: for round in 1..=suite.run.rounds {
             for cell in cells.iter_mut() {
                 let client = suite.client(&cell.result.client).with_context(|| {
                     format!(
@@ -168,7 +187,12 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                         }
                     }
                     Err(e) => {
-                        let reason = format!("{e:#}");
+                        // A trial that fails once a signal arrived was cut
+                        // short by it (killed, or its server gone with Ctrl-C).
+                        let reason = match interrupt::received() {
+                            Some(signal) => signal.reason(),
+                            None => format!("{e:#}"),
+                        };
                         progress.finish_trial(None, Some(&reason));
                         Trial {
                             round,
@@ -179,14 +203,37 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                     }
                 };
                 cell.result.trials.push(trial);
+                if let Some(signal) = interrupt::received() {
+                    stopped = Some(signal);
+                    break 'rounds;
+                }
             }
         }
         for cell in cells {
-            results.results.push(cell.finish());
+            // An interrupted scenario keeps only the cells that ran a trial.
+            if !cell.result.trials.is_empty() {
+                results.results.push(cell.finish());
+            }
+        }
+        if stopped.is_some() {
+            break;
         }
         results.write_atomic(&opts.out)?;
     }
     progress.done();
+    if let Some(signal) = stopped {
+        eprintln!(
+            "benchgate: {} received: stopped the run; the results file keeps the {} finished trial(s), marked interrupted",
+            signal.name(),
+            results
+                .results
+                .iter()
+                .flat_map(|c| &c.trials)
+                .filter(|t| t.failure.is_none())
+                .count()
+        );
+    }
+    results.interrupted = stopped.map(|s| s.name().to_string());
     results.finished_at = Some(now_rfc3339());
     results.write_atomic(&opts.out)?;
     Ok(results)

@@ -151,6 +151,7 @@ pub fn run(
         environment: environment(cpu),
         config,
         results: cells,
+        interrupted: None,
     }
 }
 
