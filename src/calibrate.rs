@@ -124,7 +124,14 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             exe: current_exe()?,
             quiet: true,
         };
-        runs.push(runner::run(suite, &opts).with_context(|| format!("A/A run {i}"))?);
+        let run = runner::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
+        if let Some(signal) = &run.interrupted {
+            anyhow::bail!(
+                "A/A run {i} was stopped by {signal}; nothing calibrated (its partial results are in {})",
+                opts.out.display()
+            );
+        }
+        runs.push(run);
     }
     Ok(runs)
 }

@@ -101,6 +101,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         "{}",
         report::terminal::render(&results, report::terminal::color_stdout())
     );
+    if let Some(signal) = runner::interrupt::received() {
+        // Partial results gate nothing and export nothing.
+        eprintln!(
+            "benchgate: stopped by {}; the results measured so far are in {}{}",
+            signal.name(),
+            args.out.display(),
+            if results.interrupted.is_some() {
+                " (marked interrupted)"
+            } else {
+                ""
+            }
+        );
+        return Ok(signal.exit_code());
+    }
     let comparison = match (&baseline, &args.side_by_side) {
         (Some(b), _) => compare::compare(Some(b), &results, &suite.gate),
         (None, Some(client)) => compare::compare_side_by_side(&results, client, &suite.gate),

@@ -1,13 +1,19 @@
 //! The sticky comment against the fake GitHub server (issue 5): pagination,
-//! spoofed markers, identity, duplicates, stale runs, on-change, size limit.
-//! The retry policy's tests are in `github_retry.rs`.
+//! spoofed markers, identity, duplicates, stale runs, on-change, size limit,
+//! and update-only (`comment: on-change` with nothing changed), through the
+//! library and through the action's comment sink. The retry policy's tests are
+//! in `github_retry.rs`.
 
 mod github;
 
-use benchgate::github::{upsert_comment, CommentMode, CommentResult};
+use benchgate::action::comment::CommentResult as SinkResult;
+use benchgate::action::github::{comment_sink, GithubTarget};
+use benchgate::action::inputs::Secret;
+use benchgate::github::marker::Marker;
+use benchgate::github::{update_comment, upsert_comment, CommentMode, CommentResult};
 use github::client::{client, repo};
 use github::comments::{bodies, marked, seed, upsert, BOT, HEAD, OLD_HEAD, PR};
-use github::fake::{fixture, FakeGitHub};
+use github::fake::{fixture, FakeGitHub, REPO};
 
 #[test]
 fn finds_ours_on_the_third_page_of_250() {
@@ -230,4 +236,110 @@ fn an_oversized_body_is_an_error_before_any_request() {
     .unwrap_err();
     assert!(err.to_string().contains("65536"), "{err}");
     assert!(fake.requests().is_empty());
+}
+
+fn marker(head: &str, run: &str) -> Marker {
+    Marker {
+        suite: "default".into(),
+        head: head.into(),
+        run: run.into(),
+    }
+}
+
+#[test]
+fn update_only_rewrites_ours_and_never_creates_one() {
+    let fake = FakeGitHub::start();
+    fake.state
+        .lock()
+        .unwrap()
+        .pulls
+        .push(fixture("pull_request.json"));
+    let spoof = marked("default", HEAD, "1", "spoofed");
+    seed(&fake, "mallory", "User", &spoof);
+    let gh = client(&fake, "actions-token");
+    let none = update_comment(&gh, &repo(), PR, &marker(HEAD, "2"), "pass table").unwrap();
+    assert!(
+        matches!(none, CommentResult::Skipped(ref why) if why.contains("none is created")),
+        "{none:?}"
+    );
+    assert_eq!(fake.count("POST", ""), 0);
+    assert_eq!(bodies(&fake).len(), 1);
+
+    // Ours, from an earlier head that regressed: rewritten in place for the new head.
+    let ours = seed(
+        &fake,
+        BOT,
+        "Bot",
+        &marked("default", OLD_HEAD, "3", "regressed table"),
+    );
+    let updated = update_comment(&gh, &repo(), PR, &marker(HEAD, "4"), "pass table").unwrap();
+    assert!(
+        matches!(updated, CommentResult::Updated { ref url } if url.ends_with(&ours.to_string())),
+        "{updated:?}"
+    );
+    let all = bodies(&fake);
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[1].2, marked("default", HEAD, "4", "pass table"));
+    assert_eq!(all[0].2, spoof);
+
+    // The same text again is left alone; an older run never overwrites.
+    let same = update_comment(&gh, &repo(), PR, &marker(HEAD, "5"), "pass table\n").unwrap();
+    assert!(matches!(same, CommentResult::Unchanged { .. }), "{same:?}");
+    let older = update_comment(&gh, &repo(), PR, &marker(HEAD, "1"), "older").unwrap();
+    assert!(
+        matches!(older, CommentResult::Skipped(ref why) if why.contains("newer run")),
+        "{older:?}"
+    );
+    assert_eq!(fake.count("PATCH", ""), 1);
+    assert_eq!(fake.count("POST", ""), 0);
+    assert_eq!(
+        bodies(&fake)[1].2,
+        marked("default", HEAD, "4", "pass table")
+    );
+}
+
+#[test]
+fn the_action_sink_updates_an_existing_comment_only() {
+    let fake = FakeGitHub::start();
+    let target = GithubTarget {
+        api_url: fake.url.clone(),
+        repository: REPO.into(),
+        token: Secret::new("actions-token".into()),
+        run_id: "20".into(),
+    };
+    let sink = comment_sink(&target, PR, "default").unwrap();
+    let skipped = sink.update_existing("pass table", HEAD).unwrap();
+    assert!(matches!(skipped, SinkResult::Skipped(_)), "{skipped:?}");
+    assert!(bodies(&fake).is_empty());
+    assert_eq!(fake.count("POST", ""), 0);
+
+    let ours = seed(
+        &fake,
+        BOT,
+        "Bot",
+        &marked("default", HEAD, "19", "regressed"),
+    );
+    let updated = sink.update_existing("pass table", HEAD).unwrap();
+    assert_eq!(
+        updated.url().map(|u| u.ends_with(&ours.to_string())),
+        Some(true),
+        "{updated:?}"
+    );
+    assert_eq!(
+        bodies(&fake),
+        vec![(
+            ours,
+            BOT.to_string(),
+            marked("default", HEAD, "20", "pass table")
+        )]
+    );
+    // A fork's read-only token: forbidden, reported as such (the action warns).
+    let fork = GithubTarget {
+        token: Secret::new("fork-token".into()),
+        run_id: "21".into(),
+        ..target
+    };
+    let sink = comment_sink(&fork, PR, "default").unwrap();
+    let forbidden = sink.update_existing("other table", HEAD).unwrap();
+    assert_eq!(forbidden, SinkResult::Forbidden);
 }

@@ -32,6 +32,9 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
         !ancestors.is_empty(),
     );
     let results = a.run_suite(&suite)?;
+    if let Some(code) = a.cancelled(&results)? {
+        return Ok(code);
+    }
     let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
     let sink = comment_sink(a, pr.number, &suite.source);
     Report {
@@ -46,7 +49,8 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
 }
 
 /// `push` to the baseline branch: run, store the baseline, and show the change
-/// from the previous one. A missing previous baseline never fails. Publishes to
+/// from the previous one. A missing previous baseline never fails; a run the
+/// job's cancellation cut short is never stored. Publishes to
 /// CloudWatch when asked (a failure there is a warning).
 pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
     let suite = a.suite()?;
@@ -54,6 +58,9 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
     let previous = store.lookup(branch, sha, &[])?;
     let note = baseline_note(previous.as_ref(), branch, None, false);
     let results = a.run_suite(&suite)?;
+    if let Some(code) = a.cancelled(&results)? {
+        return Ok(code);
+    }
     let key = store.store(branch, sha, &results, MAX_HISTORY)?;
     eprintln!(
         "benchgate: stored the baseline of {branch} at {sha} (run {}); keeping at most {MAX_HISTORY} per branch",
@@ -83,6 +90,9 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     let found = store.lookup(branch, sha.unwrap_or(""), &[])?;
     let note = baseline_note(found.as_ref(), branch, None, false);
     let results = a.run_suite(&suite)?;
+    if let Some(code) = a.cancelled(&results)? {
+        return Ok(code);
+    }
     let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
     let code = Report {
         comparison,

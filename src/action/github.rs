@@ -9,8 +9,10 @@
 use std::sync::Arc;
 
 use crate::baseline::{BaselineStore, GitHubStore};
+use crate::github::marker::Marker;
 use crate::github::{
-    self, pull_for_head, upsert_comment, CommentMode, GitHub, GitHubConfig, Repo, Token,
+    self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, GitHubConfig, Repo,
+    Token,
 };
 
 use super::comment::{CommentResult, CommentSink, PrResolver, ResolvedPr};
@@ -89,18 +91,12 @@ struct GitHubComment {
     run_id: String,
 }
 
-impl CommentSink for GitHubComment {
-    fn upsert(&self, body: &str, head_sha: &str) -> anyhow::Result<CommentResult> {
-        let result = upsert_comment(
-            &self.gh,
-            &self.repo,
-            self.pr_number,
-            &self.suite,
-            head_sha,
-            &self.run_id,
-            body,
-            CommentMode::Always,
-        );
+impl GitHubComment {
+    /// The action's view of a comment write.
+    fn outcome(
+        &self,
+        result: Result<github::CommentResult, github::GitHubError>,
+    ) -> anyhow::Result<CommentResult> {
         match result {
             Ok(github::CommentResult::Created { url }) => Ok(CommentResult::Created(url)),
             Ok(github::CommentResult::Updated { url })
@@ -114,6 +110,34 @@ impl CommentSink for GitHubComment {
                 self.gh.redact(&e.to_string())
             )),
         }
+    }
+}
+
+impl CommentSink for GitHubComment {
+    fn upsert(&self, body: &str, head_sha: &str) -> anyhow::Result<CommentResult> {
+        let result = upsert_comment(
+            &self.gh,
+            &self.repo,
+            self.pr_number,
+            &self.suite,
+            head_sha,
+            &self.run_id,
+            body,
+            CommentMode::Always,
+        );
+        self.outcome(result)
+    }
+
+    /// Updates our sticky comment when it exists (same rules as `upsert`, an
+    /// identical text left alone); creates none.
+    fn update_existing(&self, body: &str, head_sha: &str) -> anyhow::Result<CommentResult> {
+        let mine = Marker {
+            suite: self.suite.clone(),
+            head: head_sha.to_string(),
+            run: self.run_id.clone(),
+        };
+        let result = update_comment(&self.gh, &self.repo, self.pr_number, &mine, body);
+        self.outcome(result)
     }
 }
 

@@ -4,7 +4,8 @@
 //! -> [`event::Context`]; both -> a [`mode::Plan`]; the plan runs
 //! ([`flows`], [`split`]) and ends in [`report::Report::finish`]: job summary,
 //! comment, annotations, `GITHUB_OUTPUT`, exit code (0 gate passed, 1 gate
-//! failed, 2 error).
+//! failed, 2 error). A run that SIGINT/SIGTERM cut short (a cancelled job)
+//! ends in `Action::cancelled` instead: summary and outputs only, exit 130/143.
 //!
 //! Pure pieces (inputs, event, mode, output formatting) are in their own files
 //! with unit tests; `tests/action.rs` runs the binary exactly as the container
@@ -251,6 +252,32 @@ impl Action {
         command(&format!("::{token}::"));
         command("::endgroup::");
         result
+    }
+
+    /// After a run: when SIGINT/SIGTERM stopped it (the job is being
+    /// cancelled), writes the job summary and the outputs for the partial
+    /// results and returns the exit code (130/143); the caller then compares,
+    /// stores and comments nothing. `None`: carry on.
+    pub fn cancelled(&self, results: &RunResults) -> anyhow::Result<Option<u8>> {
+        let Some(signal) = runner::interrupt::received() else {
+            return Ok(None);
+        };
+        let path = self.results_path().display().to_string();
+        let summary = report::cancelled_summary(signal.name(), results, &path);
+        command(&annotation(
+            Level::Warning,
+            "benchgate cancelled",
+            &format!(
+                "stopped by {}: partial results in {path}; nothing gated, stored or commented",
+                signal.name()
+            ),
+        ));
+        match &self.ctx.summary_path {
+            Some(p) => outputs::append(p, &summary)?,
+            None => eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"),
+        }
+        self.write_outputs(&[("verdict", "cancelled".into()), ("results-path", path)])?;
+        Ok(Some(signal.exit_code()))
     }
 
     /// Appends `outputs` to `GITHUB_OUTPUT` (when set).

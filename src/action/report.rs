@@ -174,6 +174,27 @@ fn annotate(cmp: &Comparison) {
     }
 }
 
+/// The job summary of a run a signal stopped (the job is being cancelled):
+/// what was measured and that nothing was compared, stored or commented.
+pub(crate) fn cancelled_summary(signal: &str, results: &RunResults, path: &str) -> String {
+    let planned: usize = results
+        .config
+        .scenarios
+        .iter()
+        .map(|s| s.clients.len() * results.config.run.rounds as usize)
+        .sum();
+    let finished = results
+        .results
+        .iter()
+        .flat_map(|c| &c.trials)
+        .filter(|t| t.failure.is_none())
+        .count();
+    format!(
+        "## ⏹️ benchgate: cancelled\n\nThe run was stopped by {signal} (the job was cancelled) after {finished} of {planned} trials: the results are partial, so nothing was compared or gated, no baseline was stored and no comment was written. What was measured is in {}.\n",
+        md(path)
+    )
+}
+
 /// How the baseline was chosen, as a markdown paragraph (names escaped).
 /// `wanted`: the commit whose baseline was asked for; `ancestors_known`:
 /// whether its history was available to pick the nearest older entry.

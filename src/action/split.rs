@@ -53,7 +53,10 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
             anyhow::bail!("mode measure: GITHUB_SHA is not set; run it in GitHub Actions")
         }
     };
-    let _results = a.run_suite(&suite)?;
+    let results = a.run_suite(&suite)?;
+    if let Some(code) = a.cancelled(&results)? {
+        return Ok(code);
+    }
     let meta = Meta {
         schema: META_SCHEMA.into(),
         version: 1,

@@ -8,6 +8,7 @@
 //! is updated and the others deleted. A run older than the one that wrote the
 //! comment (smaller run id, or a head the PR has moved past) never overwrites it.
 //! A POST whose outcome is unknown is followed by a re-list before any new POST.
+//! [`update_comment`] follows the same path but never creates a comment.
 
 use std::str::FromStr;
 
@@ -116,17 +117,64 @@ pub fn upsert_comment(
         head: head_sha.to_string(),
         run: run_id.to_string(),
     };
-    let full = compose(&mine, body);
+    sticky(gh, repo, pr_number, &mine, body, mode, true)
+}
+
+/// Updates the suite's sticky comment on pull request `pr_number` when one of
+/// ours exists, and creates none (`comment: on-change` with nothing changed,
+/// so an earlier verdict does not go stale). The same rules as
+/// [`upsert_comment`] in [`CommentMode::OnChange`]: only our identity's
+/// comment counts, an older run or a head the PR moved past never overwrites,
+/// duplicates converge, an identical text is left alone. No comment of ours:
+/// [`CommentResult::Skipped`].
+pub fn update_comment(
+    gh: &GitHub,
+    repo: &Repo,
+    pr_number: u64,
+    mine: &Marker,
+    body: &str,
+) -> Result<CommentResult, GitHubError> {
+    sticky(
+        gh,
+        repo,
+        pr_number,
+        mine,
+        body,
+        CommentMode::OnChange,
+        false,
+    )
+}
+
+/// The one path of [`upsert_comment`] and [`update_comment`]: size check,
+/// then the upsert, a 403 mapped to [`CommentResult::Forbidden`].
+fn sticky(
+    gh: &GitHub,
+    repo: &Repo,
+    pr_number: u64,
+    mine: &Marker,
+    body: &str,
+    mode: CommentMode,
+    create_if_missing: bool,
+) -> Result<CommentResult, GitHubError> {
+    let full = compose(mine, body);
     let chars = full.chars().count();
     if chars > MAX_COMMENT_CHARS {
         return Err(GitHubError::Invalid(format!(
-            "the comment for suite {suite_name:?} is {chars} characters, over GitHub's {MAX_COMMENT_CHARS}; shorten the report"
+            "the comment for suite {:?} is {chars} characters, over GitHub's {MAX_COMMENT_CHARS}; shorten the report",
+            mine.suite
         )));
     }
     if mode == CommentMode::Never {
         return Ok(CommentResult::Skipped("comment mode is never".into()));
     }
-    match upsert(gh, repo, pr_number, &mine, body, &full, mode) {
+    let write = CommentWrite {
+        mine,
+        body,
+        full: &full,
+        mode,
+        create_if_missing,
+    };
+    match upsert(gh, repo, pr_number, &write) {
         Err(GitHubError::Forbidden { message, .. }) => Ok(CommentResult::Forbidden(format!(
             "cannot write the pull request comment: {message}"
         ))),
@@ -134,19 +182,32 @@ pub fn upsert_comment(
     }
 }
 
+/// What one call writes: our marker, the body without and with it, and when.
+struct CommentWrite<'a> {
+    mine: &'a Marker,
+    body: &'a str,
+    full: &'a str,
+    mode: CommentMode,
+    /// `false`: update ours if it exists, never POST a new comment.
+    create_if_missing: bool,
+}
+
 fn upsert(
     gh: &GitHub,
     repo: &Repo,
     pr: u64,
-    mine: &Marker,
-    body: &str,
-    full: &str,
-    mode: CommentMode,
+    w: &CommentWrite,
 ) -> Result<CommentResult, GitHubError> {
+    let mine = w.mine;
     let identity = gh.identity()?;
     let ours = list_ours(gh, repo, pr, &identity, &mine.suite)?;
     let Some(keeper) = ours.first() else {
-        return create(gh, repo, pr, &identity, mine, full);
+        if !w.create_if_missing {
+            return Ok(CommentResult::Skipped(
+                "no comment of ours on the pull request to update, and none is created".into(),
+            ));
+        }
+        return create(gh, repo, pr, &identity, mine, w.full);
     };
     if let Some(newer) = ours.iter().find(|o| o.marker.run_is_newer_than(mine)) {
         return Ok(CommentResult::Skipped(format!(
@@ -176,11 +237,11 @@ fn upsert(
         }
     }
     let url = keeper.comment.html_url.clone();
-    if mode == CommentMode::OnChange && keeper.text.trim_end() == body.trim_end() {
+    if w.mode == CommentMode::OnChange && keeper.text.trim_end() == w.body.trim_end() {
         return Ok(CommentResult::Unchanged { url });
     }
     let path = format!("{}/issues/comments/{}", repo.api_path(), keeper.comment.id);
-    let response = gh.send(Method::PATCH, &path, Some(&json!({ "body": full })))?;
+    let response = gh.send(Method::PATCH, &path, Some(&json!({ "body": w.full })))?;
     let updated: IssueComment = response.json("the updated comment")?;
     Ok(CommentResult::Updated {
         url: updated.html_url,

@@ -7,7 +7,8 @@
 //!   benchgate's retry policy ([`policy`]) instead of octocrab's; the token never
 //!   leaves the `Authorization` header.
 //! - [`comment`]: [`upsert_comment`], one comment per (PR, suite), found by a hidden
-//!   marker in a comment written by the authenticated identity.
+//!   marker in a comment written by the authenticated identity; [`update_comment`]
+//!   updates it only when it exists.
 //! - [`pulls`]: [`pull_for_head`], the PR of a head commit, from the API only.
 //!
 //! Everything here is synchronous: [`GitHub`] owns a small tokio runtime and blocks
@@ -26,7 +27,7 @@ use std::fmt;
 
 pub use crate::publish::retry::RetryPolicy;
 pub use client::{ApiResponse, GitHub, GitHubConfig, Identity, IdentityMode, Token};
-pub use comment::{upsert_comment, CommentMode, CommentResult, MAX_COMMENT_CHARS};
+pub use comment::{update_comment, upsert_comment, CommentMode, CommentResult, MAX_COMMENT_CHARS};
 pub use error::GitHubError;
 pub use pulls::{pull_for_head, PullInfo};
 

@@ -39,6 +39,12 @@ pub struct RunResults {
     pub config: Suite,
     /// One entry per (scenario, client), in execution order.
     pub results: Vec<CellResult>,
+    /// The signal that stopped the run early (`SIGTERM`, `SIGINT`): the
+    /// results are partial, the trial it cut short is recorded as failed, and
+    /// nothing should gate on them or store them as a baseline. Absent for a
+    /// run that finished (and in files written before the field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 /// All trials of one (scenario, client).

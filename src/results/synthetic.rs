@@ -57,6 +57,7 @@ pub fn run(
         environment: environment(),
         config: suite,
         results,
+        interrupted: None,
     }
 }
 

@@ -10,6 +10,7 @@
 //! without one, throughput and status errors come from the server's window and
 //! latency is absent ("n/a"), never invented. CPU, RSS and threads are those of
 //! the whole process group (a shell wrapper and its JVM alike), from /proc.
+//! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -21,6 +22,9 @@ use anyhow::{bail, Context as _};
 
 use super::driver::TrialSpec;
 use super::external;
+use super::interrupt;
+use super::markers::{Mark, Markers};
+pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
 use super::trial::TrialRun;
@@ -120,6 +124,23 @@ fn kill_group(pgid: u32) {
     }
 }
 
+/// Kills a trial's process group when dropped, unless already killed.
+struct GroupKiller(Option<u32>);
+
+impl GroupKiller {
+    fn kill_now(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            kill_group(pgid);
+        }
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill_now();
+    }
+}
+
 /// Runs `argv` once (a client's setup step), output captured to `log`.
 pub fn run_setup(argv: &[String], cmd: &CommandSpec, log: &Path) -> anyhow::Result<()> {
     let out = File::create(log)?;
@@ -172,9 +193,12 @@ pub fn run_trial(
         .spawn()
         .with_context(|| format!("starting {:?} in {}", cmd.command, cmd.cwd))?;
     let pgid = child.id();
+    // From here on, every way out (an error on the way included) kills the group.
+    let mut group = GroupKiller(Some(pgid));
     let sampler = GroupSampler::start(pgid, Duration::from_millis(50));
     let reaper = std::thread::spawn(move || wait_child(pgid));
     let exited = |r: &std::thread::JoinHandle<_>| r.is_finished();
+    let interrupted = || interrupt::received().is_some();
 
     // The window. A program that prints the markers on stdout has its window
     // bracketed exactly; otherwise it opens `warmup` after the server sees the
@@ -183,7 +207,8 @@ pub fn run_trial(
     let deadline = started + limit;
     let mut marks = Markers::new(&stdout_path);
     let mut first_request = None;
-    while first_request.is_none() && !exited(&reaper) && Instant::now() < deadline {
+    while first_request.is_none() && !exited(&reaper) && !interrupted() && Instant::now() < deadline
+    {
         if marks.poll() == Some(Mark::Open) {
             first_request = Some(Instant::now());
             break;
@@ -199,7 +224,7 @@ pub fn run_trial(
         if !marks.opened {
             wait_for(first + s.warmup, deadline, &reaper, &mut marks, Mark::Open);
         }
-        if !exited(&reaper) {
+        if !exited(&reaper) && !interrupted() {
             let cpu_start = sample_group(pgid).cpu;
             server.window_start()?;
             let server_cpu_start = watch.and_then(|w| w.cpu());
@@ -217,11 +242,13 @@ pub fn run_trial(
             window = Some((counters, cpu_start, cpu_end, server_cpu));
         }
     }
-    while !exited(&reaper) && started.elapsed() < limit {
+    while !exited(&reaper) && !interrupted() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let timed_out = !exited(&reaper);
-    kill_group(pgid); // stragglers of a finished program, or the whole group on timeout
+    let cut_short = !exited(&reaper);
+    group.kill_now(); // stragglers of a finished program, or the whole group
+    let stopped_by = interrupt::received().filter(|_| cut_short);
+    let timed_out = cut_short && stopped_by.is_none();
     let usage = reaper
         .join()
         .map_err(|_| anyhow::anyhow!("reaper panicked"))??;
@@ -233,6 +260,9 @@ pub fn run_trial(
         let (o, e) = (tail(&stdout_path), tail(&stderr_path));
         format!("\nstdout tail:\n{o}\nstderr tail:\n{e}")
     };
+    if let Some(signal) = stopped_by {
+        bail!("{}; its process group was killed", signal.reason());
+    }
     if timed_out {
         bail!(
             "the program did not finish within {limit:?}; its process group was killed{}",
@@ -310,66 +340,6 @@ pub fn run_trial(
     })
 }
 
-/// Optional window markers a program prints on stdout, one per line.
-pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
-pub const MARK_CLOSE: &str = "BENCHGATE-WINDOW-CLOSE";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mark {
-    Open,
-    Close,
-}
-
-/// Follows the program's captured stdout for marker lines.
-struct Markers {
-    path: std::path::PathBuf,
-    offset: u64,
-    partial: Vec<u8>,
-    opened: bool,
-}
-
-impl Markers {
-    fn new(path: &Path) -> Markers {
-        Markers {
-            path: path.to_path_buf(),
-            offset: 0,
-            partial: Vec::new(),
-            opened: false,
-        }
-    }
-
-    /// The next marker written since the last call, if any. Reads at most
-    /// 1 MiB per call, so a chatty program costs little.
-    fn poll(&mut self) -> Option<Mark> {
-        use std::io::{Read as _, Seek as _, SeekFrom};
-        let mut f = File::open(&self.path).ok()?;
-        f.seek(SeekFrom::Start(self.offset)).ok()?;
-        let mut buf = Vec::new();
-        let n = f.take(1 << 20).read_to_end(&mut buf).ok()?;
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&buf);
-        let mut found = None;
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            match line.trim() {
-                MARK_OPEN if !self.opened => {
-                    self.opened = true;
-                    found.get_or_insert(Mark::Open);
-                }
-                MARK_CLOSE if self.opened => {
-                    found = Some(Mark::Close);
-                }
-                _ => {}
-            }
-        }
-        if self.partial.len() > 4096 {
-            self.partial.clear(); // a line this long is not a marker
-        }
-        found
-    }
-}
-
 /// Waits until `t` (at most until `limit`), until the program exits, or until
 /// it prints `mark`.
 fn wait_for<T>(
@@ -380,7 +350,7 @@ fn wait_for<T>(
     mark: Mark,
 ) {
     let end = t.min(limit);
-    while Instant::now() < end && !reaper.is_finished() {
+    while Instant::now() < end && !reaper.is_finished() && interrupt::received().is_none() {
         if marks.poll() == Some(mark) {
             return;
         }

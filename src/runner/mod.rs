@@ -6,12 +6,16 @@
 //! With servers under test (`[[server]]`) the reference server is not started:
 //! each round starts every server fresh and runs every client against it
 //! (`rounds`). After every scenario the results file is rewritten, so a late
-//! failure loses nothing.
+//! failure loses nothing. SIGINT/SIGTERM stop the run early ([`interrupt`]):
+//! the trial in progress is killed and recorded as failed, and the results file
+//! keeps what was measured, marked `interrupted`.
 
 pub mod command;
 pub mod control;
 pub mod driver;
 pub mod external;
+pub mod interrupt;
+mod markers;
 pub mod progress;
 mod rounds;
 pub mod server_proc;
@@ -63,7 +67,13 @@ pub fn plan_pinning(pin: bool) -> Pinning {
 }
 
 /// Runs the suite and writes the results file; returns the results.
+///
+/// While it runs, SIGINT and SIGTERM are recorded instead of fatal
+/// ([`interrupt`]); on one, the run stops early and returns the results so far
+/// with `interrupted` set. The caller picks the exit code
+/// ([`interrupt::Signal::exit_code`]).
 pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
+    let _signals = interrupt::Handler::install().context("handling SIGINT and SIGTERM")?;
     let mut suite = suite.clone();
     if let Some(script) = &opts.mock {
         for c in &mut suite.clients {
@@ -94,12 +104,16 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         environment: Environment::detect(pinning.clone()),
         config: suite.clone(),
         results: vec![],
+        interrupted: None,
     };
 
     // Setup steps of command clients run once, before any round; a failed
     // setup fails that client's trials, not the run.
     let mut setup_failed: BTreeMap<String, String> = BTreeMap::new();
     for client in &suite.clients {
+        if interrupt::received().is_some() {
+            break;
+        }
         if let ClientKind::Command(cmd) = &client.kind {
             if let Some(argv) = &cmd.setup {
                 if !opts.quiet {
@@ -127,15 +141,40 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         quiet: opts.quiet,
     };
     let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
+    let mut stopped = None;
     for scenario in &suite.scenarios {
+        if let Some(signal) = interrupt::received() {
+            stopped = Some(signal);
+            break;
+        }
         let cells = match &server {
             Some(server) => rounds.reference(scenario, server, &mut progress),
             None => rounds.servers(scenario, &mut progress),
         };
-        results.results.extend(cells);
+        // An interrupted scenario keeps only the cells that ran a trial.
+        results
+            .results
+            .extend(cells.into_iter().filter(|c| !c.trials.is_empty()));
+        stopped = interrupt::received();
+        if stopped.is_some() {
+            break;
+        }
         results.write_atomic(&opts.out)?;
     }
     progress.done();
+    if let Some(signal) = stopped {
+        eprintln!(
+            "benchgate: {} received: stopped the run; the results file keeps the {} finished trial(s), marked interrupted",
+            signal.name(),
+            results
+                .results
+                .iter()
+                .flat_map(|c| &c.trials)
+                .filter(|t| t.failure.is_none())
+                .count()
+        );
+    }
+    results.interrupted = stopped.map(|s| s.name().to_string());
     results.finished_at = Some(now_rfc3339());
     results.write_atomic(&opts.out)?;
     Ok(results)

@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 
 use super::driver::TrialSpec;
+use super::interrupt;
 use super::progress::Progress;
 use super::server_proc::ServerProcess;
 use super::sut::{probe_http, SutProcess};
@@ -52,9 +53,12 @@ impl Rounds<'_> {
             .iter()
             .map(|c| CellAcc::new(&scenario.name, c, None))
             .collect();
-        for round in 1..=self.suite.run.rounds {
+        'rounds: for round in 1..=self.suite.run.rounds {
             for cell in cells.iter_mut() {
                 self.run_one(scenario, cell, &target, round, progress);
+                if interrupt::received().is_some() {
+                    break 'rounds;
+                }
             }
         }
         cells.into_iter().map(CellAcc::finish).collect()
@@ -74,13 +78,16 @@ impl Rounds<'_> {
                     .collect()
             })
             .collect();
-        for round in 1..=self.suite.run.rounds {
+        'rounds: for round in 1..=self.suite.run.rounds {
             let mut order: Vec<usize> = (0..servers.len()).collect();
             if round % 2 == 0 {
                 order.reverse();
             }
             for i in order {
                 self.server_round(scenario, i, &mut cells[i], round, progress);
+                if interrupt::received().is_some() {
+                    break 'rounds;
+                }
             }
         }
         cells.into_iter().flatten().map(CellAcc::finish).collect()
@@ -126,6 +133,9 @@ impl Rounds<'_> {
         };
         for cell in cells.iter_mut() {
             self.run_one(scenario, cell, &target, round, progress);
+            if interrupt::received().is_some() {
+                break;
+            }
         }
         if let Some(p) = process {
             if let Err(e) = p.stop() {
@@ -181,7 +191,12 @@ impl Rounds<'_> {
                 });
             }
             Err(e) => {
-                let reason = format!("{e:#}");
+                // A trial that fails once a signal arrived was cut short by it
+                // (killed, or its server gone with Ctrl-C).
+                let reason = match interrupt::received() {
+                    Some(signal) => signal.reason(),
+                    None => format!("{e:#}"),
+                };
                 progress.finish_trial(None, Some(&reason));
                 cell.fail(round, reason);
             }

@@ -7,6 +7,7 @@
 //! report (with the server's counters and CPU for its window) into
 //! [`TrialMetrics`]. Against a server under test the reference server's
 //! counters are absent. Anything that goes wrong fails this trial only.
+//! On SIGINT/SIGTERM the driver is killed at once ([`super::interrupt`]).
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -16,6 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 
 use super::driver::{DriverReport, TrialSpec};
+use super::interrupt;
 use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
 use crate::metrics::resources::{pin_command, wait_child, PeakSampler};
@@ -103,16 +105,18 @@ pub fn run_trial(
     let stdout = child.stdout.take().context("driver stdout")?;
     for _line in BufReader::new(stdout).lines().map_while(Result::ok) {}
     let usage = wait_child(pid).context("waiting for the driver process")?;
-    let timed_out = killer.disarm();
+    let killed = killer.disarm();
     let (peak_threads, _peak_sampled_rss) = sampler.finish();
     let server_peaks = server_peaks.finish();
     let stderr_tail = stderr_tail.join().unwrap_or_default();
 
-    if timed_out {
-        bail!(
+    match killed {
+        Some(Kill::Interrupted(signal)) => bail!("{}", signal.reason()),
+        Some(Kill::TimedOut) => bail!(
             "the driver did not finish within {:?} and was killed",
             trial_limit(spec)
-        );
+        ),
+        None => {}
     }
     if !usage.status.success() {
         bail!(
@@ -198,10 +202,19 @@ pub(super) fn server_side(
     )
 }
 
-/// Kills a process that outlives its time limit.
+/// Why the [`Watchdog`] killed the process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kill {
+    TimedOut,
+    /// SIGINT/SIGTERM reached benchgate ([`interrupt`]).
+    Interrupted(interrupt::Signal),
+}
+
+/// Kills a process that outlives its time limit, or at once when benchgate
+/// is interrupted.
 struct Watchdog {
     done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: std::thread::JoinHandle<bool>,
+    handle: std::thread::JoinHandle<Option<Kill>>,
 }
 
 impl Watchdog {
@@ -212,23 +225,28 @@ impl Watchdog {
         let handle = std::thread::spawn(move || {
             let deadline = std::time::Instant::now() + limit;
             while !flag.load(Ordering::Acquire) {
-                if std::time::Instant::now() >= deadline {
+                let kill = match interrupt::received() {
+                    Some(signal) => Some(Kill::Interrupted(signal)),
+                    None if std::time::Instant::now() >= deadline => Some(Kill::TimedOut),
+                    None => None,
+                };
+                if kill.is_some() {
                     // SAFETY: kill(2) on our own, not yet reaped, child.
                     unsafe {
                         libc::kill(pid as libc::pid_t, libc::SIGKILL);
                     }
-                    return true;
+                    return kill;
                 }
-                std::thread::sleep(Duration::from_millis(50));
+                std::thread::sleep(Duration::from_millis(20));
             }
-            false
+            None
         });
         Watchdog { done, handle }
     }
 
-    /// Stops the watchdog; true if it had to kill the process.
-    fn disarm(self) -> bool {
+    /// Stops the watchdog; why it killed the process, if it did.
+    fn disarm(self) -> Option<Kill> {
         self.done.store(true, std::sync::atomic::Ordering::Release);
-        self.handle.join().unwrap_or(false)
+        self.handle.join().unwrap_or(None)
     }
 }

@@ -155,6 +155,7 @@ pub fn run(
         environment: environment(cpu),
         config,
         results: cells,
+        interrupted: None,
     }
 }
 

@@ -1,0 +1,131 @@
+//! SIGINT and SIGTERM during a run: stop the load, keep what was measured.
+//!
+//! GitHub cancels a job by sending SIGINT, then SIGTERM, then SIGKILL about
+//! ten seconds later; a container's PID 1 (the action's entrypoint) ignores
+//! every signal it has no handler for. While [`super::run`] runs, a
+//! [`Handler`] records the first of these signals instead of dying: the run
+//! loop and the trial watchers poll [`received`], kill the running trial's
+//! process (the driver, or a command client's whole process group), record
+//! that trial as failed ("interrupted by SIGTERM"), start no further trial and
+//! write the results file marked `interrupted`. The caller then exits with
+//! [`Signal::exit_code`] (130 for SIGINT, 143 for SIGTERM).
+//!
+//! The flag is never cleared: a process that received one of these signals is
+//! on its way out. Child processes start with the default dispositions again
+//! (exec resets handled signals).
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The first SIGINT/SIGTERM received while a [`Handler`] was installed (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// A signal that stops a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGINT: Ctrl-C, or the first step of GitHub's cancellation.
+    Interrupt,
+    /// SIGTERM: `docker stop`, GitHub's second step.
+    Terminate,
+}
+
+impl Signal {
+    fn from_raw(signal: i32) -> Option<Signal> {
+        match signal {
+            libc::SIGINT => Some(Signal::Interrupt),
+            libc::SIGTERM => Some(Signal::Terminate),
+            _ => None,
+        }
+    }
+
+    fn raw(self) -> i32 {
+        match self {
+            Signal::Interrupt => libc::SIGINT,
+            Signal::Terminate => libc::SIGTERM,
+        }
+    }
+
+    /// `SIGINT` or `SIGTERM`, as recorded in the results file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+
+    /// The shell's convention for a process stopped by the signal: 128 + its number.
+    pub fn exit_code(self) -> u8 {
+        (128 + self.raw()) as u8
+    }
+
+    /// Why the trial this signal cut short failed.
+    pub fn reason(self) -> String {
+        format!("interrupted by {}", self.name())
+    }
+}
+
+/// The signal received, if any.
+pub fn received() -> Option<Signal> {
+    Signal::from_raw(RECEIVED.load(Ordering::SeqCst))
+}
+
+extern "C" fn record(signal: libc::c_int) {
+    // An atomic store only: async-signal-safe.
+    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+}
+
+/// SIGINT and SIGTERM recorded instead of fatal, until dropped (which puts
+/// the previous dispositions back).
+pub struct Handler {
+    previous: Vec<(i32, libc::sigaction)>,
+}
+
+impl Handler {
+    /// Installs the recording handler for SIGINT and SIGTERM.
+    pub fn install() -> std::io::Result<Handler> {
+        let mut handler = Handler {
+            previous: Vec::new(),
+        };
+        for signal in [Signal::Interrupt, Signal::Terminate] {
+            // SAFETY: sigaction(2) with zero-initialised structs we own; the
+            // handler only stores to an atomic. SA_RESTART: blocking calls
+            // (wait4, reads) resume; the watchers poll the flag instead.
+            unsafe {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction = record as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                action.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut action.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal.raw(), &action, &mut old) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                handler.previous.push((signal.raw(), old));
+            }
+        }
+        Ok(handler)
+    }
+}
+
+impl Drop for Handler {
+    fn drop(&mut self) {
+        for (signal, old) in self.previous.drain(..) {
+            // SAFETY: restores the disposition sigaction(2) returned for it.
+            unsafe {
+                libc::sigaction(signal, &old, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_exit_codes_follow_the_shell() {
+        assert_eq!(Signal::Interrupt.exit_code(), 130);
+        assert_eq!(Signal::Terminate.exit_code(), 143);
+        assert_eq!(Signal::Terminate.reason(), "interrupted by SIGTERM");
+        assert_eq!(Signal::from_raw(libc::SIGINT), Some(Signal::Interrupt));
+        assert_eq!(Signal::from_raw(libc::SIGHUP), None);
+    }
+}
