@@ -123,6 +123,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             mock: mock.clone(),
             exe: current_exe()?,
             quiet: true,
+            extend: None,
         };
         let run = runner::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
         if let Some(signal) = &run.interrupted {

@@ -11,6 +11,7 @@ use crate::config::{CompareSettings, MockScript, Suite};
 use crate::publish::cloudwatch_limits::{name_problem, NameKind};
 use crate::report;
 use crate::results::RunResults;
+use crate::runner::extend::{Against, Extend};
 use crate::runner::{self, RunOptions};
 
 /// Picks the suite: `--config`, else ./benchgate.toml, else the default suite.
@@ -65,11 +66,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         error_every: args.mock_error_every,
         response_bytes: 22,
     });
-    let opts = RunOptions {
+    let mut opts = RunOptions {
         out: args.out.clone(),
         mock,
         exe: current_exe()?,
         quiet: args.quiet,
+        extend: None,
     };
     if !args.quiet {
         eprintln!(
@@ -96,6 +98,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
             &suite.source,
         )?;
     }
+    // The comparison that follows the run (or the config's `[compare]`) also
+    // decides, during it, whether a scenario needs more rounds (`[run]
+    // max_rounds`).
+    let against = match (&baseline, &args.side_by_side, &suite.compare) {
+        (Some(b), _, _) => Some(Against::Baseline(Box::new(b.clone()))),
+        (None, Some(client), _) => Some(Against::SideBySide {
+            client: Some(client.clone()),
+            server: None,
+        }),
+        (None, None, Some(c)) => Some(Against::SideBySide {
+            client: c.baseline_client.clone(),
+            server: c.baseline_server.clone(),
+        }),
+        (None, None, None) => None,
+    };
+    opts.extend = against.map(|against| Extend {
+        against,
+        gate: suite.gate.clone(),
+    });
     let results = runner::run(&suite, &opts)?;
     print!(
         "{}",

@@ -508,6 +508,19 @@ fn rounds_out_of_range() {
 }
 
 #[test]
+fn max_rounds_is_at_least_rounds_and_defaults_to_it() {
+    invalid(
+        "[run]\nrounds = 10\nmax_rounds = 6\n",
+        3,
+        "run.max_rounds",
+        "must be from 10 to 300, got 6",
+        "max_rounds = 30 (at least rounds = 10)",
+    );
+    let suite = load("[run]\nrounds = 7\n[[client]]\nname = \"h\"\nkind = \"hyper\"\n[[scenario]]\nname = \"s\"\npath = \"/\"\n").unwrap();
+    assert_eq!((suite.run.rounds, suite.run.max_rounds), (7, 7));
+}
+
+#[test]
 fn invalid_duration_uses_the_unit_parser_message() {
     invalid(
         "[run]\nwarmup = \"3\"\n",

@@ -324,3 +324,65 @@ concurrency = 200
         );
     }
 }
+
+/// `[run] max_rounds`: with `[compare]` set, a scenario whose side-by-side
+/// comparison is still inconclusive after `rounds` gets more rounds. Two or
+/// three pairs can never reach p < 0.05 (paired needs 6), so this one runs to
+/// `max_rounds`; without `[compare]` the same config stops at `rounds`.
+#[test]
+fn inconclusive_comparisons_get_more_rounds_up_to_max_rounds() {
+    let toml = |compare: &str| {
+        format!(
+            r#"
+[run]
+rounds = 2
+max_rounds = 4
+warmup = "20ms"
+requests = 20
+
+[[client]]
+name = "a"
+kind = "hyper"
+
+[[client]]
+name = "b"
+kind = "hyper"
+
+[[scenario]]
+name = "mocked"
+path = "/bytes/1"
+concurrency = 2
+{compare}
+"#
+        )
+    };
+    let rounds_of = |compare: &str| {
+        let run = run_config(&toml(compare), &["--mock-latencies-us", "500,900"]);
+        assert!(
+            run.output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.output.stderr)
+        );
+        assert_schema_valid(&run.out);
+        let r = RunResults::read(&run.out).unwrap();
+        let rounds: Vec<Vec<u32>> = ["a", "b"]
+            .iter()
+            .map(|c| {
+                cell(&r, "mocked", c)
+                    .trials
+                    .iter()
+                    .map(|t| t.round)
+                    .collect()
+            })
+            .collect();
+        (
+            rounds,
+            String::from_utf8_lossy(&run.output.stderr).to_string(),
+        )
+    };
+    let (extended, log) = rounds_of("[compare]\nbaseline_client = \"a\"\n");
+    assert_eq!(extended, vec![vec![1, 2, 3, 4], vec![1, 2, 3, 4]], "{log}");
+    assert!(log.contains("still inconclusive after 2 rounds"), "{log}");
+    let (fixed, log) = rounds_of("");
+    assert_eq!(fixed, vec![vec![1, 2], vec![1, 2]], "{log}");
+}

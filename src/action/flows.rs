@@ -31,7 +31,7 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
         Some(&pr.base_sha),
         !ancestors.is_empty(),
     );
-    let results = a.run_suite(&suite)?;
+    let results = a.run_suite(&suite, found.as_ref().map(|f| &f.results))?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }
@@ -57,7 +57,7 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
     let store = a.store()?;
     let previous = store.lookup(branch, sha, &[])?;
     let note = baseline_note(previous.as_ref(), branch, None, false);
-    let results = a.run_suite(&suite)?;
+    let results = a.run_suite(&suite, None)?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }
@@ -89,7 +89,7 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     let store = a.store()?;
     let found = store.lookup(branch, sha.unwrap_or(""), &[])?;
     let note = baseline_note(found.as_ref(), branch, None, false);
-    let results = a.run_suite(&suite)?;
+    let results = a.run_suite(&suite, found.as_ref().map(|f| &f.results))?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }

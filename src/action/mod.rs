@@ -226,7 +226,13 @@ impl Action {
     }
 
     /// Runs the suite, its log folded in a group and fenced from commands.
-    pub fn run_suite(&self, suite: &Suite) -> anyhow::Result<RunResults> {
+    /// With a `baseline`, scenarios still inconclusive against it after
+    /// `rounds` get more rounds, up to `[run] max_rounds`.
+    pub fn run_suite(
+        &self,
+        suite: &Suite,
+        baseline: Option<&RunResults>,
+    ) -> anyhow::Result<RunResults> {
         let out = self.results_path();
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir)
@@ -237,6 +243,10 @@ impl Action {
             mock: self.mock.clone(),
             exe: std::env::current_exe().context("finding the benchgate executable")?,
             quiet: false,
+            extend: baseline.map(|b| crate::runner::extend::Extend {
+                against: crate::runner::extend::Against::Baseline(Box::new(b.clone())),
+                gate: suite.gate.clone(),
+            }),
         };
         command(&format!(
             "::group::benchgate run ({} scenarios, {} rounds)",

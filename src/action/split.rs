@@ -53,7 +53,7 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
             anyhow::bail!("mode measure: GITHUB_SHA is not set; run it in GitHub Actions")
         }
     };
-    let results = a.run_suite(&suite)?;
+    let results = a.run_suite(&suite, None)?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }

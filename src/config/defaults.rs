@@ -55,6 +55,7 @@ pub fn default_suite() -> Suite {
         source: SOURCE.into(),
         run: RunSettings {
             rounds: 10,
+            max_rounds: 30,
             pin: true,
         },
         clients: vec![

@@ -64,6 +64,12 @@ pub struct Suite {
 pub struct RunSettings {
     /// Trials per (scenario, client); each trial is a fresh process.
     pub rounds: u32,
+    /// Up to this many rounds while a comparison made during the run (side by
+    /// side, or against `run --baseline`) still has an inconclusive gating
+    /// metric: a noisy machine gets more trials, a quiet one stops at `rounds`.
+    /// Equal to `rounds`: off. Results files without it read as `rounds`.
+    #[serde(default)]
+    pub max_rounds: u32,
     /// Pin the reference server and the clients to disjoint cores (needs 2+ cores).
     pub pin: bool,
 }

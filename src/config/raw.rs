@@ -48,6 +48,7 @@ pub struct RawConfig {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RawRun {
     pub rounds: Option<At<i64>>,
+    pub max_rounds: Option<At<i64>>,
     pub warmup: Option<At<String>>,
     pub duration: Option<At<String>>,
     pub requests: Option<At<i64>>,
@@ -172,6 +173,7 @@ const INTEGER: &str = "an integer";
 
 const RUN: &[Spec] = &[
     spec("rounds", INTEGER, "rounds = 5"),
+    spec("max_rounds", INTEGER, "max_rounds = 30"),
     spec("warmup", DURATION, "warmup = \"1s\""),
     spec("duration", DURATION, "duration = \"3s\""),
     spec("requests", INTEGER, "requests = 200000"),
@@ -331,6 +333,7 @@ fn read_run(entries: &[(Key, Node)]) -> Result<RawRun, Problem> {
     f.check_keys()?;
     Ok(RawRun {
         rounds: f.integer("rounds")?,
+        max_rounds: f.integer("max_rounds")?,
         warmup: f.string("warmup")?,
         duration: f.string("duration")?,
         requests: f.integer("requests")?,

@@ -199,8 +199,19 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
     let timeout =
         opt_duration(run.timeout.as_ref(), "run.timeout", true)?.unwrap_or(DEFAULT_TIMEOUT);
     let pin = run.pin.as_ref().is_none_or(|p| p.value);
+    let max_rounds = match &run.max_rounds {
+        Some(m) => {
+            let fix = format!("max_rounds = {} (at least rounds = {rounds})", rounds * 3);
+            int_in(m, "run.max_rounds", i64::from(rounds), 300, &fix)? as u32
+        }
+        None => rounds,
+    };
     Ok((
-        RunSettings { rounds, pin },
+        RunSettings {
+            rounds,
+            max_rounds,
+            pin,
+        },
         RunDefaults {
             warmup,
             stop,

@@ -13,6 +13,7 @@
 pub mod command;
 pub mod control;
 pub mod driver;
+pub mod extend;
 pub mod external;
 pub mod interrupt;
 mod markers;
@@ -45,6 +46,9 @@ pub struct RunOptions {
     /// The benchgate executable to re-invoke for the server and drivers.
     pub exe: PathBuf,
     pub quiet: bool,
+    /// Extra rounds (up to `[run] max_rounds`) while this comparison is
+    /// inconclusive; `None`: exactly `rounds`.
+    pub extend: Option<extend::Extend>,
 }
 
 /// Splits the allowed CPUs: the server gets the last, clients the rest.
@@ -139,6 +143,8 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         scratch: scratch.path(),
         setup_failed: &setup_failed,
         quiet: opts.quiet,
+        extend: opts.extend.as_ref(),
+        header: &results.clone(),
     };
     let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
     let mut stopped = None;

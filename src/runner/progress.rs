@@ -62,6 +62,13 @@ impl Progress {
         }
     }
 
+    /// `n` more trials than planned (extra rounds).
+    pub fn extend(&mut self, n: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc_length(n);
+        }
+    }
+
     pub fn done(&mut self) {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();

@@ -9,6 +9,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 
 use super::driver::TrialSpec;
+use super::extend::Extend;
 use super::interrupt;
 use super::progress::Progress;
 use super::server_proc::ServerProcess;
@@ -18,7 +19,7 @@ use super::trial::{self, TrialRun};
 use crate::config::{Scenario, ServerSpec, ServerTarget, Suite};
 use crate::metrics::LatencyHistogram;
 use crate::results::environment::Pinning;
-use crate::results::{client_label, CellResult, Trial};
+use crate::results::{client_label, CellResult, RunResults, Trial};
 
 /// What every trial of a run shares.
 pub(super) struct Rounds<'a> {
@@ -31,6 +32,10 @@ pub(super) struct Rounds<'a> {
     /// Command clients whose setup step failed, with the reason.
     pub setup_failed: &'a BTreeMap<String, String>,
     pub quiet: bool,
+    /// Extra rounds while a comparison is inconclusive (`[run] max_rounds`).
+    pub extend: Option<&'a Extend>,
+    /// The run's environment and config, for those comparisons.
+    pub header: &'a RunResults,
 }
 
 impl Rounds<'_> {
@@ -53,12 +58,17 @@ impl Rounds<'_> {
             .iter()
             .map(|c| CellAcc::new(&scenario.name, c, None))
             .collect();
-        'rounds: for round in 1..=self.suite.run.rounds {
+        let mut round = 0;
+        'rounds: loop {
+            round += 1;
             for cell in cells.iter_mut() {
                 self.run_one(scenario, cell, &target, round, progress);
                 if interrupt::received().is_some() {
                     break 'rounds;
                 }
+            }
+            if !self.another_round(round, &cells, progress) {
+                break;
             }
         }
         cells.into_iter().map(CellAcc::finish).collect()
@@ -78,7 +88,9 @@ impl Rounds<'_> {
                     .collect()
             })
             .collect();
-        'rounds: for round in 1..=self.suite.run.rounds {
+        let mut round = 0;
+        'rounds: loop {
+            round += 1;
             let mut order: Vec<usize> = (0..servers.len()).collect();
             if round % 2 == 0 {
                 order.reverse();
@@ -88,6 +100,9 @@ impl Rounds<'_> {
                 if interrupt::received().is_some() {
                     break 'rounds;
                 }
+            }
+            if !self.another_round(round, cells.iter().flatten(), progress) {
+                break;
             }
         }
         cells.into_iter().flatten().map(CellAcc::finish).collect()
@@ -178,7 +193,12 @@ impl Rounds<'_> {
         round: u32,
         progress: &mut Progress,
     ) {
-        progress.start(&scenario.name, &cell.label(), round, self.suite.run.rounds);
+        progress.start(
+            &scenario.name,
+            &cell.label(),
+            round,
+            self.suite.run.rounds.max(round),
+        );
         match self.try_trial(scenario, &cell.result.client, target, round) {
             Ok(run) => {
                 progress.finish_trial(Some(&run.metrics), None);
@@ -302,5 +322,41 @@ impl CellAcc {
         self.result.histogram = self.hist.map(|h| h.encode());
         self.result.histogram_uncorrected = self.hist_uncorrected.map(|h| h.encode());
         self.result
+    }
+}
+
+impl Rounds<'_> {
+    /// After round `round`: whether to run another. Always up to `rounds`;
+    /// beyond it, while the run's comparison of these cells is inconclusive,
+    /// up to `max_rounds`.
+    fn another_round<'c>(
+        &self,
+        round: u32,
+        cells: impl IntoIterator<Item = &'c CellAcc>,
+        progress: &mut Progress,
+    ) -> bool {
+        let run = &self.suite.run;
+        if round < run.rounds {
+            return true;
+        }
+        let Some(extend) = self.extend else {
+            return false;
+        };
+        if round >= run.max_rounds.max(run.rounds) {
+            return false;
+        }
+        let cells: Vec<CellResult> = cells.into_iter().map(|c| c.result.clone()).collect();
+        if !extend.needs_more(self.header, &cells) {
+            return false;
+        }
+        progress.extend(cells.len() as u64);
+        if !self.quiet && round == run.rounds {
+            eprintln!(
+                "benchgate: {}: the comparison is still inconclusive after {round} rounds; measuring more (up to {})",
+                cells.first().map_or("", |c| c.scenario.as_str()),
+                run.max_rounds
+            );
+        }
+        true
     }
 }

@@ -1,0 +1,144 @@
+//! Extra rounds while the answer is unclear (`[run] max_rounds`).
+//!
+//! The noise of a shared runner comes and goes: on a quiet machine 10 rounds
+//! resolve a 10% change with room to spare, while a co-tenant can widen the
+//! trial-to-trial spread several times over. So when a comparison is made
+//! during the run (side-by-side mode, or `benchgate run --baseline`), every
+//! round from `rounds` on ends with that comparison on the scenario's trials so
+//! far, and another round runs while any gating metric is still *inconclusive*
+//! (too few trials, or a minimum detectable effect above its threshold), up to
+//! `max_rounds`. A quiet machine stops at `rounds`; a noisy one buys trials.
+//!
+//! Stopping when the answer is clear is sequential testing, which can raise the
+//! false-alarm rate of a plain test. The gate's rule (significant **and** the
+//! whole interval beyond the threshold) keeps each look's false-alarm chance far
+//! below alpha, and `scripts/gate-quality-paired.sh` measures the A/A rate with
+//! extension on rather than assuming it.
+
+use crate::compare::{self, GateConfig, SideBySide, Verdict};
+use crate::results::{CellResult, RunResults};
+
+/// What the trials of the run are compared with while it runs.
+#[derive(Debug, Clone)]
+pub enum Against {
+    /// A stored run (`benchgate run --baseline FILE`).
+    Baseline(Box<RunResults>),
+    /// Another client (and/or server) of the same run, paired by round.
+    SideBySide {
+        client: Option<String>,
+        server: Option<String>,
+    },
+}
+
+/// The extension rule of one run.
+#[derive(Debug, Clone)]
+pub struct Extend {
+    pub against: Against,
+    pub gate: GateConfig,
+}
+
+impl Extend {
+    /// Whether the scenario's cells so far leave a gating metric inconclusive.
+    /// `header` supplies the run's environment and config (its `results` are
+    /// ignored); `cells` are this scenario's cells with their trials so far.
+    pub fn needs_more(&self, header: &RunResults, cells: &[CellResult]) -> bool {
+        let Some(scenario) = cells.first().map(|c| c.scenario.clone()) else {
+            return false;
+        };
+        let current = RunResults {
+            results: cells
+                .iter()
+                .map(|c| CellResult {
+                    summary: super::summarize(&c.trials),
+                    ..c.clone()
+                })
+                .collect(),
+            ..header.clone()
+        };
+        let comparison = match &self.against {
+            Against::Baseline(b) => compare::compare(Some(b), &current, &self.gate),
+            Against::SideBySide { client, server } => compare::compare_side_by_side_with(
+                &current,
+                SideBySide {
+                    client: client.as_deref(),
+                    server: server.as_deref(),
+                },
+                &self.gate,
+            ),
+        };
+        comparison
+            .metrics
+            .iter()
+            .any(|m| m.scenario == scenario && m.gating && m.verdict == Verdict::Inconclusive)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{gate::default_gate, Suite};
+    use crate::results::synthetic;
+
+    /// `get-22b` with `hyper` and `reqwest`, `rounds` trials each; reqwest's CPU
+    /// per request is hyper's times `ratio`, both with trial noise `noise`.
+    fn run(rounds: u32, ratio: f64, noise: f64) -> RunResults {
+        let mut suite = Suite::default_suite();
+        suite.scenarios.truncate(1);
+        const P: [f64; 7] = [0.0, 1.0, -1.0, 0.5, -0.5, 0.8, -0.8];
+        synthetic::run(suite, rounds, |_, client, round| {
+            let k = if client == "reqwest" { ratio } else { 1.0 };
+            let shake = 1.0 + noise * P[(round as usize * 3 + client.len()) % 7];
+            Some(synthetic::metrics(
+                10_000.0 / (k * shake),
+                300.0,
+                10.0 * k * shake,
+            ))
+        })
+    }
+
+    fn side_by_side() -> Extend {
+        Extend {
+            against: Against::SideBySide {
+                client: Some("hyper".into()),
+                server: None,
+            },
+            gate: default_gate(),
+        }
+    }
+
+    #[test]
+    fn a_clear_answer_needs_no_more_rounds() {
+        let r = run(10, 1.3, 0.002);
+        assert!(!side_by_side().needs_more(&r, &r.results));
+        let same = run(10, 1.0, 0.002);
+        assert!(!side_by_side().needs_more(&same, &same.results));
+    }
+
+    #[test]
+    fn noise_wider_than_the_threshold_asks_for_more() {
+        let r = run(10, 1.05, 0.3);
+        assert!(side_by_side().needs_more(&r, &r.results));
+        // Too few pairs to reach alpha at all: more rounds, whatever the values.
+        let short = run(3, 1.3, 0.002);
+        assert!(side_by_side().needs_more(&short, &short.results));
+    }
+
+    #[test]
+    fn against_a_stored_baseline() {
+        let base = run(10, 1.0, 0.002);
+        let quiet = run(10, 1.0, 0.002);
+        let e = Extend {
+            against: Against::Baseline(Box::new(base)),
+            gate: default_gate(),
+        };
+        assert!(!e.needs_more(&quiet, &quiet.results));
+        let noisy = run(10, 1.0, 0.3);
+        assert!(e.needs_more(&noisy, &noisy.results));
+    }
+
+    #[test]
+    fn no_cells_no_rounds() {
+        let r = run(10, 1.0, 0.3);
+        assert!(!side_by_side().needs_more(&r, &[]));
+    }
+}
