@@ -5,9 +5,12 @@
 //! trial-to-trial spread several times over. So when a comparison is made
 //! during the run (side-by-side mode, or `benchgate run --baseline`), every
 //! round from `rounds` on ends with that comparison on the scenario's trials so
-//! far, and another round runs while any gating metric is still *inconclusive*
-//! (too few trials, or a minimum detectable effect above its threshold), up to
-//! `max_rounds`. A quiet machine stops at `rounds`; a noisy one buys trials.
+//! far, and another round runs while any gating metric is still undecided, up
+//! to `max_rounds`: *inconclusive* (too few trials, or a minimum detectable
+//! effect above its threshold), or *regressed* only at the warn tier (its
+//! interval reaches past the warn threshold but still straddles the fail
+//! threshold: more trials tell whether it fails). A quiet machine stops at
+//! `rounds`; a noisy one buys trials.
 //!
 //! Stopping when the answer is clear is sequential testing, which can raise the
 //! false-alarm rate of a plain test. The gate's rule (significant **and** the
@@ -15,7 +18,7 @@
 //! below alpha, and `scripts/gate-quality-paired.sh` measures the A/A rate with
 //! extension on rather than assuming it.
 
-use crate::compare::{self, GateConfig, SideBySide, Verdict};
+use crate::compare::{self, GateConfig, SideBySide, Tier, Verdict};
 use crate::results::{CellResult, RunResults};
 
 /// What the trials of the run are compared with while it runs.
@@ -38,7 +41,8 @@ pub struct Extend {
 }
 
 impl Extend {
-    /// Whether the scenario's cells so far leave a gating metric inconclusive.
+    /// Whether the scenario's cells so far leave a gating metric undecided
+    /// (inconclusive, or regressed at the warn tier only).
     /// `header` supplies the run's environment and config (its `results` are
     /// ignored); `cells` are this scenario's cells with their trials so far.
     pub fn needs_more(&self, header: &RunResults, cells: &[CellResult]) -> bool {
@@ -66,10 +70,12 @@ impl Extend {
                 &self.gate,
             ),
         };
-        comparison
-            .metrics
-            .iter()
-            .any(|m| m.scenario == scenario && m.gating && m.verdict == Verdict::Inconclusive)
+        comparison.metrics.iter().any(|m| {
+            m.scenario == scenario
+                && m.gating
+                && m.tier == Tier::Warn
+                && matches!(m.verdict, Verdict::Inconclusive | Verdict::Regressed)
+        })
     }
 }
 
@@ -134,6 +140,13 @@ mod tests {
         assert!(!e.needs_more(&quiet, &quiet.results));
         let noisy = run(10, 1.0, 0.3);
         assert!(e.needs_more(&noisy, &noisy.results));
+    }
+
+    #[test]
+    fn a_change_between_the_warn_and_fail_thresholds_asks_for_more() {
+        // +7% with a little noise: beyond warn (+5%) for sure, fail (+10%) unclear.
+        let r = run(10, 1.07, 0.02);
+        assert!(side_by_side().needs_more(&r, &r.results));
     }
 
     #[test]
