@@ -425,3 +425,51 @@ fn measure_then_report_refuses_an_artifact_from_another_head() {
     assert_eq!(rep.code(), 0, "{}", rep.log());
     assert_eq!(rep.output("verdict").as_deref(), Some("skipped"));
 }
+
+/// `[compare]` in the config: the pull request is gated side by side within
+/// its own run (base and head builds as two clients, paired by round); no
+/// stored baseline is read or needed.
+#[test]
+fn a_side_by_side_config_gates_the_pull_request_within_its_own_run() {
+    let r = Runner::new();
+    let config = r#"
+[run]
+rounds = 6
+warmup = "50ms"
+duration = "200ms"
+pin = false
+
+[[client]]
+name = "base"
+kind = "hyper"
+
+[[client]]
+name = "head"
+kind = "hyper"
+inject_cpu_us = 3000
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 1
+clients = ["base", "head"]
+
+[compare]
+baseline_client = "base"
+"#;
+    std::fs::write(r.workspace().join("benchgate.toml"), config).unwrap();
+    let pr = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "refs/pull/42/merge",
+        &[("INPUT_GITHUB_TOKEN", TOKEN)],
+    );
+    assert_eq!(pr.code(), 1, "{}", pr.log());
+    assert_eq!(pr.output("verdict").as_deref(), Some("fail"));
+    assert!(pr.summary.contains("side by side"), "{}", pr.summary);
+    assert!(pr.summary.contains("head vs base"), "{}", pr.summary);
+    assert!(
+        !r.workspace().join(".baselines").exists(),
+        "a pull request never writes the store"
+    );
+}

@@ -13,6 +13,14 @@ use super::inputs::CommentMode;
 use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
 use super::{Action, MAX_HISTORY};
+use crate::baseline::FoundBaseline;
+use crate::report::escape::md;
+use crate::runner::extend::Against;
+
+/// Extra rounds against a stored baseline while a gating metric is undecided.
+fn baseline_of(f: &FoundBaseline) -> Against {
+    Against::Baseline(Box::new(f.results.clone()))
+}
 
 /// Most ancestors of the base commit looked up for the nearest older baseline.
 const MAX_ANCESTORS: usize = 200;
@@ -21,6 +29,9 @@ const MAX_ANCESTORS: usize = 200;
 /// nearest older one), comment, gate. Never writes the baseline.
 pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
     let suite = a.suite()?;
+    if suite.compare.is_some() {
+        return side_by_side(a, &suite, Some(pr));
+    }
     let store = a.store()?;
     let ancestors = ancestors(&pr.base_sha);
     // Look the baseline up before spending minutes on the run.
@@ -31,7 +42,7 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
         Some(&pr.base_sha),
         !ancestors.is_empty(),
     );
-    let results = a.run_suite(&suite, found.as_ref().map(|f| &f.results))?;
+    let results = a.run_suite(&suite, found.as_ref().map(baseline_of))?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }
@@ -86,10 +97,17 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
 /// `branch`, publish to CloudWatch when asked (a failure there is a warning).
 pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> anyhow::Result<u8> {
     let suite = a.suite()?;
+    if suite.compare.is_some() {
+        let code = side_by_side(a, &suite, None)?;
+        if a.inputs.cloudwatch {
+            publish_cloudwatch(a, branch);
+        }
+        return Ok(code);
+    }
     let store = a.store()?;
     let found = store.lookup(branch, sha.unwrap_or(""), &[])?;
     let note = baseline_note(found.as_ref(), branch, None, false);
-    let results = a.run_suite(&suite, found.as_ref().map(|f| &f.results))?;
+    let results = a.run_suite(&suite, found.as_ref().map(baseline_of))?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }
@@ -107,6 +125,55 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
         publish_cloudwatch(a, branch);
     }
     Ok(code)
+}
+
+/// `[compare]` in the config (pull request, schedule): side-by-side mode. The
+/// run itself holds both sides (e.g. `base` and `head` builds of a client, or
+/// two servers), compared round by round; no stored baseline is read, and more
+/// rounds run while a gating metric is undecided (`[run] max_rounds`). The
+/// sturdiest gate on a noisy shared runner (README, "Gate quality, measured").
+fn side_by_side(
+    a: &Action,
+    suite: &crate::config::Suite,
+    pr: Option<&PullRequest>,
+) -> anyhow::Result<u8> {
+    let settings = suite.compare.clone().unwrap_or_default();
+    let base = compare::SideBySide {
+        client: settings.baseline_client.as_deref(),
+        server: settings.baseline_server.as_deref(),
+    };
+    let against = crate::runner::extend::Against::SideBySide {
+        client: settings.baseline_client.clone(),
+        server: settings.baseline_server.clone(),
+    };
+    let results = a.run_suite(suite, Some(against))?;
+    if let Some(code) = a.cancelled(&results)? {
+        return Ok(code);
+    }
+    let comparison = compare::compare_side_by_side_with(&results, base, &suite.gate);
+    let what = match (&settings.baseline_client, &settings.baseline_server) {
+        (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),
+        (Some(c), None) => format!("client {}", md(c)),
+        (None, Some(s)) => format!("server {}", md(s)),
+        (None, None) => "nothing".to_string(),
+    };
+    let note = format!(
+        "> **Baseline:** side by side: every cell against {what} measured in this same run, paired by round (`[compare]` in the config; no stored baseline is used).\n\n"
+    );
+    Report {
+        comparison,
+        current: &results,
+        baseline: None,
+        note,
+        comment: pr.map(|pr| {
+            (
+                comment_sink(a, pr.number, &suite.source),
+                pr.head_sha.clone(),
+            )
+        }),
+        no_baseline_passes: false,
+    }
+    .finish(a)
 }
 
 /// Publishes the results to CloudWatch; never changes the exit code.

@@ -226,12 +226,12 @@ impl Action {
     }
 
     /// Runs the suite, its log folded in a group and fenced from commands.
-    /// With a `baseline`, scenarios still inconclusive against it after
-    /// `rounds` get more rounds, up to `[run] max_rounds`.
+    /// Scenarios still undecided `against` a baseline (stored, or side by
+    /// side) after `rounds` get more rounds, up to `[run] max_rounds`.
     pub fn run_suite(
         &self,
         suite: &Suite,
-        baseline: Option<&RunResults>,
+        against: Option<crate::runner::extend::Against>,
     ) -> anyhow::Result<RunResults> {
         let out = self.results_path();
         if let Some(dir) = out.parent() {
@@ -243,8 +243,8 @@ impl Action {
             mock: self.mock.clone(),
             exe: std::env::current_exe().context("finding the benchgate executable")?,
             quiet: false,
-            extend: baseline.map(|b| crate::runner::extend::Extend {
-                against: crate::runner::extend::Against::Baseline(Box::new(b.clone())),
+            extend: against.map(|against| crate::runner::extend::Extend {
+                against,
                 gate: suite.gate.clone(),
             }),
         };
