@@ -94,18 +94,7 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
             ));
         }
     }
-    let cwd = match &c.cwd {
-        Some(d) if d.value.trim().is_empty() => {
-            return Err(Problem::new(
-                d.span.clone(),
-                path("cwd"),
-                "cwd is empty",
-                "remove cwd to run in the config file's directory, or name a directory",
-            ))
-        }
-        Some(d) => config_dir.join(&d.value),
-        None => config_dir.to_path_buf(),
-    };
+    let cwd = working_dir(c.cwd.as_ref(), config_dir, &path("cwd"))?;
     let env = env_table(c.env.as_ref(), &path("env"))?;
     let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
     Ok(CommandSpec {
@@ -120,6 +109,25 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
 /// Extra environment variables (`env = { NAME = "value" }`): valid names, not
 /// `BENCHGATE_*` (benchgate sets those), no NUL in values. `field` names the
 /// table in errors.
+/// `cwd`, resolved against the config file's directory (`config_dir` when
+/// absent); an empty one is an error.
+pub(super) fn working_dir(
+    cwd: Option<&At<String>>,
+    config_dir: &Path,
+    field: &str,
+) -> Result<std::path::PathBuf, Problem> {
+    match cwd {
+        Some(d) if d.value.trim().is_empty() => Err(Problem::new(
+            d.span.clone(),
+            field,
+            "cwd is empty",
+            "remove cwd to run in the config file's directory, or name a directory",
+        )),
+        Some(d) => Ok(config_dir.join(&d.value)),
+        None => Ok(config_dir.to_path_buf()),
+    }
+}
+
 pub(super) fn env_table(
     table: Option<&At<StringTable>>,
     field: &str,

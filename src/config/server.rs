@@ -249,18 +249,7 @@ fn build_command(
         &path("command"),
         "command = [\"./server\", \"--port\", \"{port}\"]",
     )?;
-    let cwd = match &s.cwd {
-        Some(d) if d.value.trim().is_empty() => {
-            return Err(Problem::new(
-                d.span.clone(),
-                path("cwd"),
-                "cwd is empty",
-                "remove cwd to run in the config file's directory, or name a directory",
-            ))
-        }
-        Some(d) => config_dir.join(&d.value),
-        None => config_dir.to_path_buf(),
-    };
+    let cwd = super::command::working_dir(s.cwd.as_ref(), config_dir, &path("cwd"))?;
     let env = super::command::env_table(s.env.as_ref(), &path("env"))?;
     let ready = match &s.ready {
         None => None,
