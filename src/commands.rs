@@ -151,9 +151,22 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }
 
+/// A run stopped by SIGINT/SIGTERM compares like any other (its finished
+/// trials are real), but the reader should know it is partial.
+fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
+    if let Some(signal) = &run.interrupted {
+        eprintln!(
+            "benchgate: warning: {} is a partial run (stopped by {}): only its finished trials are compared; re-run it for a full comparison",
+            path.display(),
+            signal.escape_debug()
+        );
+    }
+}
+
 /// `benchgate compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
     let current = RunResults::read(&args.current)?;
+    warn_if_partial(&current, &args.current);
     let (gate, settings): (GateConfig, Option<CompareSettings>) = match &args.config {
         Some(path) => {
             let suite = Suite::from_file(path)?;
@@ -165,6 +178,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
     let comparison = match (&args.baseline, &args.side_by_side) {
         (Some(path), _) => {
             let b = baseline.insert(RunResults::read(path)?);
+            warn_if_partial(b, path);
             compare::compare(Some(b), &current, &gate)
         }
         (None, side) => {

@@ -295,6 +295,24 @@ fn sigterm_stops_a_run_and_keeps_the_finished_trials() {
         "{}",
         run.log()
     );
+
+    // Comparing a partial run works on its finished trials, with a warning.
+    let cmp = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args(["compare", "--baseline"])
+        .arg(&out)
+        .arg("--current")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&cmp.stderr);
+    assert_eq!(cmp.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("is a partial run (stopped by SIGTERM)")
+            .count(),
+        2,
+        "{stderr}"
+    );
 }
 
 #[test]
