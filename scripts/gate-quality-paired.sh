@@ -23,7 +23,7 @@
 #
 # Usage: scripts/gate-quality-paired.sh
 #   env: RUNS=20 INJECT_PCT=10 FAIL_PCT=3 SCENARIO=get-22b CLIENT=hyper
-#        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/quiet.sh: before each run
+#        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
 #        wait, bounded, for other processes to leave the machine quiet)
 #        BENCHGATE=path/to/benchgate (default: target/release/benchgate, built if
 #        missing)  KEEP=1 (keep the work directory)  OUT=target/gate-quality-paired.md
@@ -43,25 +43,11 @@ CLIENT=${CLIENT:-hyper}
 OUT=${OUT:-$ROOT/target/gate-quality-paired.md}
 DEFAULTS=$ROOT/fixtures/configs/default.toml
 
-log() { printf '[gate-quality-paired] %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 2; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gate-quality-paired.XXXXXX")
-cleanup() { if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
-command -v python3 >/dev/null || die "python3 (>= 3.11, for tomllib) is needed"
-if [ ! -x "$BIN" ]; then
-    log "building benchgate (release) into $TARGET"
-    nice cargo build --release --quiet --bin benchgate
-fi
-[ -x "$BIN" ] || die "no benchgate at $BIN"
+GQ_NAME=gate-quality-paired
+# log, die, WORK, the tool checks, the build, wait_quiet: scripts/gate-quality-common.sh.
+# shellcheck source=scripts/gate-quality-common.sh
+. "$ROOT/scripts/gate-quality-common.sh"
 START=$SECONDS
-# wait_quiet, NOISY_RUNS, WAITED: scripts/quiet.sh.
-# shellcheck source=scripts/quiet.sh
-. "$ROOT/scripts/quiet.sh"
 
 # make_config OUT INJECT_US: the scenario with CLIENT, its twin and its injected copy.
 make_config() {

@@ -49,21 +49,10 @@ OUT=${OUT:-$ROOT/target/gate-quality.md}
 DEFAULTS=$ROOT/fixtures/configs/default.toml
 COMMAND="scripts/gate-quality.sh${SCENARIOS:+ (SCENARIOS=\"$SCENARIOS\")}"
 
-log() { printf '[gate-quality] %s\n' "$*" >&2; }
-die() { log "error: $*"; exit 2; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/gate-quality.XXXXXX")
-cleanup() { if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
-command -v python3 >/dev/null || die "python3 (>= 3.11, for tomllib) is needed"
-if [ ! -x "$BIN" ]; then
-    log "building benchgate (release) into $TARGET"
-    nice cargo build --release --quiet --bin benchgate
-fi
-[ -x "$BIN" ] || die "no benchgate at $BIN"
+GQ_NAME=gate-quality
+# log, die, WORK, the tool checks, the build, wait_quiet: scripts/gate-quality-common.sh.
+# shellcheck source=scripts/gate-quality-common.sh
+. "$ROOT/scripts/gate-quality-common.sh"
 
 START=$SECONDS
 
@@ -118,9 +107,6 @@ open(out, "w").write("\n".join(lines) + "\n")
 EOF
 }
 
-# wait_quiet, NOISY_RUNS, WAITED: scripts/quiet.sh.
-# shellcheck source=scripts/quiet.sh
-. "$ROOT/scripts/quiet.sh"
 
 TOTAL_RUNS=$((CAL_RUNS + 3 * PAIRS))
 RUNS_DONE=0

@@ -1,4 +1,25 @@
-# Sourced by the gate-quality scripts: before a measured run, wait until other
+# Sourced by the gate-quality scripts after they set GQ_NAME (the log prefix
+# and work-directory name), BIN (the benchgate binary) and TARGET (its cargo
+# target directory): logging, a work directory removed on exit unless KEEP=1,
+# the tools both need, the release build when BIN is missing, and the bounded
+# wait for a quiet machine below.
+log() { printf '[%s] %s\n' "$GQ_NAME" "$*" >&2; }
+die() { log "error: $*"; exit 2; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/$GQ_NAME.XXXXXX")
+cleanup() { if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v jq >/dev/null || die "jq is needed (apt-get install jq)"
+command -v python3 >/dev/null || die "python3 (>= 3.11, for tomllib) is needed"
+if [ ! -x "$BIN" ]; then
+    log "building benchgate (release) into $TARGET"
+    nice cargo build --release --quiet --bin benchgate
+fi
+[ -x "$BIN" ] || die "no benchgate at $BIN"
+
+# Before a measured run (wait_quiet), wait until other
 # processes leave the machine quiet, within a bound, and count the runs that had
 # to start busy anyway (the reports state it).
 #   QUIET_WAIT=20 QUIET_PCT=15 QUIET_BUDGET=240: wait up to QUIET_WAIT s per run
