@@ -1,7 +1,7 @@
 # benchgate's GitHub Action image: `benchgate action` is the entrypoint.
 
-# Builder: a Rust that builds the AWS SDK (the crate's rust-version is 1.88).
-FROM rust:1.88-bookworm AS builder
+# Builder: a Rust that builds the AWS SDK (the crate's rust-version, checked by scripts/check-rust-version.py).
+FROM rust:1.91-bookworm AS builder
 WORKDIR /src
 COPY Cargo.toml Cargo.lock build.rs ./
 COPY src ./src

@@ -108,6 +108,8 @@ if ((${#dockerfiles[@]})); then
 fi
 run "the docs' copies of examples/workflows/ and docs/example-comment.md" \
   "$VENV/bin/python" scripts/check-doc-copies.py
+run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
+  "$VENV/bin/python" scripts/check-rust-version.py
 
 if ((status)); then
   say "FAILED (see the findings above)"

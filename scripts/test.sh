@@ -23,6 +23,8 @@ cargo fmt --all -- --check
 echo "== cargo clippy -D warnings (default features, then --no-default-features)"
 cargo clippy --all-targets --locked -- -D warnings
 cargo clippy --all-targets --locked --no-default-features -- -D warnings
+echo "== the declared rust-version builds the locked dependencies (scripts/check-msrv.sh)"
+./scripts/check-msrv.sh
 
 echo "== moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
