@@ -1,6 +1,6 @@
 //! The `hyper` driver: hyper-util's pooled legacy client. Plain HTTP uses the
 //! bare `HttpConnector` (nothing in the path but hyper); HTTPS goes through
-//! hyper-rustls with ALPN.
+//! hyper-rustls, whose connector offers ALPN `h2` (HTTP/2) or `http/1.1`.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -51,7 +51,8 @@ impl HyperClient {
         http.set_nodelay(true);
         let inner = if spec.tls {
             http.enforce_http(false);
-            let tls = super::tls::insecure_tls_config(spec.http);
+            // The builder sets ALPN from the enabled version (the config has none).
+            let tls = super::tls::insecure_tls_config();
             let connector = hyper_rustls::HttpsConnectorBuilder::new()
                 .with_tls_config(tls)
                 .https_only();
@@ -116,4 +117,35 @@ fn classify_client_error(e: &hyper_util::client::legacy::Error, sending_body: bo
         return ErrorClass::Connect;
     }
     classify_chain(e, sending_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ClientKind, Method};
+
+    #[test]
+    fn builds_over_tls_for_both_http_versions() {
+        for http in [HttpVersion::Http1, HttpVersion::Http2] {
+            let spec = ClientSpec {
+                name: "hyper-tls".into(),
+                kind: ClientKind::Hyper,
+                pool: None,
+                http,
+                tls: true,
+                inject_cpu_us: 0,
+            };
+            let request = RequestTemplate {
+                method: Method::Get,
+                url: "https://127.0.0.1:1/bytes/22".into(),
+                body: Bytes::new(),
+            };
+            let limit = PoolLimit {
+                max_connections: 1,
+                permits: None,
+            };
+            let client = HyperClient::new(&spec, request, limit).expect("builds");
+            assert!(matches!(client.inner, Inner::Tls(_)), "{http:?}");
+        }
+    }
 }

@@ -8,8 +8,6 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
-use crate::config::HttpVersion;
-
 #[derive(Debug)]
 struct AcceptAny(Arc<rustls::crypto::CryptoProvider>);
 
@@ -59,18 +57,17 @@ impl ServerCertVerifier for AcceptAny {
 }
 
 /// A rustls client config (ring provider) that accepts the server's
-/// self-signed certificate, with ALPN set for the HTTP version.
-pub fn insecure_tls_config(http: HttpVersion) -> ClientConfig {
+/// self-signed certificate, with no ALPN protocols: hyper-rustls's connector
+/// builder sets ALPN itself from the HTTP versions it enables (and panics if
+/// the config already has some), so the hyper driver offers `h2` for HTTP/2
+/// and `http/1.1` for HTTP/1.1. (The reqwest drivers use reqwest's own TLS
+/// setup, which sets ALPN the same way.)
+pub fn insecure_tls_config() -> ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ClientConfig::builder_with_provider(provider.clone())
+    ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .expect("ring supports the default protocol versions")
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
-        .with_no_client_auth();
-    config.alpn_protocols = match http {
-        HttpVersion::Http1 => vec![b"http/1.1".to_vec()],
-        HttpVersion::Http2 => vec![b"h2".to_vec()],
-    };
-    config
+        .with_no_client_auth()
 }
