@@ -13,7 +13,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -35,9 +35,50 @@ pub(crate) struct ConnState {
     /// Requests whose response head is not produced yet (long handlers only).
     in_flight: AtomicUsize,
     reset: AtomicBool,
+    /// The connection's [`Link`], set once its TLS handshake is done.
+    link: AtomicU8,
+}
+
+/// How a connection reached the server: plain TCP, or TLS and the ALPN
+/// protocol its handshake negotiated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub(crate) enum Link {
+    #[default]
+    Plain = 0,
+    /// TLS, no ALPN protocol negotiated.
+    Tls = 1,
+    /// TLS, ALPN `http/1.1`.
+    TlsHttp1 = 2,
+    /// TLS, ALPN `h2`.
+    TlsH2 = 3,
+}
+
+impl Link {
+    /// The link of a TLS connection whose handshake negotiated `alpn`.
+    pub(crate) fn tls(alpn: Option<&[u8]>) -> Link {
+        match alpn {
+            Some(b"h2") => Link::TlsH2,
+            Some(b"http/1.1") => Link::TlsHttp1,
+            _ => Link::Tls,
+        }
+    }
 }
 
 impl ConnState {
+    pub(crate) fn set_link(&self, link: Link) {
+        self.link.store(link as u8, Relaxed);
+    }
+
+    pub(crate) fn link(&self) -> Link {
+        match self.link.load(Relaxed) {
+            1 => Link::Tls,
+            2 => Link::TlsHttp1,
+            3 => Link::TlsH2,
+            _ => Link::Plain,
+        }
+    }
+
     /// Asks the IO to reset the connection at its next use (and when dropped).
     pub(crate) fn request_reset(&self) {
         self.reset.store(true, Relaxed);
@@ -278,6 +319,19 @@ mod tests {
         let start = Instant::now();
         assert_eq!(io.read(&mut buf).await.unwrap(), 0);
         assert!(start.elapsed() <= Duration::from_millis(400));
+    }
+
+    #[test]
+    fn link_round_trips_and_reads_alpn() {
+        let state = ConnState::default();
+        assert_eq!(state.link(), Link::Plain);
+        for link in [Link::Tls, Link::TlsHttp1, Link::TlsH2, Link::Plain] {
+            state.set_link(link);
+            assert_eq!(state.link(), link);
+        }
+        assert_eq!(Link::tls(Some(b"h2")), Link::TlsH2);
+        assert_eq!(Link::tls(Some(b"http/1.1")), Link::TlsHttp1);
+        assert_eq!(Link::tls(None), Link::Tls);
     }
 
     #[tokio::test]

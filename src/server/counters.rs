@@ -21,6 +21,7 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::conn::Link;
 use super::shards::{lock, Shard, Shards, Totals};
 
 /// Service time percentiles in microseconds.
@@ -54,6 +55,21 @@ pub struct ServerCounters {
     pub requests_per_connection: f64,
     pub status_4xx: u64,
     pub status_5xx: u64,
+    /// Requests served as HTTP/1.x and as HTTP/2 (they add up to `requests`).
+    /// Absent (0) in results written before these fields existed.
+    #[serde(default)]
+    pub requests_http1: u64,
+    #[serde(default)]
+    pub requests_http2: u64,
+    /// Requests that came over TLS (the HTTPS port).
+    #[serde(default)]
+    pub requests_tls: u64,
+    /// Of those, requests on connections whose TLS handshake negotiated ALPN
+    /// `h2` / `http/1.1` (the rest negotiated none).
+    #[serde(default)]
+    pub requests_alpn_h2: u64,
+    #[serde(default)]
+    pub requests_alpn_http1: u64,
     /// Server service time in µs (see the `server` module docs for what is timed).
     pub service_time: LatencySummary,
     /// The window's service time histogram (µs): V2 deflate encoding, base64.
@@ -72,6 +88,13 @@ impl ServerCounters {
             .map_err(|e| anyhow::anyhow!("service_time_hist: {e:?}"))?;
         Ok(hist)
     }
+}
+
+/// How one request was served: its HTTP version and its connection's link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Protocol {
+    pub(crate) http2: bool,
+    pub(crate) link: Link,
 }
 
 struct Window {
@@ -131,9 +154,26 @@ impl Counters {
     /// Counts one served request. `status` 0 means no response was sent (a fault).
     /// `conn_epoch` is the connection's "last window I was counted in" marker.
     #[inline]
-    pub(crate) fn request_done(&self, conn_epoch: &AtomicU64, status: u16, service: Duration) {
+    pub(crate) fn request_done(
+        &self,
+        conn_epoch: &AtomicU64,
+        protocol: Protocol,
+        status: u16,
+        service: Duration,
+    ) {
         let shard = self.shard();
         shard.requests.fetch_add(1, Relaxed);
+        if protocol.http2 {
+            shard.http2.fetch_add(1, Relaxed);
+        }
+        if protocol.link != Link::Plain {
+            shard.tls.fetch_add(1, Relaxed);
+            match protocol.link {
+                Link::TlsH2 => shard.alpn_h2.fetch_add(1, Relaxed),
+                Link::TlsHttp1 => shard.alpn_http1.fetch_add(1, Relaxed),
+                Link::Tls | Link::Plain => 0,
+            };
+        }
         let epoch = self.epoch.load(Relaxed);
         if conn_epoch.load(Relaxed) != epoch && conn_epoch.swap(epoch, Relaxed) != epoch {
             shard.connections_used.fetch_add(1, Relaxed);
@@ -207,6 +247,7 @@ impl Counters {
         let _ = hist.subtract(&base.hist);
         let requests = current.requests - base.requests;
         let used = current.used - base.used;
+        let http2 = current.http2 - base.http2;
         ServerCounters {
             window_open: w.closed.is_none(),
             window_secs: until.duration_since(w.opened).as_secs_f64(),
@@ -223,6 +264,11 @@ impl Counters {
             },
             status_4xx: current.status_4xx - base.status_4xx,
             status_5xx: current.status_5xx - base.status_5xx,
+            requests_http1: requests - http2,
+            requests_http2: http2,
+            requests_tls: current.tls - base.tls,
+            requests_alpn_h2: current.alpn_h2 - base.alpn_h2,
+            requests_alpn_http1: current.alpn_http1 - base.alpn_http1,
             service_time: summarize(&hist),
             service_time_hist: encode(&hist),
             total_requests: cumulative.requests,
@@ -260,7 +306,7 @@ mod tests {
     use super::*;
 
     fn record(c: &Counters, conn: &AtomicU64, status: u16, us: u64) {
-        c.request_done(conn, status, Duration::from_micros(us));
+        c.request_done(conn, Protocol::default(), status, Duration::from_micros(us));
     }
 
     #[test]
@@ -325,6 +371,46 @@ mod tests {
     }
 
     #[test]
+    fn requests_are_counted_by_http_version_and_alpn() {
+        let c = Counters::new();
+        let conn = AtomicU64::new(0);
+        let served = |http2, link, n| {
+            for _ in 0..n {
+                c.request_done(&conn, Protocol { http2, link }, 200, Duration::ZERO);
+            }
+        };
+        served(false, Link::Plain, 1);
+        c.start_window();
+        served(false, Link::Plain, 2);
+        served(true, Link::Plain, 3);
+        served(false, Link::TlsHttp1, 4);
+        served(true, Link::TlsH2, 5);
+        served(false, Link::Tls, 6);
+        let s = c.stop_window();
+        assert_eq!(s.requests, 20, "the pre-window request is not in it");
+        assert_eq!((s.requests_http1, s.requests_http2), (12, 8));
+        assert_eq!(s.requests_tls, 15);
+        assert_eq!((s.requests_alpn_h2, s.requests_alpn_http1), (5, 4));
+    }
+
+    #[test]
+    fn counters_without_the_protocol_fields_still_parse() {
+        let mut json = serde_json::to_value(Counters::new().snapshot()).unwrap();
+        let obj = json.as_object_mut().unwrap();
+        for k in [
+            "requests_http1",
+            "requests_http2",
+            "requests_tls",
+            "requests_alpn_h2",
+            "requests_alpn_http1",
+        ] {
+            obj.remove(k).unwrap();
+        }
+        let back: ServerCounters = serde_json::from_value(json).unwrap();
+        assert_eq!((back.requests_http1, back.requests_tls), (0, 0));
+    }
+
+    #[test]
     fn histogram_round_trips_through_the_standard_encoding() {
         let c = Counters::new();
         let conn = AtomicU64::new(0);
@@ -350,7 +436,7 @@ mod tests {
                 std::thread::spawn(move || {
                     let conn = AtomicU64::new(0);
                     for _ in 0..1000 {
-                        c.request_done(&conn, 200, Duration::from_micros(3));
+                        c.request_done(&conn, Protocol::default(), 200, Duration::from_micros(3));
                         c.add_bytes_out(2);
                     }
                 })

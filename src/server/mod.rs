@@ -45,7 +45,7 @@ pub use faults::Fault;
 pub use serve::{serve_main, ServeArgs};
 pub use tls::CERT_NAMES;
 
-use conn::{ConnIo, ConnState, OpenGuard};
+use conn::{ConnIo, ConnState, Link, OpenGuard};
 use service::Handler;
 
 /// How long in-flight connections may finish after shutdown.
@@ -209,7 +209,7 @@ pub async fn run_with_control(
         let _ = stream.set_nodelay(true);
         let state = Arc::new(ConnState::default());
         let io = ConnIo::new(stream, state.clone(), server.opts.idle_timeout);
-        let handler = Handler::new(server.clone(), state);
+        let handler = Handler::new(server.clone(), state.clone());
         let builder = builder.clone();
         let watcher = graceful.watcher();
         let acceptor = if port == Port::Tls {
@@ -229,6 +229,7 @@ pub async fn run_with_control(
                     let Ok(tls_stream) = acceptor.accept(io).await else {
                         return;
                     };
+                    state.set_link(Link::tls(tls_stream.get_ref().1.alpn_protocol()));
                     let conn = builder.serve_connection(TokioIo::new(tls_stream), handler);
                     let _ = watcher.watch(conn).await;
                 }

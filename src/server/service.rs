@@ -24,12 +24,20 @@ use hyper::{Request, Response};
 
 use super::body::Payload;
 use super::conn::ConnState;
+use super::counters::Protocol;
 use super::faults::{self, Fault};
 use super::handlers::{json, panicked, rejection, respond, sha1_of_random, upload};
 use super::routes::{route, Endpoint};
 use super::Server;
 
 type Reply = Result<Response<Payload>, Fault>;
+
+/// When a request's head reached the service, and how it was served.
+#[derive(Clone, Copy)]
+struct Arrival {
+    at: Instant,
+    protocol: Protocol,
+}
 
 /// The hyper service of one connection.
 #[derive(Clone)]
@@ -64,7 +72,7 @@ impl Handler {
         Handler { server, conn }
     }
 
-    fn handle(&self, req: Request<Incoming>, start: Instant) -> ReplyFuture {
+    fn handle(&self, req: Request<Incoming>, start: Arrival) -> ReplyFuture {
         let delay = self.server.opts.added_delay;
         let reply = self.dispatch(req, start);
         if delay.is_zero() || matches!(reply, ReplyFuture::Control(_)) {
@@ -80,7 +88,7 @@ impl Handler {
         }))
     }
 
-    fn dispatch(&self, req: Request<Incoming>, start: Instant) -> ReplyFuture {
+    fn dispatch(&self, req: Request<Incoming>, start: Arrival) -> ReplyFuture {
         let uri = req.uri();
         let endpoint = match route(req.method(), uri.path(), uri.query(), &self.server.opts) {
             Ok(e) => e,
@@ -120,13 +128,16 @@ impl Handler {
         }
     }
 
-    fn count(&self, start: Instant, status: u16) {
-        self.server
-            .counters
-            .request_done(&self.conn.epoch, status, start.elapsed());
+    fn count(&self, start: Arrival, status: u16) {
+        self.server.counters.request_done(
+            &self.conn.epoch,
+            start.protocol,
+            status,
+            start.at.elapsed(),
+        );
     }
 
-    fn finish(&self, start: Instant, resp: Response<Payload>) -> ReplyFuture {
+    fn finish(&self, start: Arrival, resp: Response<Payload>) -> ReplyFuture {
         self.server
             .counters
             .add_bytes_out(resp.body().one_piece_len());
@@ -136,7 +147,7 @@ impl Handler {
 
     fn deferred(
         &self,
-        start: Instant,
+        start: Arrival,
         fut: impl Future<Output = Reply> + Send + 'static,
     ) -> ReplyFuture {
         let server = self.server.clone();
@@ -157,7 +168,7 @@ impl Handler {
             };
             server
                 .counters
-                .request_done(&conn.epoch, status, start.elapsed());
+                .request_done(&conn.epoch, start.protocol, status, start.at.elapsed());
             reply
         }))
     }
@@ -175,7 +186,13 @@ impl hyper::service::Service<Request<Incoming>> for Handler {
     type Future = ReplyFuture;
 
     fn call(&self, req: Request<Incoming>) -> ReplyFuture {
-        let start = Instant::now();
+        let start = Arrival {
+            at: Instant::now(),
+            protocol: Protocol {
+                http2: req.version() == hyper::Version::HTTP_2,
+                link: self.conn.link(),
+            },
+        };
         guarded(|| self.handle(req, start)).unwrap_or_else(|| self.finish(start, panicked()))
     }
 }

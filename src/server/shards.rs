@@ -35,6 +35,13 @@ pub(super) struct Shard {
     pub(super) connections_used: AtomicU64,
     pub(super) status_4xx: AtomicU64,
     pub(super) status_5xx: AtomicU64,
+    /// Requests served as HTTP/2.
+    pub(super) http2: AtomicU64,
+    /// Requests on TLS connections; of those, on connections whose ALPN
+    /// negotiated `h2` / `http/1.1`.
+    pub(super) tls: AtomicU64,
+    pub(super) alpn_h2: AtomicU64,
+    pub(super) alpn_http1: AtomicU64,
     pub(super) hist: Mutex<Histogram<u64>>,
 }
 
@@ -47,6 +54,10 @@ impl Shard {
             connections_used: AtomicU64::new(0),
             status_4xx: AtomicU64::new(0),
             status_5xx: AtomicU64::new(0),
+            http2: AtomicU64::new(0),
+            tls: AtomicU64::new(0),
+            alpn_h2: AtomicU64::new(0),
+            alpn_http1: AtomicU64::new(0),
             hist: Mutex::new(new_hist()),
         }
     }
@@ -62,6 +73,10 @@ pub(super) struct Totals {
     pub(super) used: u64,
     pub(super) status_4xx: u64,
     pub(super) status_5xx: u64,
+    pub(super) http2: u64,
+    pub(super) tls: u64,
+    pub(super) alpn_h2: u64,
+    pub(super) alpn_http1: u64,
     pub(super) hist: Histogram<u64>,
 }
 
@@ -75,6 +90,10 @@ impl Totals {
             used: 0,
             status_4xx: 0,
             status_5xx: 0,
+            http2: 0,
+            tls: 0,
+            alpn_h2: 0,
+            alpn_http1: 0,
             hist: new_hist(),
         }
     }
@@ -123,6 +142,10 @@ impl Shards {
             t.used += s.connections_used.load(Relaxed);
             t.status_4xx += s.status_4xx.load(Relaxed);
             t.status_5xx += s.status_5xx.load(Relaxed);
+            t.http2 += s.http2.load(Relaxed);
+            t.tls += s.tls.load(Relaxed);
+            t.alpn_h2 += s.alpn_h2.load(Relaxed);
+            t.alpn_http1 += s.alpn_http1.load(Relaxed);
             // Same bounds on both sides: `add` cannot fail.
             let _ = t.hist.add(&*lock(&s.hist));
         }

@@ -1,5 +1,7 @@
 //! The measurement window as a client sees it through the control endpoints.
 
+use benchgate::server::ServerOptions;
+
 use crate::support::*;
 
 #[tokio::test]
@@ -175,7 +177,7 @@ async fn window_control_endpoints_reject_wrong_methods() {
 #[tokio::test]
 async fn multi_thread_runtime_counts_every_request() {
     let t = TestServer::start_with_threads(
-        benchgate::server::ServerOptions {
+        ServerOptions {
             tls: false,
             ..Default::default()
         },
@@ -199,6 +201,63 @@ async fn multi_thread_runtime_counts_every_request() {
         assert_eq!((s.connections_accepted, s.connections_used), (4, 4));
         assert_eq!(s.requests_per_connection, 50.0);
         assert_eq!(s.decode_hist().unwrap().len(), 200);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn window_counts_requests_by_http_version_and_alpn() {
+    let t = TestServer::start(ServerOptions::default());
+    let ctl = client();
+    let builder = || {
+        reqwest::Client::builder()
+            .danger_accept_invalid_certs(true)
+            .timeout(std::time::Duration::from_secs(10))
+    };
+    let h1 = builder().http1_only().build().unwrap();
+    let h2c = builder().http2_prior_knowledge().build().unwrap();
+    // Over TLS reqwest offers ALPN h2 and http/1.1; http1_only offers http/1.1 only.
+    let tls_h2 = builder().build().unwrap();
+    bounded(async {
+        control(&ctl, &t, "start").await;
+        for _ in 0..2 {
+            h1.get(t.url("/bytes/22")).send().await.unwrap();
+        }
+        for _ in 0..3 {
+            h2c.get(t.url("/bytes/22")).send().await.unwrap();
+        }
+        for _ in 0..4 {
+            let r = h1.get(t.https_url("/bytes/22")).send().await.unwrap();
+            assert_eq!(r.version(), reqwest::Version::HTTP_11);
+        }
+        for _ in 0..5 {
+            let r = tls_h2.get(t.https_url("/bytes/22")).send().await.unwrap();
+            assert_eq!(r.version(), reqwest::Version::HTTP_2);
+        }
+        // TLS without ALPN: an HTTP/1.1 request by hand.
+        let tls = benchgate::client::tls::insecure_tls_config();
+        assert!(tls.alpn_protocols.is_empty());
+        let connector = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls));
+        let tcp = tokio::net::TcpStream::connect(t.https.unwrap())
+            .await
+            .unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let mut s = connector.connect(name, tcp).await.unwrap();
+        assert_eq!(s.get_ref().1.alpn_protocol(), None);
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        s.write_all(b"GET /bytes/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut resp = Vec::new();
+        // The server closes after answering (with or without close_notify).
+        let _ = s.read_to_end(&mut resp).await;
+        assert!(resp.starts_with(b"HTTP/1.1 200"), "{resp:?}");
+
+        let w = control(&ctl, &t, "stop").await;
+        assert_eq!(w.requests, 15);
+        assert_eq!((w.requests_http1, w.requests_http2), (2 + 4 + 1, 3 + 5));
+        assert_eq!(w.requests_tls, 4 + 5 + 1);
+        assert_eq!((w.requests_alpn_h2, w.requests_alpn_http1), (5, 4));
     })
     .await;
 }
