@@ -30,14 +30,35 @@ pub enum Command {
     /// Publish a results file (e.g. to CloudWatch). Never changes a gate verdict.
     #[command(subcommand)]
     Publish(PublishCommand),
-    /// The GitHub Action's container entrypoint: reads `INPUT_*` and `GITHUB_*`
-    /// from the environment (see docs/action.md). Exit code: 0 pass, 1 gate
-    /// failed, 2 error.
+    /// The GitHub Action's entrypoint (the composite action's steps, the
+    /// container image): reads `INPUT_*` and `GITHUB_*` from the environment
+    /// (see docs/action.md). Exit code: 0 pass, 1 gate failed, 2 error.
     #[command(hide = true)]
-    Action,
+    Action(ActionArgs),
     /// Internal: run one trial in this process (started by `run`).
     #[command(name = "__drive", hide = true)]
     Drive(DriveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ActionArgs {
+    /// Which part of the action this process does. `all` (the container
+    /// image): everything in one process. The composite action on the runner
+    /// runs `lookup` (token: find the stored baseline), `measure` (no token in
+    /// its environment: runs the suite, whose programs are the pull request's
+    /// code) and `publish` (token: compare, comment, store, publish) as three
+    /// steps; they pass state through files next to `results-path`.
+    #[arg(long, value_enum, default_value_t = ActionStep::All)]
+    pub step: ActionStep,
+}
+
+/// See [`ActionArgs::step`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ActionStep {
+    All,
+    Lookup,
+    Measure,
+    Publish,
 }
 
 #[derive(Debug, Args)]

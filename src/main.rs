@@ -16,7 +16,7 @@ fn main() -> ExitCode {
         Command::Publish(PublishCommand::Cloudwatch(args)) => {
             benchgate::commands::publish_cloudwatch(args)
         }
-        Command::Action => return ExitCode::from(benchgate::action::main()),
+        Command::Action(args) => return ExitCode::from(benchgate::action::main(args.step)),
         Command::Drive(args) => {
             benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }

@@ -12,6 +12,7 @@ use super::github;
 use super::inputs::CommentMode;
 use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
+use super::steps::{Looked, Measured};
 use super::{Action, MAX_HISTORY};
 use crate::baseline::FoundBaseline;
 use crate::report::escape::md;
@@ -32,20 +33,29 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
     if suite.compare.is_some() {
         return side_by_side(a, &suite, Some(pr));
     }
-    let store = a.store()?;
-    let ancestors = ancestors(&pr.base_sha);
     // Look the baseline up before spending minutes on the run.
-    let found = store.lookup(&pr.base_ref, &pr.base_sha, &ancestors)?;
+    let Some(looked) = a.looked_up("pull_request", || {
+        let store = a.store()?;
+        let ancestors = ancestors(&pr.base_sha);
+        Ok(Looked {
+            found: store.lookup(&pr.base_ref, &pr.base_sha, &ancestors)?,
+            history: !ancestors.is_empty(),
+        })
+    })?
+    else {
+        return Ok(0);
+    };
+    let found = looked.found;
+    let results = match a.measured(&suite, found.as_ref().map(baseline_of))? {
+        Measured::Results(r) => *r,
+        Measured::Done(code) => return Ok(code),
+    };
     let note = baseline_note(
         found.as_ref(),
         &pr.base_ref,
         Some(&pr.base_sha),
-        !ancestors.is_empty(),
+        looked.history,
     );
-    let results = a.run_suite(&suite, found.as_ref().map(baseline_of))?;
-    if let Some(code) = a.cancelled(&results)? {
-        return Ok(code);
-    }
     let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
     let sink = comment_sink(a, pr.number, &suite.source);
     Report {
@@ -65,18 +75,27 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
 /// CloudWatch when asked (a failure there is a warning).
 pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
     let suite = a.suite()?;
+    let Some(looked) = a.looked_up("push", || {
+        Ok(Looked {
+            found: a.store()?.lookup(branch, sha, &[])?,
+            history: false,
+        })
+    })?
+    else {
+        return Ok(0);
+    };
+    let previous = looked.found;
+    let results = match a.measured(&suite, None)? {
+        Measured::Results(r) => *r,
+        Measured::Done(code) => return Ok(code),
+    };
     let store = a.store()?;
-    let previous = store.lookup(branch, sha, &[])?;
-    let note = baseline_note(previous.as_ref(), branch, None, false);
-    let results = a.run_suite(&suite, None)?;
-    if let Some(code) = a.cancelled(&results)? {
-        return Ok(code);
-    }
     let key = store.store(branch, sha, &results, MAX_HISTORY)?;
     eprintln!(
         "benchgate: stored the baseline of {branch} at {sha} (run {}); keeping at most {MAX_HISTORY} per branch",
         key.run_id
     );
+    let note = baseline_note(previous.as_ref(), branch, None, false);
     let comparison = compare::compare(previous.as_ref().map(|f| &f.results), &results, &suite.gate);
     let code = Report {
         comparison,
@@ -99,18 +118,26 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     let suite = a.suite()?;
     if suite.compare.is_some() {
         let code = side_by_side(a, &suite, None)?;
-        if a.inputs.cloudwatch {
+        if a.inputs.cloudwatch && a.publishes() {
             publish_cloudwatch(a, branch);
         }
         return Ok(code);
     }
-    let store = a.store()?;
-    let found = store.lookup(branch, sha.unwrap_or(""), &[])?;
+    let Some(looked) = a.looked_up("schedule", || {
+        Ok(Looked {
+            found: a.store()?.lookup(branch, sha.unwrap_or(""), &[])?,
+            history: false,
+        })
+    })?
+    else {
+        return Ok(0);
+    };
+    let found = looked.found;
+    let results = match a.measured(&suite, found.as_ref().map(baseline_of))? {
+        Measured::Results(r) => *r,
+        Measured::Done(code) => return Ok(code),
+    };
     let note = baseline_note(found.as_ref(), branch, None, false);
-    let results = a.run_suite(&suite, found.as_ref().map(baseline_of))?;
-    if let Some(code) = a.cancelled(&results)? {
-        return Ok(code);
-    }
     let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
     let code = Report {
         comparison,
@@ -137,6 +164,9 @@ fn side_by_side(
     suite: &crate::config::Suite,
     pr: Option<&PullRequest>,
 ) -> anyhow::Result<u8> {
+    if a.lookup_only() {
+        return Ok(0);
+    }
     let settings = suite.compare.clone().unwrap_or_default();
     let base = compare::SideBySide {
         client: settings.baseline_client.as_deref(),
@@ -146,10 +176,10 @@ fn side_by_side(
         client: settings.baseline_client.clone(),
         server: settings.baseline_server.clone(),
     };
-    let results = a.run_suite(suite, Some(against))?;
-    if let Some(code) = a.cancelled(&results)? {
-        return Ok(code);
-    }
+    let results = match a.measured(suite, Some(against))? {
+        Measured::Results(r) => *r,
+        Measured::Done(code) => return Ok(code),
+    };
     let comparison = compare::compare_side_by_side_with(&results, base, &suite.gate);
     let what = match (&settings.baseline_client, &settings.baseline_server) {
         (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),
@@ -178,10 +208,7 @@ fn side_by_side(
 
 /// Publishes the results to CloudWatch; never changes the exit code.
 fn publish_cloudwatch(a: &Action, branch: &str) {
-    let config = match &a.inputs.config {
-        Some(p) => Some(p.clone()),
-        None => Some("benchgate.toml".into()).filter(|p: &std::path::PathBuf| p.exists()),
-    };
+    let config = a.config_path();
     let args = CloudWatchArgs {
         results: a.results_path(),
         config,

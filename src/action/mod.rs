@@ -20,13 +20,15 @@ pub mod mode;
 pub mod outputs;
 mod report;
 mod split;
+pub mod steps;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context as _;
 
 use crate::baseline::{BaselineStore, LocalStore};
+use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
@@ -45,13 +47,19 @@ pub const MAX_HISTORY: usize = 100;
 /// noise. Release builds (the container image) ignore it.
 pub const TEST_MOCK_ENV: &str = "BENCHGATE_TEST_MOCK_LATENCIES_US";
 
-/// Runs the action with the process environment; returns the exit code.
-/// Errors are printed (token scrubbed) as an `::error::` annotation; exit 2.
-pub fn main() -> u8 {
+/// Runs the action's `step` with the process environment; returns the exit
+/// code. Errors are printed (token scrubbed) as an `::error::` annotation;
+/// exit 2.
+pub fn main(step: ActionStep) -> u8 {
     let env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
-    match run(&env) {
+    let result = match step {
+        // Never returns while a credential is in the environment.
+        ActionStep::Measure => steps::scrub_secrets().and_then(|()| run(&env, step)),
+        _ => run(&env, step),
+    };
+    match result {
         Ok(code) => code,
         Err(e) => {
             let mut msg = format!("{e:#}");
@@ -65,9 +73,13 @@ pub fn main() -> u8 {
     }
 }
 
-/// The action with an explicit environment.
-pub fn run(env: &BTreeMap<String, String>) -> anyhow::Result<u8> {
+/// The action's `step` with an explicit environment.
+pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u8> {
     let inputs = inputs::from_env(env)?;
+    anyhow::ensure!(
+        step != ActionStep::Measure || inputs.token.is_none(),
+        "the measure step must not hold a token: pass `github-token` to the lookup and publish steps only"
+    );
     if let Some(t) = &inputs.token {
         command(&format!("::add-mask::{}", t.expose()));
     }
@@ -82,29 +94,50 @@ pub fn run(env: &BTreeMap<String, String>) -> anyhow::Result<u8> {
     let baseline_branch = mode::baseline_branch(&inputs, &ctx);
     let plan = mode::decide(inputs.mode, &ctx, &baseline_branch)?;
     eprintln!(
-        "benchgate: event {}, plan {}",
+        "benchgate: event {}, plan {}, step {}",
         ctx.event_name,
-        plan_name(&plan)
+        plan_name(&plan),
+        step_name(step)
     );
     let action = Action {
         mock: test_mock(env)?,
         inputs,
         ctx,
         workdir,
+        step,
     };
+    let (lookup, measure, publish) = (
+        step == ActionStep::Lookup,
+        step == ActionStep::Measure,
+        step == ActionStep::Publish,
+    );
     match plan {
         Plan::PullRequest(pr) => flows::pull_request(&action, &pr),
         Plan::StoreBaseline { branch, sha } => flows::store_baseline(&action, &branch, &sha),
         Plan::CompareLatest { branch, sha } => {
             flows::compare_latest(&action, &branch, sha.as_deref())
         }
+        // The fork-safe halves: `measure` runs the suite (the measure step),
+        // `report` reads downloaded results and runs nothing (the publish step).
+        Plan::Measure(_) if lookup || publish => Ok(0),
         Plan::Measure(pr) => split::measure(&action, pr.as_ref()),
+        Plan::Report(_) if lookup || measure => Ok(0),
         Plan::Report(run) => split::report(&action, &run),
+        Plan::Skip(_) if lookup || measure => Ok(0),
         Plan::Skip(why) => {
             command(&annotation(Level::Notice, "benchgate", &why));
             action.write_outputs(&[("verdict", "skipped".into())])?;
             Ok(0)
         }
+    }
+}
+
+fn step_name(s: ActionStep) -> &'static str {
+    match s {
+        ActionStep::All => "all (lookup, measure, publish in one process)",
+        ActionStep::Lookup => "lookup (find the stored baseline)",
+        ActionStep::Measure => "measure (run the suite; no token)",
+        ActionStep::Publish => "publish (compare, comment, store, publish)",
     }
 }
 
@@ -159,29 +192,39 @@ pub(crate) struct Action {
     pub ctx: Context,
     pub workdir: PathBuf,
     mock: Option<MockScript>,
+    /// Which part of the action this process does ([`steps`]).
+    pub step: ActionStep,
 }
 
 impl Action {
-    /// `config`, else ./benchgate.toml if present, else the default suite.
+    /// The suite of input `config` (default `benchgate.toml`); `builtin`
+    /// runs the built-in default suite. A missing file is an error: a suite
+    /// that measures only benchgate's own clients would store baselines and
+    /// gate pull requests that nothing in them can change.
     pub fn suite(&self) -> anyhow::Result<Suite> {
-        // action.yml's default is `benchgate.toml`: when that file is absent,
-        // the default suite runs, as with no `config` at all.
-        let config = self
-            .inputs
-            .config
-            .as_ref()
-            .filter(|p| p.as_os_str() != "benchgate.toml" || p.exists());
-        match config {
-            Some(p) => Suite::from_file(p).with_context(|| {
+        match self.config_path() {
+            None => Ok(Suite::default_suite()),
+            Some(p) if !p.exists() => anyhow::bail!(
+                "input `config`: {} does not exist (looked for {}); add your suite there, set `config` to its path relative to `working-directory`, or `config: builtin` to run benchgate's built-in default suite (it measures benchgate's own clients, so a pull request cannot change it)",
+                p.display(),
+                self.workdir.join(&p).display()
+            ),
+            Some(p) => Suite::from_file(&p).with_context(|| {
                 format!(
                     "input `config`: {} (a path relative to the working directory)",
                     p.display()
                 )
             }),
-            None if Path::new("benchgate.toml").exists() => {
-                Ok(Suite::from_file(Path::new("benchgate.toml"))?)
-            }
-            None => Ok(Suite::default_suite()),
+        }
+    }
+
+    /// Input `config` as a path (default `benchgate.toml`); `None` for
+    /// `builtin`, the built-in default suite.
+    pub fn config_path(&self) -> Option<PathBuf> {
+        match &self.inputs.config {
+            Some(p) if p.as_os_str() == "builtin" => None,
+            Some(p) => Some(p.clone()),
+            None => Some(PathBuf::from("benchgate.toml")),
         }
     }
 

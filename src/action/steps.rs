@@ -1,0 +1,302 @@
+//! The action's three steps, and how state passes between them.
+//!
+//! On the runner the composite action (`action.yml`) runs benchgate three
+//! times, so that the process that runs the benchmarked programs (the pull
+//! request's own code: command clients, servers under test, their `setup`)
+//! never holds a token; a program can read its parent's environment through
+//! `/proc` as the same user, so removing variables from the children is not
+//! enough:
+//!
+//! 1. `lookup` (token): finds the stored baseline the flow compares with and
+//!    writes it to [`lookup_path`];
+//! 2. `measure` (no token; [`scrub_secrets`] re-executes itself without any):
+//!    runs the suite and writes the results file;
+//! 3. `publish` (token): reads both files back, compares, comments, stores,
+//!    publishes.
+//!
+//! `all` (the container image) does the three in one process with no files
+//! in between. Every flow goes through [`Action::looked_up`] and
+//! [`Action::measured`], which alone know the step.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::baseline::{BaselineKey, FoundBaseline};
+use crate::cli::ActionStep;
+use crate::config::Suite;
+use crate::results::RunResults;
+use crate::runner::extend::Against;
+
+use super::Action;
+
+/// What the lookup step found: the baseline (if any) and whether the base
+/// commit's history was available to find the nearest older one.
+pub(crate) struct Looked {
+    pub found: Option<FoundBaseline>,
+    pub history: bool,
+}
+
+/// The lookup step's file. The baseline's results are stored as they were read
+/// (and re-checked on the way back by [`RunResults::parse`]).
+#[derive(Serialize, Deserialize)]
+struct LookupFile {
+    schema: String,
+    /// The plan it was looked up for; the publish step refuses another.
+    plan: String,
+    history: bool,
+    found: Option<FoundFile>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FoundFile {
+    key: BaselineKey,
+    exact: bool,
+    results: serde_json::Value,
+}
+
+const LOOKUP_SCHEMA: &str = "benchgate-lookup/1";
+
+/// Where the lookup step leaves its result: next to the results file.
+pub(crate) fn lookup_path(results: &std::path::Path) -> PathBuf {
+    let stem = results
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("benchgate-results");
+    results.with_file_name(format!("{stem}.lookup.json"))
+}
+
+/// What [`Action::measured`] hands back.
+pub(crate) enum Measured {
+    /// Results to compare (steps `all` and `publish`).
+    Results(Box<RunResults>),
+    /// This process's part is done: exit with this code.
+    Done(u8),
+}
+
+impl Action {
+    /// The stored baseline for this flow: looked up now (`all`, `lookup`:
+    /// which then writes it and ends the step, `Ok(None)`), or read back from
+    /// the lookup step's file (`measure`, `publish`).
+    pub(crate) fn looked_up(
+        &self,
+        plan: &str,
+        lookup: impl FnOnce() -> anyhow::Result<Looked>,
+    ) -> anyhow::Result<Option<Looked>> {
+        let path = lookup_path(&self.results_path());
+        match self.step {
+            ActionStep::All => lookup().map(Some),
+            ActionStep::Lookup => {
+                let looked = lookup()?;
+                let file = LookupFile {
+                    schema: LOOKUP_SCHEMA.into(),
+                    plan: plan.into(),
+                    history: looked.history,
+                    found: match looked.found {
+                        Some(f) => Some(FoundFile {
+                            key: f.key,
+                            exact: f.exact,
+                            results: serde_json::to_value(&f.results)
+                                .context("serializing the baseline")?,
+                        }),
+                        None => None,
+                    },
+                };
+                write_new(&path, &serde_json::to_vec(&file)?)?;
+                Ok(None)
+            }
+            ActionStep::Measure | ActionStep::Publish => {
+                let text = std::fs::read_to_string(&path).with_context(|| {
+                    format!(
+                        "reading {} (written by `benchgate action --step lookup`, which runs before this step)",
+                        path.display()
+                    )
+                })?;
+                let file: LookupFile = serde_json::from_str(&text)
+                    .with_context(|| format!("{} is not a lookup file", path.display()))?;
+                anyhow::ensure!(
+                    file.schema == LOOKUP_SCHEMA && file.plan == plan,
+                    "{} was written for {:?} ({}), not for this step's plan {plan:?}: run the three steps with the same inputs",
+                    path.display(),
+                    file.plan,
+                    file.schema
+                );
+                let found = match file.found {
+                    Some(f) => Some(FoundBaseline {
+                        key: f.key,
+                        exact: f.exact,
+                        results: RunResults::parse(
+                            &f.results.to_string(),
+                            &format!("the baseline in {}", path.display()),
+                        )?,
+                    }),
+                    None => None,
+                };
+                Ok(Some(Looked {
+                    found,
+                    history: file.history,
+                }))
+            }
+        }
+    }
+
+    /// The results of this run: measured now (`all`; `measure`, which then
+    /// ends the step), or read back from the measure step's results file
+    /// (`publish`, which refuses a partial run). A cancelled run ends with its
+    /// exit code (`Action::cancelled`). `lookup` measures nothing.
+    pub(crate) fn measured(
+        &self,
+        suite: &Suite,
+        against: Option<Against>,
+    ) -> anyhow::Result<Measured> {
+        match self.step {
+            ActionStep::Lookup => Ok(Measured::Done(0)),
+            ActionStep::All | ActionStep::Measure => {
+                let results = self.run_suite(suite, against)?;
+                if let Some(code) = self.cancelled(&results)? {
+                    return Ok(Measured::Done(code));
+                }
+                if self.step == ActionStep::Measure {
+                    self.write_outputs(&[(
+                        "results-path",
+                        self.results_path().display().to_string(),
+                    )])?;
+                    return Ok(Measured::Done(0));
+                }
+                Ok(Measured::Results(Box::new(results)))
+            }
+            ActionStep::Publish => {
+                let path = self.results_path();
+                let results = RunResults::read(&path).with_context(|| {
+                    "the measure step (`benchgate action --step measure`) writes it; did it run?"
+                })?;
+                if let Some(signal) = &results.interrupted {
+                    anyhow::bail!(
+                        "{} is a partial run (stopped by {signal}): nothing is compared, stored or commented; re-run the job",
+                        path.display()
+                    );
+                }
+                Ok(Measured::Results(Box::new(results)))
+            }
+        }
+    }
+
+    /// Whether this step has nothing to do for a flow that needs no stored
+    /// baseline (side by side, the fork-safe halves).
+    pub(crate) fn lookup_only(&self) -> bool {
+        self.step == ActionStep::Lookup
+    }
+
+    /// Whether this process compares and publishes (`all`, `publish`).
+    pub(crate) fn publishes(&self) -> bool {
+        matches!(self.step, ActionStep::All | ActionStep::Publish)
+    }
+}
+
+/// Writes a file that must not exist yet: a stale lookup from another job
+/// would otherwise be compared with silently.
+fn write_new(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("creating {}", path.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Whether an environment variable may carry a credential: the action's
+/// token in every spelling, GitHub's runtime and OIDC request tokens, cloud
+/// credentials, and any name that says TOKEN, SECRET, PASSWORD or CREDENTIAL.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const EXACT: [&str; 6] = [
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+    ];
+    EXACT.contains(&upper.as_str())
+        || ["TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
+            .iter()
+            .any(|w| upper.contains(w))
+}
+
+/// The `measure` step's guard: when its environment holds anything
+/// [`is_secret_name`] matches (a job-level `GITHUB_TOKEN`, AWS credentials
+/// from an earlier step), benchgate executes itself again with the same
+/// arguments and without those variables, so that neither it nor any program
+/// it starts has them, not even in `/proc/<pid>/environ`. Returns only when
+/// there was nothing to remove; an exec failure is an error.
+pub fn scrub_secrets() -> anyhow::Result<()> {
+    let secret = |k: &std::ffi::OsStr| is_secret_name(&k.to_string_lossy());
+    let found: Vec<String> = std::env::vars_os()
+        .filter(|(k, _)| secret(k))
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+    if found.is_empty() {
+        return Ok(());
+    }
+    eprintln!(
+        "benchgate: the measure step runs without {} variable(s) that may hold credentials: {}",
+        found.len(),
+        found.join(", ")
+    );
+    let exe = std::env::current_exe().context("finding the benchgate executable")?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
+        .env_clear()
+        .envs(std::env::vars_os().filter(|(k, _)| !secret(k)));
+    use std::os::unix::process::CommandExt as _;
+    let err = cmd.exec();
+    Err(anyhow::anyhow!(err).context("re-executing benchgate without the secret variables"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_recognised_and_ordinary_variables_are_not() {
+        for name in [
+            "GITHUB_TOKEN",
+            "INPUT_GITHUB-TOKEN",
+            "input_github_token",
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_URL",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_SESSION_TOKEN",
+            "NPM_TOKEN",
+            "DB_PASSWORD",
+        ] {
+            assert!(is_secret_name(name), "{name}");
+        }
+        for name in [
+            "PATH",
+            "HOME",
+            "JAVA_HOME",
+            "GITHUB_WORKSPACE",
+            "GITHUB_OUTPUT",
+            "INPUT_CONFIG",
+            "AWS_REGION",
+            "RUNNER_TEMP",
+        ] {
+            assert!(!is_secret_name(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_lookup_file_sits_next_to_the_results() {
+        assert_eq!(
+            lookup_path(std::path::Path::new("/w/out/bench.json")),
+            PathBuf::from("/w/out/bench.lookup.json")
+        );
+    }
+}

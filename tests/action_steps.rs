@@ -1,0 +1,278 @@
+//! The composite action's steps on the runner (action.yml): `benchgate action
+//! --step lookup`, `--step measure` (no token), `--step publish`, as the
+//! composite runs them, one process each, with state passed through files.
+//!
+//! Checks that the three steps do what `--step all` does (a push stores a
+//! baseline; a pull request compares with it and gates), that the process
+//! running the benchmarked programs holds no credential, neither in its own
+//! environment nor in what its children can read from `/proc/<ppid>/environ`,
+//! and that a missing config is refused while `config: builtin` is not.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use benchgate::baseline::{BaselineStore, LocalStore};
+use common::exe;
+use common::outputs::output;
+
+const TOKEN: &str = "ghs_benchgateStepsToken0123456789";
+const AWS_SECRET: &str = "awsSecretNeverInTheMeasureStep42";
+const BASE_SHA: &str = "1111111111111111111111111111111111111111";
+
+/// One command client that records its own environment and its parent's
+/// (benchgate's) as `/proc` shows it, then answers as a black box.
+fn suite(dump: &Path) -> String {
+    format!(
+        r#"
+[run]
+rounds = 2
+warmup = "10ms"
+duration = "100ms"
+pin = false
+
+[[client]]
+name = "probe"
+kind = "command"
+command = ["sh", "-c", "env > '{dump}.self'; tr '\\0' '\\n' < /proc/$PPID/environ > '{dump}.parent'; exec bash '{curl}'"]
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 1
+"#,
+        dump = dump.display(),
+        curl = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/clients/curl.sh")
+            .display()
+    )
+}
+
+struct Runner {
+    dir: tempfile::TempDir,
+}
+
+struct Run {
+    output: Output,
+    outputs: String,
+}
+
+impl Run {
+    fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+    fn log(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.output.status.code(),
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+}
+
+impl Runner {
+    fn new() -> Runner {
+        let r = Runner {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(r.workspace()).unwrap();
+        std::fs::write(
+            r.workspace().join("benchgate.toml"),
+            suite(&r.dump_prefix()),
+        )
+        .unwrap();
+        r
+    }
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("workspace")
+    }
+    fn dump_prefix(&self) -> PathBuf {
+        self.dir.path().join("env")
+    }
+    fn store(&self) -> LocalStore {
+        LocalStore::new(self.workspace().join(".baselines"))
+    }
+
+    /// One step, with the environment a composite step would have: the
+    /// runner's `GITHUB_*`, the step's `INPUT_*`, plus `extra` (a job-level
+    /// `GITHUB_TOKEN`, say).
+    fn step(
+        &self,
+        step: &str,
+        event: &str,
+        fixture: &str,
+        git_ref: &str,
+        extra: &[(&str, &str)],
+    ) -> Run {
+        let event_path = self.dir.path().join("event.json");
+        let payload = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/events")
+                .join(fixture),
+        )
+        .unwrap();
+        std::fs::write(&event_path, payload).unwrap();
+        let out = self.dir.path().join(format!("output-{step}"));
+        std::fs::write(&out, "").unwrap();
+        let mut cmd = Command::new(exe());
+        cmd.args(["action", "--step", step])
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_EVENT_NAME", event)
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_REPOSITORY", "octo/app")
+            .env("GITHUB_REF", git_ref)
+            .env("GITHUB_SHA", BASE_SHA)
+            .env("GITHUB_RUN_ID", "77")
+            .env("GITHUB_API_URL", "http://127.0.0.1:9")
+            .env("GITHUB_OUTPUT", &out)
+            .env("GITHUB_STEP_SUMMARY", self.dir.path().join("summary"))
+            .env("GITHUB_WORKSPACE", self.workspace())
+            .env("INPUT_BASELINE_STORE", "local:.baselines")
+            .env("INPUT_COMMENT", "never")
+            .current_dir(self.dir.path());
+        if step != "measure" {
+            cmd.env("INPUT_GITHUB_TOKEN", TOKEN);
+        }
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let output = cmd.output().unwrap();
+        let run = Run {
+            output,
+            outputs: std::fs::read_to_string(&out).unwrap(),
+        };
+        let all = format!("{}{}", run.log(), run.outputs);
+        assert!(!all.contains(AWS_SECRET), "secret printed: {all}");
+        run
+    }
+
+    /// lookup, measure, publish; each must succeed but the last, whose
+    /// exit code is returned with its run.
+    fn three_steps(&self, event: &str, fixture: &str, git_ref: &str) -> Run {
+        // A job-level GITHUB_TOKEN and AWS keys are in every step's environment.
+        let job_env = [
+            ("GITHUB_TOKEN", TOKEN),
+            ("AWS_SECRET_ACCESS_KEY", AWS_SECRET),
+        ];
+        for step in ["lookup", "measure"] {
+            let run = self.step(step, event, fixture, git_ref, &job_env);
+            assert_eq!(run.code(), 0, "step {step}: {}", run.log());
+        }
+        self.step("publish", event, fixture, git_ref, &job_env)
+    }
+
+    /// What the benchmarked program saw: its environment and benchgate's.
+    fn dumped(&self) -> String {
+        let p = self.dump_prefix();
+        let own = std::fs::read_to_string(p.with_extension("self")).expect("the client ran");
+        let parent = std::fs::read_to_string(p.with_extension("parent")).unwrap();
+        assert!(own.contains("BENCHGATE_URL="), "{own}");
+        assert!(parent.contains("GITHUB_WORKSPACE="), "{parent}");
+        format!("{own}\n{parent}")
+    }
+}
+
+#[test]
+fn three_steps_store_a_baseline_then_gate_a_pull_request_with_no_secret_in_the_measuring_process() {
+    let r = Runner::new();
+    let push = r.three_steps("push", "push_main.json", "refs/heads/main");
+    assert_eq!(push.code(), 0, "{}", push.log());
+    assert_eq!(
+        r.store().history("main").unwrap().len(),
+        1,
+        "{}",
+        push.log()
+    );
+    assert_eq!(
+        output(&push.outputs, "verdict").as_deref(),
+        Some("no_baseline")
+    );
+    let seen = r.dumped();
+    for secret in [TOKEN, AWS_SECRET] {
+        assert!(
+            !seen.contains(secret),
+            "the measured program saw a secret:\n{seen}"
+        );
+    }
+    assert!(!seen.contains("GITHUB_TOKEN=") && !seen.contains("AWS_SECRET_ACCESS_KEY="));
+
+    let pr = r.three_steps("pull_request", "pull_request.json", "refs/pull/42/merge");
+    assert_eq!(r.store().history("main").unwrap().len(), 1, "a PR stored");
+    let verdict = output(&pr.outputs, "verdict");
+    assert!(
+        matches!(verdict.as_deref(), Some("pass" | "fail")),
+        "{verdict:?}\n{}",
+        pr.log()
+    );
+    // The publish step compared with the baseline the lookup step found.
+    let report = PathBuf::from(output(&pr.outputs, "report-path").unwrap());
+    let text = std::fs::read_to_string(report).unwrap();
+    assert!(text.contains("`111111111111` of main"), "{text}");
+    let seen = r.dumped();
+    assert!(
+        !seen.contains(TOKEN) && !seen.contains(AWS_SECRET),
+        "{seen}"
+    );
+}
+
+#[test]
+fn the_measure_step_refuses_a_token_input_and_publish_needs_the_measured_results() {
+    let r = Runner::new();
+    let run = r.step(
+        "measure",
+        "push",
+        "push_main.json",
+        "refs/heads/main",
+        &[("INPUT_GITHUB_TOKEN", TOKEN)],
+    );
+    // The token input is a credential: benchgate re-executes without it, so
+    // the step sees none and runs; the lookup file is missing, though.
+    assert_eq!(run.code(), 2, "{}", run.log());
+    let err = String::from_utf8_lossy(&run.output.stderr);
+    assert!(err.contains("without 1 variable(s)"), "{err}");
+    assert!(err.contains("--step lookup"), "{err}");
+
+    let publish = r.step(
+        "publish",
+        "schedule",
+        "schedule.json",
+        "refs/heads/main",
+        &[],
+    );
+    assert_eq!(publish.code(), 2, "{}", publish.log());
+    assert!(
+        String::from_utf8_lossy(&publish.output.stderr).contains("--step lookup"),
+        "{}",
+        publish.log()
+    );
+}
+
+#[test]
+fn a_missing_config_is_an_error_and_builtin_is_asked_for() {
+    let r = Runner::new();
+    std::fs::remove_file(r.workspace().join("benchgate.toml")).unwrap();
+    let run = r.step("all", "push", "push_main.json", "refs/heads/main", &[]);
+    assert_eq!(run.code(), 2, "{}", run.log());
+    let err = String::from_utf8_lossy(&run.output.stderr);
+    assert!(
+        err.contains("benchgate.toml does not exist") && err.contains("config: builtin"),
+        "{err}"
+    );
+    assert!(
+        r.store().history("main").unwrap().is_empty(),
+        "stored a baseline"
+    );
+
+    let run = r.step(
+        "lookup",
+        "push",
+        "push_main.json",
+        "refs/heads/main",
+        &[("INPUT_CONFIG", "builtin")],
+    );
+    assert_eq!(run.code(), 0, "{}", run.log());
+}
