@@ -1,6 +1,6 @@
 //! The `hyper` driver: hyper-util's pooled legacy client. Plain HTTP uses the
 //! bare `HttpConnector` (nothing in the path but hyper); HTTPS goes through
-//! hyper-rustls, whose connector offers ALPN `h2` (HTTP/2) or `http/1.1`.
+//! hyper-rustls's connector, offering ALPN `h2` (HTTP/2) or `http/1.1`.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -51,15 +51,13 @@ impl HyperClient {
         http.set_nodelay(true);
         let inner = if spec.tls {
             http.enforce_http(false);
-            // The builder sets ALPN from the enabled version (the config has none).
-            let tls = super::tls::insecure_tls_config();
-            let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_tls_config(tls)
-                .https_only();
-            let connector = match spec.http {
-                HttpVersion::Http1 => connector.enable_http1().wrap_connector(http),
-                HttpVersion::Http2 => connector.enable_http2().wrap_connector(http),
-            };
+            // ALPN as the HTTP version says. Not `HttpsConnectorBuilder`: it
+            // sets ALPN itself, panics on a config that has some, and offers
+            // none for HTTP/1.1 only.
+            let mut tls = super::tls::insecure_tls_config();
+            tls.alpn_protocols = super::tls::alpn(spec.http);
+            let mut connector = HttpsConnector::from((http, tls));
+            connector.enforce_https();
             Inner::Tls(builder.build(connector))
         } else {
             Inner::Plain(builder.build(http))

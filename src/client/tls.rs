@@ -8,6 +8,8 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
 
+use crate::config::HttpVersion;
+
 #[derive(Debug)]
 struct AcceptAny(Arc<rustls::crypto::CryptoProvider>);
 
@@ -57,11 +59,7 @@ impl ServerCertVerifier for AcceptAny {
 }
 
 /// A rustls client config (ring provider) that accepts the server's
-/// self-signed certificate, with no ALPN protocols: hyper-rustls's connector
-/// builder sets ALPN itself from the HTTP versions it enables (and panics if
-/// the config already has some), so the hyper driver offers `h2` for HTTP/2
-/// and `http/1.1` for HTTP/1.1. (The reqwest drivers use reqwest's own TLS
-/// setup, which sets ALPN the same way.)
+/// self-signed certificate. No ALPN protocols: set them with [`alpn`].
 pub fn insecure_tls_config() -> ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     ClientConfig::builder_with_provider(provider.clone())
@@ -70,4 +68,13 @@ pub fn insecure_tls_config() -> ClientConfig {
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
         .with_no_client_auth()
+}
+
+/// The ALPN protocols a client of `http` offers: `h2` or `http/1.1`, as
+/// reqwest's drivers do for `http2_prior_knowledge` and `http1_only`.
+pub fn alpn(http: HttpVersion) -> Vec<Vec<u8>> {
+    match http {
+        HttpVersion::Http1 => vec![b"http/1.1".to_vec()],
+        HttpVersion::Http2 => vec![b"h2".to_vec()],
+    }
 }
