@@ -101,6 +101,18 @@ pub enum ClientKind {
     Command(CommandSpec),
 }
 
+impl ClientKind {
+    /// The built-in drivers, by the name `kind = "..."` gives them: what the
+    /// config accepts besides `"command"` (the mock is hidden, for tests).
+    /// Config validation reads this list, and tests/client_matrix.rs runs every
+    /// entry over HTTP/1.1 and HTTP/2, plain and TLS.
+    pub const BUILT_IN: [(&'static str, ClientKind); 3] = [
+        ("hyper", ClientKind::Hyper),
+        ("reqwest", ClientKind::Reqwest),
+        ("reqwest-blocking", ClientKind::ReqwestBlocking),
+    ];
+}
+
 /// An external client program.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

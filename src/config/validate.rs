@@ -238,18 +238,24 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
             "[[client]]",
         )
     })?;
-    let kind = match kind.value.as_str() {
-        "hyper" => ClientKind::Hyper,
-        "reqwest" => ClientKind::Reqwest,
-        "reqwest-blocking" => ClientKind::ReqwestBlocking,
-        "command" => ClientKind::Command(super::command::build(c, config_dir)?),
-        other => {
+    let built_in = ClientKind::BUILT_IN
+        .iter()
+        .find(|(name, _)| *name == kind.value);
+    let kind = match (kind.value.as_str(), built_in) {
+        (_, Some((_, built_in))) => built_in.clone(),
+        ("command", None) => ClientKind::Command(super::command::build(c, config_dir)?),
+        (other, None) => {
+            let names: Vec<String> = ClientKind::BUILT_IN
+                .iter()
+                .map(|(name, _)| format!("{name:?}"))
+                .chain(["\"command\"".to_string()])
+                .collect();
             return Err(Problem::new(
                 kind.span.clone(),
                 path("kind"),
                 format!("unknown client kind {other:?}"),
-                "use one of \"hyper\", \"reqwest\", \"reqwest-blocking\", \"command\"",
-            ))
+                format!("use one of {}", names.join(", ")),
+            ));
         }
     };
     if !matches!(kind, ClientKind::Command(_)) {
