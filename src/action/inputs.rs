@@ -244,6 +244,65 @@ fn check_branch(input: &str, b: &str) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// The top-level keys under `inputs:` of an action file.
+    fn declared(file: &str) -> Vec<String> {
+        let text = std::fs::read_to_string(format!("{}/{file}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
+        let mut inputs = text.lines().skip_while(|l| *l != "inputs:").skip(1);
+        let mut names = Vec::new();
+        for line in inputs.by_ref() {
+            if !line.starts_with(' ') && !line.is_empty() {
+                break;
+            }
+            if let Some(name) = line.strip_prefix("  ").and_then(|l| l.strip_suffix(':')) {
+                if !name.starts_with(' ') {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        names
+    }
+
+    #[test]
+    fn both_action_files_declare_exactly_the_inputs_benchgate_reads() {
+        let mut expected: Vec<String> = NAMES.iter().map(|s| s.to_string()).collect();
+        expected.sort();
+        for file in ["action.yml", "container/action.yml"] {
+            let mut got = declared(file);
+            got.sort();
+            assert_eq!(got, expected, "{file}");
+        }
+    }
+
+    #[test]
+    fn the_composite_passes_every_input_to_each_benchgate_step_and_the_token_never_to_measure() {
+        let text =
+            std::fs::read_to_string(format!("{}/action.yml", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let steps: Vec<&str> = text.split("\n    - name: ").skip(1).collect();
+        for step in ["lookup", "measure", "publish"] {
+            let body = steps
+                .iter()
+                .find(|s| s.contains(&format!("action --step {step}")))
+                .unwrap_or_else(|| panic!("action.yml runs no `benchgate action --step {step}`"));
+            for name in NAMES {
+                let line = format!(
+                    "INPUT_{}: ${{{{ inputs.{name} }}}}",
+                    name.to_ascii_uppercase().replace('-', "_")
+                );
+                let wanted = !(step == "measure" && name == "github-token");
+                assert_eq!(body.contains(&line), wanted, "step {step}: {line}");
+            }
+            if step == "measure" {
+                assert!(
+                    !body.contains("TOKEN")
+                        && !body.contains("github-token")
+                        && !body.contains("secrets."),
+                    "{body}"
+                );
+            }
+        }
+    }
+
     fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
