@@ -1,6 +1,7 @@
 //! The mock driver: scripted latencies, no sockets. Selected by the hidden
 //! `--mock` flag of `benchgate run`, so the engine, metrics and reports can be
-//! tested deterministically (with tokio's paused clock, exactly).
+//! tested deterministically (with tokio's paused clock, exactly), and, with
+//! [`FAIL_VAR`], how a failing driver process is reported.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -12,6 +13,42 @@ use crate::metrics::ErrorClass;
 pub struct MockClient {
     script: MockScript,
     sent: AtomicU64,
+}
+
+/// Testing knob (environment) for how benchgate reports a driver process
+/// that fails: `[CLIENT=]HOW`, where HOW is `panic:MESSAGE` (the mock driver
+/// panics with MESSAGE as it is built), `abort` (its process aborts,
+/// SIGABRT) or `exit:N` (it exits with status N); with `CLIENT=`, only that
+/// client's trials fail. Only the mock driver (`benchgate run
+/// --mock-latencies-us`) reads it.
+pub const FAIL_VAR: &str = "BENCHGATE_MOCK_FAIL";
+
+/// Fails as [`FAIL_VAR`] says, if it names this client (or no client).
+pub fn scripted_failure(client: &str) {
+    let Ok(value) = std::env::var(FAIL_VAR) else {
+        return;
+    };
+    let how = ["panic:", "abort", "exit:"]
+        .iter()
+        .any(|p| value.starts_with(p))
+        .then_some(value.as_str())
+        .or_else(|| {
+            let (name, how) = value.split_once('=')?;
+            (name == client).then_some(how)
+        });
+    let Some(how) = how else {
+        return;
+    };
+    if let Some(message) = how.strip_prefix("panic:") {
+        panic!("{message}");
+    }
+    if how == "abort" {
+        std::process::abort();
+    }
+    if let Some(code) = how.strip_prefix("exit:").and_then(|c| c.parse().ok()) {
+        eprintln!("benchgate: error: {FAIL_VAR} asked for exit status {code}");
+        std::process::exit(code);
+    }
 }
 
 impl MockClient {

@@ -85,7 +85,10 @@ impl AsyncClient {
             ClientKind::Reqwest => {
                 AsyncClient::Reqwest(reqwest_driver::ReqwestClient::new(spec, request, limit)?)
             }
-            ClientKind::Mock(script) => AsyncClient::Mock(mock::MockClient::new(script.clone())),
+            ClientKind::Mock(script) => {
+                mock::scripted_failure(&spec.name);
+                AsyncClient::Mock(mock::MockClient::new(script.clone()))
+            }
             ClientKind::ReqwestBlocking | ClientKind::Command(_) => {
                 anyhow::bail!("client {} is not an async driver", spec.name)
             }

@@ -15,6 +15,7 @@ pub mod control;
 pub mod driver;
 pub mod extend;
 pub mod external;
+pub mod failure;
 pub mod interrupt;
 mod markers;
 pub mod progress;
@@ -145,6 +146,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         quiet: opts.quiet,
         extend: opts.extend.as_ref(),
         header: &results.clone(),
+        logs: &failure::log_dir(&opts.out, &results.run_id),
     };
     let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
     let mut stopped = None;

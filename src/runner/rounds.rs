@@ -36,6 +36,8 @@ pub(super) struct Rounds<'a> {
     pub extend: Option<&'a Extend>,
     /// The run's environment and config, for those comparisons.
     pub header: &'a RunResults,
+    /// Where a failed driver's whole output is kept (created on first use).
+    pub logs: &'a Path,
 }
 
 impl Rounds<'_> {
@@ -199,7 +201,14 @@ impl Rounds<'_> {
             round,
             self.suite.run.rounds.max(round),
         );
-        match self.try_trial(scenario, &cell.result.client, target, round) {
+        let log = super::failure::log_path(
+            self.logs,
+            &scenario.name,
+            &cell.result.client,
+            cell.result.server.as_deref(),
+            round,
+        );
+        match self.try_trial(scenario, &cell.result.client, target, round, &log) {
             Ok(run) => {
                 progress.finish_trial(Some(&run.metrics), None);
                 cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
@@ -229,6 +238,7 @@ impl Rounds<'_> {
         client: &str,
         target: &Target,
         round: u32,
+        log: &Path,
     ) -> anyhow::Result<TrialRun> {
         if let Some(reason) = self.setup_failed.get(client) {
             bail!("the client's setup step failed: {reason}");
@@ -260,6 +270,7 @@ impl Rounds<'_> {
             target,
             &self.pinning.client_cpus,
             self.scratch,
+            log,
         )
     }
 }

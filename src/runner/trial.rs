@@ -6,10 +6,11 @@
 //! server's total connection count before and after, and turns the driver's
 //! report (with the server's counters and CPU for its window) into
 //! [`TrialMetrics`]. Against a server under test the reference server's
-//! counters are absent. Anything that goes wrong fails this trial only.
+//! counters are absent. Anything that goes wrong fails this trial only; a
+//! driver that panics, exits non-zero or is killed fails it with one line,
+//! its whole output kept in a log file that line names ([`super::failure`]).
 //! On SIGINT/SIGTERM the driver is killed at once ([`super::interrupt`]).
 
-use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -47,12 +48,16 @@ fn trial_limit(spec: &TrialSpec) -> Duration {
 
 /// Runs one trial in a child process: `exe __drive` for built-in clients, the
 /// program itself for command clients.
+///
+/// `log`: where the driver's whole output is kept if it fails (the failure
+/// names it; [`super::failure`]).
 pub fn run_trial(
     exe: &Path,
     spec: &TrialSpec,
     target: &Target,
     cpus: &[usize],
     scratch: &Path,
+    log: &Path,
 ) -> anyhow::Result<TrialRun> {
     if let crate::config::ClientKind::Command(cmd) = &spec.client.kind {
         return match target.reference {
@@ -65,7 +70,12 @@ pub fn run_trial(
     }
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
+    let output_path = scratch.join("trial-driver.out");
     let _ = std::fs::remove_file(&out_path);
+    // The driver's stdout and stderr, whole, in one file (never a pipe it
+    // could block on).
+    let output = std::fs::File::create(&output_path)
+        .with_context(|| format!("creating {}", output_path.display()))?;
     std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
 
     let server = target.reference;
@@ -78,55 +88,42 @@ pub fn run_trial(
         .arg("--out")
         .arg(&out_path)
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(output.try_clone()?)
+        .stderr(output);
+    // A panic's backtrace goes to the trial's log (not to the failure line);
+    // anyhow errors capture none (RUST_LIB_BACKTRACE=0), so they cost nothing.
+    if std::env::var_os("RUST_BACKTRACE").is_none() {
+        cmd.env("RUST_BACKTRACE", "1");
+        if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+            cmd.env("RUST_LIB_BACKTRACE", "0");
+        }
+    }
     if !cpus.is_empty() {
         pin_command(&mut cmd, cpus);
     }
-    let mut child = cmd.spawn().context("starting the driver process")?;
+    let child = cmd.spawn().context("starting the driver process")?;
     let pid = child.id();
     let sampler = PeakSampler::start(pid, Duration::from_millis(20));
     let killer = Watchdog::arm(pid, trial_limit(spec));
 
-    // Stderr is drained on a thread (bounded tail kept) so the child never blocks on it.
-    let stderr = child.stderr.take().context("driver stderr")?;
-    let stderr_tail = std::thread::spawn(move || {
-        let mut tail = std::collections::VecDeque::new();
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if tail.len() == 20 {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-        }
-        Vec::from(tail).join("\n")
-    });
-
-    // Drain stdout so the driver never blocks on a full pipe.
-    let stdout = child.stdout.take().context("driver stdout")?;
-    for _line in BufReader::new(stdout).lines().map_while(Result::ok) {}
     let usage = wait_child(pid).context("waiting for the driver process")?;
     let killed = killer.disarm();
     let (peak_threads, _peak_sampled_rss) = sampler.finish();
     let server_peaks = server_peaks.finish();
-    let stderr_tail = stderr_tail.join().unwrap_or_default();
 
     match killed {
         Some(Kill::Interrupted(signal)) => bail!("{}", signal.reason()),
         Some(Kill::TimedOut) => bail!(
-            "the driver did not finish within {:?} and was killed",
-            trial_limit(spec)
+            "the driver did not finish within {:?} and was killed {}",
+            trial_limit(spec),
+            super::failure::keep(&output_path, log)
         ),
         None => {}
     }
     if !usage.status.success() {
         bail!(
-            "the driver process failed ({}){}",
-            usage.status,
-            if stderr_tail.is_empty() {
-                String::new()
-            } else {
-                format!(": {stderr_tail}")
-            }
+            "{}",
+            super::failure::report(usage.status, &output_path, log)
         );
     }
     let report: DriverReport =

@@ -1,0 +1,222 @@
+//! A driver process that panics, aborts or exits non-zero: each failed trial
+//! is one line (client, scenario, round, what happened, where the full output
+//! is) on the terminal, in the results file and in the reports, and the
+//! driver's whole output is kept in that log file. The mock driver fails on
+//! purpose through its `BENCHGATE_MOCK_FAIL` knob.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use benchgate::client::mock::FAIL_VAR;
+use benchgate::results::RunResults;
+use common::exe;
+
+const CONFIG: &str = r#"
+[run]
+rounds = 2
+warmup = "20ms"
+requests = 20
+
+[[client]]
+name = "base"
+kind = "hyper"
+
+[[client]]
+name = "fragile"
+kind = "reqwest"
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 1
+"#;
+
+struct Failed {
+    dir: tempfile::TempDir,
+    output: Output,
+    results: RunResults,
+}
+
+impl Failed {
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+}
+
+/// `benchgate run` with the mock drivers failing as `how` says
+/// (`[CLIENT=]HOW`, see `FAIL_VAR`).
+fn run_failing(how: &str) -> Failed {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("benchgate.toml");
+    std::fs::write(&config, CONFIG).unwrap();
+    let out = dir.path().join("results.json");
+    let output = Command::new(exe())
+        .current_dir(dir.path())
+        .args(["run", "--config", "benchgate.toml", "--out", "results.json"])
+        .args(["--mock-latencies-us", "100"])
+        .env("CI", "true")
+        .env(FAIL_VAR, how)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "failed trials do not fail the run: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let results = RunResults::read(&out).unwrap();
+    Failed {
+        dir,
+        output,
+        results,
+    }
+}
+
+/// Every failed trial's failure, checked to be `<what> (full output: <path>)`
+/// with the log under `results-logs/<run id>/`; returns (scenario, client,
+/// round, what, absolute log path).
+fn failures(f: &Failed) -> Vec<(String, String, u32, String, PathBuf)> {
+    let logs = Path::new("results-logs").join(&f.results.run_id);
+    let mut all = vec![];
+    for c in &f.results.results {
+        assert_eq!(c.trials.len(), 2);
+        for t in &c.trials {
+            let Some(failure) = t.failure.as_deref() else {
+                continue;
+            };
+            assert!(!failure.contains('\n'), "one line: {failure:?}");
+            let (what, path) = failure
+                .strip_suffix(')')
+                .and_then(|s| s.rsplit_once(" (full output: "))
+                .unwrap_or_else(|| panic!("no log path in {failure:?}"));
+            let path = Path::new(path);
+            assert_eq!(
+                path,
+                logs.join(format!(
+                    "{}--{}--round-{}.log",
+                    c.scenario, c.client, t.round
+                )),
+            );
+            all.push((
+                c.scenario.clone(),
+                c.client.clone(),
+                t.round,
+                what.to_string(),
+                f.dir.path().join(path),
+            ));
+        }
+    }
+    all
+}
+
+/// The progress lines on stderr: exactly one per failed trial, the failure
+/// as in the results file, and nothing of the driver's raw output.
+fn check_terminal(f: &Failed) {
+    let stderr = f.stderr();
+    let mut failed = 0;
+    for c in &f.results.results {
+        for t in &c.trials {
+            let Some(failure) = &t.failure else {
+                continue;
+            };
+            failed += 1;
+            let line = format!(
+                "{} / {} round {}/2: FAILED: {failure}",
+                c.scenario, c.client, t.round,
+            );
+            assert_eq!(
+                stderr.lines().filter(|l| *l == line).count(),
+                1,
+                "no line {line:?} in:\n{stderr}"
+            );
+        }
+    }
+    for raw in ["panicked at", "stack backtrace", "RUST_BACKTRACE", "\\n"] {
+        assert!(!stderr.contains(raw), "{raw:?} on the terminal:\n{stderr}");
+    }
+    // The table's "failed:" lines too.
+    let stdout = f.stdout();
+    let lines = stdout.lines().filter(|l| l.starts_with("failed: ")).count();
+    assert_eq!(lines, failed, "{stdout}");
+    assert!(!stdout.contains("panicked at"), "{stdout}");
+}
+
+#[test]
+fn a_panicking_driver_is_one_line_with_its_message_and_log() {
+    let message = "scripted failure: ALPN protocols should not be pre-defined";
+    let f = run_failing(&format!("fragile=panic:{message}"));
+    let failed = failures(&f);
+    assert_eq!(failed.len(), 2, "the fragile client's two trials");
+    for (scenario, client, round, what, log) in failed {
+        assert_eq!(client, "fragile");
+        assert_eq!(
+            what,
+            format!("the driver panicked: {message}"),
+            "{scenario}/{client} round {round}"
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains(" panicked at src/client/mock.rs:"), "{text}");
+        assert!(text.contains(message), "{text}");
+        assert!(
+            text.contains("stack backtrace:"),
+            "the log keeps the backtrace: {text}"
+        );
+    }
+    check_terminal(&f);
+
+    // The PR comment lists each failure once, on one line.
+    let md = f.dir.path().join("comment.md");
+    let compare = Command::new(exe())
+        .current_dir(f.dir.path())
+        .args(["compare", "--current", "results.json"])
+        .args(["--side-by-side", "base", "--markdown"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    let comment = std::fs::read_to_string(&md).unwrap_or_else(|e| {
+        panic!(
+            "no comment ({e}): {}",
+            String::from_utf8_lossy(&compare.stderr)
+        )
+    });
+    let lines: Vec<&str> = comment
+        .lines()
+        .filter(|l| l.contains("the driver panicked"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{comment}");
+    for l in lines {
+        assert!(l.contains(message) && l.contains("full output: "), "{l}");
+    }
+    assert!(!comment.contains("panicked at"), "{comment}");
+}
+
+#[test]
+fn an_aborted_or_failed_driver_is_one_line_too() {
+    let f = run_failing("abort");
+    let failed = failures(&f);
+    assert_eq!(failed.len(), 4, "every trial of both clients");
+    for (.., what, log) in failed {
+        assert_eq!(what, "the driver was killed by signal 6 (SIGABRT)");
+        assert!(log.exists());
+    }
+    check_terminal(&f);
+
+    let f = run_failing("fragile=exit:3");
+    let failed = failures(&f);
+    assert_eq!(failed.len(), 2);
+    for (.., what, log) in failed {
+        assert_eq!(
+            what,
+            format!("the driver exited with status 3: {FAIL_VAR} asked for exit status 3")
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.contains("asked for exit status 3"), "{text}");
+    }
+    check_terminal(&f);
+}
