@@ -6,6 +6,8 @@
 #   python3 + pip, `requests`  fixtures/clients/python_client.py (pinned in requirements.txt)
 #   a JDK (javac)              default-jdk-headless, unless some javac is on PATH already
 #   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for fixtures/clients/java
+#   musl-tools (musl-gcc), rustup's x86_64-unknown-linux-musl target   scripts/package.sh
+#                              (the static release binary; ring's C code needs musl-gcc)
 # Usage: bash scripts/install-test-deps.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +32,7 @@ missing=()
 command -v curl >/dev/null || missing+=(curl)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v python3 >/dev/null || missing+=(python3)
-for pkg in libhttpclient5-java libhdrhistogram-java; do
+for pkg in libhttpclient5-java libhdrhistogram-java musl-tools; do
   installed "$pkg" || missing+=("$pkg")
 done
 apt_install() {
@@ -67,6 +69,14 @@ if ! python3 -c "import sys, requests; sys.exit(requests.__version__ != '$want')
   fi
 fi
 
-# 3. The JVM clients (does nothing when up to date).
+# 3. The musl target for scripts/package.sh (rustup's, for the active toolchain).
+musl_target=x86_64-unknown-linux-musl
+if [[ "$(uname -m)" == x86_64 ]] && command -v rustup >/dev/null &&
+  ! rustup target list --installed | grep -qx "$musl_target"; then
+  say "rustup target add $musl_target"
+  rustup target add "$musl_target"
+fi
+
+# 4. The JVM clients (does nothing when up to date).
 sh fixtures/clients/java/build.sh
 say "ok"
