@@ -25,6 +25,10 @@ cargo clippy --all-targets --locked -- -D warnings
 cargo clippy --all-targets --locked --no-default-features -- -D warnings
 echo "== the declared rust-version builds the locked dependencies (scripts/check-msrv.sh)"
 ./scripts/check-msrv.sh
+echo "== release packaging (scripts/package.sh x86_64-unknown-linux-musl)"
+# The static binary the action installs: built (in target/dist), stripped,
+# archived into dist/, its --version and static linking checked.
+./scripts/package.sh x86_64-unknown-linux-musl
 
 echo "== moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
