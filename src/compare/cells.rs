@@ -29,6 +29,44 @@ fn trial_values(cell: &CellResult, metric: &str) -> Vec<(u32, f64)> {
         .collect()
 }
 
+/// A cell with trials and not one successful trial: nothing was measured.
+pub(super) struct AllFailed {
+    /// Its trials (every one failed).
+    pub trials: usize,
+    /// The first failure, as the run printed it:
+    /// `get-22b / hyper round 1/4: FAILED: the driver panicked: ... (full output: ...)`.
+    pub first: String,
+}
+
+/// `Some` when `cell` has trials and none succeeded (a trial succeeds when it
+/// has no failure and recorded metrics).
+pub(super) fn all_failed(cell: &CellResult) -> Option<AllFailed> {
+    let n = cell.trials.len();
+    let ok = |t: &crate::results::Trial| t.failure.is_none() && t.metrics.is_some();
+    if n == 0 || cell.trials.iter().any(ok) {
+        return None;
+    }
+    let first = cell
+        .trials
+        .iter()
+        .filter(|t| t.failure.is_some())
+        .min_by_key(|t| t.round)
+        .or_else(|| cell.trials.iter().min_by_key(|t| t.round))?;
+    let what = first
+        .failure
+        .as_deref()
+        .unwrap_or("the trial recorded no metrics");
+    Some(AllFailed {
+        trials: n,
+        first: format!(
+            "{} / {} round {}/{n}: FAILED: {what}",
+            cell.scenario,
+            cell.label(),
+            first.round
+        ),
+    })
+}
+
 /// Values of every successful trial, in round order.
 pub(super) fn cell_values(cell: &CellResult, metric: &str) -> Vec<f64> {
     trial_values(cell, metric)

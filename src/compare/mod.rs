@@ -19,6 +19,14 @@
 //! error rate and the error counts, see [`scale_of`]) as raw differences, with
 //! absolute thresholds. A ratio-scale cell holding a 0 falls back to raw
 //! differences. The verdict rule is in `verdict`; the model in `model`.
+//!
+//! A cell with trials and no successful trial measured nothing. Where the pull
+//! request is responsible for it (the current cell; side by side, the
+//! compared cell or its baseline cell, both from the run under test) it gets
+//! one `failed` row, on its primary gated metric ([`primary_gate`]), instead
+//! of one row per metric: one failure, counted once, that fails the gate. A
+//! stored baseline whose cell failed is not the pull request's fault: its
+//! metrics are `no_baseline`, as for a missing cell.
 
 pub mod calibrate;
 pub mod model;
@@ -32,7 +40,7 @@ pub use model::*;
 
 use crate::results::{RunResults, METRICS};
 
-use cells::{cell_values, paired_values, Cell};
+use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
 use verdict::Evidence;
 
 /// Version of the comparison document layout ([`Comparison::schema_version`]).
@@ -79,12 +87,48 @@ pub fn gate_for<'a>(
     gate
 }
 
+/// The metric a cell with no successful trial is reported on: its first
+/// gating metric in `METRICS` order, else its first compared one (`None`:
+/// nothing of the cell is compared).
+pub fn primary_gate<'a>(
+    config: &'a GateConfig,
+    scenario: &str,
+    client: &str,
+) -> Option<(&'static str, &'a MetricGate)> {
+    let gates = || {
+        METRICS
+            .iter()
+            .filter_map(|d| Some((d.name, gate_for(config, scenario, client, d.name)?)))
+    };
+    gates().find(|(_, g)| g.gating).or_else(|| gates().next())
+}
+
+/// Why a comparison measured nothing, when the current cell (`current`) or
+/// its baseline cell in the same run (`baseline`, side by side) has no
+/// successful trial: the count and the first failure line.
+fn failed_reason(current: Option<AllFailed>, baseline: Option<AllFailed>) -> Option<String> {
+    Some(match (current, baseline) {
+        (Some(c), None) => format!("every trial failed ({0} of {0}): {1}", c.trials, c.first),
+        (Some(c), Some(b)) => format!(
+            "every trial failed ({0} of {0}), as did every trial of the baseline ({1} of {1}): {2}",
+            c.trials, b.trials, c.first
+        ),
+        (None, Some(b)) => format!(
+            "every trial of the baseline failed ({0} of {0}): {1}",
+            b.trials, b.first
+        ),
+        (None, None) => return None,
+    })
+}
+
 /// Baseline mode: `current` against `baseline` (`None`: no baseline, every metric
 /// is `no_baseline` and `[gate] missing_baseline` decides the exit code).
 ///
 /// Counts: `regressions` are metrics that fail the gate as regressed,
 /// `improvements` metrics judged improved, `warnings` metrics at tier `warn`
-/// (warn-tier regressions, inconclusive gating metrics, not comparable).
+/// (warn-tier regressions, inconclusive gating metrics, not comparable). A
+/// current cell without a successful trial is one `failed` row and fails the
+/// gate, with or without a baseline.
 pub fn compare(
     baseline: Option<&RunResults>,
     current: &RunResults,
@@ -97,6 +141,27 @@ pub fn compare(
     for cell in &current.results {
         let base_cell =
             baseline.and_then(|b| b.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()));
+        let same = (cell.client.as_str(), cell.server.as_deref());
+        if let Some(reason) = failed_reason(all_failed(cell), None) {
+            if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
+                let c = Cell {
+                    metric,
+                    baseline: base_cell
+                        .map(|b| cell_values(b, metric))
+                        .unwrap_or_default(),
+                    current: Vec::new(),
+                    paired: false,
+                };
+                metrics.push(c.comparison(cell, same, g, &Evidence::Failed(reason), gate));
+            }
+            continue;
+        }
+        let base_failed = base_cell.and_then(all_failed).map(|f| {
+            format!(
+                "every trial of the baseline failed ({0} of {0}): {1}; nothing to compare with",
+                f.trials, f.first
+            )
+        });
         let profile_diffs = match (baseline, base_cell) {
             (Some(b), Some(_)) => cells::profile_differences(b, current, cell),
             _ => Vec::new(),
@@ -129,13 +194,14 @@ pub fn compare(
                         "the baseline run has no results for this scenario and client"
                     },
                 )
+            } else if let Some(why) = &base_failed {
+                missing(false, why)
             } else if !profile_diffs.is_empty() {
                 Evidence::NotComparable(profile_diffs.clone())
             } else {
                 c.evidence(gate.alpha)
             };
-            let base = (cell.client.as_str(), cell.server.as_deref());
-            metrics.push(c.comparison(cell, base, g, &evidence, gate));
+            metrics.push(c.comparison(cell, same, g, &evidence, gate));
         }
     }
     finish(
@@ -177,7 +243,8 @@ pub fn compare_side_by_side(
 
 /// Side-by-side mode with any [`SideBySide`] baseline: every cell of the run
 /// that is not itself a baseline cell against its baseline cell (same
-/// scenario), paired by round.
+/// scenario), paired by round. A pair where either cell has no successful
+/// trial is one `failed` row: both sides are the run under test.
 pub fn compare_side_by_side_with(
     run: &RunResults,
     base: SideBySide<'_>,
@@ -191,6 +258,21 @@ pub fn compare_side_by_side_with(
             continue; // a baseline cell
         }
         let base_cell = run.cell_at(&cell.scenario, base_client, base_server);
+        if let Some(reason) = failed_reason(all_failed(cell), base_cell.and_then(all_failed)) {
+            if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
+                let c = Cell {
+                    metric,
+                    baseline: base_cell
+                        .map(|b| cell_values(b, metric))
+                        .unwrap_or_default(),
+                    current: cell_values(cell, metric),
+                    paired: true,
+                };
+                let evidence = Evidence::Failed(reason);
+                metrics.push(c.comparison(cell, (base_client, base_server), g, &evidence, gate));
+            }
+            continue;
+        }
         for def in METRICS {
             let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
                 continue;
@@ -281,9 +363,13 @@ fn finish(
     let count =
         |f: &dyn Fn(&MetricComparison) -> bool| metrics.iter().filter(|m| f(m)).count() as u32;
     let any_fail = metrics.iter().any(|m| m.tier == Tier::Fail);
+    // A cell that measured nothing fails whatever else is true of the runs.
+    let any_failed = metrics.iter().any(|m| m.verdict == Verdict::Failed);
     let all_missing =
         !metrics.is_empty() && metrics.iter().all(|m| m.verdict == Verdict::NoBaseline);
-    let outcome = if no_baseline_run || all_missing {
+    let outcome = if any_failed {
+        GateOutcome::Fail
+    } else if no_baseline_run || all_missing {
         GateOutcome::NoBaseline
     } else if !environment_differences.is_empty() {
         GateOutcome::NotComparable

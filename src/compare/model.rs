@@ -89,6 +89,11 @@ pub enum Verdict {
     NotComparable,
     /// One side has no value for this metric (or no baseline at all).
     NoBaseline,
+    /// Every trial of a cell failed, so nothing was measured: the current
+    /// cell (baseline mode), or the compared cell or its baseline cell (side
+    /// by side, both from the run under test). One row per such cell, on its
+    /// primary gated metric; always fails the gate.
+    Failed,
 }
 
 /// What a metric's verdict does to the gate.

@@ -186,21 +186,166 @@ fn overrides_apply_per_scenario_and_client() {
     );
 }
 
-#[test]
-fn failed_trials_and_errors() {
-    // The current run's hyper trials all failed: its metrics warn, not pass silently.
-    let base = run(5, 1.0, 0);
-    let cur = synthetic::run(suite(), 5, |_, client, r| {
-        (client != "hyper").then(|| synthetic::metrics(10_000.0 * noise(r, 1), 2000.0, 50.0))
-    });
-    let c = compare(Some(&base), &cur, &default_gate());
-    let m = find(&c, "get-22b", "hyper", "throughput_rps");
+/// The suite's runs where `fails(client)` fails every trial of that client.
+fn failing(rounds: u32, fails: impl Fn(&str) -> bool) -> RunResults {
+    synthetic::run(suite(), rounds, |_, client, r| {
+        (!fails(client)).then(|| synthetic::metrics(10_000.0 * noise(r, 1), 2000.0, 50.0))
+    })
+}
+
+/// The rows of (scenario, client).
+fn rows<'a>(c: &'a Comparison, scenario: &str, client: &str) -> Vec<&'a MetricComparison> {
+    c.metrics
+        .iter()
+        .filter(|m| m.scenario == scenario && m.client == client)
+        .collect()
+}
+
+/// One `failed` row for the cell, on its primary gated metric, quoting the
+/// first failure.
+fn assert_failed_cell(c: &Comparison, scenario: &str, client: &str, reason: &str) {
+    let rows = rows(c, scenario, client);
+    assert_eq!(rows.len(), 1, "one row for the cell: {rows:#?}");
+    let m = rows[0];
     assert_eq!(
         (m.verdict, m.tier),
-        (Verdict::NoBaseline, Tier::Warn),
+        (Verdict::Failed, Tier::Fail),
         "{}",
         m.reason
     );
+    assert_eq!(m.metric, "throughput_rps", "the first gating metric");
+    assert!(m.gating);
+    assert!(m.current.is_empty() || m.baseline.is_empty(), "{m:?}");
+    assert!(m.reason.starts_with(reason), "{}", m.reason);
+    assert!(
+        m.reason.contains("FAILED: synthetic failure"),
+        "{}",
+        m.reason
+    );
+}
+
+#[test]
+fn a_current_cell_where_every_trial_failed_fails_the_gate() {
+    let cur = failing(5, |c| c == "hyper");
+    for baseline in [Some(run(5, 1.0, 0)), None] {
+        let c = compare(baseline.as_ref(), &cur, &default_gate());
+        assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+        assert_eq!(c.regressions, 0, "not a regression: nothing was measured");
+        for sc in ["get-22b", "get-20kb"] {
+            assert_failed_cell(
+                &c,
+                sc,
+                "hyper",
+                &format!("every trial failed (5 of 5): {sc} / hyper round 1/5: FAILED: "),
+            );
+            assert!(
+                rows(&c, sc, "reqwest").len() > 1,
+                "the other client gates as usual"
+            );
+        }
+    }
+    // Even when the runs are not comparable, or the cell is new.
+    let mut base = run(5, 1.0, 0);
+    base.environment.cpu_model = "Other CPU".into();
+    base.results.retain(|c| c.scenario != "get-20kb");
+    let c = compare(Some(&base), &cur, &default_gate());
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    assert_failed_cell(&c, "get-20kb", "hyper", "every trial failed (5 of 5)");
+    assert_failed_cell(&c, "get-22b", "hyper", "every trial failed (5 of 5)");
+    // Both runs failed everywhere: never "pass, 0 metrics".
+    let none = failing(4, |_| true);
+    let c = compare(Some(&none), &none, &default_gate());
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    assert_eq!(c.metrics.len(), 4, "one row per cell");
+    assert!(c.metrics.iter().all(|m| m.verdict == Verdict::Failed));
+}
+
+#[test]
+fn a_stored_baseline_where_every_trial_failed_is_no_baseline_not_a_failure() {
+    let base = failing(5, |c| c == "hyper");
+    let c = compare(Some(&base), &run(5, 1.0, 1), &default_gate());
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Pass, 0));
+    let m = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(
+        (m.verdict, m.tier),
+        (Verdict::NoBaseline, Tier::Pass),
+        "{}",
+        m.reason
+    );
+    assert!(
+        m.reason
+            .starts_with("every trial of the baseline failed (5 of 5): get-22b / hyper round 1/5"),
+        "{}",
+        m.reason
+    );
+    assert_eq!(m.current.len(), 5, "the current values are kept");
+    assert!(c.metrics.iter().all(|m| m.verdict != Verdict::Failed));
+}
+
+#[test]
+fn side_by_side_a_cell_where_every_trial_failed_fails_the_gate() {
+    let gate = default_gate();
+    // The compared client.
+    let c = compare_side_by_side(&failing(6, |c| c == "reqwest"), "hyper", &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    assert_failed_cell(
+        &c,
+        "get-22b",
+        "reqwest",
+        "every trial failed (6 of 6): get-22b / reqwest round 1/6",
+    );
+    assert_eq!(
+        find(&c, "get-22b", "reqwest", "throughput_rps")
+            .baseline
+            .len(),
+        6
+    );
+    // The baseline client: the run under test too.
+    let c = compare_side_by_side(&failing(6, |c| c == "hyper"), "hyper", &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    assert_failed_cell(
+        &c,
+        "get-22b",
+        "reqwest",
+        "every trial of the baseline failed (6 of 6): get-22b / hyper round 1/6",
+    );
+    // Both: never "pass, 0 metrics".
+    let c = compare_side_by_side(&failing(6, |_| true), "hyper", &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    assert_eq!(c.metrics.len(), 2, "one row per compared cell");
+    assert_failed_cell(
+        &c,
+        "get-20kb",
+        "reqwest",
+        "every trial failed (6 of 6), as did every trial of the baseline (6 of 6): get-20kb / reqwest round 1/6",
+    );
+    // A cell without a baseline cell.
+    let mut r = failing(6, |c| c == "reqwest");
+    r.results
+        .retain(|c| !(c.scenario == "get-22b" && c.client == "hyper"));
+    let c = compare_side_by_side(&r, "hyper", &gate);
+    assert_failed_cell(&c, "get-22b", "reqwest", "every trial failed (6 of 6)");
+    assert_eq!(c.exit_code, 1);
+}
+
+#[test]
+fn partly_failed_cells_keep_their_statistics() {
+    // Rounds 1 and 4 of hyper failed: 4 trials left, still compared.
+    let cur = synthetic::run(suite(), 6, |_, client, r| {
+        (client != "hyper" || (r != 1 && r != 4))
+            .then(|| synthetic::metrics(10_000.0 * noise(r, 1), 2000.0, 50.0))
+    });
+    let c = compare(Some(&run(6, 1.0, 0)), &cur, &default_gate());
+    let m = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(m.current.len(), 4);
+    assert!(m.p_value.is_some(), "{}", m.reason);
+    assert!(c.metrics.iter().all(|m| m.verdict != Verdict::Failed));
+    assert_eq!(c.exit_code, 0);
+}
+
+#[test]
+fn errors_are_compared_as_absolute_differences() {
+    let base = run(5, 1.0, 0);
     // Errors appear: compared as absolute differences of the rate.
     let cur = synthetic::run(suite(), 5, |_, _, r| {
         let mut m = synthetic::metrics(10_000.0, 2000.0, 50.0);

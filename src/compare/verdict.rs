@@ -18,6 +18,9 @@
 //!   gate could not check it; it does not fail), `pass` otherwise.
 //! - **NotComparable** / **NoBaseline** come from the caller's evidence; their tier
 //!   follows `[gate] not_comparable` and `missing_baseline` on gating metrics.
+//! - **Failed**: every trial of a side the pull request is responsible for
+//!   failed, so nothing was measured. Tier `fail`, whatever the metric's gate
+//!   says: a gate that passes when nothing was measured cannot be trusted.
 //!
 //! ## False alarms across many cells
 //! A suite has many (scenario, client, metric) cells. With a plain test at 0.05,
@@ -80,6 +83,9 @@ pub enum Evidence {
     },
     /// Environment or load profile differ; the differences, in words.
     NotComparable(Vec<String>),
+    /// Every trial of the current cell (or, side by side, of its baseline
+    /// cell) failed; the reason quotes the first failure.
+    Failed(String),
 }
 
 /// A verdict, what it does to the gate, and why.
@@ -94,6 +100,8 @@ pub struct Decision {
 pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> Decision {
     let gated = |tier: Tier| if gate.gating { tier } else { Tier::Pass };
     let m = match evidence {
+        // Not subject to `gating`: nothing was measured, so nothing was checked.
+        Evidence::Failed(reason) => return decision(Verdict::Failed, Tier::Fail, reason.clone()),
         Evidence::NotComparable(diffs) => {
             let tier = match config.not_comparable {
                 NotComparablePolicy::Warn => Tier::Warn,

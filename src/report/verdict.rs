@@ -5,14 +5,16 @@
 use std::cmp::Ordering;
 
 use super::format::{bytes, micros, si};
-use crate::compare::{GateOutcome, MetricComparison, Tier, Verdict};
+use crate::compare::{Comparison, GateOutcome, MetricComparison, Tier, Verdict};
 use crate::results::metrics::metric_def;
 use crate::results::METRICS;
 
-/// Importance of a row: 0 is shown first (and dropped last).
+/// Importance of a row: 0 is shown first (and dropped last). A cell with no
+/// successful trial ranks with the failing rows, and comes first among them
+/// ([`row_order`]).
 pub fn rank(m: &MetricComparison) -> u8 {
     match (m.tier, m.verdict) {
-        (Tier::Fail, _) => 0,
+        (_, Verdict::Failed) | (Tier::Fail, _) => 0,
         (Tier::Warn, _) => 1,
         (_, Verdict::Regressed) => 2,
         (_, Verdict::Improved) => 3,
@@ -37,11 +39,14 @@ pub fn metric_index(name: &str) -> usize {
         .unwrap_or(METRICS.len())
 }
 
-/// Row order: importance, then gating before informative, then the metric's
-/// display order, then client name, then server name. Stable, so input order breaks ties.
+/// Row order: importance, then cells with no successful trial, then gating
+/// before informative, then the metric's display order, then client name, then
+/// server name. Stable, so input order breaks ties.
 pub fn row_order(a: &MetricComparison, b: &MetricComparison) -> Ordering {
+    let failed = |m: &MetricComparison| m.verdict == Verdict::Failed;
     rank(a)
         .cmp(&rank(b))
+        .then(failed(b).cmp(&failed(a)))
         .then(b.gating.cmp(&a.gating))
         .then(metric_index(&a.metric).cmp(&metric_index(&b.metric)))
         .then(a.client.cmp(&b.client))
@@ -63,13 +68,14 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
         (Verdict::NotComparable, _, _) => "not comparable",
         (Verdict::NoBaseline, Tier::Fail, _) => "no baseline (fail)",
         (Verdict::NoBaseline, _, _) => "no baseline",
+        (Verdict::Failed, _, _) => "every trial failed",
     }
 }
 
 /// The emoji mark of a verdict for markdown.
 pub fn verdict_mark(m: &MetricComparison) -> &'static str {
     match (m.tier, m.verdict) {
-        (Tier::Fail, _) => "❌",
+        (_, Verdict::Failed) | (Tier::Fail, _) => "❌",
         (Tier::Warn, _) => "⚠️",
         (_, Verdict::Regressed) => "🔸",
         (_, Verdict::Improved) => "🟢",
@@ -88,6 +94,17 @@ pub fn outcome_text(o: GateOutcome) -> (&'static str, &'static str) {
         GateOutcome::NoBaseline => ("⚪", "no baseline"),
         GateOutcome::NotComparable => ("⚠️", "not comparable"),
     }
+}
+
+/// The rows of cells that measured nothing (every trial failed), in row order.
+pub fn failed_rows(cmp: &Comparison) -> Vec<&MetricComparison> {
+    let mut rows: Vec<_> = cmp
+        .metrics
+        .iter()
+        .filter(|m| m.verdict == Verdict::Failed)
+        .collect();
+    rows.sort_by(|a, b| row_order(a, b));
+    rows
 }
 
 /// A relative change as a signed percentage: `+12.3%`, `-0.4%`, `n/a`.

@@ -168,6 +168,20 @@ fn policies_for_missing_and_not_comparable() {
 }
 
 #[test]
+fn a_cell_where_every_trial_failed_always_fails() {
+    let failed = Evidence::Failed("every trial failed (4 of 4): x".into());
+    let c = config();
+    for g in [
+        gate("throughput_rps", Some((0.05, None)), None),
+        gate("bytes_per_sec", None, Some(0.05)),
+    ] {
+        let d = decide(&failed, &g, &c);
+        assert_eq!((d.verdict, d.tier), (Verdict::Failed, Tier::Fail));
+        assert_eq!(d.reason, "every trial failed (4 of 4): x");
+    }
+}
+
+#[test]
 fn absolute_metrics_with_a_zero_baseline() {
     let c = config();
     let errors = MetricGate {
