@@ -2,7 +2,7 @@
 //! hostile names, side by side, no baseline, not comparable, and a huge one.
 
 use benchgate::compare::{Comparison, GateOutcome, Tier, Verdict};
-use benchgate::results::RunResults;
+use benchgate::results::{CellResult, RunResults};
 
 use crate::builder::{cell, comparison, histogram, metric, run};
 
@@ -309,5 +309,124 @@ pub fn huge(n: usize, name: impl Fn(usize) -> String) -> Case {
         cmp,
         current: cur,
         baseline: Some(base),
+    }
+}
+
+/// `cell` with every trial failed with `what`, each pointing to its own log
+/// under `results-logs/<run_id>/`, as the runner writes them.
+fn all_failed(run_id: &str, scenario: &str, client: &str, rounds: u32, what: &str) -> CellResult {
+    let mut c = cell(scenario, client, 1000.0, rounds, None, None);
+    for t in &mut c.trials {
+        t.failure = Some(format!(
+            "{what} (full output: results-logs/{run_id}/{scenario}--{client}--round-{}.log)",
+            t.round
+        ));
+        t.metrics = None;
+    }
+    c.summary.clear();
+    c
+}
+
+/// The gate compared in [`every_trial_failed`]: two gating metrics, one
+/// informative, to keep the snapshots short.
+fn small_gate() -> benchgate::compare::GateConfig {
+    let mut gate = benchgate::config::gate::default_gate();
+    gate.metrics.retain(|g| {
+        matches!(
+            g.metric.as_str(),
+            "throughput_rps" | "latency_p99_us" | "peak_threads"
+        )
+    });
+    gate
+}
+
+/// Every trial of `get-22b / hyper` failed in the current run (a driver
+/// panic), one of reqwest's three trials failed: decided by `compare` itself,
+/// so the reason is the one users see.
+pub fn every_trial_failed() -> Case {
+    let failure = "the driver panicked: ALPN protocols should not be pre-defined";
+    let base_cells = vec![
+        cell("get-22b", "hyper", 1000.0, 3, None, Some(histogram(1000.0))),
+        cell(
+            "get-22b",
+            "reqwest",
+            1200.0,
+            3,
+            None,
+            Some(histogram(1200.0)),
+        ),
+    ];
+    let cur_cells = vec![
+        all_failed("20260303T121500Z-head", "get-22b", "hyper", 3, failure),
+        cell(
+            "get-22b",
+            "reqwest",
+            1250.0,
+            3,
+            Some((2, PLAIN.failure)),
+            Some(histogram(1250.0)),
+        ),
+    ];
+    let env = PLAIN.cpu;
+    let base = run(
+        "20260301T090000Z-base",
+        "2026-03-01T09:00:00Z",
+        "0123456789abcdef0123456789abcdef01234567",
+        "refs/heads/main",
+        env,
+        base_cells,
+    );
+    let cur = run(
+        "20260303T121500Z-head",
+        "2026-03-03T12:15:00Z",
+        "fedcba9876543210fedcba9876543210fedcba98",
+        PLAIN.git_ref,
+        env,
+        cur_cells,
+    );
+    let cmp = benchgate::compare::compare(Some(&base), &cur, &small_gate());
+    assert_eq!(cmp.outcome, GateOutcome::Fail);
+    Case {
+        cmp,
+        current: cur,
+        baseline: Some(base),
+    }
+}
+
+/// Side by side in one run: every trial of the baseline client `hyper`
+/// failed; `reqwest` and `ureq` are compared with it.
+pub fn every_baseline_trial_failed_side_by_side() -> Case {
+    let cells = vec![
+        all_failed(
+            "20260303T121500Z-sbs",
+            "get-22b",
+            "hyper",
+            4,
+            "the driver was killed by signal 6 (SIGABRT)",
+        ),
+        cell(
+            "get-22b",
+            "reqwest",
+            1200.0,
+            4,
+            None,
+            Some(histogram(1200.0)),
+        ),
+        cell("get-22b", "ureq", 1300.0, 4, None, Some(histogram(1300.0))),
+    ];
+    let cur = run(
+        "20260303T121500Z-sbs",
+        "2026-03-03T12:15:00Z",
+        "fedcba9876543210fedcba9876543210fedcba98",
+        "refs/pull/42/merge",
+        PLAIN.cpu,
+        cells,
+    );
+    let cmp = benchgate::compare::compare_side_by_side(&cur, "hyper", &small_gate());
+    assert_eq!(cmp.outcome, GateOutcome::Fail);
+    Case {
+        cmp,
+        current: cur,
+        baseline: None,
     }
 }

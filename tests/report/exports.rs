@@ -26,6 +26,8 @@ fn json_matches_the_schema_in_every_mode() {
         cases::side_by_side(),
         cases::no_baseline(),
         cases::not_comparable(),
+        cases::every_trial_failed(),
+        cases::every_baseline_trial_failed_side_by_side(),
     ] {
         let doc: serde_json::Value = serde_json::from_str(&json::render(&c.cmp)).unwrap();
         let errors = schema_errors(&doc);

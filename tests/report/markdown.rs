@@ -50,6 +50,57 @@ fn job_summary_has_the_same_content() {
 }
 
 #[test]
+fn every_trial_failed_comment() {
+    let c = cases::every_trial_failed();
+    let md = comment(&c, &MarkdownOptions::default());
+    // The head says why the gate failed, quoting the first failure.
+    let head = &md[..md.find("### ").unwrap()];
+    assert!(head.starts_with("## ❌ benchgate: fail"), "{head}");
+    let quoted = r"> - every trial failed \(3 of 3\): get-22b / hyper round 1/3: FAILED: the driver panicked: ALPN protocols should not be pre-defined \(full output: results-logs/20260303T121500Z-head/get-22b--hyper--round-1.log\)";
+    assert!(head.contains(quoted), "{head}");
+    // Every failed trial is listed once: the three of hyper, reqwest's one.
+    let failed = &md[md.find("Failed trials:").unwrap()..];
+    for l in [
+        "- get-22b / hyper round 1: the driver panicked",
+        "- get-22b / hyper round 2: the driver panicked",
+        "- get-22b / hyper round 3: the driver panicked",
+        "- get-22b / reqwest round 2: exit status 101",
+    ] {
+        assert_eq!(failed.matches(l).count(), 1, "{l:?} in {failed}");
+    }
+    let opts = MarkdownOptions::default();
+    let summary = markdown::render_job_summary(&c.cmp, &c.current, c.baseline.as_ref(), &opts);
+    assert_eq!(summary, md, "the job summary says the same");
+    insta::assert_snapshot!(md);
+}
+
+#[test]
+fn every_baseline_trial_failed_side_by_side_comment() {
+    let c = cases::every_baseline_trial_failed_side_by_side();
+    let md = comment(&c, &MarkdownOptions::default());
+    let head = &md[..md.find("### ").unwrap()];
+    assert!(
+        head.contains("**Every trial failed** in 2 comparisons"),
+        "{head}"
+    );
+    let reason = r"every trial of the baseline failed \(4 of 4\): get-22b / hyper round 1/4: FAILED: the driver was killed by signal 6 \(SIGABRT\)";
+    assert_eq!(
+        head.matches(reason).count(),
+        1,
+        "once for both pairs: {head}"
+    );
+    for client in ["reqwest", "ureq"] {
+        let row = format!(r"| {client} vs hyper | **throughput\_rps** | n/a → ");
+        assert!(md.contains(&row), "{row:?} in {md}");
+    }
+    // The shared baseline cell's failures are listed once, not once per pair.
+    for round in 1..=4 {
+        let l = format!("- get-22b / hyper round {round}: the driver was killed");
+        assert_eq!(md.matches(&l).count(), 1, "{l:?} once in {md}");
+    }
+}
+
+#[test]
 fn side_by_side_comment() {
     insta::assert_snapshot!(comment(&cases::side_by_side(), &MarkdownOptions::default()));
 }

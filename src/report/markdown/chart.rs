@@ -1,6 +1,6 @@
 //! Mermaid charts (GitHub renders `xychart-beta`): per gating metric, a bar
 //! chart of the relative change per (scenario, client) (comparable cells
-//! only); and, when the baseline
+//! that measured something only); and, when the baseline
 //! store provides a history, a line chart per (scenario, client, metric).
 //! Labels pass through [`escape::mermaid`](crate::report::escape::mermaid), so a
 //! name cannot close the quoted label, the fence or inject a `%%{init}%%` directive.
@@ -123,7 +123,12 @@ pub fn section(cmp: &Comparison, history: &[MetricHistory]) -> String {
             .iter()
             .filter(|m| m.gating && m.metric == metric)
             .filter(|m| m.change.is_some_and(f64::is_finite))
-            .filter(|m| !matches!(m.verdict, Verdict::NotComparable | Verdict::NoBaseline))
+            .filter(|m| {
+                !matches!(
+                    m.verdict,
+                    Verdict::NotComparable | Verdict::NoBaseline | Verdict::Failed
+                )
+            })
             .collect();
         if rows.is_empty() {
             continue;

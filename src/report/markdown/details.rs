@@ -167,7 +167,9 @@ pub fn errors(sides: &Sides) -> String {
             sum.connect, sum.timeout, sum.read, sum.write, sum.status_4xx, sum.status_5xx
         );
     });
-    failures.dedup();
+    // Side by side, a baseline cell is visited once per client compared with it.
+    let mut seen = HashSet::new();
+    failures.retain(|f| seen.insert(f.clone()));
     if !failures.is_empty() {
         body.push_str("\nFailed trials:\n\n");
         let more = failures.len().saturating_sub(MAX_FAILURES);

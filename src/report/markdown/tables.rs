@@ -8,11 +8,11 @@ use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::verdict::{
-    change_with_ci, is_headline_row, is_side_by_side, mde, outcome_text, rank, row_order, values,
-    verdict_mark, verdict_text,
+    change_with_ci, failed_rows, is_headline_row, is_side_by_side, mde, outcome_text, rank,
+    row_order, values, verdict_mark, verdict_text,
 };
 
-/// Most environment differences listed in the head.
+/// Most environment differences (and failed cells) listed in the head.
 const MAX_DIFFERENCES: usize = 20;
 
 fn plural(n: u32, one: &str, many: &str) -> String {
@@ -31,7 +31,20 @@ fn run_label(r: &crate::compare::RunRef) -> String {
     s
 }
 
-/// Headline, counts, what was compared, and why it is not comparable.
+/// The reasons of the cells that measured nothing, each once (side by side,
+/// several clients can share a failed baseline cell).
+pub fn failed_reasons(cmp: &Comparison) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for m in failed_rows(cmp) {
+        if !out.contains(&m.reason.as_str()) {
+            out.push(&m.reason);
+        }
+    }
+    out
+}
+
+/// Headline, counts, cells where every trial failed, what was compared, and
+/// why it is not comparable.
 pub fn head(cmp: &Comparison) -> String {
     let (mark, word) = outcome_text(cmp.outcome);
     let mut out = format!("## {mark} benchgate: {word}\n\n");
@@ -47,6 +60,22 @@ pub fn head(cmp: &Comparison) -> String {
         plural(scenarios, "scenario", "scenarios"),
         plural(clients, "client", "clients"),
     );
+    let failed = failed_reasons(cmp);
+    if !failed.is_empty() {
+        let _ = writeln!(
+            out,
+            "> ❌ **Every trial failed** in {}: nothing was measured there, so the gate fails.",
+            plural(failed_rows(cmp).len() as u32, "comparison", "comparisons")
+        );
+        for r in failed.iter().take(MAX_DIFFERENCES) {
+            let _ = writeln!(out, "> - {}", md_n(r, 400));
+        }
+        let more = failed.len().saturating_sub(MAX_DIFFERENCES);
+        if more > 0 {
+            let _ = writeln!(out, "> - … and {more} more");
+        }
+        out.push('\n');
+    }
     let cur = &cmp.current_run;
     if is_side_by_side(&cmp.mode) {
         let _ = writeln!(

@@ -1,14 +1,16 @@
 //! The comparison in the terminal: the gate's verdict with counts, what was
 //! compared, then one row per metric that gates or says something (regressed,
-//! improved, warned), most important first. With colour: failing and regressed
-//! rows red, warnings yellow, improvements green.
+//! improved, warned), most important first, and why each cell where every
+//! trial failed fails the gate. With colour: failing and regressed rows red,
+//! warnings yellow, improvements green.
 
 use std::fmt::Write as _;
 
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::verdict::{
-    change_with_ci, is_headline_row, is_side_by_side, mde, row_order, value, verdict_text,
+    change_with_ci, failed_rows, is_headline_row, is_side_by_side, mde, row_order, value,
+    verdict_text,
 };
 
 const RED: &str = "\x1b[31m";
@@ -51,9 +53,14 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
     };
     let (on, off) = if color { (c, RESET) } else { ("", "") };
     let (b, _) = if color { (BOLD, RESET) } else { ("", "") };
+    let failed = match failed_rows(cmp).len() {
+        0 => String::new(),
+        1 => "every trial failed in 1 comparison, ".to_string(),
+        n => format!("every trial failed in {n} comparisons, "),
+    };
     let _ = writeln!(
         out,
-        "{b}{on}benchgate: {word}{off} ({} regressed, {} improved, {} warning{}, {} metrics)",
+        "{b}{on}benchgate: {word}{off} ({failed}{} regressed, {} improved, {} warning{}, {} metrics)",
         cmp.regressions,
         cmp.improvements,
         cmp.warnings,
@@ -161,6 +168,25 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
             }
             None => {
                 let _ = writeln!(out, "{}", line(c));
+            }
+        }
+    }
+    let mut reasons: Vec<&str> = Vec::new();
+    for m in failed_rows(cmp) {
+        if !reasons.contains(&m.reason.as_str()) {
+            reasons.push(&m.reason);
+        }
+    }
+    if !reasons.is_empty() {
+        out.push('\n');
+    }
+    for r in reasons {
+        match color {
+            true => {
+                let _ = writeln!(out, "{RED}{}{RESET}", safe(r));
+            }
+            false => {
+                let _ = writeln!(out, "{}", safe(r));
             }
         }
     }
