@@ -224,3 +224,124 @@ fn an_aborted_or_failed_driver_is_one_line_too() {
     }
     check_terminal(&f);
 }
+
+/// `benchgate compare ARGS --markdown comment.md --json cmp.json` in the
+/// run's directory: (exit code, comment, comparison JSON, stdout).
+fn compare_failed(f: &Failed, args: &[&str]) -> (i32, String, serde_json::Value, String) {
+    let output = Command::new(exe())
+        .current_dir(f.dir.path())
+        .arg("compare")
+        .args(args)
+        .args(["--markdown", "comment.md", "--json", "cmp.json"])
+        .output()
+        .unwrap();
+    let read = |name: &str| {
+        std::fs::read_to_string(f.dir.path().join(name)).unwrap_or_else(|e| {
+            panic!(
+                "no {name} ({e}): {}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        })
+    };
+    let json = serde_json::from_str(&read("cmp.json")).unwrap();
+    (
+        output.status.code().unwrap(),
+        read("comment.md"),
+        json,
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+/// The comment's head: the headline up to the first scenario table.
+fn head(comment: &str) -> &str {
+    &comment[..comment.find("### ").unwrap_or(comment.len())]
+}
+
+/// A client whose every trial failed measured nothing: the gate fails
+/// (exit code 1) and says why, quoting the first failure; it never passes
+/// with "0 metrics". A stored baseline that failed is no baseline, not a
+/// failure.
+#[test]
+fn a_client_whose_every_trial_failed_fails_the_gate() {
+    let message = "scripted failure: every request";
+    let fragile = run_failing(&format!("fragile=panic:{message}"));
+    let quoted = format!(
+        r"every trial failed \(2 of 2\): get-22b / fragile round 1/2: FAILED: the driver panicked: {message} \(full output: results-logs/"
+    );
+
+    // Side by side: the compared client failed.
+    let args = ["--current", "results.json", "--side-by-side", "base"];
+    let (code, comment, json, stdout) = compare_failed(&fragile, &args);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        head(&comment).starts_with("## ❌ benchgate: fail"),
+        "{comment}"
+    );
+    assert!(head(&comment).contains(&quoted), "{comment}");
+    assert!(
+        stdout.starts_with("benchgate: FAIL (every trial failed in 1 comparison"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "every trial failed (2 of 2): get-22b / fragile round 1/2: FAILED: the driver panicked: {message} (full output: "
+        )),
+        "{stdout}"
+    );
+    assert_eq!(json["outcome"], "fail");
+    assert_eq!(json["exit_code"], 1);
+    let failed: Vec<_> = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["verdict"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "one row for the cell: {json:#}");
+    assert_eq!(failed[0]["client"], "fragile");
+    assert_eq!(failed[0]["tier"], "fail");
+
+    // Both clients failed: a fail, not "pass, 0 metrics".
+    let all = run_failing("abort");
+    let (code, comment, json, stdout) = compare_failed(&all, &args);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        head(&comment).contains(r"every trial failed \(2 of 2\), as did every trial of the baseline \(2 of 2\): get-22b / fragile round 1/2: FAILED: the driver was killed by signal 6 \(SIGABRT\)"),
+        "{comment}"
+    );
+    assert_eq!(json["outcome"], "fail");
+    assert!(!stdout.contains("PASS"), "{stdout}");
+    // Every failed trial is listed, the baseline client's too.
+    for client in ["base", "fragile"] {
+        for round in 1..=2 {
+            let line = format!("- get-22b / {client} round {round}: the driver was killed");
+            assert_eq!(comment.matches(&line).count(), 1, "{line:?} in {comment}");
+        }
+    }
+
+    // Baseline mode: the stored baseline failed everywhere, the current run
+    // only for fragile. base has no baseline (neutral); fragile fails.
+    let base = all.dir.path().join("results.json");
+    let args = [
+        "--baseline",
+        base.to_str().unwrap(),
+        "--current",
+        "results.json",
+    ];
+    let (code, comment, json, stdout) = compare_failed(&fragile, &args);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(head(&comment).contains(&quoted), "{comment}");
+    assert!(head(&comment).contains("in 1 comparison"), "{comment}");
+    for m in json["metrics"].as_array().unwrap() {
+        if m["client"] == "base" {
+            assert_eq!(m["verdict"], "no_baseline", "{m:#}");
+            assert_eq!(m["tier"], "pass", "{m:#}");
+            let reason = m["reason"].as_str().unwrap();
+            assert!(
+                reason.starts_with("every trial of the baseline failed (2 of 2): get-22b / base round 1/2: FAILED: the driver was killed by signal 6 (SIGABRT)"),
+                "{reason}"
+            );
+        } else {
+            assert_eq!(m["verdict"], "failed", "{m:#}");
+        }
+    }
+}
