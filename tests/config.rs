@@ -958,3 +958,136 @@ fn validated_suite_round_trips_through_json() {
     let back: Suite = serde_json::from_str(&json).unwrap();
     assert_eq!(back, suite);
 }
+
+/// A client with `extra` lines (after kind), then the scenario; the extra lines
+/// start on line 4.
+fn client_with(kind: &str, extra: &str) -> String {
+    format!("[[client]]\nname = \"c\"\nkind = \"{kind}\"\n{extra}{SCENARIO}")
+}
+
+fn injected_ns(extra: &str) -> u64 {
+    load(&client_with("hyper", extra)).unwrap().clients[0].inject_cpu_ns
+}
+
+#[test]
+fn inject_cpu_takes_a_duration_with_nanosecond_resolution() {
+    assert_eq!(injected_ns("inject_cpu = \"1300ns\"\n"), 1_300);
+    assert_eq!(injected_ns("inject_cpu = \"1.3us\"\n"), 1_300);
+    assert_eq!(injected_ns("inject_cpu = \"1.299µs\"\n"), 1_299);
+    assert_eq!(injected_ns("inject_cpu = \"2ms\"\n"), 2_000_000);
+    assert_eq!(injected_ns("inject_cpu = \"0ns\"\n"), 0);
+    assert_eq!(injected_ns("inject_cpu = \"1s\"\n"), 1_000_000_000);
+    assert_eq!(injected_ns(""), 0);
+    // The deprecated spelling: whole microseconds, the same field.
+    assert_eq!(injected_ns("inject_cpu_us = 13\n"), 13_000);
+    assert_eq!(
+        load(&client_with("reqwest-blocking", "inject_cpu = \"700ns\"\n"))
+            .unwrap()
+            .clients[0]
+            .inject_cpu_ns,
+        700
+    );
+}
+
+#[test]
+fn inject_cpu_errors_name_the_line_field_and_fix() {
+    let field = "client \"c\".inject_cpu";
+    invalid(
+        &client_with("hyper", "inject_cpu = \"1300\"\n"),
+        4,
+        field,
+        "`1300` has no unit",
+        "inject_cpu = \"1300ns\"",
+    );
+    invalid(
+        &client_with("hyper", "inject_cpu = \"3 cycles\"\n"),
+        4,
+        field,
+        "unknown unit `cycles`",
+        "in ns, us, ms or s",
+    );
+    invalid(
+        &client_with("hyper", "inject_cpu = \"-5ns\"\n"),
+        4,
+        field,
+        "does not start with a number",
+        "inject_cpu = \"1300ns\"",
+    );
+    invalid(
+        &client_with("hyper", "inject_cpu = 1300\n"),
+        4,
+        field,
+        "expected a duration string, found an integer",
+        "inject_cpu = \"1300ns\"",
+    );
+    invalid(
+        &client_with("hyper", "inject_cpu = \"2s\"\n"),
+        4,
+        field,
+        "must be at most 1s per request, got 2s",
+        "a smaller amount",
+    );
+    invalid(
+        &client_with("hyper", "inject_cpu_us = 2000000\n"),
+        4,
+        "client \"c\".inject_cpu_us",
+        "must be from 0 to 1000000, got 2000000",
+        "inject_cpu = \"50us\"",
+    );
+    // Both spellings: the error points at the older one.
+    invalid(
+        &client_with("hyper", "inject_cpu = \"1us\"\ninject_cpu_us = 1\n"),
+        5,
+        "client \"c\".inject_cpu_us",
+        "inject_cpu and inject_cpu_us are both set",
+        "remove inject_cpu_us",
+    );
+    // Built-in clients only.
+    let command = "[[client]]\nname = \"c\"\nkind = \"command\"\ncommand = [\"true\"]\ninject_cpu = \"1us\"\n";
+    invalid(
+        &format!("{command}{SCENARIO}"),
+        5,
+        field,
+        "inject_cpu applies to the built-in clients only",
+        "inside your program",
+    );
+    let command = command.replace("inject_cpu = \"1us\"", "inject_cpu_us = 1");
+    invalid(
+        &format!("{command}{SCENARIO}"),
+        5,
+        "client \"c\".inject_cpu_us",
+        "inject_cpu_us applies to the built-in clients only",
+        "inside your program",
+    );
+}
+
+#[test]
+fn inject_cpu_round_trips_and_old_results_spelling_still_reads() {
+    let suite = load(&client_with("hyper", "inject_cpu = \"1299ns\"\n")).unwrap();
+    let json = serde_json::to_value(&suite.clients[0]).unwrap();
+    assert_eq!(json["inject_cpu_ns"], 1299, "{json}");
+    assert!(json.get("inject_cpu_us").is_none(), "{json}");
+    let back: benchgate::config::ClientSpec = serde_json::from_value(json).unwrap();
+    assert_eq!(back, suite.clients[0]);
+    // Without injection the field is left out: files stay readable by versions
+    // that predate it.
+    let plain = serde_json::to_value(&load(&client_with("hyper", "")).unwrap().clients[0]).unwrap();
+    assert!(plain.get("inject_cpu_ns").is_none(), "{plain}");
+    // Results files written before inject_cpu_ns carry inject_cpu_us (µs).
+    let old = |extra: &str| {
+        serde_json::from_str::<benchgate::config::ClientSpec>(&format!(
+            r#"{{"name": "c", "kind": "hyper", "pool": null, "http": "http1", "tls": false{extra}}}"#
+        ))
+    };
+    assert_eq!(old(r#", "inject_cpu_us": 4"#).unwrap().inject_cpu_ns, 4_000);
+    assert_eq!(old(r#", "inject_cpu_us": 0"#).unwrap().inject_cpu_ns, 0);
+    assert_eq!(old("").unwrap().inject_cpu_ns, 0);
+    let both = old(r#", "inject_cpu_us": 4, "inject_cpu_ns": 4000"#).unwrap_err();
+    assert!(
+        both.to_string()
+            .contains("both inject_cpu_ns and inject_cpu_us"),
+        "{both}"
+    );
+    let unknown = old(r#", "inject_cpu_ms": 4"#).unwrap_err();
+    assert!(unknown.to_string().contains("unknown field"), "{unknown}");
+}

@@ -71,7 +71,7 @@ async fn trial(load: Load) -> Outcome {
         pool: Some(1),
         http: HttpVersion::Http1,
         tls: false,
-        inject_cpu_us: 0,
+        inject_cpu_ns: 0,
     };
     let client = AsyncClient::build(&spec, RequestTemplate::new(&scenario, &base), 1).unwrap();
     run_async(Arc::new(client), TrialPlan::of(&scenario), &mut NoHooks).await

@@ -132,7 +132,7 @@ fn client(kind: ClientKind) -> ClientSpec {
         pool: None,
         http: HttpVersion::Http1,
         tls: false,
-        inject_cpu_us: 0,
+        inject_cpu_ns: 0,
     }
 }
 

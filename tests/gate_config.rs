@@ -409,7 +409,7 @@ fn compare_errors() {
 #[test]
 fn inject_cpu_us_knob() {
     let s = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = 50\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap();
-    assert_eq!(s.clients[0].inject_cpu_us, 50);
+    assert_eq!(s.clients[0].inject_cpu_ns, 50_000);
     let err = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = -1\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap_err();
     assert_eq!(err.field(), Some("client \"h\".inject_cpu_us"), "{err}");
     assert_eq!(err.location().unwrap().0, 4);

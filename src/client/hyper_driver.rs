@@ -28,8 +28,8 @@ pub struct HyperClient {
     uri: Uri,
     body: Bytes,
     limit: PoolLimit,
-    /// `inject_cpu_us`: CPU to burn per request (testing knob).
-    spin_us: u64,
+    /// `inject_cpu`: CPU to burn per request (testing knob).
+    spin: super::CpuSpin,
 }
 
 impl HyperClient {
@@ -68,13 +68,13 @@ impl HyperClient {
             uri,
             body: request.body,
             limit,
-            spin_us: spec.inject_cpu_us,
+            spin: super::CpuSpin::new(spec.inject_cpu_ns),
         })
     }
 
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
         let _permit = self.limit.acquire().await;
-        super::spin(self.spin_us);
+        self.spin.burn();
         let req = Request::builder()
             .method(self.method.clone())
             .uri(self.uri.clone())
@@ -131,7 +131,7 @@ mod tests {
                 pool: None,
                 http,
                 tls: true,
-                inject_cpu_us: 0,
+                inject_cpu_ns: 0,
             };
             let request = RequestTemplate {
                 method: Method::Get,

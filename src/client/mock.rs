@@ -13,6 +13,10 @@ use crate::metrics::ErrorClass;
 pub struct MockClient {
     script: MockScript,
     sent: AtomicU64,
+    /// `inject_cpu`: CPU burned per request, as in the built-in drivers (a
+    /// mock's own CPU per request is small and steady: tests/inject_cpu.rs
+    /// measures the knob's precision on it).
+    spin: super::CpuSpin,
 }
 
 /// Testing knob (environment) for how benchgate reports a driver process
@@ -56,17 +60,31 @@ impl MockClient {
         MockClient {
             script,
             sent: AtomicU64::new(0),
+            spin: super::CpuSpin::OFF,
         }
     }
 
-    /// Waits the next scripted latency; every `error_every`-th request is a 503.
+    /// The same client burning `spin` per request.
+    pub fn with_spin(self, spin: super::CpuSpin) -> MockClient {
+        MockClient { spin, ..self }
+    }
+
+    /// Waits the next scripted latency (0: only yields); every
+    /// `error_every`-th request is a 503.
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
         let i = self.sent.fetch_add(1, Ordering::Relaxed);
+        self.spin.burn();
         let lat = match self.script.latencies_us.len() {
             0 => 0,
             n => self.script.latencies_us[(i % n as u64) as usize],
         };
-        tokio::time::sleep(Duration::from_micros(lat)).await;
+        if lat == 0 {
+            // No timer (tokio's rounds up to the next millisecond): a yield,
+            // so the engine's other tasks run.
+            tokio::task::yield_now().await;
+        } else {
+            tokio::time::sleep(Duration::from_micros(lat)).await;
+        }
         if self.script.error_every > 0 && (i + 1).is_multiple_of(self.script.error_every) {
             return Err(ErrorClass::Status5xx);
         }

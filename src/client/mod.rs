@@ -4,12 +4,14 @@
 //! - [`reqwest`](reqwest_driver): reqwest's async client, and its blocking client
 //!   (one OS thread per worker, the "old SDK" shape).
 //! - [`mock`]: scripted latencies without sockets, for deterministic tests.
+//! - [`spin`]: the `inject_cpu` knob's busy-spin (CPU burned per request).
 //!
 //! Every driver classifies its failures into [`ErrorClass`]es; none panics.
 
 pub mod hyper_driver;
 pub mod mock;
 pub mod reqwest_driver;
+pub mod spin;
 pub mod tls;
 
 use std::sync::Arc;
@@ -19,6 +21,8 @@ use tokio::sync::Semaphore;
 
 use crate::config::{ClientKind, ClientSpec, Method, Scenario};
 use crate::metrics::ErrorClass;
+
+pub use spin::CpuSpin;
 
 /// A completed exchange: the status and the body bytes moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +91,10 @@ impl AsyncClient {
             }
             ClientKind::Mock(script) => {
                 mock::scripted_failure(&spec.name);
-                AsyncClient::Mock(mock::MockClient::new(script.clone()))
+                AsyncClient::Mock(
+                    mock::MockClient::new(script.clone())
+                        .with_spin(CpuSpin::new(spec.inject_cpu_ns)),
+                )
             }
             ClientKind::ReqwestBlocking | ClientKind::Command(_) => {
                 anyhow::bail!("client {} is not an async driver", spec.name)
@@ -102,21 +109,6 @@ impl AsyncClient {
             AsyncClient::Reqwest(c) => c.send().await,
             AsyncClient::Mock(c) => c.send().await,
         }
-    }
-}
-
-/// Busy-spins for `us` microseconds of wall time on this thread (`inject_cpu_us`,
-/// the knob for validating gates): a client-side cost per request, so CPU per
-/// request and latency rise by a known amount. Measured with `Instant`; a spin
-/// that is preempted ends on time, so under CPU contention it burns less CPU than
-/// asked (keep the client on its own core when calibrating).
-pub fn spin(us: u64) {
-    if us == 0 {
-        return;
-    }
-    let end = std::time::Instant::now() + std::time::Duration::from_micros(us);
-    while std::time::Instant::now() < end {
-        std::hint::spin_loop();
     }
 }
 
@@ -214,7 +206,7 @@ mod tests {
             pool,
             http: HttpVersion::Http1,
             tls: false,
-            inject_cpu_us: 0,
+            inject_cpu_ns: 0,
         }
     }
 
@@ -241,15 +233,5 @@ mod tests {
         assert_eq!(classify_chain(&reset, true), ErrorClass::Write);
         let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
         assert_eq!(classify_chain(&pipe, false), ErrorClass::Write);
-    }
-
-    #[test]
-    fn spin_burns_the_requested_time() {
-        let t = std::time::Instant::now();
-        spin(0);
-        assert!(t.elapsed() < std::time::Duration::from_micros(200));
-        let t = std::time::Instant::now();
-        spin(2000);
-        assert!(t.elapsed() >= std::time::Duration::from_micros(2000));
     }
 }

@@ -47,8 +47,8 @@ pub struct ReqwestClient {
     url: reqwest::Url,
     body: Bytes,
     limit: PoolLimit,
-    /// `inject_cpu_us`: CPU to burn per request (testing knob).
-    spin_us: u64,
+    /// `inject_cpu`: CPU to burn per request (testing knob).
+    spin: super::CpuSpin,
 }
 
 impl ReqwestClient {
@@ -64,13 +64,13 @@ impl ReqwestClient {
             url: request.url.parse()?,
             body: request.body,
             limit,
-            spin_us: spec.inject_cpu_us,
+            spin: super::CpuSpin::new(spec.inject_cpu_ns),
         })
     }
 
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
         let _permit = self.limit.acquire().await;
-        super::spin(self.spin_us);
+        self.spin.burn();
         let mut req = self.client.request(self.method.clone(), self.url.clone());
         if !self.body.is_empty() {
             req = req.body(self.body.clone());
@@ -98,8 +98,8 @@ pub struct BlockingClient {
     body: Bytes,
     /// Connection limit for blocking workers (a std semaphore substitute).
     limit: Option<std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>>,
-    /// `inject_cpu_us`: CPU to burn per request (testing knob).
-    spin_us: u64,
+    /// `inject_cpu`: CPU to burn per request (testing knob).
+    spin: super::CpuSpin,
 }
 
 impl BlockingClient {
@@ -124,13 +124,13 @@ impl BlockingClient {
             url: request.url.parse()?,
             body: request.body,
             limit: permits,
-            spin_us: spec.inject_cpu_us,
+            spin: super::CpuSpin::new(spec.inject_cpu_ns),
         })
     }
 
     pub fn send(&self) -> Result<Exchange, ErrorClass> {
         let _permit = self.limit.as_ref().map(BlockingPermit::acquire);
-        super::spin(self.spin_us);
+        self.spin.burn();
         let mut req = self.client.request(self.method.clone(), self.url.clone());
         if !self.body.is_empty() {
             req = req.body(self.body.clone());

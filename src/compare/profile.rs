@@ -35,8 +35,9 @@ pub fn environment_differences(baseline: &Environment, current: &Environment) ->
 /// stop rule, warmup, and the client's kind, pool, HTTP version and TLS.
 ///
 /// Deliberately not compared: the per-request timeout (it bounds failures, not
-/// the load), a mock client's script and `inject_cpu_us` (both stand for the code
-/// under test, which is what a comparison is meant to judge).
+/// the load), a mock client's script and `inject_cpu_ns` (`inject_cpu`: both
+/// stand for the code under test, which is what a comparison is meant to judge;
+/// scripts/gate-quality.sh compares an injected run with a plain one).
 pub fn load_profile_differences(
     baseline: (&Scenario, &ClientSpec),
     current: (&Scenario, &ClientSpec),
@@ -169,6 +170,12 @@ mod tests {
             ..c.clone()
         };
         assert!(load_profile_differences((s, &mock(1)), (s, &mock(2))).is_empty());
+        // So is an injected CPU cost.
+        let injected = ClientSpec {
+            inject_cpu_ns: 1_299,
+            ..c.clone()
+        };
+        assert!(load_profile_differences((s, c), (s, &injected)).is_empty());
     }
 
     #[test]

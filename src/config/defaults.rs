@@ -134,7 +134,7 @@ fn client(name: &str, kind: ClientKind, pool: Option<u32>) -> ClientSpec {
         pool,
         http: HttpVersion::Http1,
         tls: false,
-        inject_cpu_us: 0,
+        inject_cpu_ns: 0,
     }
 }
 

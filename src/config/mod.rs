@@ -156,7 +156,7 @@ pub enum HttpVersion {
 
 /// `[[client]]`: one client under test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "ClientSpecFile")]
 pub struct ClientSpec {
     pub name: String,
     pub kind: ClientKind,
@@ -165,12 +165,62 @@ pub struct ClientSpec {
     pub http: HttpVersion,
     /// Talk HTTPS to the reference server's TLS port (certificate is self-signed).
     pub tls: bool,
-    /// Testing knob for validating gates: CPU busy-spun per request inside the
-    /// built-in drivers (hyper, reqwest, reqwest-blocking), microseconds; 0: off.
-    /// Not part of the load profile a comparison checks: it stands for a change
-    /// in the code under test.
+    /// Testing knob for validating gates (`inject_cpu` in the config): CPU
+    /// busy-spun per request inside the built-in drivers (hyper, reqwest,
+    /// reqwest-blocking), nanoseconds; 0: off ([`crate::client::spin`]). Not part
+    /// of the load profile a comparison checks: it stands for a change in the
+    /// code under test. Written to results files only when set, so a run without
+    /// it stays readable by versions that predate the field.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub inject_cpu_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+/// [`ClientSpec`] as a results file may hold it: also `inject_cpu_us`
+/// (microseconds), which files written before `inject_cpu_ns` carry.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClientSpecFile {
+    name: String,
+    kind: ClientKind,
+    pool: Option<u32>,
+    http: HttpVersion,
+    tls: bool,
     #[serde(default)]
-    pub inject_cpu_us: u64,
+    inject_cpu_ns: Option<u64>,
+    #[serde(default)]
+    inject_cpu_us: Option<u64>,
+}
+
+impl TryFrom<ClientSpecFile> for ClientSpec {
+    type Error = String;
+
+    fn try_from(f: ClientSpecFile) -> Result<ClientSpec, String> {
+        let inject_cpu_ns = match (f.inject_cpu_ns, f.inject_cpu_us) {
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "client {:?} has both inject_cpu_ns and inject_cpu_us (the older spelling, in microseconds); keep one",
+                    f.name
+                ))
+            }
+            (Some(ns), None) => ns,
+            (None, Some(us)) => us
+                .checked_mul(1_000)
+                .ok_or_else(|| format!("client {:?}: inject_cpu_us {us} is too large", f.name))?,
+            (None, None) => 0,
+        };
+        Ok(ClientSpec {
+            name: f.name,
+            kind: f.kind,
+            pool: f.pool,
+            http: f.http,
+            tls: f.tls,
+            inject_cpu_ns,
+        })
+    }
 }
 
 /// HTTP method of a scenario.

@@ -78,6 +78,9 @@ pub struct RawClient {
     pub cwd: Option<At<String>>,
     pub env: Option<At<StringTable>>,
     pub timeout: Option<At<String>>,
+    /// CPU to burn per request, a duration string (`"1300ns"`).
+    pub inject_cpu: Option<At<String>>,
+    /// Deprecated spelling of `inject_cpu`: whole microseconds.
     pub inject_cpu_us: Option<At<i64>>,
 }
 
@@ -204,6 +207,7 @@ const CLIENT: &[Spec] = &[
         "env = { JAVA_OPTS = \"-Xmx256m\" }",
     ),
     spec("timeout", DURATION, "timeout = \"60s\""),
+    spec("inject_cpu", DURATION, "inject_cpu = \"1300ns\""),
     spec("inject_cpu_us", INTEGER, "inject_cpu_us = 50"),
 ];
 
@@ -366,6 +370,7 @@ fn read_client(
         cwd: f.string("cwd")?,
         env: f.string_table("env")?,
         timeout: f.string("timeout")?,
+        inject_cpu: f.string("inject_cpu")?,
         inject_cpu_us: f.integer("inject_cpu_us")?,
         label: f.label,
     })
