@@ -4,15 +4,15 @@
 # `<!-- example-comment:end -->`, with the date, machine and load). Two real runs of a small suite on this machine (scenario
 # get-22b, keep-alive GETs of 22 bytes at 16 workers, clients hyper and reqwest,
 # 5 rounds of 300 ms warmup + 800 ms measured): a base run, then a head run in
-# which reqwest busy-spins INJECT_US microseconds of CPU per request
-# (`inject_cpu_us`, a real slowdown inside the driver), then
+# which reqwest busy-spins INJECT of CPU per request (`inject_cpu`, a real
+# slowdown inside the driver), then
 #   benchgate compare --baseline base.json --current head.json --markdown OUT
 # with the default gate. Every figure is measured, so a rerun gives other
 # numbers (and on a noisy machine possibly other verdicts).
 #
 # Usage: scripts/example-comment.sh
 #   env: BENCHGATE=path/to/benchgate (default: $CARGO_TARGET_DIR or target,
-#        /release/benchgate; built with cargo if missing)  INJECT_US=4
+#        /release/benchgate; built with cargo if missing)  INJECT=4us
 #        OUT=docs/example-comment.md  WORK=target/example-comment (configs and
 #        results files, kept)
 # Exit: 0 when the comment was written (whatever the gate said), 2 on an error.
@@ -22,7 +22,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=${BENCHGATE:-$TARGET/release/benchgate}
-INJECT_US=${INJECT_US:-4}
+INJECT=${INJECT:-4us}
 OUT=${OUT:-docs/example-comment.md}
 WORK=${WORK:-$TARGET/example-comment}
 
@@ -61,13 +61,13 @@ concurrency = 16
 EOF
 }
 suite "$WORK/base.toml" ""
-suite "$WORK/head.toml" "inject_cpu_us = $INJECT_US"
+suite "$WORK/head.toml" "inject_cpu = \"$INJECT\""
 
 LOAD=$(cut -d' ' -f1 /proc/loadavg)
 log "base run ($WORK/base.json); load average $LOAD"
 "$BIN" run --quiet --config "$WORK/base.toml" --out "$WORK/base.json" >/dev/null \
   || die "the base run failed"
-log "head run, reqwest with inject_cpu_us = $INJECT_US ($WORK/head.json)"
+log "head run, reqwest with inject_cpu = \"$INJECT\" ($WORK/head.json)"
 "$BIN" run --quiet --config "$WORK/head.toml" --out "$WORK/head.json" >/dev/null \
   || die "the head run failed"
 
@@ -83,7 +83,7 @@ CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 NOTE="Measured on $(date -u +%Y-%m-%d) by \`scripts/example-comment.sh\` on this repository's
 $(nproc)-core ${CPU:-unknown CPU} VM (a shared machine; load average $LOAD when it started):
 two runs of \`get-22b\` with \`hyper\` and \`reqwest\`, 5 rounds each, the second with
-\`inject_cpu_us = $INJECT_US\` on \`reqwest\`, compared by \`benchgate compare --baseline
+\`inject_cpu = \"$INJECT\"\` on \`reqwest\`, compared by \`benchgate compare --baseline
 base.json --current head.json --markdown $OUT\`. The start of the comment; the whole
 one, with its collapsed charts, percentiles, resources and reasons, is
 [$OUT]($OUT):"

@@ -52,3 +52,51 @@ wait_quiet() {
     done
     WAITED=$((WAITED + SECONDS - start))
 }
+
+# The injected slowdown, for the measurement scripts.
+# inject_ns CPU_US PCT: PCT% of CPU_US microseconds (a measured CPU per
+# request) in whole nanoseconds, at least 1: the value of `inject_cpu`.
+inject_ns() { awk -v c="$1" -v p="$2" 'BEGIN { n = int(c * p * 10 + 0.5); print (n < 1) ? 1 : n }'; }
+
+# caused_change NOMINAL_JSON: what an injection actually changed, as markdown
+# lines. NOMINAL_JSON is {"<injected client>": {"ns": N, "base_us": CPU}} (the
+# amount and the measured CPU per request it was computed from). Reads lines
+# "REF_FILES REF_CLIENT INJ_FILE INJ_CLIENT" on stdin, one per comparison
+# (REF_FILES: one results file, or several joined by commas); per comparison
+# and scenario, the injected cell's CPU per request and throughput (medians
+# over its trials) against the reference cell's (the mean over REF_FILES of
+# those medians: runs before and after an injected one); prints per
+# (scenario, injected client) the nominal change and the medians over the
+# comparisons of the change caused.
+caused_change() {
+    python3 -c '
+import json, statistics, sys
+nominal = json.loads(sys.argv[1])
+def cells(path, client):
+    d = json.load(open(path))
+    return {c["scenario"]: c["summary"] for c in d["results"] if c["client"] == client and not c.get("server")}
+found = {}
+for line in sys.stdin:
+    if not line.strip(): continue
+    ref_files, ref_client, inj_file, inj_client = line.split()
+    refs = [cells(f, ref_client) for f in ref_files.split(",")]
+    for scenario, i in cells(inj_file, inj_client).items():
+        try:
+            rc = statistics.mean(r[scenario]["cpu_us_per_request"]["median"] for r in refs)
+            rt = statistics.mean(r[scenario]["throughput_rps"]["median"] for r in refs)
+            ic, it = i["cpu_us_per_request"]["median"], i["throughput_rps"]["median"]
+        except (KeyError, TypeError):
+            continue
+        if rc > 0 and rt > 0:
+            found.setdefault((scenario, inj_client, ref_client), []).append((ic - rc, ic / rc - 1, it / rt - 1))
+if not found:
+    print("- Change caused by the injection: not measured (no comparable cells)")
+for (scenario, client, ref_client), rows in sorted(found.items()):
+    n = nominal.get(client, {})
+    ns, base = n.get("ns"), n.get("base_us")
+    amount = f"inject_cpu = \"{ns}ns\", nominal +{100 * ns / (1000 * base):.1f}% of {base:.2f} µs" if ns and base else "amount unknown"
+    med = lambda k: statistics.median(r[k] for r in rows)
+    other = ref_client if ref_client != client else "the uninjected runs"
+    print(f"- Change caused, {scenario} / {client} ({amount}): CPU per request {med(0):+.2f} µs ({100 * med(1):+.1f}%), throughput {100 * med(2):+.1f}% (medians over {len(rows)} comparisons with {other})")
+' "$1"
+}

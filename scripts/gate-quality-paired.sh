@@ -10,9 +10,11 @@
 #   hyper        the baseline side,
 #   hyper-twin   the same client again (A/A: any failing gating metric of
 #                hyper-twin vs hyper is a false alarm),
-#   hyper-inj    the same client with inject_cpu_us = INJECT_PCT% of hyper's
-#                cpu_us_per_request in the first run (a detection when any
-#                gating metric of hyper-inj vs hyper fails).
+#   hyper-inj    the same client with inject_cpu = INJECT_PCT% of hyper's
+#                cpu_us_per_request in a first run, in nanoseconds (a
+#                detection when any gating metric of hyper-inj vs hyper fails).
+# The report states the amount, the nominal change and the change it caused
+# (hyper-inj vs hyper-twin: median CPU per request and throughput change).
 # The gate is the default suite's [gate] with the fail thresholds of
 # throughput_rps and cpu_us_per_request set to FAIL_PCT (default 3%: the
 # verdict fails a metric only when its whole interval lies beyond the threshold,
@@ -49,7 +51,7 @@ GQ_NAME=gate-quality-paired
 . "$ROOT/scripts/gate-quality-common.sh"
 START=$SECONDS
 
-# make_config OUT INJECT_US: the scenario with CLIENT, its twin and its injected copy.
+# make_config OUT INJECT_NS: the scenario with CLIENT, its twin and its injected copy.
 make_config() {
     python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" <<'EOF'
 import json, sys, tomllib
@@ -74,7 +76,7 @@ lines += [f"{k} = {val(v)}" for k, v in run.items()]
 names = [client, client + "-twin", client + "-inj"]
 for name in names:
     c = dict(base[0], name=name)
-    if name.endswith("-inj"): c["inject_cpu_us"] = int(inject)
+    if name.endswith("-inj"): c["inject_cpu"] = f"{int(inject)}ns"
     lines += ["", "[[client]]"] + [f"{k} = {val(v)}" for k, v in c.items()]
 s = dict(scen[0], clients=names)
 lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
@@ -90,14 +92,16 @@ EOF
 }
 
 # The injected cost: INJECT_PCT% of the client's cpu_us_per_request, measured
-# in a first run without injection (at least 1 µs).
+# in a first run without injection, in nanoseconds (inject_ns:
+# scripts/gate-quality-common.sh).
 read -r R W D < <(make_config "$WORK/probe.toml" 0)
 log "settings: scenario $SCENARIO, client $CLIENT, rounds $R, warmup $W, duration $D, $RUNS runs"
 "$BIN" run --config "$WORK/probe.toml" --out "$WORK/probe.json" --quiet >"$WORK/probe.log" 2>&1 ||
     { cat "$WORK/probe.log" >&2; die "the probe run failed"; }
 CPU=$(jq --arg c "$CLIENT" '[.results[] | select(.client == $c) | .summary.cpu_us_per_request.median][0]' "$WORK/probe.json")
-INJECT=$(jq -n --argjson cpu "$CPU" --argjson pct "$INJECT_PCT" '$cpu * $pct / 100 | round | if . < 1 then 1 else . end')
-log "$CLIENT cpu_us_per_request $CPU µs; inject_cpu_us = $INJECT"
+INJECT=$(inject_ns "$CPU" "$INJECT_PCT")
+CPU=$(printf '%.2f' "$CPU")
+log "$CLIENT cpu_us_per_request $CPU µs; inject_cpu = \"${INJECT}ns\" (nominal +${INJECT_PCT}%)"
 make_config "$WORK/suite.toml" "$INJECT" >/dev/null
 
 : >"$WORK/results.txt"
@@ -115,6 +119,11 @@ for i in $(seq 1 "$RUNS"); do
         log "  $arm: $([ -n "$failed" ] && echo "gate FAILED ($failed)" || echo "gate passed")"
     done
 done
+
+# The change the injection caused, against the twin, run by run.
+CAUSED=$(for i in $(seq 1 "$RUNS"); do echo "$WORK/run-$i.json $CLIENT-twin $WORK/run-$i.json $CLIENT-inj"; done |
+    caused_change "$(jq -n --arg c "$CLIENT-inj" --argjson ns "$INJECT" --argjson cpu "$CPU" '{($c): {ns: $ns, base_us: $cpu}}')")
+log "$CAUSED"
 
 AA_FAIL=$(awk '$1 == "twin" && $3 != "-"' "$WORK/results.txt" | wc -l)
 INJ_FAIL=$(awk '$1 == "inj" && $3 != "-"' "$WORK/results.txt" | wc -l)
@@ -142,7 +151,8 @@ mkdir -p "$(dirname "$OUT")"
     echo "Command: \`scripts/gate-quality-paired.sh\` (benchgate $SHA, $(date -u +%Y-%m-%dT%H:%MZ))."
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
-    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj (inject_cpu_us = $INJECT, ${INJECT_PCT}% of $CPU µs), rounds $R interleaved, warmup $W, duration $D"
+    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj (inject_cpu = \"${INJECT}ns\", ${INJECT_PCT}% of $CPU µs), rounds $R interleaved, warmup $W, duration $D"
+    echo "$CAUSED"
     echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, Wilcoxon signed-rank)"
     echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $RUNS (waited ${WAITED}s in all for quiet)"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"

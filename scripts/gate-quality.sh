@@ -8,8 +8,11 @@
 #    --results ... --write` turns them into the gate's thresholds (written to
 #    $WORK/gate-quality.toml, shown below and copied into the report). The same
 #    runs give each client's baseline cpu_us_per_request.
-# 2. The knob: inject_cpu_us = round(INJECT_PCT% of that client's median
-#    cpu_us_per_request) on the built-in clients (a busy-spin per request).
+# 2. The knob: inject_cpu = INJECT_PCT% of that client's median
+#    cpu_us_per_request, in nanoseconds, on the built-in clients (a busy-spin
+#    of that much CPU per request). The report states it, the nominal change
+#    and the change it caused (each injected run against the mean of the A
+#    runs either side of it: median CPU per request and throughput change).
 # 3. PAIRS rounds of three runs, interleaved A, I, A so drift hits both arms:
 #    A/A comparison i = A(2i-1) vs A(2i) (independent pairs: no run is used in
 #    two A/A comparisons, so the 20 outcomes are independent; 21 runs compared
@@ -71,7 +74,7 @@ DURATION=${DURATION:-$D_DURATION}
 ALPHA=${ALPHA:-$D_ALPHA}
 
 # Writes a config with the selected scenarios and their clients; $1 = output,
-# $2 = JSON {client: inject_cpu_us} (or {}), $3 = gate lines file (or "").
+# $2 = JSON {client: inject_cpu in ns} (or {}), $3 = gate lines file (or "").
 make_config() {
     python3 - "$DEFAULTS" "$1" "$2" "$ROUNDS" "$WARMUP" "$DURATION" "$ALPHA" "$SCENARIOS" <<'EOF'
 import json, sys, tomllib
@@ -96,7 +99,7 @@ lines += [f"{k} = {val(v)}" for k, v in run.items()]
 for c in d["client"]:
     if c["name"] not in used: continue
     lines += ["", "[[client]]"] + [f"{k} = {val(v)}" for k, v in c.items()]
-    if inject.get(c["name"]): lines.append(f"inject_cpu_us = {inject[c['name']]}")
+    if inject.get(c["name"]): lines.append(f"inject_cpu = \"{int(inject[c['name']])}ns\"")
 for s in scen:
     lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
 g = d.get("gate", {})
@@ -153,10 +156,10 @@ INJECT_JSON=$(jq -s --argjson pct "$INJECT_PCT" '
     | group_by(.client)
     | map({key: .[0].client, value: ([.[].v[]] | sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end)})
     | from_entries
-    | {cpu: ., inject: (map_values(. * $pct / 100 | round | if . < 1 then 1 else . end))}' "$WORK"/cal-*.json)
+    | {cpu: ., inject: (map_values(. * $pct * 10 | round | if . < 1 then 1 else . end))}' "$WORK"/cal-*.json)
 INJECT=$(jq -c .inject <<<"$INJECT_JSON")
 log "baseline cpu_us_per_request (median of the calibration trials): $(jq -c .cpu <<<"$INJECT_JSON")"
-log "inject_cpu_us: $INJECT"
+log "inject_cpu (ns, nominal +${INJECT_PCT}%): $INJECT"
 INJ_CFG=$WORK/injected.toml
 make_config "$INJ_CFG" "$INJECT"
 
@@ -182,6 +185,13 @@ for i in $(seq 1 "$PAIRS"); do
 done
 
 # ------------------------------------------------------------------ report
+# The change each injection caused: I(i) against the A runs either side of it.
+CAUSED=$(for i in $(seq 1 "$PAIRS"); do
+        for c in $(jq -r '.inject | keys[]' <<<"$INJECT_JSON"); do
+            echo "$WORK/a-$((2 * i - 1)).json,$WORK/a-$((2 * i)).json $c $WORK/i-$i.json $c"
+        done
+    done | caused_change "$(jq -c '.cpu as $cpu | .inject | with_entries(.value = {ns: .value, base_us: $cpu[.key]})' <<<"$INJECT_JSON")")
+log "$CAUSED"
 AA_FAIL=$(awk '$1 == "aa" && $3 == 1' "$WORK/results.txt" | wc -l)
 INJ_FAIL=$(awk '$1 == "inj" && $3 == 1' "$WORK/results.txt" | wc -l)
 AA_MAX=$(( (PAIRS + 19) / 20 ))          # 1 of 20
@@ -213,7 +223,8 @@ mkdir -p "$(dirname "$OUT")"
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
     echo "- Settings (default suite): rounds $ROUNDS, warmup $WARMUP, duration $DURATION, alpha $ALPHA; scenarios: $SCENARIOS"
     echo "- $PAIRS A/A comparisons (independent pairs of runs) and $PAIRS comparisons with an injected ${INJECT_PCT}% client-side slowdown; thresholds from $CAL_RUNS calibration runs"
-    echo "- Baseline cpu_us_per_request: $(jq -c .cpu <<<"$INJECT_JSON"); inject_cpu_us: $INJECT"
+    echo "- Baseline cpu_us_per_request: $(jq -c .cpu <<<"$INJECT_JSON"); inject_cpu (ns): $INJECT"
+    echo "$CAUSED"
     echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $TOTAL_RUNS (waited ${WAITED}s in all for quiet)"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"
     echo
