@@ -473,3 +473,36 @@ baseline_client = "base"
         "a pull request never writes the store"
     );
 }
+
+#[test]
+fn a_pull_request_whose_every_trial_fails_fails_the_gate_with_an_error_annotation() {
+    let r = Runner::new();
+    let push = r.action(
+        "push",
+        &fixture("push_main.json"),
+        "refs/heads/main",
+        &[("INPUT_GITHUB_TOKEN", TOKEN), MOCK],
+    );
+    assert_eq!(push.code(), 0, "{}", push.log());
+    let mut env = pr_inputs();
+    env.push(("BENCHGATE_MOCK_FAIL", "panic:the client broke"));
+    let pr = r.action(
+        "pull_request",
+        &fixture("pull_request.json"),
+        "refs/pull/42/merge",
+        &env,
+    );
+    assert_eq!(pr.code(), 1, "{}", pr.log());
+    assert_eq!(
+        pr.output("verdict").as_deref(),
+        Some("fail"),
+        "{}",
+        pr.log()
+    );
+    let stdout = String::from_utf8_lossy(&pr.output.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("::error title=benchgate%3A get-22b / hyper failed::"))
+        .unwrap_or_else(|| panic!("no error annotation for the failed cell:\n{}", pr.log()));
+    assert!(line.contains("the client broke"), "{line}");
+}

@@ -136,39 +136,52 @@ fn comment(
     }
 }
 
-/// `::error::`/`::warning::` per regressed metric (names escaped by the
-/// annotation format), at most [`MAX_ANNOTATIONS`].
+/// `::error::`/`::warning::` per regressed metric and per cell whose every
+/// trial failed (names escaped by the annotation format), at most
+/// [`MAX_ANNOTATIONS`].
 fn annotate(cmp: &Comparison) {
-    let regressed: Vec<_> = cmp
+    let flagged: Vec<_> = cmp
         .metrics
         .iter()
-        .filter(|m| m.verdict == Verdict::Regressed && m.tier != Tier::Pass)
+        .filter(|m| {
+            m.verdict == Verdict::Failed
+                || (m.verdict == Verdict::Regressed && m.tier != Tier::Pass)
+        })
         .collect();
-    for m in regressed.iter().take(MAX_ANNOTATIONS) {
+    for m in flagged.iter().take(MAX_ANNOTATIONS) {
         let level = if m.tier == Tier::Fail {
             Level::Error
         } else {
             Level::Warning
         };
-        let title = format!(
-            "benchgate: {} / {} {} regressed",
-            m.scenario, m.client, m.metric
-        );
-        let msg = format!(
-            "{}: {} ({})",
-            m.metric,
-            verdict::change_with_ci(m),
-            m.reason
-        );
+        let (title, msg) = if m.verdict == Verdict::Failed {
+            (
+                format!("benchgate: {} / {} failed", m.scenario, m.client),
+                m.reason.clone(),
+            )
+        } else {
+            (
+                format!(
+                    "benchgate: {} / {} {} regressed",
+                    m.scenario, m.client, m.metric
+                ),
+                format!(
+                    "{}: {} ({})",
+                    m.metric,
+                    verdict::change_with_ci(m),
+                    m.reason
+                ),
+            )
+        };
         command(&annotation(level, &title, &msg));
     }
-    if regressed.len() > MAX_ANNOTATIONS {
+    if flagged.len() > MAX_ANNOTATIONS {
         command(&annotation(
             Level::Warning,
             "benchgate",
             &format!(
-                "{} more regressed metrics: see the job summary",
-                regressed.len() - MAX_ANNOTATIONS
+                "{} more failed or regressed metrics: see the job summary",
+                flagged.len() - MAX_ANNOTATIONS
             ),
         ));
     }
