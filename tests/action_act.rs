@@ -22,6 +22,14 @@
 //! `--env`, the token as `-s GITHUB_TOKEN=...` (github.token, the input's default)
 //! and the event payload with `-e`.
 //!
+//! Network: act runs with a clean environment, `--no-cache-server` (no cache
+//! server on the machine's outbound address) and ACT_DISABLE_VERSION_CHECK=1 (no
+//! look-up of its release notices). Traced with strace -f, a whole case connects
+//! to 127.0.0.1 only, apart from act's start-up probe of its outbound address: a
+//! UDP connect() to 8.8.8.8 that sends nothing (the default of its
+//! --artifact-server-addr and --cache-server-addr flags, computed before any flag
+//! is read).
+//!
 //! Cases: a push then two pull-request runs (baseline stored, one sticky comment
 //! created then updated, pass then a regressed head failing the job, outputs,
 //! no token where the JVM runs); cancellation: SIGINT to the measure step's
