@@ -840,15 +840,15 @@ fn act_cancel_sigint_to_the_measure_step_stops_benchgate_and_the_jvm_within_seco
 /// act cancels a job (SIGINT to act) by SIGKILL to each running step's process
 /// group: benchgate (the step's process, `exec`ed) and its reference server die
 /// at once, but the trial runs in a process group of its own (so that benchgate
-/// can kill it as a whole), which nothing kills: the JVM is orphaned and
-/// measures on for its full duration (here 10 minutes). GitHub's runner sends
+/// can kill it as a whole), which the group SIGKILL does not reach: without
+/// more, the JVM would be orphaned and measure on for its full duration (here
+/// 10 minutes). GitHub's runner sends
 /// SIGINT to the step first (the case above), so this bites under act and
 /// whenever benchgate is SIGKILLed (the runner's last resort, the OOM killer).
-/// A fix belongs in src/runner/command.rs (PR_SET_PDEATHSIG on the trial's
-/// leader, as src/runner/sut.rs does for servers under test); until then this
-/// case fails and is ignored: `cargo test --test action_act -- --ignored`.
+/// The trial's leader is started with PR_SET_PDEATHSIG (src/runner/interrupt.rs,
+/// `die_with_parent`), which the wrapper's `exec java` keeps: the JVM dies with
+/// benchgate. (Ignored before that fix, it failed: the JVM measured on.)
 #[test]
-#[ignore = "the trial's JVM survives a SIGKILL of benchgate (act's cancellation): needs PR_SET_PDEATHSIG in src/runner/command.rs"]
 fn act_cancel_sigint_to_act_stops_the_jvm_within_seconds() {
     let _serial = one_at_a_time();
     let mut h = Harness::new();

@@ -38,20 +38,22 @@ pub(super) struct AllFailed {
     pub first: String,
 }
 
-/// `Some` when `cell` has trials and none succeeded (a trial succeeds when it
-/// has no failure and recorded metrics).
+/// `Some` when `cell` has trials that ran to their end and none succeeded (a
+/// trial succeeds when it has no failure and recorded metrics). Trials a
+/// signal cut short ([`crate::results::Trial::interrupted`]) are not the
+/// client's failures: a cell with only those is not "failed".
 pub(super) fn all_failed(cell: &CellResult) -> Option<AllFailed> {
-    let n = cell.trials.len();
-    let ok = |t: &crate::results::Trial| t.failure.is_none() && t.metrics.is_some();
-    if n == 0 || cell.trials.iter().any(ok) {
+    let finished: Vec<_> = cell.trials.iter().filter(|t| !t.interrupted()).collect();
+    let n = finished.len();
+    let ok = |t: &&crate::results::Trial| t.failure.is_none() && t.metrics.is_some();
+    if n == 0 || finished.iter().any(ok) {
         return None;
     }
-    let first = cell
-        .trials
+    let first = finished
         .iter()
         .filter(|t| t.failure.is_some())
         .min_by_key(|t| t.round)
-        .or_else(|| cell.trials.iter().min_by_key(|t| t.round))?;
+        .or_else(|| finished.iter().min_by_key(|t| t.round))?;
     let what = first
         .failure
         .as_deref()
@@ -59,10 +61,11 @@ pub(super) fn all_failed(cell: &CellResult) -> Option<AllFailed> {
     Some(AllFailed {
         trials: n,
         first: format!(
-            "{} / {} round {}/{n}: FAILED: {what}",
+            "{} / {} round {}/{}: FAILED: {what}",
             cell.scenario,
             cell.label(),
-            first.round
+            first.round,
+            cell.trials.len()
         ),
     })
 }

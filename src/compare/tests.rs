@@ -470,3 +470,41 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn trials_a_signal_cut_short_are_not_the_clients_failures() {
+    // A run stopped by SIGTERM: hyper's only trial of each scenario was
+    // interrupted. Nothing failed; nothing was measured either.
+    let mut cur = failing(1, |c| c == "hyper");
+    for cell in cur.results.iter_mut().filter(|c| c.client == "hyper") {
+        for t in &mut cell.trials {
+            t.failure = Some(format!("{}SIGTERM", crate::results::INTERRUPTED_PREFIX));
+        }
+    }
+    let c = compare(Some(&cur), &cur, &default_gate());
+    assert!(
+        c.metrics.iter().all(|m| m.verdict != Verdict::Failed),
+        "{:#?}",
+        c.metrics
+    );
+    // A client failure before the interruption still fails the cell.
+    let cell = cur
+        .results
+        .iter_mut()
+        .find(|c| c.client == "hyper")
+        .unwrap();
+    let mut failed = cell.trials[0].clone();
+    failed.round = 2;
+    failed.failure = Some("the driver panicked: boom".into());
+    cell.trials.push(failed);
+    let c = compare(Some(&cur), &cur, &default_gate());
+    assert_eq!(
+        c.metrics
+            .iter()
+            .filter(|m| m.verdict == Verdict::Failed)
+            .count(),
+        1,
+        "{:#?}",
+        c.metrics
+    );
+}

@@ -170,6 +170,21 @@ impl RunResults {
     }
 }
 
+/// How a trial that SIGINT/SIGTERM cut short records its failure:
+/// `interrupted by SIGTERM`. Such a trial measured nothing, and it says
+/// nothing about the client either ([`Trial::interrupted`]).
+pub const INTERRUPTED_PREFIX: &str = "interrupted by ";
+
+impl Trial {
+    /// Whether a signal cut this trial short (the run was stopped), rather
+    /// than the client failing it.
+    pub fn interrupted(&self) -> bool {
+        self.failure
+            .as_deref()
+            .is_some_and(|f| f.starts_with(INTERRUPTED_PREFIX))
+    }
+}
+
 impl CellResult {
     /// How reports name the cell's client: `client`, or `client @ server` with a
     /// server under test.

@@ -188,6 +188,7 @@ pub fn run_trial(
     if !cpus.is_empty() {
         pin_command(&mut command, cpus);
     }
+    super::interrupt::die_with_parent(&mut command);
     let started = Instant::now();
     let child = command
         .spawn()

@@ -59,7 +59,7 @@ impl Signal {
 
     /// Why the trial this signal cut short failed.
     pub fn reason(self) -> String {
-        format!("interrupted by {}", self.name())
+        format!("{}{}", crate::results::INTERRUPTED_PREFIX, self.name())
     }
 }
 
@@ -113,6 +113,25 @@ impl Drop for Handler {
                 libc::sigaction(signal, &old, std::ptr::null_mut());
             }
         }
+    }
+}
+
+/// Makes a child that runs in its own process group (a command client, a
+/// server under test) die with SIGKILL when the thread that started it dies,
+/// whatever killed benchgate: a SIGKILL to benchgate's own process group (act
+/// cancels a step that way, and so does a runner whose signals were ignored)
+/// never reaches a child in another group, which would otherwise run on for
+/// the rest of its trial. The mark survives `exec`, so a wrapper that execs
+/// its program (`sh run.sh` -> `exec java`) passes it on; what the child forks
+/// later is stopped with its group by an orderly run.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt as _;
+    // SAFETY: prctl(2) only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
     }
 }
 

@@ -74,13 +74,7 @@ impl SutProcess {
         }
         // If benchgate itself dies (killed, crashed), the server goes with it;
         // an orderly run stops the whole group itself.
-        // SAFETY: prctl(2) only, between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        super::interrupt::die_with_parent(&mut cmd);
         let child = cmd.spawn().with_context(|| {
             format!(
                 "starting server {:?}: {argv:?} in {}",
