@@ -188,6 +188,7 @@ fi
 asset="benchgate-$want-$target.tar.gz"
 base="${BENCHGATE_RELEASE_BASE_URL:-https://github.com/$m_repo/releases/download}"
 url="${base%/}/v$want/$asset"
+command -v curl >/dev/null || die "curl is needed to download $url"
 work=$(mktemp -d "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/benchgate-setup.XXXXXX")
 say "downloading $url"
 set +e
