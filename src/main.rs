@@ -6,6 +6,13 @@ use std::process::ExitCode;
 use benchgate::cli::{Cli, Command, PublishCommand};
 use clap::Parser as _;
 
+/// The static release binaries (musl) use mimalloc: musl's allocator costs the
+/// built-in clients and the reference server far more CPU per request than
+/// glibc's (Cargo.toml). Other builds keep the system allocator.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
