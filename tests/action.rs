@@ -506,3 +506,55 @@ fn a_pull_request_whose_every_trial_fails_fails_the_gate_with_an_error_annotatio
         .unwrap_or_else(|| panic!("no error annotation for the failed cell:\n{}", pr.log()));
     assert!(line.contains("the client broke"), "{line}");
 }
+
+/// Issue 17, point 2: an error that quotes untrusted text (an input, a setup
+/// log's tail) prints no line that the runner would take for a workflow
+/// command, on stdout or stderr.
+#[test]
+fn errors_quoting_untrusted_text_print_no_workflow_command() {
+    let injected = |run: &Run| {
+        let out = String::from_utf8_lossy(&run.output.stdout).to_string()
+            + &String::from_utf8_lossy(&run.output.stderr);
+        out.lines()
+            .filter(|l| l.trim_start().starts_with("::warning::injected"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let r = Runner::new();
+    let bad_path = "missing.toml\n::warning::injected-by-input";
+    let run = r.action(
+        "push",
+        &fixture("push_main.json"),
+        "refs/heads/main",
+        &[("INPUT_CONFIG", bad_path), MOCK],
+    );
+    assert_eq!(run.code(), 2, "{}", run.log());
+    assert!(run.log().contains("injected-by-input"), "{}", run.log());
+    assert_eq!(injected(&run), Vec::<String>::new(), "{}", run.log());
+
+    std::fs::write(
+        r.workspace().join("benchgate.toml"),
+        r#"
+[run]
+rounds = 1
+warmup = "10ms"
+duration = "50ms"
+
+[[client]]
+name = "cmd"
+kind = "command"
+command = ["true"]
+setup = ["sh", "-c", "echo '::warning::injected-by-setup'; exit 3"]
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+"#,
+    )
+    .unwrap();
+    let run = r.action("push", &fixture("push_main.json"), "refs/heads/main", &[]);
+    // The setup failure fails the client's every trial: the gate fails.
+    assert_eq!(run.code(), 1, "{}", run.log());
+    assert!(run.log().contains("injected-by-setup"), "{}", run.log());
+    assert_eq!(injected(&run), Vec::<String>::new(), "{}", run.log());
+}

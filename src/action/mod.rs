@@ -66,7 +66,9 @@ pub fn main(step: ActionStep) -> u8 {
             for key in ["INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"] {
                 msg = outputs::scrub(&msg, env.get(key).map(String::as_str));
             }
-            eprintln!("benchgate: error: {msg}");
+            // The message may quote untrusted text (a fork's results file, a
+            // setup log, a server's output): no line of it may be a command.
+            eprint!("{}", outputs::prefixed_lines("benchgate: error: ", &msg));
             command(&annotation(Level::Error, "benchgate", &msg));
             2
         }

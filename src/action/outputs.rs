@@ -121,6 +121,22 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
     }
 }
 
+/// `text` (which may hold untrusted input: a results file's keys, a setup
+/// log's tail, a server's output) as log lines that each start with `prefix`,
+/// so that none of them is a workflow command (`::set-output`, `::add-mask::`
+/// and the rest are recognised only at the start of a line, on stdout and
+/// stderr alike) and none can close a `::stop-commands::` fence. Carriage
+/// returns end a line for the runner too.
+pub fn prefixed_lines(prefix: &str, text: &str) -> String {
+    let mut out = String::new();
+    for line in text.split(['\n', '\r']) {
+        out.push_str(prefix);
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Prints a workflow command line to stdout, flushed before anything else
 /// (child processes write to the same log).
 pub fn command(line: &str) {
@@ -132,6 +148,16 @@ pub fn command(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn untrusted_text_never_starts_a_line() {
+        let hostile = "bad key\n::set-output name=verdict::pass\r::add-mask::x\n  ::error::y";
+        let text = prefixed_lines("benchgate: error: ", hostile);
+        assert_eq!(text.lines().count(), 4);
+        for line in text.lines() {
+            assert!(line.starts_with("benchgate: error: "), "{line:?}");
+        }
+    }
 
     #[test]
     fn outputs_use_random_delimiters_that_values_cannot_forge() {

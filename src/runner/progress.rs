@@ -47,7 +47,14 @@ impl Progress {
                     .map_or("n/a".into(), |v| format!("{v:.0}us")),
                 m.errors.total()
             ),
-            (None, Some(f)) => format!("{}: FAILED: {f}", self.label),
+            // A failure may quote a program's output (a setup log's tail):
+            // its later lines are indented, so none of them starts a line the
+            // way a workflow command (`::add-mask::`, `::set-output`) would.
+            (None, Some(f)) => format!(
+                "{}: FAILED: {}",
+                self.label,
+                f.replace(['\r', '\n'], "\n    | ")
+            ),
             (None, None) => format!("{}: done", self.label),
         };
         match &self.bar {
