@@ -153,9 +153,11 @@ impl Runner {
     /// lookup, measure, publish; each must succeed but the last, whose
     /// exit code is returned with its run.
     fn three_steps(&self, event: &str, fixture: &str, git_ref: &str) -> Run {
-        // A job-level GITHUB_TOKEN and AWS keys are in every step's environment.
+        // A job-level GITHUB_TOKEN (and a copy of it under an innocent name)
+        // and AWS keys are in every step's environment.
         let job_env = [
             ("GITHUB_TOKEN", TOKEN),
+            ("MY_PAT", TOKEN),
             ("AWS_SECRET_ACCESS_KEY", AWS_SECRET),
         ];
         for step in ["lookup", "measure"] {

@@ -464,6 +464,58 @@ fn command_fields_on_a_built_in_client_are_errors() {
 }
 
 #[test]
+fn pass_env_names_variables_to_pass_through() {
+    let head = "[[client]]\nname = \"x\"\nkind = \"command\"\ncommand = [\"a\"]\n";
+    let text = format!("{head}pass_env = [\"NPM_TOKEN\", \"NPM_TOKEN\", \"MY-VAR\"]\n{SCENARIO}");
+    let suite = load(&text).unwrap();
+    let ClientKind::Command(c) = &suite.clients[0].kind else {
+        panic!("not a command client")
+    };
+    assert_eq!(c.pass_env, ["NPM_TOKEN", "MY-VAR"], "duplicates dropped");
+    let text = format!("{head}pass_env = [\"A\", \"NPM_TOKEN=x\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client \"x\".pass_env[1]",
+        "is not an environment variable name",
+        "the value comes from benchgate's environment",
+    );
+    let text = format!("{head}pass_env = [\"BENCHGATE_URL\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client \"x\".pass_env[0]",
+        "set by benchgate",
+        "reserved",
+    );
+    let text =
+        format!("{head}env = {{ NPM_TOKEN = \"x\" }}\npass_env = [\"NPM_TOKEN\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        6,
+        "client \"x\".pass_env[0]",
+        "also set in env",
+        "keep one",
+    );
+    let text = format!("{head}pass_env = \"NPM_TOKEN\"\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client \"x\".pass_env",
+        "expected an array of variable names",
+        "pass_env = [\"NPM_TOKEN\"]",
+    );
+    let text = format!("{CLIENT}pass_env = [\"NPM_TOKEN\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        4,
+        "client \"hyper\".pass_env",
+        "applies to kind = \"command\" clients only",
+        "remove pass_env",
+    );
+}
+
+#[test]
 fn unknown_http_version() {
     let text = format!("[[client]]\nname = \"h\"\nkind = \"hyper\"\nhttp = \"3\"\n{SCENARIO}");
     invalid(

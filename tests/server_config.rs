@@ -47,7 +47,7 @@ fn with(servers: &str) -> String {
 fn two_servers_with_defaults() {
     let text = with(
         "[[server]]\nname = \"fast\"\ncommand = [\"./srv\", \"--port\", \"{port}\"]\n\
-         ready = \"http://127.0.0.1:{port}/health\"\ncwd = \"bin\"\nenv = { MODE = \"x\" }\n\
+         ready = \"http://127.0.0.1:{port}/health\"\ncwd = \"bin\"\nenv = { MODE = \"x\" }\npass_env = [\"NPM_TOKEN\"]\n\
          [[server]]\nname = \"running\"\nurl = \"http://127.0.0.1:8080/\"\n",
     );
     let suite = load(&text).unwrap();
@@ -62,6 +62,7 @@ fn two_servers_with_defaults() {
     );
     assert_eq!(Path::new(&c.cwd), Path::new("conf/bin"));
     assert_eq!(c.env["MODE"], "x");
+    assert_eq!(c.pass_env, ["NPM_TOKEN"]);
     assert_eq!(c.ready_timeout, Duration::from_secs(30));
     assert_eq!(c.stop_timeout, Duration::from_secs(5));
     assert_eq!(
@@ -200,6 +201,20 @@ fn command_fields_are_checked() {
         "server[0].stop_timeout",
         "must be longer than 0",
         "stop_timeout = \"3s\"",
+    );
+    invalid(
+        &with("[[server]]\ncommand = [\"./srv\"]\npass_env = [\"\"]\n"),
+        9,
+        "server[0].pass_env[0]",
+        "is not an environment variable name",
+        "pass_env = [\"NPM_TOKEN\"]",
+    );
+    invalid(
+        &with("[[server]]\nurl = \"http://127.0.0.1:8080\"\npass_env = [\"NPM_TOKEN\"]\n"),
+        9,
+        "server[0].pass_env",
+        "applies to servers benchgate starts",
+        "remove pass_env",
     );
     invalid(
         &with("[[server]]\ncommand = \"./srv\"\n"),

@@ -18,6 +18,7 @@
 //! in between. Every flow goes through [`Action::looked_up`] and
 //! [`Action::measured`], which alone know the step.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
@@ -27,6 +28,7 @@ use crate::baseline::{BaselineKey, FoundBaseline};
 use crate::cli::ActionStep;
 use crate::config::Suite;
 use crate::results::RunResults;
+use crate::runner::child_env::secret_vars;
 use crate::runner::extend::Against;
 
 use super::Action;
@@ -208,50 +210,33 @@ fn write_new(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", path.display()))
 }
 
-/// Whether an environment variable may carry a credential: the action's
-/// token in every spelling, GitHub's runtime and OIDC request tokens, cloud
-/// credentials, and any name that says TOKEN, SECRET, PASSWORD or CREDENTIAL.
-pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    const EXACT: [&str; 6] = [
-        "ACTIONS_ID_TOKEN_REQUEST_URL",
-        "AWS_ACCESS_KEY_ID",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "AWS_WEB_IDENTITY_TOKEN_FILE",
-        "GOOGLE_APPLICATION_CREDENTIALS",
-    ];
-    EXACT.contains(&upper.as_str())
-        || ["TOKEN", "SECRET", "PASSWORD", "CREDENTIAL"]
-            .iter()
-            .any(|w| upper.contains(w))
-}
-
 /// The `measure` step's guard: when its environment holds anything
-/// [`is_secret_name`] matches (a job-level `GITHUB_TOKEN`, AWS credentials
-/// from an earlier step), benchgate executes itself again with the same
-/// arguments and without those variables, so that neither it nor any program
-/// it starts has them, not even in `/proc/<pid>/environ`. Returns only when
-/// there was nothing to remove; an exec failure is an error.
+/// [`secret_vars`] names (a job-level `GITHUB_TOKEN`, AWS credentials from
+/// an earlier step, a variable holding the same value as one of them),
+/// benchgate executes itself again with the same arguments and without those
+/// variables, so that neither it nor any program it starts has them, not even
+/// in `/proc/<pid>/environ`. Returns only when there was nothing to remove; an
+/// exec failure is an error.
 pub fn scrub_secrets() -> anyhow::Result<()> {
-    let secret = |k: &std::ffi::OsStr| is_secret_name(&k.to_string_lossy());
-    let found: Vec<String> = std::env::vars_os()
-        .filter(|(k, _)| secret(k))
-        .map(|(k, _)| k.to_string_lossy().into_owned())
-        .collect();
+    let vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let found = secret_vars(&vars);
     if found.is_empty() {
         return Ok(());
     }
     eprintln!(
         "benchgate: the measure step runs without {} variable(s) that may hold credentials: {}",
         found.len(),
-        found.join(", ")
+        found
+            .iter()
+            .map(|k| k.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let exe = std::env::current_exe().context("finding the benchgate executable")?;
     let mut cmd = std::process::Command::new(exe);
     cmd.args(std::env::args_os().skip(1))
         .env_clear()
-        .envs(std::env::vars_os().filter(|(k, _)| !secret(k)));
+        .envs(vars.into_iter().filter(|(k, _)| !found.contains(k)));
     use std::os::unix::process::CommandExt as _;
     let err = cmd.exec();
     Err(anyhow::anyhow!(err).context("re-executing benchgate without the secret variables"))
@@ -260,37 +245,6 @@ pub fn scrub_secrets() -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn credentials_are_recognised_and_ordinary_variables_are_not() {
-        for name in [
-            "GITHUB_TOKEN",
-            "INPUT_GITHUB-TOKEN",
-            "input_github_token",
-            "ACTIONS_RUNTIME_TOKEN",
-            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-            "ACTIONS_ID_TOKEN_REQUEST_URL",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_SECRET_ACCESS_KEY",
-            "AWS_SESSION_TOKEN",
-            "NPM_TOKEN",
-            "DB_PASSWORD",
-        ] {
-            assert!(is_secret_name(name), "{name}");
-        }
-        for name in [
-            "PATH",
-            "HOME",
-            "JAVA_HOME",
-            "GITHUB_WORKSPACE",
-            "GITHUB_OUTPUT",
-            "INPUT_CONFIG",
-            "AWS_REGION",
-            "RUNNER_TEMP",
-        ] {
-            assert!(!is_secret_name(name), "{name}");
-        }
-    }
 
     #[test]
     fn the_lookup_file_sits_next_to_the_results() {

@@ -11,7 +11,7 @@ use super::validate::opt_duration;
 use super::CommandSpec;
 
 /// Fields only a command client may set, for the error on other kinds.
-const COMMAND_ONLY: [&str; 5] = ["command", "setup", "cwd", "env", "timeout"];
+const COMMAND_ONLY: [&str; 6] = ["command", "setup", "cwd", "env", "pass_env", "timeout"];
 
 /// The first command-only field set on a built-in client, if any.
 pub(super) fn stray_field(c: &RawClient) -> Option<(&'static str, std::ops::Range<usize>)> {
@@ -20,6 +20,7 @@ pub(super) fn stray_field(c: &RawClient) -> Option<(&'static str, std::ops::Rang
         c.setup.as_ref().map(|v| v.span.clone()),
         c.cwd.as_ref().map(|v| v.span.clone()),
         c.env.as_ref().map(|v| v.span.clone()),
+        c.pass_env.as_ref().map(|v| v.span.clone()),
         c.timeout.as_ref().map(|v| v.span.clone()),
     ];
     COMMAND_ONLY
@@ -96,19 +97,18 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
     }
     let cwd = working_dir(c.cwd.as_ref(), config_dir, &path("cwd"))?;
     let env = env_table(c.env.as_ref(), &path("env"))?;
+    let pass_env = pass_env(c.pass_env.as_ref(), &env, &path("pass_env"))?;
     let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
     Ok(CommandSpec {
         command,
         setup,
         cwd: cwd.display().to_string(),
         env,
+        pass_env,
         timeout,
     })
 }
 
-/// Extra environment variables (`env = { NAME = "value" }`): valid names, not
-/// `BENCHGATE_*` (benchgate sets those), no NUL in values. `field` names the
-/// table in errors.
 /// `cwd`, resolved against the config file's directory (`config_dir` when
 /// absent); an empty one is an error.
 pub(super) fn working_dir(
@@ -128,6 +128,9 @@ pub(super) fn working_dir(
     }
 }
 
+/// Extra environment variables (`env = { NAME = "value" }`): valid names, not
+/// `BENCHGATE_*` (benchgate sets those), no NUL in values. `field` names the
+/// table in errors.
 pub(super) fn env_table(
     table: Option<&At<StringTable>>,
     field: &str,
@@ -169,4 +172,49 @@ pub(super) fn env_table(
         }
     }
     Ok(env)
+}
+
+/// Variables passed from benchgate's environment although child programs do
+/// not get them by default (`pass_env = ["NPM_TOKEN"]`): names only (no `=`,
+/// no NUL, not empty), not `BENCHGATE_*`, not also set in `env` (which
+/// would win). Duplicates are dropped. `field` names the list in errors.
+pub(super) fn pass_env(
+    list: Option<&At<Vec<At<String>>>>,
+    env: &BTreeMap<String, String>,
+    field: &str,
+) -> Result<Vec<String>, Problem> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, name) in list
+        .map(|l| l.value.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        let at = |msg: String, fix: &str| {
+            Problem::new(name.span.clone(), format!("{field}[{i}]"), msg, fix)
+        };
+        let n = &name.value;
+        if n.is_empty() || n.contains('=') || n.contains('\0') {
+            return Err(at(
+                format!("{n:?} is not an environment variable name"),
+                "give the name alone, like pass_env = [\"NPM_TOKEN\"]: the value comes from benchgate's environment",
+            ));
+        }
+        if n.starts_with("BENCHGATE_") {
+            return Err(at(
+                format!("{n} is set by benchgate"),
+                "remove it: BENCHGATE_* variables are reserved",
+            ));
+        }
+        if env.contains_key(n) {
+            return Err(at(
+                format!("{n} is also set in env, whose value would be used"),
+                "keep one: remove it from pass_env to use the value in env, or from env to pass benchgate's own",
+            ));
+        }
+        if !out.contains(n) {
+            out.push(n.clone());
+        }
+    }
+    Ok(out)
 }

@@ -125,6 +125,10 @@ pub struct CommandSpec {
     pub cwd: String,
     /// Extra environment (names never start with `BENCHGATE_`).
     pub env: std::collections::BTreeMap<String, String>,
+    /// Variables of benchgate's environment passed through although they
+    /// are withheld from child programs by default (`runner::child_env`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
     /// Time limit per trial, after which the whole process group is killed.
     /// `None`: warmup + duration + request timeout + 30 s.
     #[serde(with = "units::serde_opt_duration")]

@@ -72,11 +72,12 @@ pub struct RawClient {
     pub http: Option<At<String>>,
     pub tls: Option<At<bool>>,
     /// `kind = "command"` only: argv, setup argv, working directory, extra
-    /// environment, per-trial time limit.
+    /// environment, variables passed through, per-trial time limit.
     pub command: Option<At<Vec<At<String>>>>,
     pub setup: Option<At<Vec<At<String>>>>,
     pub cwd: Option<At<String>>,
     pub env: Option<At<StringTable>>,
+    pub pass_env: Option<At<Vec<At<String>>>>,
     pub timeout: Option<At<String>>,
     /// CPU to burn per request, a duration string (`"1300ns"`).
     pub inject_cpu: Option<At<String>>,
@@ -205,6 +206,11 @@ const CLIENT: &[Spec] = &[
         "env",
         "a table of strings",
         "env = { JAVA_OPTS = \"-Xmx256m\" }",
+    ),
+    spec(
+        "pass_env",
+        "an array of variable names",
+        "pass_env = [\"NPM_TOKEN\"]",
     ),
     spec("timeout", DURATION, "timeout = \"60s\""),
     spec("inject_cpu", DURATION, "inject_cpu = \"1300ns\""),
@@ -369,6 +375,7 @@ fn read_client(
         setup: f.strings("setup")?,
         cwd: f.string("cwd")?,
         env: f.string_table("env")?,
+        pass_env: f.strings_of("pass_env", "a variable name")?,
         timeout: f.string("timeout")?,
         inject_cpu: f.string("inject_cpu")?,
         inject_cpu_us: f.integer("inject_cpu_us")?,

@@ -60,6 +60,10 @@ pub struct ServerCommand {
     pub cwd: String,
     /// Extra environment (`BENCHGATE_SERVER_PORT` is set too).
     pub env: BTreeMap<String, String>,
+    /// Variables of benchgate's environment passed through although they
+    /// are withheld from child programs by default (`runner::child_env`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
     /// Readiness probe URL (with `{port}`): any HTTP response means ready.
     /// `None`: ready when the port accepts a TCP connection.
     pub ready: Option<String>,
@@ -98,6 +102,7 @@ pub struct RawServer {
     pub command: Option<At<Vec<At<String>>>>,
     pub cwd: Option<At<String>>,
     pub env: Option<At<StringTable>>,
+    pub pass_env: Option<At<Vec<At<String>>>>,
     pub ready: Option<At<String>>,
     pub ready_timeout: Option<At<String>>,
     pub stop_timeout: Option<At<String>>,
@@ -116,6 +121,11 @@ const SERVER: &[Spec] = &[
         "env",
         "a table of strings",
         "env = { JAVA_OPTS = \"-Xmx1g\" }",
+    ),
+    raw::spec(
+        "pass_env",
+        "an array of variable names",
+        "pass_env = [\"NPM_TOKEN\"]",
     ),
     raw::spec(
         "ready",
@@ -146,6 +156,7 @@ pub(super) fn read(
         command: f.strings_of("command", "an argument")?,
         cwd: f.string("cwd")?,
         env: f.string_table("env")?,
+        pass_env: f.strings_of("pass_env", "a variable name")?,
         ready: f.string("ready")?,
         ready_timeout: f.string("ready_timeout")?,
         stop_timeout: f.string("stop_timeout")?,
@@ -205,6 +216,7 @@ fn build_url(s: &RawServer, url: &At<String>) -> Result<String, Problem> {
     let fields = [
         ("cwd", s.cwd.as_ref().map(|v| v.span.clone())),
         ("env", s.env.as_ref().map(|v| v.span.clone())),
+        ("pass_env", s.pass_env.as_ref().map(|v| v.span.clone())),
         ("ready", s.ready.as_ref().map(|v| v.span.clone())),
         (
             "ready_timeout",
@@ -251,6 +263,7 @@ fn build_command(
     )?;
     let cwd = super::command::working_dir(s.cwd.as_ref(), config_dir, &path("cwd"))?;
     let env = super::command::env_table(s.env.as_ref(), &path("env"))?;
+    let pass_env = super::command::pass_env(s.pass_env.as_ref(), &env, &path("pass_env"))?;
     let ready = match &s.ready {
         None => None,
         Some(r) => {
@@ -268,6 +281,7 @@ fn build_command(
         command,
         cwd: cwd.display().to_string(),
         env,
+        pass_env,
         ready,
         ready_timeout,
         stop_timeout,
@@ -368,6 +382,7 @@ mod tests {
             command: vec!["srv".into(), "--listen=127.0.0.1:{port}".into()],
             cwd: ".".into(),
             env: BTreeMap::new(),
+            pass_env: Vec::new(),
             ready: Some("http://127.0.0.1:{port}/health".into()),
             ready_timeout: DEFAULT_READY_TIMEOUT,
             stop_timeout: DEFAULT_STOP_TIMEOUT,

@@ -11,6 +11,8 @@
 //! latency is absent ("n/a"), never invented. CPU, RSS and threads are those of
 //! the whole process group (a shell wrapper and its JVM alike), from /proc.
 //! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
+//! The program and its setup run without benchgate's credentials, the Actions
+//! runtime and the runner's file commands ([`super::child_env`]).
 
 use std::fs::File;
 use std::os::unix::process::CommandExt as _;
@@ -20,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
+use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
 use super::interrupt;
@@ -144,7 +147,9 @@ impl Drop for GroupKiller {
 /// Runs `argv` once (a client's setup step), output captured to `log`.
 pub fn run_setup(argv: &[String], cmd: &CommandSpec, log: &Path) -> anyhow::Result<()> {
     let out = File::create(log)?;
-    let status = Command::new(&argv[0])
+    let mut command = Command::new(&argv[0]);
+    child_env::scrub(&mut command, &cmd.pass_env);
+    let status = command
         .args(&argv[1..])
         .current_dir(&cmd.cwd)
         .envs(&cmd.env)
@@ -176,6 +181,7 @@ pub fn run_trial(
     let server_peaks = PeakWatch::start(watch);
 
     let mut command = Command::new(&cmd.command[0]);
+    child_env::scrub(&mut command, &cmd.pass_env);
     command
         .args(&cmd.command[1..])
         .current_dir(&cmd.cwd)

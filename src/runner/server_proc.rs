@@ -26,6 +26,7 @@ impl ServerProcess {
     /// Starts `exe serve` on an ephemeral loopback port, pinned to `cpus` (if any).
     pub fn start(exe: &std::path::Path, cpus: &[usize]) -> anyhow::Result<ServerProcess> {
         let mut cmd = Command::new(exe);
+        super::child_env::scrub(&mut cmd, &[]);
         cmd.args(["serve", "--listen", "127.0.0.1:0", "--exit-on-stdin-eof"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -2,7 +2,8 @@
 //! loopback port benchgate picks (`{port}`, `BENCHGATE_SERVER_PORT`), in a fresh
 //! process group, output captured to files (a bounded tail is shown when it
 //! fails), ready when its probe answers, and stopped with SIGTERM to the group,
-//! then SIGKILL after `stop_timeout`. Nothing of the group outlives [`stop`]
+//! then SIGKILL after `stop_timeout`, without benchgate's credentials
+//! ([`super::child_env`]). Nothing of the group outlives [`stop`]
 //! (or the drop of a [`SutProcess`]).
 //!
 //! [`stop`]: SutProcess::stop
@@ -61,6 +62,7 @@ impl SutProcess {
         let argv = spec.argv(port);
         let (stdout, stderr) = (dir.join("server.stdout"), dir.join("server.stderr"));
         let mut cmd = Command::new(&argv[0]);
+        super::child_env::scrub(&mut cmd, &spec.pass_env);
         cmd.args(&argv[1..])
             .current_dir(&spec.cwd)
             .envs(&spec.env)
@@ -260,6 +262,7 @@ mod tests {
             command: argv.iter().map(|s| s.to_string()).collect(),
             cwd: ".".into(),
             env: Default::default(),
+            pass_env: Vec::new(),
             ready: ready.map(String::from),
             ready_timeout: Duration::from_millis(ready_ms),
             stop_timeout: Duration::from_millis(500),

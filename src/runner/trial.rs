@@ -82,6 +82,8 @@ pub fn run_trial(
     let before = server.map(|s| s.counters()).transpose()?;
     let server_peaks = PeakWatch::start(target.watch);
     let mut cmd = Command::new(exe);
+    // The driver is benchgate itself, and needs none of them either.
+    super::child_env::scrub(&mut cmd, &[]);
     cmd.arg("__drive")
         .arg("--spec")
         .arg(&spec_path)
