@@ -136,10 +136,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
         return Ok(signal.exit_code());
     }
-    let comparison = match (&baseline, &args.side_by_side) {
-        (Some(b), _) => compare::compare(Some(b), &results, &suite.gate),
-        (None, Some(client)) => compare::compare_side_by_side(&results, client, &suite.gate),
-        (None, None) => {
+    // The comparison decided above (`--baseline`, `--side-by-side`, or the
+    // config's `[compare]`), now on the whole run.
+    let comparison = match &opts.extend {
+        Some(extend) => extend.against.compare(&results, &suite.gate),
+        None => {
             write_exports(&results, &args.outputs)?;
             return Ok(0);
         }

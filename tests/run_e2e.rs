@@ -386,3 +386,53 @@ concurrency = 2
     let (fixed, log) = rounds_of("");
     assert_eq!(fixed, vec![vec![1, 2], vec![1, 2]], "{log}");
 }
+
+/// Issue 16: `benchgate run` with `[compare]` in the config prints the
+/// comparison it made during the run and exits with its gate (it used to run
+/// the extra rounds, print the table and exit 0 with no verdict).
+#[test]
+fn a_config_with_compare_gets_a_verdict_and_its_exit_code() {
+    let toml = |inject: &str| {
+        format!(
+            r#"
+[run]
+rounds = 6  # the fewest paired rounds that can be significant at 0.05
+warmup = "20ms"
+duration = "150ms"
+pin = false
+
+[[client]]
+name = "base"
+kind = "hyper"
+
+[[client]]
+name = "head"
+kind = "hyper"
+inject_cpu = "{inject}"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+concurrency = 1
+
+[compare]
+baseline_client = "base"
+
+# The mock driver's CPU per request is scheduler noise: gate far beyond it.
+[gate]
+cpu_us_per_request = {{ fail = "+200%" }}
+"#
+        )
+    };
+    let run = run_config(&toml("1ns"), &["--mock-latencies-us", "300"]);
+    let stdout = String::from_utf8_lossy(&run.output.stdout);
+    assert_eq!(run.output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("PASS"), "{stdout}");
+    assert!(stdout.contains("head"), "{stdout}");
+
+    let run = run_config(&toml("3ms"), &["--mock-latencies-us", "300"]);
+    let stdout = String::from_utf8_lossy(&run.output.stdout);
+    assert_eq!(run.output.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("FAIL"), "{stdout}");
+    assert!(stdout.contains("regressed"), "{stdout}");
+}

@@ -33,6 +33,24 @@ pub enum Against {
     },
 }
 
+impl Against {
+    /// `current` compared with this side under `gate`: the one comparison a
+    /// run makes, during it (extra rounds) and after it (the verdict).
+    pub fn compare(&self, current: &RunResults, gate: &GateConfig) -> compare::Comparison {
+        match self {
+            Against::Baseline(b) => compare::compare(Some(b), current, gate),
+            Against::SideBySide { client, server } => compare::compare_side_by_side_with(
+                current,
+                SideBySide {
+                    client: client.as_deref(),
+                    server: server.as_deref(),
+                },
+                gate,
+            ),
+        }
+    }
+}
+
 /// The extension rule of one run.
 #[derive(Debug, Clone)]
 pub struct Extend {
@@ -59,17 +77,7 @@ impl Extend {
                 .collect(),
             ..header.clone()
         };
-        let comparison = match &self.against {
-            Against::Baseline(b) => compare::compare(Some(b), &current, &self.gate),
-            Against::SideBySide { client, server } => compare::compare_side_by_side_with(
-                &current,
-                SideBySide {
-                    client: client.as_deref(),
-                    server: server.as_deref(),
-                },
-                &self.gate,
-            ),
-        };
+        let comparison = self.against.compare(&current, &self.gate);
         comparison.metrics.iter().any(|m| {
             m.scenario == scenario
                 && m.gating
