@@ -43,6 +43,42 @@ fn meta_path(results: &Path) -> PathBuf {
     results.with_file_name("benchgate-meta.json")
 }
 
+/// Largest `benchgate-meta.json` read (the real one is under 1 KiB): it comes
+/// with an untrusted artifact.
+pub const MAX_META_BYTES: u64 = 64 * 1024;
+
+/// The meta file's text, size-capped before reading; `None` when it cannot
+/// be read as text (as before the cap: the file is informational).
+fn read_meta(path: &Path) -> anyhow::Result<Option<String>> {
+    use std::io::Read as _;
+    let too_big = |n: u64| {
+        anyhow::anyhow!(
+            "{} is {n} bytes, over the {MAX_META_BYTES} byte limit: it is not a benchgate meta file; re-run the measure workflow",
+            path.display()
+        )
+    };
+    let Ok(file) = std::fs::File::open(path) else {
+        return Ok(None);
+    };
+    if let Ok(m) = file.metadata() {
+        if m.len() > MAX_META_BYTES {
+            return Err(too_big(m.len()));
+        }
+    }
+    let mut bytes = Vec::new();
+    if file
+        .take(MAX_META_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return Ok(None);
+    }
+    if bytes.len() as u64 > MAX_META_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(String::from_utf8(bytes).ok())
+}
+
 /// `measure`: run, write the results and the meta file. Needs no token.
 pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8> {
     let suite = a.suite()?;
@@ -107,7 +143,7 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
     let results = RunResults::read(&results_path).with_context(|| {
         "input `results-path`: download the measure run's artifact first (actions/download-artifact with `run-id: ${{ github.event.workflow_run.id }}`)"
     })?;
-    if let Ok(text) = std::fs::read_to_string(meta_path(&results_path)) {
+    if let Some(text) = read_meta(&meta_path(&results_path))? {
         let meta: Meta = serde_json::from_str(&text).context(
             "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
         )?;
@@ -166,4 +202,25 @@ fn skip(a: &Action, why: &str) -> anyhow::Result<u8> {
     command(&annotation(Level::Notice, "benchgate report skipped", why));
     a.write_outputs(&[("verdict", "skipped".into())])?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_meta_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("benchgate-meta.json");
+        assert_eq!(read_meta(&path).unwrap(), None);
+        std::fs::write(&path, "{}").unwrap();
+        assert_eq!(read_meta(&path).unwrap().as_deref(), Some("{}"));
+        std::fs::write(&path, vec![b' '; MAX_META_BYTES as usize + 1]).unwrap();
+        let e = read_meta(&path).unwrap_err().to_string();
+        assert!(
+            e.contains("is 65537 bytes, over the 65536 byte limit"),
+            "{e}"
+        );
+        assert!(e.contains("benchgate-meta.json"), "{e}");
+    }
 }

@@ -5,6 +5,79 @@
 
 use super::{RunResults, METRICS};
 
+/// Most cells (scenario x client x server) a results file may hold; real suites have tens.
+pub const MAX_CELLS: usize = 10_000;
+/// Most trials per cell; real runs have 3 to 30.
+pub const MAX_TRIALS: usize = 1_000;
+/// Longest name (scenario, client, server) and object key (metric names and
+/// every other key) in bytes; config names are a few dozen at most.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// Structural limits on an untrusted results document, checked on the parsed
+/// JSON before it becomes a [`RunResults`] (and before any histogram is decoded):
+/// [`MAX_CELLS`], [`MAX_TRIALS`] per cell, [`MAX_NAME_BYTES`] for cell names
+/// and every object key. The error names the file, where, and the limit.
+pub fn check_limits(doc: &serde_json::Value, source: &str) -> anyhow::Result<()> {
+    let over = |what: String, n: usize, limit: usize, unit: &str| {
+        anyhow::anyhow!(
+            "{source}: {what} has {n} {unit}, over the limit of {limit}; the file is corrupt or was not written by benchgate"
+        )
+    };
+    if let Some(cells) = doc.get("results").and_then(|r| r.as_array()) {
+        if cells.len() > MAX_CELLS {
+            return Err(over("results".into(), cells.len(), MAX_CELLS, "cells"));
+        }
+        for (i, cell) in cells.iter().enumerate() {
+            for name in ["scenario", "client", "server"] {
+                if let Some(text) = cell.get(name).and_then(|v| v.as_str()) {
+                    if text.len() > MAX_NAME_BYTES {
+                        return Err(over(
+                            format!("results[{i}].{name}"),
+                            text.len(),
+                            MAX_NAME_BYTES,
+                            "bytes",
+                        ));
+                    }
+                }
+            }
+            if let Some(trials) = cell.get("trials").and_then(|t| t.as_array()) {
+                if trials.len() > MAX_TRIALS {
+                    return Err(over(
+                        format!("results[{i}].trials"),
+                        trials.len(),
+                        MAX_TRIALS,
+                        "trials",
+                    ));
+                }
+            }
+        }
+    }
+    // Every key anywhere (metric names, summary keys, config keys): iterative,
+    // so a deeply nested document cannot overflow the stack here.
+    let mut stack = vec![doc];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    if k.len() > MAX_NAME_BYTES {
+                        let shown: String = k.chars().take(32).collect();
+                        return Err(over(
+                            format!("the key starting {shown:?}"),
+                            k.len(),
+                            MAX_NAME_BYTES,
+                            "bytes",
+                        ));
+                    }
+                    stack.push(v);
+                }
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Checks every measured value; the error names the file, the field and the fix.
 pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
     let bad = |field: String, v: f64, rule: &str| {

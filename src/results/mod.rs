@@ -106,7 +106,8 @@ impl RunResults {
     }
 
     /// Reads and checks a results file: size bounded, schema version known,
-    /// measured values finite and non-negative (`check`).
+    /// cells, trials and names bounded, measured values finite and
+    /// non-negative (`check`).
     pub fn read(path: &Path) -> anyhow::Result<RunResults> {
         const MAX_BYTES: u64 = 256 * 1024 * 1024;
         let meta = std::fs::metadata(path)
@@ -137,6 +138,7 @@ impl RunResults {
                 "{source} has no numeric schema_version: it is not a benchgate results file"
             ),
         }
+        check::check_limits(&value, source)?;
         let results: RunResults = serde_json::from_value(value).with_context(|| {
             format!("{source} does not match the results schema v{SCHEMA_VERSION}")
         })?;

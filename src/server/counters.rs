@@ -82,10 +82,12 @@ pub struct ServerCounters {
 impl ServerCounters {
     /// Decodes [`ServerCounters::service_time_hist`].
     pub fn decode_hist(&self) -> anyhow::Result<Histogram<u64>> {
-        let raw = base64::engine::general_purpose::STANDARD.decode(&self.service_time_hist)?;
+        // Bounded before decoding: counters come back inside untrusted results files.
+        let v2 = crate::metrics::histogram::check_encoding(&self.service_time_hist)
+            .map_err(|e| anyhow::anyhow!("service_time_hist: {e}"))?;
         let hist = hdrhistogram::serialization::Deserializer::new()
-            .deserialize(&mut raw.as_slice())
-            .map_err(|e| anyhow::anyhow!("service_time_hist: {e:?}"))?;
+            .deserialize(&mut v2.as_slice())
+            .map_err(|e| anyhow::anyhow!("service_time_hist: {e}"))?;
         Ok(hist)
     }
 }

@@ -1,0 +1,183 @@
+//! Untrusted results files and histograms are bounded before they are parsed
+//! and decoded (issue 17, point 3). A counting global allocator measures what
+//! a crafted histogram header makes the decoder allocate; the tests of this
+//! binary run one at a time so that the count is this decode's alone.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use benchgate::metrics::LatencyHistogram;
+use benchgate::results::{check, synthetic, RunResults};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            let live = LIVE.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
+            PEAK.fetch_max(live, Ordering::SeqCst);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Ordering::SeqCst);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// One test at a time: the allocation counts are process-wide.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Peak bytes allocated above the starting level while `f` runs.
+fn peak_extra<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let start = LIVE.load(Ordering::SeqCst);
+    PEAK.store(start, Ordering::SeqCst);
+    let out = f();
+    (out, PEAK.load(Ordering::SeqCst).saturating_sub(start))
+}
+
+/// base64 of HdrHistogram's compressed V2 encoding whose header claims
+/// `payload_len` payload bytes (3 digits, 1 µs to 1 h, as benchgate records)
+/// and carries none.
+fn crafted(payload_len: u32) -> String {
+    let mut v2 = (0x1c84_9303u32 | 0x10).to_be_bytes().to_vec();
+    v2.extend(payload_len.to_be_bytes());
+    v2.extend(0u32.to_be_bytes()); // normalizing offset
+    v2.extend(3u32.to_be_bytes()); // significant digits
+    v2.extend(1u64.to_be_bytes()); // lowest
+    v2.extend(3_600_000_000u64.to_be_bytes()); // highest
+    v2.extend(1.0f64.to_bits().to_be_bytes()); // conversion ratio
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(&v2).unwrap();
+    let z = z.finish().unwrap();
+    let mut blob = (0x1c84_9304u32 | 0x10).to_be_bytes().to_vec();
+    blob.extend((z.len() as u32).to_be_bytes());
+    blob.extend(z);
+    base64::engine::general_purpose::STANDARD.encode(blob)
+}
+
+#[test]
+fn a_histogram_header_claiming_4_gib_allocates_almost_nothing() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = crafted(u32::MAX);
+    let (result, peak) = peak_extra(|| LatencyHistogram::decode(&text).map(|_| ()));
+    let e = result.unwrap_err();
+    assert!(e.contains("not a benchgate histogram"), "{e}");
+    assert!(
+        e.contains("claims a 4294967295 byte payload, more than 23552 counters can encode"),
+        "{e}"
+    );
+    assert!(peak < 1 << 20, "decoding allocated {peak} bytes at peak");
+    // The largest claim the header's counters allow, with no payload behind it.
+    let text = crafted(200_000);
+    let (result, peak) = peak_extra(|| LatencyHistogram::decode(&text).map(|_| ()));
+    let e = result.unwrap_err();
+    assert!(e.contains("but 0 bytes inflate"), "{e}");
+    assert!(peak < 1 << 20, "decoding allocated {peak} bytes at peak");
+}
+
+#[test]
+fn a_recorded_histogram_decodes_within_bounds() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut h = LatencyHistogram::new();
+    for i in 0..50_000u64 {
+        h.record(Duration::from_micros(50 + (i * 7919) % 2_000_000));
+    }
+    let text = h.encode();
+    let (back, peak) = peak_extra(|| LatencyHistogram::decode(&text).unwrap());
+    assert_eq!(back.summary(), h.summary());
+    // The counters of 3 digits over 1 µs..1 h (~190 KiB) and the payload.
+    assert!(peak < 1 << 20, "decoding allocated {peak} bytes at peak");
+}
+
+fn results_json(r: &RunResults) -> serde_json::Value {
+    serde_json::to_value(r).unwrap()
+}
+
+fn small_run() -> RunResults {
+    synthetic::run(benchgate::config::Suite::default_suite(), 2, |_, _, _| {
+        Some(synthetic::metrics(100.0, 50.0, 10.0))
+    })
+}
+
+#[test]
+fn a_results_file_with_100k_cells_is_refused_quickly() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut doc = results_json(&small_run());
+    // Small cells, as a crafted file would have them (~10 MB in all).
+    let cell = serde_json::json!({
+        "scenario": "s", "client": "c", "trials": [], "summary": {},
+        "histogram": null, "histogram_uncorrected": null,
+    });
+    doc["results"] = serde_json::Value::Array(vec![cell; 100_000]);
+    let text = doc.to_string();
+    let t = Instant::now();
+    let e = RunResults::parse(&text, "fork.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("fork.json: results has 100000 cells, over the limit of 10000"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert_eq!(check::MAX_CELLS, 10_000);
+}
+
+#[test]
+fn too_many_trials_are_refused() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut doc = results_json(&small_run());
+    let trial = doc["results"][1]["trials"][0].clone();
+    doc["results"][1]["trials"] = serde_json::Value::Array(vec![trial; 1_001]);
+    let e = RunResults::parse(&doc.to_string(), "fork.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("fork.json: results[1].trials has 1001 trials, over the limit of 1000"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_megabyte_name_is_refused_quickly() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let big = "x".repeat(1 << 20);
+    let base = results_json(&small_run());
+    // A cell name.
+    let mut doc = base.clone();
+    doc["results"][0]["client"] = big.clone().into();
+    let t = Instant::now();
+    let e = RunResults::parse(&doc.to_string(), "fork.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("fork.json: results[0].client has 1048576 bytes, over the limit of 256"),
+        "{e}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    // A metric key (summary names are free-form keys).
+    let mut doc = base.clone();
+    doc["results"][0]["summary"][big.as_str()] = doc["results"][0]["summary"]["rps"].clone();
+    let e = RunResults::parse(&doc.to_string(), "fork.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("fork.json: the key starting \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\" has 1048576 bytes, over the limit of 256"),
+        "{e}"
+    );
+    // At the limit: accepted.
+    let mut doc = base;
+    doc["results"][0]["scenario"] = "s".repeat(check::MAX_NAME_BYTES).into();
+    RunResults::parse(&doc.to_string(), "fork.json").unwrap();
+}
