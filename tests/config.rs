@@ -488,6 +488,20 @@ fn pass_env_names_variables_to_pass_through() {
         "set by benchgate",
         "reserved",
     );
+    for name in [
+        "GITHUB_TOKEN",
+        "input_github-token",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    ] {
+        let text = format!("{head}pass_env = [\"{name}\"]\n{SCENARIO}");
+        invalid(
+            &text,
+            5,
+            "client \"x\".pass_env[0]",
+            "the workflow's own credential",
+            "under another name",
+        );
+    }
     let text =
         format!("{head}env = {{ NPM_TOKEN = \"x\" }}\npass_env = [\"NPM_TOKEN\"]\n{SCENARIO}");
     invalid(

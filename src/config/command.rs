@@ -174,6 +174,17 @@ pub(super) fn env_table(
     Ok(env)
 }
 
+/// The workflow's own credentials, which no config may pass to a program:
+/// GitHub's token in every spelling and the Actions runtime and OIDC
+/// variables.
+fn is_workflow_credential(name: &str) -> bool {
+    let n = name.to_ascii_uppercase().replace('-', "_");
+    matches!(
+        n.as_str(),
+        "GITHUB_TOKEN" | "GH_TOKEN" | "INPUT_GITHUB_TOKEN"
+    ) || n.starts_with("ACTIONS_")
+}
+
 /// Variables passed from benchgate's environment although child programs do
 /// not get them by default (`pass_env = ["NPM_TOKEN"]`): names only (no `=`,
 /// no NUL, not empty), not `BENCHGATE_*`, not also set in `env` (which
@@ -204,6 +215,12 @@ pub(super) fn pass_env(
             return Err(at(
                 format!("{n} is set by benchgate"),
                 "remove it: BENCHGATE_* variables are reserved",
+            ));
+        }
+        if is_workflow_credential(n) {
+            return Err(at(
+                format!("{n} is the workflow's own credential, which benchmarked programs never get (a pull request's config could otherwise hand it to its own code)"),
+                "remove it; a program that needs a token of its own gets one under another name (a repository secret mapped in the workflow, e.g. NPM_TOKEN)",
             ));
         }
         if env.contains_key(n) {
