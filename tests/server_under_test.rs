@@ -88,7 +88,24 @@ fn a_slower_server_is_measured_slower_and_the_gate_says_so() {
         reference_server("slow", ", \"--added-delay\", \"2ms\"", &mark),
     );
     let run = run_config(&toml, &[]);
-    let results = run.results();
+    // With `[compare]` in the config the run itself compares the servers side
+    // by side and exits with the gate: 1, the slow server regressed.
+    let stdout = String::from_utf8_lossy(&run.output.stdout);
+    assert_eq!(
+        run.output.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.output.stderr)
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.contains("hyper @ slow vs hyper @ fast")
+                && l.contains("throughput_rps")
+                && l.trim_end().ends_with("regressed")),
+        "{stdout}"
+    );
+    let results = benchgate::results::RunResults::read(&run.out).unwrap();
     assert!(
         processes_with(&mark).is_empty(),
         "{:?}",
