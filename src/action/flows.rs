@@ -164,23 +164,18 @@ fn side_by_side(
     suite: &crate::config::Suite,
     pr: Option<&PullRequest>,
 ) -> anyhow::Result<u8> {
-    if a.lookup_only() {
-        return Ok(0);
-    }
     let settings = suite.compare.clone().unwrap_or_default();
-    let base = compare::SideBySide {
-        client: settings.baseline_client.as_deref(),
-        server: settings.baseline_server.as_deref(),
-    };
     let against = crate::runner::extend::Against::SideBySide {
         client: settings.baseline_client.clone(),
         server: settings.baseline_server.clone(),
     };
-    let results = match a.measured(suite, Some(against))? {
+    // The lookup step measures nothing (`Done(0)`): no stored baseline here.
+    let results = match a.measured(suite, Some(against.clone()))? {
         Measured::Results(r) => *r,
         Measured::Done(code) => return Ok(code),
     };
-    let comparison = compare::compare_side_by_side_with(&results, base, &suite.gate);
+    // The same comparison that decided the extra rounds during the run.
+    let comparison = against.compare(&results, &suite.gate);
     let what = match (&settings.baseline_client, &settings.baseline_server) {
         (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),
         (Some(c), None) => format!("client {}", md(c)),

@@ -105,7 +105,9 @@ impl Action {
                         None => None,
                     },
                 };
-                write_new(&path, &serde_json::to_vec(&file)?)?;
+                // Replaces a stale file of an earlier run of this job.
+                std::fs::write(&path, serde_json::to_vec(&file)?)
+                    .with_context(|| format!("writing {}", path.display()))?;
                 Ok(None)
             }
             ActionStep::Measure | ActionStep::Publish => {
@@ -184,30 +186,10 @@ impl Action {
         }
     }
 
-    /// Whether this step has nothing to do for a flow that needs no stored
-    /// baseline (side by side, the fork-safe halves).
-    pub(crate) fn lookup_only(&self) -> bool {
-        self.step == ActionStep::Lookup
-    }
-
     /// Whether this process compares and publishes (`all`, `publish`).
     pub(crate) fn publishes(&self) -> bool {
         matches!(self.step, ActionStep::All | ActionStep::Publish)
     }
-}
-
-/// Writes a file that must not exist yet: a stale lookup from another job
-/// would otherwise be compared with silently.
-fn write_new(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    let _ = std::fs::remove_file(path);
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .with_context(|| format!("creating {}", path.display()))?;
-    f.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// The `measure` step's guard: when its environment holds anything
