@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::cli::{CloudWatchArgs, CompareArgs, ReportArgs, RunArgs, ServeCliArgs};
-use crate::compare::{self, Comparison, GateConfig};
-use crate::config::{CompareSettings, MockScript, Suite};
+use crate::compare::Comparison;
+use crate::config::{MockScript, Suite};
+use crate::plan::{Asked, ComparisonPlan, Otherwise};
 use crate::publish::cloudwatch_limits::{name_problem, NameKind};
 use crate::report;
 use crate::results::RunResults;
-use crate::runner::extend::{Against, Extend};
+use crate::runner::extend::Extend;
 use crate::runner::{self, RunOptions};
 
 /// Picks the suite: `--config`, else ./benchgate.toml, else the default suite.
@@ -87,36 +88,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         Some(path) => Some(RunResults::read(path)?),
         None => None,
     };
-    if let Some(client) = &args.side_by_side {
-        check_client(
-            client,
-            &suite
-                .clients
-                .iter()
-                .map(|c| c.name.as_str())
-                .collect::<Vec<_>>(),
-            &suite.source,
-        )?;
-    }
-    // The comparison that follows the run (or the config's `[compare]`) also
-    // decides, during it, whether a scenario needs more rounds (`[run]
-    // max_rounds`).
-    let against = match (&baseline, &args.side_by_side, &suite.compare) {
-        (Some(b), _, _) => Some(Against::Baseline(Box::new(b.clone()))),
-        (None, Some(client), _) => Some(Against::SideBySide {
-            client: Some(client.clone()),
-            server: None,
-        }),
-        (None, None, Some(c)) => Some(Against::SideBySide {
-            client: c.baseline_client.clone(),
-            server: c.baseline_server.clone(),
-        }),
-        (None, None, None) => None,
+    let asked = Asked {
+        stored: baseline.is_some(),
+        side_by_side_client: args.side_by_side.clone(),
+        ..Asked::default()
     };
-    opts.extend = against.map(|against| Extend {
-        against,
-        gate: suite.gate.clone(),
-    });
+    // What the run is compared with decides, during it, whether a scenario
+    // needs more rounds (`[run] max_rounds`), and after it, the verdict.
+    let plan = ComparisonPlan::resolve(asked, &suite, &suite, &suite.source)?.with_stored(baseline);
+    opts.extend = plan
+        .against
+        .is_some()
+        .then(|| Extend { plan: plan.clone() });
     let results = runner::run(&suite, &opts)?;
     print!(
         "{}",
@@ -136,18 +119,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         );
         return Ok(signal.exit_code());
     }
-    // The comparison decided above (`--baseline`, `--side-by-side`, or the
-    // config's `[compare]`), now on the whole run.
-    let comparison = match &opts.extend {
-        Some(extend) => extend.against.compare(&results, &suite.gate),
-        None => {
-            write_exports(&results, &args.outputs)?;
-            return Ok(0);
-        }
+    let Some(comparison) = plan.compare(&results) else {
+        write_exports(&results, &args.outputs)?;
+        return Ok(0);
     };
     let sides = Sides {
         current: &results,
-        baseline: baseline.as_ref(),
+        baseline: plan.stored(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }
@@ -168,77 +146,39 @@ fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
 pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
     let current = RunResults::read(&args.current)?;
     warn_if_partial(&current, &args.current);
-    let (gate, settings): (GateConfig, Option<CompareSettings>) = match &args.config {
+    // `--config` supplies the gate and `[compare]`; else the run's own.
+    let config = match &args.config {
+        Some(path) => Suite::from_file(path)?,
+        None => current.config.clone(),
+    };
+    let baseline = match &args.baseline {
         Some(path) => {
-            let suite = Suite::from_file(path)?;
-            (suite.gate, suite.compare)
+            let b = RunResults::read(path)?;
+            warn_if_partial(&b, path);
+            Some(b)
         }
-        None => (current.config.gate.clone(), current.config.compare.clone()),
+        None => None,
     };
-    let mut baseline = None;
-    let comparison = match (&args.baseline, &args.side_by_side) {
-        (Some(path), _) => {
-            let b = baseline.insert(RunResults::read(path)?);
-            warn_if_partial(b, path);
-            compare::compare(Some(b), &current, &gate)
-        }
-        (None, side) => {
-            let (client, server) = match (side, &args.side_by_side_server) {
-                (None, None) => settings
-                    .map(|s| (s.baseline_client, s.baseline_server))
-                    .unwrap_or_default(),
-                (c, s) => (c.clone(), s.clone()),
-            };
-            if client.is_none() && server.is_none() {
-                anyhow::bail!(
-                    "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT or --side-by-side-server SERVER (or set [compare] baseline_client / baseline_server in the config)",
-                    args.current.display()
-                );
-            }
-            let source = args.current.display().to_string();
-            if let Some(client) = &client {
-                let clients: Vec<&str> = current
-                    .config
-                    .clients
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect();
-                check_client(client, &clients, &source)?;
-            }
-            if let Some(server) = &server {
-                let servers: Vec<&str> = current
-                    .config
-                    .servers
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect();
-                anyhow::ensure!(
-                    servers.contains(&server.as_str()),
-                    "--side-by-side-server {server:?}: {source} has no server under test of that name; it has: {}",
-                    if servers.is_empty() { "none".to_string() } else { servers.join(", ") }
-                );
-            }
-            let base = compare::SideBySide {
-                client: client.as_deref(),
-                server: server.as_deref(),
-            };
-            compare::compare_side_by_side_with(&current, base, &gate)
-        }
+    let asked = Asked {
+        stored: baseline.is_some(),
+        side_by_side_client: args.side_by_side.clone(),
+        side_by_side_server: args.side_by_side_server.clone(),
+        otherwise: Otherwise::Refuse(format!(
+            "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT or --side-by-side-server SERVER (or set [compare] baseline_client / baseline_server in the config)",
+            args.current.display()
+        )),
     };
+    let source = args.current.display().to_string();
+    let plan =
+        ComparisonPlan::resolve(asked, &config, &current.config, &source)?.with_stored(baseline);
+    let comparison = plan
+        .compare(&current)
+        .expect("a plan that compares nothing was refused above");
     let sides = Sides {
         current: &current,
-        baseline: baseline.as_ref(),
+        baseline: plan.stored(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
-}
-
-fn check_client(client: &str, clients: &[&str], source: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        clients.contains(&client),
-        "--side-by-side {client:?}: {source} has no client of that name; it has: {}",
-        clients.join(", ")
-    );
-    Ok(())
 }
 
 /// The two runs behind a comparison (side by side: only `current`).

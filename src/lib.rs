@@ -8,6 +8,8 @@
 //! - [`engine`]: schedules (closed/open loop), the measurement window, recorders.
 //! - [`metrics`]: HDR latency histograms, error classes, resource usage.
 //! - [`results`]: the versioned results file and the environment fingerprint.
+//! - [`plan`]: what a run is compared with (stored run, side by side, nothing),
+//!   decided once for the CLI and every action flow.
 //! - [`runner`]: `benchgate run`: the reference server (or servers under test) as
 //!   processes, one driver process per trial.
 //! - [`calibrate`]: `benchgate calibrate`: A/A runs, noise, suggested thresholds.
@@ -29,6 +31,7 @@ pub mod config;
 pub mod engine;
 pub mod github;
 pub mod metrics;
+pub mod plan;
 pub mod publish;
 pub mod report;
 pub mod results;

@@ -402,3 +402,51 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         "report mode wrote the store"
     );
 }
+
+/// The fork-safe split with `[compare]` in the config: `report` compares the
+/// artifact side by side as its comparison plan says (the two clients of the
+/// measured run, paired by round), never with the stored baseline.
+#[test]
+fn the_split_report_compares_side_by_side_when_the_config_says_so() {
+    let r = Runner::new();
+    let side_by_side = SUITE.replace(
+        "[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n",
+        "[[client]]\nname = \"base\"\nkind = \"hyper\"\n\n[[client]]\nname = \"head\"\nkind = \"hyper\"\n\n[compare]\nbaseline_client = \"base\"\n",
+    );
+    assert_ne!(side_by_side, SUITE);
+    std::fs::write(r.workspace().join("benchgate.toml"), side_by_side).unwrap();
+    let measure = r.action(
+        "pull_request",
+        &event("pull_request_fork.json"),
+        &[
+            ("GITHUB_REF", "refs/pull/43/merge"),
+            ("GITHUB_SHA", FORK_HEAD),
+            ("GITHUB_RUN_ID", "103"),
+            ("INPUT_MODE", "measure"),
+        ],
+    );
+    assert_eq!(measure.code(), 0, "{}", measure.log());
+    r.fake.clear_requests();
+    let report = r.action(
+        "workflow_run",
+        &event("workflow_run.json"),
+        &[
+            ("GITHUB_REF", "refs/heads/main"),
+            ("GITHUB_SHA", BASE_SHA),
+            ("GITHUB_RUN_ID", "104"),
+            ("INPUT_GITHUB-TOKEN", TOKEN),
+        ],
+    );
+    assert_eq!(report.code(), 0, "{}", report.log());
+    let comments = r.comments(43);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let body = &comments[0].2;
+    assert!(body.contains("side by side"), "{body}");
+    assert!(body.contains("head vs base"), "{body}");
+    assert!(!body.contains("none stored"), "{body}");
+    assert_eq!(
+        r.fake.count("GET", "/contents/"),
+        0,
+        "a side-by-side report read the store"
+    );
+}

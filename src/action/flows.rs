@@ -3,8 +3,12 @@
 
 use std::process::{Command, Stdio};
 
+use crate::baseline::FoundBaseline;
 use crate::cli::CloudWatchArgs;
-use crate::compare;
+use crate::config::Suite;
+use crate::plan::{Against, ComparisonPlan};
+use crate::report::escape::md;
+use crate::results::RunResults;
 
 use super::comment::{CommentSink, SummaryOnly};
 use super::event::PullRequest;
@@ -14,96 +18,147 @@ use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
 use super::steps::{Looked, Measured};
 use super::{Action, MAX_HISTORY};
-use crate::baseline::FoundBaseline;
-use crate::report::escape::md;
-use crate::runner::extend::Against;
-
-/// Extra rounds against a stored baseline while a gating metric is undecided.
-fn baseline_of(f: &FoundBaseline) -> Against {
-    Against::Baseline(Box::new(f.results.clone()))
-}
 
 /// Most ancestors of the base commit looked up for the nearest older baseline.
 const MAX_ANCESTORS: usize = 200;
 
-/// `pull_request`: run, compare with the base commit's baseline (or the
-/// nearest older one), comment, gate. Never writes the baseline.
+/// Where a flow looks its stored baseline up, when its plan compares with
+/// one.
+struct Lookup<'a> {
+    /// The flow's name in the lookup file (the publish step refuses another).
+    flow: &'static str,
+    branch: &'a str,
+    /// The commit whose baseline is wanted ("" for the newest).
+    sha: &'a str,
+    /// Walk `sha`'s ancestors for the nearest older baseline (pull requests).
+    ancestors: bool,
+}
+
+/// What a flow measured, compared as planned.
+struct Measurement {
+    plan: ComparisonPlan,
+    found: Option<FoundBaseline>,
+    results: RunResults,
+    /// How the baseline was chosen, for the report.
+    note: String,
+}
+
+impl Measurement {
+    fn report(
+        &self,
+        comment: Option<(Box<dyn CommentSink>, String)>,
+    ) -> anyhow::Result<Report<'_>> {
+        let comparison = self
+            .plan
+            .compare(&self.results)
+            .ok_or_else(|| anyhow::anyhow!("the action's comparison plan compares nothing"))?;
+        Ok(Report {
+            comparison,
+            current: &self.results,
+            baseline: self.found.as_ref(),
+            note: self.note.clone(),
+            comment,
+            no_baseline_passes: false,
+        })
+    }
+}
+
+/// A flow's steps up to the comparison: the stored baseline looked up when
+/// the plan compares with one (`lookup` ends there), the suite measured
+/// (`measure` ends there) with extra rounds while the plan's comparison is
+/// undecided (`extend`). `Err(code)`: this step is done.
+fn measure(
+    a: &Action,
+    suite: &Suite,
+    plan: ComparisonPlan,
+    lookup: &Lookup<'_>,
+    extend: bool,
+) -> anyhow::Result<Result<Measurement, u8>> {
+    let (plan, found, note) = if plan.wants_stored() {
+        let Some(looked) = a.looked_up(lookup.flow, || {
+            let store = a.store()?;
+            let ancestors = match lookup.ancestors {
+                true => ancestors(lookup.sha),
+                false => Vec::new(),
+            };
+            Ok(Looked {
+                found: store.lookup(lookup.branch, lookup.sha, &ancestors)?,
+                history: !ancestors.is_empty(),
+            })
+        })?
+        else {
+            return Ok(Err(0));
+        };
+        let wanted = lookup.ancestors.then_some(lookup.sha);
+        let note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history);
+        let stored = looked.found.as_ref().map(|f| f.results.clone());
+        (plan.with_stored(stored), looked.found, note)
+    } else {
+        // The lookup step has nothing to look up; it measures nothing either.
+        let note = side_by_side_note(&plan);
+        (plan, None, note)
+    };
+    let results = match a.measured(suite, extend.then_some(&plan))? {
+        Measured::Results(r) => *r,
+        Measured::Done(code) => return Ok(Err(code)),
+    };
+    Ok(Ok(Measurement {
+        plan,
+        found,
+        results,
+        note,
+    }))
+}
+
+/// `pull_request`: run, compare as planned (the base commit's baseline or
+/// the nearest older one; side by side with `[compare]`), comment, gate.
+/// Never writes the baseline.
 pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    if suite.compare.is_some() {
-        return side_by_side(a, &suite, Some(pr));
-    }
-    // Look the baseline up before spending minutes on the run.
-    let Some(looked) = a.looked_up("pull_request", || {
-        let store = a.store()?;
-        let ancestors = ancestors(&pr.base_sha);
-        Ok(Looked {
-            found: store.lookup(&pr.base_ref, &pr.base_sha, &ancestors)?,
-            history: !ancestors.is_empty(),
-        })
-    })?
-    else {
-        return Ok(0);
+    let plan = a.plan(&suite, false)?;
+    let lookup = Lookup {
+        flow: "pull_request",
+        branch: &pr.base_ref,
+        sha: &pr.base_sha,
+        ancestors: true,
     };
-    let found = looked.found;
-    let results = match a.measured(&suite, found.as_ref().map(baseline_of))? {
-        Measured::Results(r) => *r,
-        Measured::Done(code) => return Ok(code),
+    let m = match measure(a, &suite, plan, &lookup, true)? {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
     };
-    let note = baseline_note(
-        found.as_ref(),
-        &pr.base_ref,
-        Some(&pr.base_sha),
-        looked.history,
-    );
-    let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
     let sink = comment_sink(a, pr.number, &suite.source);
-    Report {
-        comparison,
-        current: &results,
-        baseline: found.as_ref(),
-        note,
-        comment: Some((sink, pr.head_sha.clone())),
-        no_baseline_passes: false,
-    }
-    .finish(a)
+    m.report(Some((sink, pr.head_sha.clone())))?.finish(a)
 }
 
 /// `push` to the baseline branch: run, store the baseline, and show the change
-/// from the previous one. A missing previous baseline never fails; a run the
-/// job's cancellation cut short is never stored. Publishes to
-/// CloudWatch when asked (a failure there is a warning).
+/// from the previous one (whatever `[compare]` says: the stored history is
+/// what a push adds to). A missing previous baseline never fails; a run the
+/// job's cancellation cut short is never stored. Publishes to CloudWatch when
+/// asked (a failure there is a warning).
 pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let Some(looked) = a.looked_up("push", || {
-        Ok(Looked {
-            found: a.store()?.lookup(branch, sha, &[])?,
-            history: false,
-        })
-    })?
-    else {
-        return Ok(0);
+    let plan = a.plan(&suite, true)?;
+    let lookup = Lookup {
+        flow: "push",
+        branch,
+        sha,
+        ancestors: false,
     };
-    let previous = looked.found;
-    let results = match a.measured(&suite, None)? {
-        Measured::Results(r) => *r,
-        Measured::Done(code) => return Ok(code),
+    // A stored baseline gets the configured rounds, no more: the comparison
+    // with the previous one is shown, never gated on.
+    let m = match measure(a, &suite, plan, &lookup, false)? {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
     };
     let store = a.store()?;
-    let key = store.store(branch, sha, &results, MAX_HISTORY)?;
+    let key = store.store(branch, sha, &m.results, MAX_HISTORY)?;
     eprintln!(
         "benchgate: stored the baseline of {branch} at {sha} (run {}); keeping at most {MAX_HISTORY} per branch",
         key.run_id
     );
-    let note = baseline_note(previous.as_ref(), branch, None, false);
-    let comparison = compare::compare(previous.as_ref().map(|f| &f.results), &results, &suite.gate);
     let code = Report {
-        comparison,
-        current: &results,
-        baseline: previous.as_ref(),
-        note,
-        comment: None,
         no_baseline_passes: true,
+        ..m.report(None)?
     }
     .finish(a)?;
     if a.inputs.cloudwatch {
@@ -112,93 +167,48 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
     Ok(code)
 }
 
-/// `schedule`/`workflow_dispatch`: run, compare with the newest baseline of
-/// `branch`, publish to CloudWatch when asked (a failure there is a warning).
+/// `schedule`/`workflow_dispatch`: run, compare as planned (the newest
+/// baseline of `branch`; side by side with `[compare]`), publish to
+/// CloudWatch when asked (a failure there is a warning).
 pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    if suite.compare.is_some() {
-        let code = side_by_side(a, &suite, None)?;
-        if a.inputs.cloudwatch && a.publishes() {
-            publish_cloudwatch(a, branch);
-        }
-        return Ok(code);
-    }
-    let Some(looked) = a.looked_up("schedule", || {
-        Ok(Looked {
-            found: a.store()?.lookup(branch, sha.unwrap_or(""), &[])?,
-            history: false,
-        })
-    })?
-    else {
-        return Ok(0);
+    let plan = a.plan(&suite, false)?;
+    let lookup = Lookup {
+        flow: "schedule",
+        branch,
+        sha: sha.unwrap_or(""),
+        ancestors: false,
     };
-    let found = looked.found;
-    let results = match a.measured(&suite, found.as_ref().map(baseline_of))? {
-        Measured::Results(r) => *r,
-        Measured::Done(code) => return Ok(code),
+    let m = match measure(a, &suite, plan, &lookup, true)? {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
     };
-    let note = baseline_note(found.as_ref(), branch, None, false);
-    let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
-    let code = Report {
-        comparison,
-        current: &results,
-        baseline: found.as_ref(),
-        note,
-        comment: None,
-        no_baseline_passes: false,
-    }
-    .finish(a)?;
+    let code = m.report(None)?.finish(a)?;
     if a.inputs.cloudwatch {
         publish_cloudwatch(a, branch);
     }
     Ok(code)
 }
 
-/// `[compare]` in the config (pull request, schedule): side-by-side mode. The
-/// run itself holds both sides (e.g. `base` and `head` builds of a client, or
-/// two servers), compared round by round; no stored baseline is read, and more
-/// rounds run while a gating metric is undecided (`[run] max_rounds`). The
-/// sturdiest gate on a noisy shared runner (README, "Gate quality, measured").
-fn side_by_side(
-    a: &Action,
-    suite: &crate::config::Suite,
-    pr: Option<&PullRequest>,
-) -> anyhow::Result<u8> {
-    let settings = suite.compare.clone().unwrap_or_default();
-    let against = crate::runner::extend::Against::SideBySide {
-        client: settings.baseline_client.clone(),
-        server: settings.baseline_server.clone(),
+/// The report's note for a side-by-side plan (`[compare]` in the config):
+/// the run itself holds both sides (e.g. `base` and `head` builds of a
+/// client, or two servers), compared round by round; no stored baseline is
+/// read. The sturdiest gate on a noisy shared runner (README, "Gate
+/// quality, measured").
+pub(super) fn side_by_side_note(plan: &ComparisonPlan) -> String {
+    let (client, server) = match &plan.against {
+        Some(Against::SideBySide { client, server }) => (client.as_deref(), server.as_deref()),
+        _ => (None, None),
     };
-    // The lookup step measures nothing (`Done(0)`): no stored baseline here.
-    let results = match a.measured(suite, Some(against.clone()))? {
-        Measured::Results(r) => *r,
-        Measured::Done(code) => return Ok(code),
-    };
-    // The same comparison that decided the extra rounds during the run.
-    let comparison = against.compare(&results, &suite.gate);
-    let what = match (&settings.baseline_client, &settings.baseline_server) {
+    let what = match (client, server) {
         (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),
         (Some(c), None) => format!("client {}", md(c)),
         (None, Some(s)) => format!("server {}", md(s)),
         (None, None) => "nothing".to_string(),
     };
-    let note = format!(
+    format!(
         "> **Baseline:** side by side: every cell against {what} measured in this same run, paired by round (`[compare]` in the config; no stored baseline is used).\n\n"
-    );
-    Report {
-        comparison,
-        current: &results,
-        baseline: None,
-        note,
-        comment: pr.map(|pr| {
-            (
-                comment_sink(a, pr.number, &suite.source),
-                pr.head_sha.clone(),
-            )
-        }),
-        no_baseline_passes: false,
-    }
-    .finish(a)
+    )
 }
 
 /// Publishes the results to CloudWatch; never changes the exit code.

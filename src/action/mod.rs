@@ -30,6 +30,7 @@ use anyhow::Context as _;
 use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite};
+use crate::plan::{Asked, ComparisonPlan, Otherwise};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
 
@@ -220,6 +221,19 @@ impl Action {
         }
     }
 
+    /// What this flow's run is compared with ([`ComparisonPlan::resolve`]):
+    /// the stored baseline, unless the config's `[compare]` asks for side by
+    /// side; `stored`: the stored baseline whatever `[compare]` says (a push
+    /// shows the change from the previous baseline).
+    pub fn plan(&self, suite: &Suite, stored: bool) -> anyhow::Result<ComparisonPlan> {
+        let asked = Asked {
+            stored,
+            otherwise: Otherwise::Stored,
+            ..Asked::default()
+        };
+        ComparisonPlan::resolve(asked, suite, suite, &suite.source)
+    }
+
     /// Input `config` as a path (default `benchgate.toml`); `None` for
     /// `builtin`, the built-in default suite.
     pub fn config_path(&self) -> Option<PathBuf> {
@@ -271,12 +285,12 @@ impl Action {
     }
 
     /// Runs the suite, its log folded in a group and fenced from commands.
-    /// Scenarios still undecided `against` a baseline (stored, or side by
-    /// side) after `rounds` get more rounds, up to `[run] max_rounds`.
+    /// Scenarios the `plan`'s comparison leaves undecided after `rounds` get
+    /// more rounds, up to `[run] max_rounds`.
     pub fn run_suite(
         &self,
         suite: &Suite,
-        against: Option<crate::runner::extend::Against>,
+        plan: Option<&ComparisonPlan>,
     ) -> anyhow::Result<RunResults> {
         let out = self.results_path();
         if let Some(dir) = out.parent() {
@@ -288,10 +302,7 @@ impl Action {
             mock: self.mock.clone(),
             exe: std::env::current_exe().context("finding the benchgate executable")?,
             quiet: false,
-            extend: against.map(|against| crate::runner::extend::Extend {
-                against,
-                gate: suite.gate.clone(),
-            }),
+            extend: plan.map(|plan| crate::runner::extend::Extend { plan: plan.clone() }),
         };
         command(&format!(
             "::group::benchgate run ({} scenarios, {} rounds)",

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use crate::compare;
 use crate::results::RunResults;
 
 use super::event::{PullRequest, WorkflowRun};
@@ -89,7 +88,10 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
             anyhow::bail!("mode measure: GITHUB_SHA is not set; run it in GitHub Actions")
         }
     };
-    let results = a.run_suite(&suite, None)?;
+    // No stored baseline here (no token): the plan's extra rounds apply when
+    // it compares side by side; `report` compares as planned.
+    let plan = a.plan(&suite, false)?;
+    let results = a.run_suite(&suite, Some(&plan))?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
     }
@@ -181,11 +183,22 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
             ),
         );
     }
-    let store = a.store()?;
-    // No git history here: report mode runs nothing in the workspace.
-    let found = store.lookup(&pr.base_ref, &pr.base_sha, &[])?;
-    let note = baseline_note(found.as_ref(), &pr.base_ref, Some(&pr.base_sha), false);
-    let comparison = compare::compare(found.as_ref().map(|f| &f.results), &results, &suite.gate);
+    // As the measure step planned it, from this trusted checkout's config:
+    // the stored baseline of the base commit, or side by side in the run.
+    let plan = a.plan(&suite, false)?;
+    let (plan, found, note) = if plan.wants_stored() {
+        // No git history here: report mode runs nothing in the workspace.
+        let found = a.store()?.lookup(&pr.base_ref, &pr.base_sha, &[])?;
+        let note = baseline_note(found.as_ref(), &pr.base_ref, Some(&pr.base_sha), false);
+        let stored = found.as_ref().map(|f| f.results.clone());
+        (plan.with_stored(stored), found, note)
+    } else {
+        let note = super::flows::side_by_side_note(&plan);
+        (plan, None, note)
+    };
+    let comparison = plan
+        .compare(&results)
+        .ok_or_else(|| anyhow::anyhow!("the action's comparison plan compares nothing"))?;
     let sink = super::flows::comment_sink(a, pr.number, &suite.source);
     Report {
         comparison,

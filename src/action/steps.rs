@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::baseline::{BaselineKey, FoundBaseline};
 use crate::cli::ActionStep;
 use crate::config::Suite;
+use crate::plan::ComparisonPlan;
 use crate::results::RunResults;
 use crate::runner::child_env::secret_vars;
-use crate::runner::extend::Against;
 
 use super::Action;
 
@@ -152,12 +152,12 @@ impl Action {
     pub(crate) fn measured(
         &self,
         suite: &Suite,
-        against: Option<Against>,
+        plan: Option<&ComparisonPlan>,
     ) -> anyhow::Result<Measured> {
         match self.step {
             ActionStep::Lookup => Ok(Measured::Done(0)),
             ActionStep::All | ActionStep::Measure => {
-                let results = self.run_suite(suite, against)?;
+                let results = self.run_suite(suite, plan)?;
                 if let Some(code) = self.cancelled(&results)? {
                     return Ok(Measured::Done(code));
                 }
@@ -184,11 +184,6 @@ impl Action {
                 Ok(Measured::Results(Box::new(results)))
             }
         }
-    }
-
-    /// Whether this process compares and publishes (`all`, `publish`).
-    pub(crate) fn publishes(&self) -> bool {
-        matches!(self.step, ActionStep::All | ActionStep::Publish)
     }
 }
 

@@ -18,44 +18,15 @@
 //! below alpha, and `scripts/gate-quality-paired.sh` measures the A/A rate with
 //! extension on rather than assuming it.
 
-use crate::compare::{self, GateConfig, SideBySide, Tier, Verdict};
+use crate::compare::{Tier, Verdict};
+use crate::plan::ComparisonPlan;
 use crate::results::{CellResult, RunResults};
 
-/// What the trials of the run are compared with while it runs.
-#[derive(Debug, Clone)]
-pub enum Against {
-    /// A stored run (`benchgate run --baseline FILE`).
-    Baseline(Box<RunResults>),
-    /// Another client (and/or server) of the same run, paired by round.
-    SideBySide {
-        client: Option<String>,
-        server: Option<String>,
-    },
-}
-
-impl Against {
-    /// `current` compared with this side under `gate`: the one comparison a
-    /// run makes, during it (extra rounds) and after it (the verdict).
-    pub fn compare(&self, current: &RunResults, gate: &GateConfig) -> compare::Comparison {
-        match self {
-            Against::Baseline(b) => compare::compare(Some(b), current, gate),
-            Against::SideBySide { client, server } => compare::compare_side_by_side_with(
-                current,
-                SideBySide {
-                    client: client.as_deref(),
-                    server: server.as_deref(),
-                },
-                gate,
-            ),
-        }
-    }
-}
-
-/// The extension rule of one run.
+/// The extension rule of one run: the run's [`ComparisonPlan`], whose
+/// comparison decides both the extra rounds and the final verdict.
 #[derive(Debug, Clone)]
 pub struct Extend {
-    pub against: Against,
-    pub gate: GateConfig,
+    pub plan: ComparisonPlan,
 }
 
 impl Extend {
@@ -77,7 +48,9 @@ impl Extend {
                 .collect(),
             ..header.clone()
         };
-        let comparison = self.against.compare(&current, &self.gate);
+        let Some(comparison) = self.plan.compare(&current) else {
+            return false;
+        };
         comparison.metrics.iter().any(|m| {
             m.scenario == scenario
                 && m.gating
@@ -91,6 +64,7 @@ impl Extend {
 mod tests {
     use super::*;
     use crate::config::{gate::default_gate, Suite};
+    use crate::plan::Against;
     use crate::results::synthetic;
 
     /// `get-22b` with `hyper` and `reqwest`, `rounds` trials each; reqwest's CPU
@@ -110,14 +84,20 @@ mod tests {
         })
     }
 
-    fn side_by_side() -> Extend {
+    fn extend(against: Against) -> Extend {
         Extend {
-            against: Against::SideBySide {
-                client: Some("hyper".into()),
-                server: None,
+            plan: ComparisonPlan {
+                against: Some(against),
+                gate: default_gate(),
             },
-            gate: default_gate(),
         }
+    }
+
+    fn side_by_side() -> Extend {
+        extend(Against::SideBySide {
+            client: Some("hyper".into()),
+            server: None,
+        })
     }
 
     #[test]
@@ -141,10 +121,7 @@ mod tests {
     fn against_a_stored_baseline() {
         let base = run(10, 1.0, 0.002);
         let quiet = run(10, 1.0, 0.002);
-        let e = Extend {
-            against: Against::Baseline(Box::new(base)),
-            gate: default_gate(),
-        };
+        let e = extend(Against::Stored(Some(Box::new(base))));
         assert!(!e.needs_more(&quiet, &quiet.results));
         let noisy = run(10, 1.0, 0.3);
         assert!(e.needs_more(&noisy, &noisy.results));
@@ -155,6 +132,19 @@ mod tests {
         // +7% with a little noise: beyond warn (+5%) for sure, fail (+10%) unclear.
         let r = run(10, 1.07, 0.02);
         assert!(side_by_side().needs_more(&r, &r.results));
+    }
+
+    #[test]
+    fn nothing_stored_or_nothing_compared_asks_for_nothing() {
+        let noisy = run(10, 1.0, 0.3);
+        assert!(!extend(Against::Stored(None)).needs_more(&noisy, &noisy.results));
+        let nothing = Extend {
+            plan: ComparisonPlan {
+                against: None,
+                gate: default_gate(),
+            },
+        };
+        assert!(!nothing.needs_more(&noisy, &noisy.results));
     }
 
     #[test]

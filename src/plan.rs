@@ -1,0 +1,188 @@
+//! The comparison plan: what a run is compared with, decided once.
+//!
+//! Every entry point states what it was asked ([`Asked`]: command-line flags,
+//! or what an action flow compares with) and [`ComparisonPlan::resolve`] is
+//! the one place that turns that and the config's `[compare]` into what is
+//! compared. The extra rounds during the run (`[run] max_rounds`,
+//! `runner::extend`) and the verdict after it both come from
+//! [`ComparisonPlan::compare`], so the two can never disagree.
+//!
+//! Precedence, the same everywhere: a stored run asked for explicitly
+//! (`--baseline FILE`; the action's push flow, which shows the change from the
+//! previous baseline), then side-by-side flags (`--side-by-side`,
+//! `--side-by-side-server`), then the config's `[compare]`, then the entry
+//! point's own default ([`Otherwise`]).
+
+use crate::compare::{self, Comparison, GateConfig, SideBySide};
+use crate::config::{CompareSettings, Suite};
+use crate::results::RunResults;
+
+/// What the current run is compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Against {
+    /// A stored run: `--baseline FILE`, or the action's baseline store.
+    /// `None` until it is handed over ([`ComparisonPlan::with_stored`]), or
+    /// when none is stored yet: then every cell is "no baseline" and no extra
+    /// round is run.
+    Stored(Option<Box<RunResults>>),
+    /// Another client and/or server of the same run, paired by round.
+    SideBySide {
+        client: Option<String>,
+        server: Option<String>,
+    },
+}
+
+/// What an entry point was asked, beyond the config's `[compare]`.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    /// Compare with a stored run, whatever `[compare]` says: `--baseline
+    /// FILE` (handed over with [`ComparisonPlan::with_stored`]), or the
+    /// action's push flow.
+    pub stored: bool,
+    /// `--side-by-side CLIENT`.
+    pub side_by_side_client: Option<String>,
+    /// `--side-by-side-server SERVER`.
+    pub side_by_side_server: Option<String>,
+    /// When nothing above is asked and the config has no `[compare]`.
+    pub otherwise: Otherwise,
+}
+
+/// An entry point's default when neither flags nor `[compare]` say what to
+/// compare with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Otherwise {
+    /// Measure only (`benchgate run`).
+    #[default]
+    Nothing,
+    /// The stored baseline (every action flow).
+    Stored,
+    /// Refuse: comparing is the command's whole point (`benchgate compare`);
+    /// the text names the input that is missing.
+    Refuse(String),
+}
+
+/// The resolved plan: what is compared, under which gate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComparisonPlan {
+    /// `None`: nothing is compared (no verdict, no extra rounds).
+    pub against: Option<Against>,
+    pub gate: GateConfig,
+}
+
+impl ComparisonPlan {
+    /// Decides what `run` is compared with. `config` supplies `[compare]` and
+    /// the gate; names given on the command line must be clients and servers
+    /// of `run` (`source` names it in errors).
+    pub fn resolve(
+        asked: Asked,
+        config: &Suite,
+        run: &Suite,
+        source: &str,
+    ) -> anyhow::Result<ComparisonPlan> {
+        let flags = (
+            asked.side_by_side_client.clone(),
+            asked.side_by_side_server.clone(),
+        );
+        let against = if asked.stored {
+            Some(Against::Stored(None))
+        } else if flags.0.is_some() || flags.1.is_some() {
+            check_names(flags.0.as_deref(), flags.1.as_deref(), run, source)?;
+            Some(Against::SideBySide {
+                client: flags.0,
+                server: flags.1,
+            })
+        } else if let Some(CompareSettings {
+            baseline_client,
+            baseline_server,
+        }) = &config.compare
+        {
+            Some(Against::SideBySide {
+                client: baseline_client.clone(),
+                server: baseline_server.clone(),
+            })
+        } else {
+            match asked.otherwise {
+                Otherwise::Nothing => None,
+                Otherwise::Stored => Some(Against::Stored(None)),
+                Otherwise::Refuse(why) => anyhow::bail!(why),
+            }
+        };
+        Ok(ComparisonPlan {
+            against,
+            gate: config.gate.clone(),
+        })
+    }
+
+    /// Whether the plan compares with a stored run (which the caller reads
+    /// or looks up, then hands over with [`ComparisonPlan::with_stored`]).
+    pub fn wants_stored(&self) -> bool {
+        matches!(self.against, Some(Against::Stored(_)))
+    }
+
+    /// The plan with the stored run it compares with (`None`: none stored).
+    /// A plan that does not compare with a stored run is unchanged.
+    pub fn with_stored(mut self, stored: Option<RunResults>) -> ComparisonPlan {
+        if let Some(Against::Stored(slot)) = &mut self.against {
+            *slot = stored.map(Box::new);
+        }
+        self
+    }
+
+    /// The stored run compared with, when there is one.
+    pub fn stored(&self) -> Option<&RunResults> {
+        match &self.against {
+            Some(Against::Stored(Some(b))) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// `current` compared as planned: the one comparison a run makes, during
+    /// it (extra rounds) and after it (the verdict). `None`: the plan
+    /// compares nothing.
+    pub fn compare(&self, current: &RunResults) -> Option<Comparison> {
+        Some(match self.against.as_ref()? {
+            Against::Stored(b) => compare::compare(b.as_deref(), current, &self.gate),
+            Against::SideBySide { client, server } => compare::compare_side_by_side_with(
+                current,
+                SideBySide {
+                    client: client.as_deref(),
+                    server: server.as_deref(),
+                },
+                &self.gate,
+            ),
+        })
+    }
+}
+
+/// Names from the command line must be a client and a server of the run.
+fn check_names(
+    client: Option<&str>,
+    server: Option<&str>,
+    run: &Suite,
+    source: &str,
+) -> anyhow::Result<()> {
+    if let Some(client) = client {
+        let clients: Vec<&str> = run.clients.iter().map(|c| c.name.as_str()).collect();
+        anyhow::ensure!(
+            clients.contains(&client),
+            "--side-by-side {client:?}: {source} has no client of that name; it has: {}",
+            clients.join(", ")
+        );
+    }
+    if let Some(server) = server {
+        let servers: Vec<&str> = run.servers.iter().map(|s| s.name.as_str()).collect();
+        anyhow::ensure!(
+            servers.contains(&server),
+            "--side-by-side-server {server:?}: {source} has no server under test of that name; it has: {}",
+            if servers.is_empty() {
+                "none".to_string()
+            } else {
+                servers.join(", ")
+            }
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
