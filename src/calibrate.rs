@@ -9,23 +9,21 @@ use std::time::Instant;
 use anyhow::Context as _;
 
 use crate::cli::CalibrateArgs;
-use crate::commands::{current_exe, load_suite, select_scenarios};
+use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
-use crate::config::{MockScript, Suite};
+use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
 
 /// `benchgate calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
-    let config_path = match &args.config {
-        Some(p) => Some(p.clone()),
-        None => Some(PathBuf::from("benchgate.toml")).filter(|p| p.exists()),
-    };
-    let mut suite = load_suite(config_path.as_deref())?;
-    if args.no_pin {
-        suite.run.pin = false;
-    }
-    select_scenarios(&mut suite, &args.scenarios)?;
+    let choice = SuiteChoice::for_command(args.config.as_deref());
+    let suite = choice.load()?.with_overrides(&Overrides {
+        no_pin: args.no_pin,
+        scenarios: args.scenarios.clone(),
+        ..Overrides::default()
+    })?;
+    let config_path = choice.path().map(Path::to_path_buf);
     if args.write && config_path.is_none() {
         anyhow::bail!("--write needs a config file to rewrite: pass --config FILE (the built-in suite has none)");
     }

@@ -18,6 +18,7 @@
 //! - [`baseline`]: baseline stores (local directory; data branch via GitHub).
 //! - [`github`]: the GitHub REST client (retry policy), the sticky PR comment, PR lookup.
 //! - [`action`]: `benchgate action`, the GitHub Action's container entrypoint.
+//! - [`files`]: atomic writes and appends (the one place files are replaced).
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
 
 pub mod action;
@@ -29,6 +30,7 @@ pub mod commands;
 pub mod compare;
 pub mod config;
 pub mod engine;
+pub mod files;
 pub mod github;
 pub mod metrics;
 pub mod plan;

@@ -4,7 +4,6 @@
 use std::process::{Command, Stdio};
 
 use crate::baseline::FoundBaseline;
-use crate::cli::CloudWatchArgs;
 use crate::config::Suite;
 use crate::plan::{Against, ComparisonPlan};
 use crate::report::escape::md;
@@ -162,7 +161,7 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
     }
     .finish(a)?;
     if a.inputs.cloudwatch {
-        publish_cloudwatch(a, branch);
+        publish_cloudwatch(&suite, &m.results, branch);
     }
     Ok(code)
 }
@@ -185,7 +184,7 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     };
     let code = m.report(None)?.finish(a)?;
     if a.inputs.cloudwatch {
-        publish_cloudwatch(a, branch);
+        publish_cloudwatch(&suite, &m.results, branch);
     }
     Ok(code)
 }
@@ -211,25 +210,25 @@ pub(super) fn side_by_side_note(plan: &ComparisonPlan) -> String {
     )
 }
 
-/// Publishes the results to CloudWatch; never changes the exit code.
-fn publish_cloudwatch(a: &Action, branch: &str) {
-    let config = a.config_path();
-    let args = CloudWatchArgs {
-        results: a.results_path(),
-        config,
-        namespace: None,
-        region: None,
-        branch: Some(branch.to_string()),
-        max_attempts: 8,
-        retry_deadline: "60s".into(),
-        retry_base_ms: 200,
-    };
+/// Publishes the results to CloudWatch (the config's `[publish.cloudwatch]`,
+/// the default retry policy); never changes the exit code.
+fn publish_cloudwatch(suite: &Suite, results: &RunResults, branch: &str) {
+    let settings = suite
+        .publish
+        .clone()
+        .and_then(|p| p.cloudwatch)
+        .unwrap_or_default();
     command("::group::benchgate publish cloudwatch");
-    let result = crate::commands::publish_cloudwatch(args);
+    let result = crate::commands::cloudwatch::publish(
+        results,
+        settings,
+        branch.to_string(),
+        crate::publish::retry::RetryPolicy::default(),
+    );
     command("::endgroup::");
     match result {
         Ok(0) => {}
-        // `publish_cloudwatch` has printed its own warning.
+        // `publish` has printed its own warning.
         Ok(_) => eprintln!("benchgate: CloudWatch publishing failed; the verdict stands"),
         Err(e) => command(&annotation(
             Level::Warning,

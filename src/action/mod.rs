@@ -29,7 +29,7 @@ use anyhow::Context as _;
 
 use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
-use crate::config::{MockScript, Suite};
+use crate::config::{MockScript, Suite, SuiteChoice};
 use crate::plan::{Asked, ComparisonPlan, Otherwise};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
@@ -205,14 +205,15 @@ impl Action {
     /// that measures only benchgate's own clients would store baselines and
     /// gate pull requests that nothing in them can change.
     pub fn suite(&self) -> anyhow::Result<Suite> {
-        match self.config_path() {
-            None => Ok(Suite::default_suite()),
+        let choice = SuiteChoice::for_action(self.inputs.config.as_deref());
+        match choice.path() {
+            None => Ok(choice.load()?),
             Some(p) if !p.exists() => anyhow::bail!(
                 "input `config`: {} does not exist (looked for {}); add your suite there, set `config` to its path relative to `working-directory`, or `config: builtin` to run benchgate's built-in default suite (it measures benchgate's own clients, so a pull request cannot change it)",
                 p.display(),
-                self.workdir.join(&p).display()
+                self.workdir.join(p).display()
             ),
-            Some(p) => Suite::from_file(&p).with_context(|| {
+            Some(p) => choice.load().with_context(|| {
                 format!(
                     "input `config`: {} (a path relative to the working directory)",
                     p.display()
@@ -232,16 +233,6 @@ impl Action {
             ..Asked::default()
         };
         ComparisonPlan::resolve(asked, suite, suite, &suite.source)
-    }
-
-    /// Input `config` as a path (default `benchgate.toml`); `None` for
-    /// `builtin`, the built-in default suite.
-    pub fn config_path(&self) -> Option<PathBuf> {
-        match &self.inputs.config {
-            Some(p) if p.as_os_str() == "builtin" => None,
-            Some(p) => Some(p.clone()),
-            None => Some(PathBuf::from("benchgate.toml")),
-        }
     }
 
     /// The baseline store of `baseline-store`.
@@ -339,7 +330,7 @@ impl Action {
             ),
         ));
         match &self.ctx.summary_path {
-            Some(p) => outputs::append(p, &summary)?,
+            Some(p) => crate::files::append(p, &summary)?,
             None => eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"),
         }
         self.write_outputs(&[("verdict", "cancelled".into()), ("results-path", path)])?;

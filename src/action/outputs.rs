@@ -53,18 +53,8 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> anyhow::Result<
     for (name, value) in outputs {
         text.push_str(&output_entry(name, value, &random_token("ghadelimiter_"))?);
     }
-    append(path, &text)
+    crate::files::append(path, &text)
         .with_context(|| format!("writing the outputs to GITHUB_OUTPUT={}", path.display()))
-}
-
-/// Appends text to a file (the job summary, the outputs).
-pub fn append(path: &Path, text: &str) -> anyhow::Result<()> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .with_context(|| format!("appending to {}", path.display()))
 }
 
 /// Escapes a workflow command's message.

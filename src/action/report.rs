@@ -12,8 +12,9 @@ use crate::results::RunResults;
 
 use super::comment::{CommentResult, CommentSink, MAX_BODY_CHARS};
 use super::inputs::CommentMode;
-use super::outputs::{self, annotation, command, untrusted_block, Level};
+use super::outputs::{annotation, command, untrusted_block, Level};
 use super::Action;
+use crate::commands::output::{ReportFiles, Sides, SummaryFile};
 
 /// Most regression annotations per run (GitHub shows 10 per step).
 const MAX_ANNOTATIONS: usize = 10;
@@ -39,26 +40,24 @@ impl Report<'_> {
             untrusted_block(&terminal::render_comparison(cmp, false))
         );
         annotate(cmp);
-        let base = self.baseline.map(|f| &f.results);
+        let sides = Sides {
+            current: self.current,
+            baseline: self.baseline.map(|f| &f.results),
+        };
+        let report_path = a.report_path();
+        let files = ReportFiles {
+            markdown: Some(report_path.clone()),
+            summary: a.ctx.summary_path.clone().map(SummaryFile::Append),
+            ..ReportFiles::default()
+        };
+        if files.summary.is_none() {
+            eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written");
+        }
         let opts = markdown::MarkdownOptions {
-            max_chars: MAX_BODY_CHARS.saturating_sub(self.note.chars().count()),
+            max_chars: MAX_BODY_CHARS,
             ..Default::default()
         };
-        let body = format!(
-            "{}{}",
-            self.note,
-            markdown::render(cmp, self.current, base, &opts)
-        );
-        let report_path = a.report_path();
-        std::fs::write(&report_path, &body)
-            .map_err(|e| anyhow::anyhow!("writing the report to {}: {e}", report_path.display()))?;
-        match &a.ctx.summary_path {
-            Some(p) => {
-                let summary = markdown::render_job_summary(cmp, self.current, base, &opts);
-                outputs::append(p, &format!("{}{summary}\n", self.note))?;
-            }
-            None => eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"),
-        }
+        let body = files.write(cmp, sides, &self.note, &opts)?;
         let url = match &self.comment {
             Some((sink, head)) => comment(a.inputs.comment, sink.as_ref(), &body, head, cmp),
             None => None,

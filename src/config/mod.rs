@@ -7,6 +7,7 @@
 //! The validated types are also what the results file records as the resolved
 //! config and what the parent hands to each driver process, so they serialize.
 
+pub mod choice;
 pub mod command;
 pub mod defaults;
 pub mod error;
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use choice::{Overrides, SuiteChoice};
 pub use error::ConfigError;
 pub use gate::CompareSettings;
 

@@ -14,6 +14,10 @@ use super::{tree, ClientKind, ClientSpec, ConfigError, HttpVersion, RunSettings,
 
 /// `[run] rounds` when absent.
 pub const DEFAULT_ROUNDS: u32 = 5;
+/// Fewest `[run] rounds` (and `--rounds`).
+pub const MIN_ROUNDS: u32 = 1;
+/// Most `[run] rounds` (and `--rounds`).
+pub const MAX_ROUNDS: u32 = 100;
 /// Warmup when neither the scenario nor `[run]` sets one.
 pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
 /// Measurement duration when no stop rule is set anywhere.
@@ -190,7 +194,13 @@ pub(super) fn unique(
 
 fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
     let rounds = match &run.rounds {
-        Some(r) => int_in(r, "run.rounds", 1, 100, "rounds = 5")? as u32,
+        Some(r) => int_in(
+            r,
+            "run.rounds",
+            i64::from(MIN_ROUNDS),
+            i64::from(MAX_ROUNDS),
+            "rounds = 5",
+        )? as u32,
         None => DEFAULT_ROUNDS,
     };
     let warmup = opt_duration(run.warmup.as_ref(), "run.warmup", false)?.unwrap_or(DEFAULT_WARMUP);

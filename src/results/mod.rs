@@ -88,21 +88,7 @@ impl RunResults {
     /// crash never sees a half-written file.
     pub fn write_atomic(&self, path: &Path) -> anyhow::Result<()> {
         let json = serde_json::to_vec_pretty(self).context("serializing results")?;
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let tmp = dir.join(format!(
-            ".{}.tmp-{}",
-            path.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("results"),
-            std::process::id()
-        ));
-        std::fs::write(&tmp, json).with_context(|| format!("writing {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("moving results into place at {}", path.display()))?;
-        Ok(())
+        crate::files::write_atomic(path, &json)
     }
 
     /// Reads and checks a results file: size bounded, schema version known,

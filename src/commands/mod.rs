@@ -1,0 +1,175 @@
+//! The subcommands as library functions: what `main.rs` calls. Each returns the
+//! process exit code on success. The edge layer: command-line arguments become
+//! a suite ([`SuiteChoice`], [`Overrides`]), a [`ComparisonPlan`] and the
+//! report files ([`output`]); CloudWatch publishing is in [`cloudwatch`].
+
+pub mod cloudwatch;
+pub mod output;
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
+use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
+use crate::plan::{Asked, ComparisonPlan, Otherwise};
+use crate::report;
+use crate::results::RunResults;
+use crate::runner::extend::Extend;
+use crate::runner::{self, RunOptions};
+
+pub use cloudwatch::publish_cloudwatch;
+use output::{finish_comparison, write_exports, Sides};
+
+/// `benchgate run`.
+pub fn run(args: RunArgs) -> anyhow::Result<u8> {
+    let suite = SuiteChoice::for_command(args.config.as_deref())
+        .load()?
+        .with_overrides(&Overrides {
+            rounds: args.rounds,
+            no_pin: args.no_pin,
+            scenarios: args.scenarios.clone(),
+        })?;
+    let mock = (!args.mock_latencies_us.is_empty()).then(|| MockScript {
+        latencies_us: args.mock_latencies_us.clone(),
+        error_every: args.mock_error_every,
+        response_bytes: 22,
+    });
+    let mut opts = RunOptions {
+        out: args.out.clone(),
+        mock,
+        exe: current_exe()?,
+        quiet: args.quiet,
+        extend: None,
+    };
+    if !args.quiet {
+        eprintln!(
+            "benchgate: running {} ({} scenarios, {} rounds), results to {}",
+            suite.source,
+            suite.scenarios.len(),
+            suite.run.rounds,
+            args.out.display()
+        );
+    }
+    // Read the baseline before spending minutes on the run.
+    let baseline = match &args.baseline {
+        Some(path) => Some(RunResults::read(path)?),
+        None => None,
+    };
+    let asked = Asked {
+        stored: baseline.is_some(),
+        side_by_side_client: args.side_by_side.clone(),
+        ..Asked::default()
+    };
+    // What the run is compared with decides, during it, whether a scenario
+    // needs more rounds (`[run] max_rounds`), and after it, the verdict.
+    let plan = ComparisonPlan::resolve(asked, &suite, &suite, &suite.source)?.with_stored(baseline);
+    opts.extend = plan
+        .against
+        .is_some()
+        .then(|| Extend { plan: plan.clone() });
+    let results = runner::run(&suite, &opts)?;
+    print!(
+        "{}",
+        report::terminal::render(&results, report::terminal::color_stdout())
+    );
+    if let Some(signal) = runner::interrupt::received() {
+        // Partial results gate nothing and export nothing.
+        eprintln!(
+            "benchgate: stopped by {}; the results measured so far are in {}{}",
+            signal.name(),
+            args.out.display(),
+            if results.interrupted.is_some() {
+                " (marked interrupted)"
+            } else {
+                ""
+            }
+        );
+        return Ok(signal.exit_code());
+    }
+    let Some(comparison) = plan.compare(&results) else {
+        if let Some(dir) = &args.outputs.export_dir {
+            write_exports(&results, dir)?;
+        }
+        return Ok(0);
+    };
+    let sides = Sides {
+        current: &results,
+        baseline: plan.stored(),
+    };
+    finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
+}
+
+/// A run stopped by SIGINT/SIGTERM compares like any other (its finished
+/// trials are real), but the reader should know it is partial.
+fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
+    if let Some(signal) = &run.interrupted {
+        eprintln!(
+            "benchgate: warning: {} is a partial run (stopped by {}): only its finished trials are compared; re-run it for a full comparison",
+            path.display(),
+            signal.escape_debug()
+        );
+    }
+}
+
+/// `benchgate compare`.
+pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
+    let current = RunResults::read(&args.current)?;
+    warn_if_partial(&current, &args.current);
+    // `--config` supplies the gate and `[compare]`; else the run's own.
+    let config = match &args.config {
+        Some(path) => Suite::from_file(path)?,
+        None => current.config.clone(),
+    };
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let b = RunResults::read(path)?;
+            warn_if_partial(&b, path);
+            Some(b)
+        }
+        None => None,
+    };
+    let asked = Asked {
+        stored: baseline.is_some(),
+        side_by_side_client: args.side_by_side.clone(),
+        side_by_side_server: args.side_by_side_server.clone(),
+        otherwise: Otherwise::Refuse(format!(
+            "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT or --side-by-side-server SERVER (or set [compare] baseline_client / baseline_server in the config)",
+            args.current.display()
+        )),
+    };
+    let source = args.current.display().to_string();
+    let plan =
+        ComparisonPlan::resolve(asked, &config, &current.config, &source)?.with_stored(baseline);
+    let comparison = plan
+        .compare(&current)
+        .expect("a plan that compares nothing was refused above");
+    let sides = Sides {
+        current: &current,
+        baseline: plan.stored(),
+    };
+    finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
+}
+
+/// `benchgate serve`.
+pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
+    let added_delay = match &args.added_delay {
+        Some(d) => crate::config::units::parse_duration(d)
+            .map_err(|e| anyhow::anyhow!("--added-delay {d:?}: {e}"))?,
+        None => std::time::Duration::ZERO,
+    };
+    crate::server::serve_main(crate::server::ServeArgs {
+        added_delay,
+        listen: args.listen,
+        tls_listen: args.tls_listen,
+        no_tls: args.no_tls,
+        threads: args.threads,
+        exit_on_stdin_eof: args.exit_on_stdin_eof,
+    })?;
+    Ok(0)
+}
+
+pub(crate) fn current_exe() -> anyhow::Result<PathBuf> {
+    std::env::current_exe()
+        .context("finding the benchgate executable to start the server and drivers")
+}
