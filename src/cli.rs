@@ -91,9 +91,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "side_by_side")]
     pub baseline: Option<PathBuf>,
     /// After the run, compare every client with this one, paired by round.
-    #[arg(long, value_name = "CLIENT")]
+    #[arg(long, value_name = "CLIENT", conflicts_with = "compare_base")]
     pub side_by_side: Option<String>,
-    /// With --baseline or --side-by-side: also write the comparison as JSON.
+    /// Base vs head: also measure every command client and server under test
+    /// that lives in the repository at commit REF (a git worktree), as
+    /// `NAME@base`, and compare each with it, paired by round. Default with
+    /// `[compare] base = "git"`: HEAD^.
+    #[arg(long, value_name = "REF", conflicts_with = "baseline")]
+    pub compare_base: Option<String>,
+    /// With --baseline, --side-by-side or --compare-base: also write the comparison as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     #[command(flatten)]

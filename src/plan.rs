@@ -9,12 +9,12 @@
 //!
 //! Precedence, the same everywhere: a stored run asked for explicitly
 //! (`--baseline FILE`; the action's push flow, which shows the change from the
-//! previous baseline), then side-by-side flags (`--side-by-side`,
-//! `--side-by-side-server`), then the config's `[compare]`, then the entry
-//! point's own default ([`Otherwise`]).
+//! previous baseline), then `--compare-base REF`, then side-by-side flags
+//! (`--side-by-side`, `--side-by-side-server`), then the config's
+//! `[compare]`, then the entry point's own default ([`Otherwise`]).
 
 use crate::compare::{self, Comparison, GateConfig, SideBySide};
-use crate::config::{CompareSettings, Suite};
+use crate::config::{CompareBase, CompareSettings, Suite};
 use crate::results::RunResults;
 
 /// What the current run is compared with.
@@ -30,7 +30,20 @@ pub enum Against {
         client: Option<String>,
         server: Option<String>,
     },
+    /// Base vs head: every command client and server under test that lives
+    /// in the repository also measured at commit `base_ref` (as `NAME@base`,
+    /// from a git worktree: `runner::base_tree`), in the same run, each
+    /// cell against its own base variant, paired by round.
+    BaseVsHead { base_ref: String },
 }
+
+/// The suffix of a base variant's name: `hyper-java@base`.
+pub const BASE_SUFFIX: &str = "@base";
+
+/// The base commit of `[compare] base = "git"` when `--compare-base` gives
+/// none: the first parent of the checked-out commit (on a pull request's
+/// merge commit, the base branch's commit it merges into).
+pub const DEFAULT_BASE_REF: &str = "HEAD^";
 
 /// What an entry point was asked, beyond the config's `[compare]`.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +56,8 @@ pub struct Asked {
     pub side_by_side_client: Option<String>,
     /// `--side-by-side-server SERVER`.
     pub side_by_side_server: Option<String>,
+    /// `--compare-base REF`: base vs head, whatever `[compare]` says.
+    pub compare_base: Option<String>,
     /// When nothing above is asked and the config has no `[compare]`.
     pub otherwise: Otherwise,
 }
@@ -85,6 +100,8 @@ impl ComparisonPlan {
         );
         let against = if asked.stored {
             Some(Against::Stored(None))
+        } else if let Some(base_ref) = asked.compare_base {
+            Some(Against::BaseVsHead { base_ref })
         } else if flags.0.is_some() || flags.1.is_some() {
             check_names(flags.0.as_deref(), flags.1.as_deref(), run, source)?;
             Some(Against::SideBySide {
@@ -94,11 +111,17 @@ impl ComparisonPlan {
         } else if let Some(CompareSettings {
             baseline_client,
             baseline_server,
+            base,
         }) = &config.compare
         {
-            Some(Against::SideBySide {
-                client: baseline_client.clone(),
-                server: baseline_server.clone(),
+            Some(match base {
+                Some(CompareBase::Git) => Against::BaseVsHead {
+                    base_ref: DEFAULT_BASE_REF.to_string(),
+                },
+                None => Against::SideBySide {
+                    client: baseline_client.clone(),
+                    server: baseline_server.clone(),
+                },
             })
         } else {
             match asked.otherwise {
@@ -147,6 +170,15 @@ impl ComparisonPlan {
                 SideBySide {
                     client: client.as_deref(),
                     server: server.as_deref(),
+                    variant: None,
+                },
+                &self.gate,
+            ),
+            Against::BaseVsHead { .. } => compare::compare_side_by_side_with(
+                current,
+                SideBySide {
+                    variant: Some(BASE_SUFFIX),
+                    ..SideBySide::default()
                 },
                 &self.gate,
             ),

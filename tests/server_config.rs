@@ -277,7 +277,7 @@ fn compare_baseline_server_names_a_server() {
         &with("[compare]\n"),
         7,
         "compare.baseline_client",
-        "missing required field `baseline_client` (or `baseline_server`)",
+        "missing required field `baseline_client` (or `baseline_server`, or `base`)",
         "baseline_server = ",
     );
 }

@@ -23,13 +23,12 @@ use output::{finish_comparison, write_exports, Sides};
 
 /// `benchgate run`.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
-    let suite = SuiteChoice::for_command(args.config.as_deref())
-        .load()?
-        .with_overrides(&Overrides {
-            rounds: args.rounds,
-            no_pin: args.no_pin,
-            scenarios: args.scenarios.clone(),
-        })?;
+    let choice = SuiteChoice::for_command(args.config.as_deref());
+    let suite = choice.load()?.with_overrides(&Overrides {
+        rounds: args.rounds,
+        no_pin: args.no_pin,
+        scenarios: args.scenarios.clone(),
+    })?;
     let mock = (!args.mock_latencies_us.is_empty()).then(|| MockScript {
         latencies_us: args.mock_latencies_us.clone(),
         error_every: args.mock_error_every,
@@ -59,11 +58,20 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let asked = Asked {
         stored: baseline.is_some(),
         side_by_side_client: args.side_by_side.clone(),
+        compare_base: args.compare_base.clone(),
         ..Asked::default()
     };
     // What the run is compared with decides, during it, whether a scenario
     // needs more rounds (`[run] max_rounds`), and after it, the verdict.
     let plan = ComparisonPlan::resolve(asked, &suite, &suite, &suite.source)?.with_stored(baseline);
+    // Base vs head: the base commit checked out beside this one (removed when
+    // `_base` drops, however the run ends) and its variants in the suite.
+    let start = choice
+        .path()
+        .and_then(|p| p.parent())
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let (suite, _base) = runner::base_tree::prepare(suite, &plan, &start)?;
     opts.extend = plan
         .against
         .is_some()
@@ -133,6 +141,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         stored: baseline.is_some(),
         side_by_side_client: args.side_by_side.clone(),
         side_by_side_server: args.side_by_side_server.clone(),
+        compare_base: None,
         otherwise: Otherwise::Refuse(format!(
             "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT or --side-by-side-server SERVER (or set [compare] baseline_client / baseline_server in the config)",
             args.current.display()

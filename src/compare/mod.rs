@@ -38,7 +38,7 @@ mod cells;
 
 pub use model::*;
 
-use crate::results::{RunResults, METRICS};
+use crate::results::{CellResult, RunResults, METRICS};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
 use verdict::Evidence;
@@ -220,10 +220,57 @@ pub fn compare(
 /// baseline_client`), a server under test (`baseline_server`), or both. What
 /// is not named is the compared cell's own: with only a server, each client on
 /// every other server is compared with the same client on that server.
+///
+/// With `variant` (base vs head: `"@base"`), the baseline of each cell is its
+/// own variant instead: client `X@base` where the run has it, server `S@base`
+/// where it has that; a cell with neither (a built-in client on the reference
+/// server) is reported but gates nothing, and a variant that failed every
+/// trial (its commit did not build) gives the neutral "no baseline".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SideBySide<'a> {
     pub client: Option<&'a str>,
     pub server: Option<&'a str>,
+    pub variant: Option<&'a str>,
+}
+
+impl SideBySide<'_> {
+    /// The (client, server) of `cell`'s baseline cell; `None` when `cell` is
+    /// itself a baseline cell or gates nothing.
+    fn base_of(&self, cell: &CellResult, run: &RunResults) -> Option<(String, Option<String>)> {
+        let Some(suffix) = self.variant else {
+            let client = self.client.unwrap_or(&cell.client);
+            let server = self.server.or(cell.server.as_deref());
+            if client == cell.client && server == cell.server.as_deref() {
+                return None; // a baseline cell
+            }
+            return Some((client.to_string(), server.map(str::to_string)));
+        };
+        let server = cell.server.as_deref();
+        if cell.client.ends_with(suffix) || server.is_some_and(|s| s.ends_with(suffix)) {
+            return None; // a base-side cell
+        }
+        let client_v = format!("{}{suffix}", cell.client);
+        let server_v = server.map(|s| format!("{s}{suffix}"));
+        let has_client_v = run.results.iter().any(|c| c.client == client_v);
+        let has_server_v = server_v
+            .as_deref()
+            .is_some_and(|v| run.results.iter().any(|c| c.server.as_deref() == Some(v)));
+        if !has_client_v && !has_server_v {
+            return None; // nothing of it lives in the repository
+        }
+        Some((
+            if has_client_v {
+                client_v
+            } else {
+                cell.client.clone()
+            },
+            if has_server_v {
+                server_v
+            } else {
+                cell.server.clone()
+            },
+        ))
+    }
 }
 
 /// Side-by-side mode: in one run, every client of each scenario against
@@ -236,7 +283,7 @@ pub fn compare_side_by_side(
 ) -> Comparison {
     let base = SideBySide {
         client: Some(baseline_client),
-        server: None,
+        ..SideBySide::default()
     };
     compare_side_by_side_with(run, base, gate)
 }
@@ -252,12 +299,22 @@ pub fn compare_side_by_side_with(
 ) -> Comparison {
     let mut metrics = Vec::new();
     for cell in &run.results {
-        let base_client = base.client.unwrap_or(&cell.client);
-        let base_server = base.server.or(cell.server.as_deref());
-        if base_client == cell.client && base_server == cell.server.as_deref() {
-            continue; // a baseline cell
+        let Some((base_client, base_server)) = base.base_of(cell, run) else {
+            continue;
+        };
+        let (base_client, base_server) = (base_client.as_str(), base_server.as_deref());
+        let mut base_cell = run.cell_at(&cell.scenario, base_client, base_server);
+        let mut base_failed = None;
+        if base.variant.is_some() && all_failed(cell).is_none() {
+            // The base commit failed (its setup did not build): neutral.
+            if let Some(f) = base_cell.and_then(all_failed) {
+                base_failed = Some(format!(
+                    "every trial of the base commit's {base_client} failed ({0} of {0}): {1}",
+                    f.trials, f.first
+                ));
+                base_cell = None;
+            }
         }
-        let base_cell = run.cell_at(&cell.scenario, base_client, base_server);
         if let Some(reason) = failed_reason(all_failed(cell), base_cell.and_then(all_failed)) {
             if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
                 let c = Cell {
@@ -283,12 +340,13 @@ pub fn compare_side_by_side_with(
                     if cur.is_empty() {
                         continue;
                     }
-                    let reason = match base_server {
-                        None => format!(
+                    let reason = match (&base_failed, base_server) {
+                        (Some(failed), _) => failed.clone(),
+                        (None, None) => format!(
                             "scenario {:?} has no results for the baseline client {base_client:?}",
                             cell.scenario
                         ),
-                        Some(server) => format!(
+                        (None, Some(server)) => format!(
                             "scenario {:?} has no results for the baseline client {base_client:?} on server {server:?}",
                             cell.scenario
                         ),

@@ -46,6 +46,7 @@ fn side_by_side_pairs_servers_by_round() {
     let base = SideBySide {
         client: None,
         server: Some("a"),
+        variant: None,
     };
     let c = compare_side_by_side_with(&r, base, &default_gate());
     assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
@@ -70,6 +71,7 @@ fn side_by_side_pairs_servers_by_round() {
     let none = SideBySide {
         client: None,
         server: Some("c"),
+        variant: None,
     };
     let c = compare_side_by_side_with(&r, none, &default_gate());
     let m = find(&c, "a", "throughput_rps");

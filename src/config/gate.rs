@@ -41,7 +41,8 @@ use crate::compare::{scale_of, Scale};
 /// `[gate] alpha` when absent.
 pub const DEFAULT_ALPHA: f64 = 0.05;
 
-/// `[compare]`: side-by-side mode settings (at least one of the two is set).
+/// `[compare]`: side-by-side mode settings: `base = "git"`, or a baseline
+/// client and/or server.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareSettings {
@@ -52,6 +53,19 @@ pub struct CompareSettings {
     /// compared with, client by client.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_server: Option<String>,
+    /// `base = "git"`: every command client and server under test that lives
+    /// in the repository measured at two commits in one run, head against
+    /// base (`plan::Against::BaseVsHead`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<CompareBase>,
+}
+
+/// Where `[compare] base` takes the base side from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompareBase {
+    /// Another commit of the git repository the config lives in.
+    Git,
 }
 
 impl Default for GateConfig {

@@ -10,7 +10,7 @@
 use std::ops::Range;
 
 use super::error::Problem;
-use super::gate::{default_gate, CompareSettings};
+use super::gate::{default_gate, CompareBase, CompareSettings};
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
@@ -80,14 +80,14 @@ pub(super) fn build_gate(
     Ok(gate)
 }
 
-/// Builds `[compare]` (absent: `None`): `baseline_client`, `baseline_server`
-/// (a `[[server]]` name), or both; at least one.
+/// Builds `[compare]` (absent: `None`): `base = "git"`, or `baseline_client`,
+/// `baseline_server` (a `[[server]]` name), or both; at least one.
 pub(super) fn build_compare(
     node: Option<&Node>,
     clients: &[&str],
     servers: &[&str],
 ) -> Result<Option<CompareSettings>, Problem> {
-    const KEYS: &[&str] = &["baseline_client", "baseline_server"];
+    const KEYS: &[&str] = &["base", "baseline_client", "baseline_server"];
     let Some(node) = node else { return Ok(None) };
     let entries = table(node, "compare", "[compare]")?;
     let mut settings = CompareSettings::default();
@@ -122,15 +122,41 @@ pub(super) fn build_compare(
                 exists(name, servers, &value.span, field, "server")?;
                 settings.baseline_server = Some(name.to_string());
             }
+            "base" => {
+                let field = "compare.base";
+                let base = string(value, field, "base = \"git\"")?;
+                if base != "git" {
+                    return Err(Problem::new(
+                        value.span.clone(),
+                        field,
+                        format!("unknown base {base:?}"),
+                        "use base = \"git\" (head against another commit of this repository), or baseline_client / baseline_server",
+                    ));
+                }
+                settings.base = Some(CompareBase::Git);
+            }
             _ => return Err(unknown(key, "compare", "[compare]", KEYS)),
         }
     }
-    if settings.baseline_client.is_none() && settings.baseline_server.is_none() {
+    if settings.base.is_some()
+        && (settings.baseline_client.is_some() || settings.baseline_server.is_some())
+    {
+        return Err(Problem::new(
+            node.span.start..node.span.start,
+            "compare.base",
+            "base = \"git\" compares every client and server with its own base-commit build; it cannot be combined with baseline_client or baseline_server",
+            "keep base = \"git\" (base vs head), or remove it to compare with a baseline client or server",
+        ));
+    }
+    if settings.base.is_none()
+        && settings.baseline_client.is_none()
+        && settings.baseline_server.is_none()
+    {
         return Err(Problem::new(
             node.span.start..node.span.start,
             "compare.baseline_client",
-            "missing required field `baseline_client` (or `baseline_server`)",
-            "add baseline_client = \"<client name>\" (or baseline_server = \"<server name>\") to the [compare] table",
+            "missing required field `baseline_client` (or `baseline_server`, or `base`)",
+            "add baseline_client = \"<client name>\" (or baseline_server = \"<server name>\", or base = \"git\") to the [compare] table",
         ));
     }
     Ok(Some(settings))

@@ -7,6 +7,7 @@
 //! The validated types are also what the results file records as the resolved
 //! config and what the parent hands to each driver process, so they serialize.
 
+pub mod base_variants;
 pub mod choice;
 pub mod command;
 pub mod defaults;
@@ -28,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 pub use choice::{Overrides, SuiteChoice};
 pub use error::ConfigError;
-pub use gate::CompareSettings;
+pub use gate::{CompareBase, CompareSettings};
 
 use crate::compare::model::GateConfig;
 pub use publish::{CloudWatchSettings, PublishSettings};

@@ -9,6 +9,7 @@ fn suite(compare: Option<(&str, Option<&str>)>) -> Suite {
     s.compare = compare.map(|(client, server)| CompareSettings {
         baseline_client: Some(client.to_string()),
         baseline_server: server.map(str::to_string),
+        base: None,
     });
     s
 }
@@ -166,5 +167,41 @@ fn the_plan_compares_with_what_it_holds() {
         v.iter().filter(|(_, v)| *v == Verdict::Regressed).count(),
         2,
         "{v:?}"
+    );
+}
+
+#[test]
+fn base_vs_head_from_the_flag_or_the_config() {
+    let mut git = suite(Some(("reqwest", None)));
+    let asked = Asked {
+        compare_base: Some("origin/main".into()),
+        ..Asked::default()
+    };
+    let want = Some(Against::BaseVsHead {
+        base_ref: "origin/main".into(),
+    });
+    assert_eq!(
+        plan(asked, &git).unwrap().against,
+        want,
+        "the flag beats [compare]"
+    );
+    git.compare = Some(CompareSettings {
+        base: Some(crate::config::CompareBase::Git),
+        ..CompareSettings::default()
+    });
+    let p = plan(Asked::default(), &git).unwrap();
+    assert_eq!(
+        p.against,
+        Some(Against::BaseVsHead {
+            base_ref: DEFAULT_BASE_REF.into()
+        })
+    );
+    let stored = Asked {
+        stored: true,
+        ..Asked::default()
+    };
+    assert_eq!(
+        plan(stored, &git).unwrap().against,
+        Some(Against::Stored(None))
     );
 }
