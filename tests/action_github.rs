@@ -14,13 +14,11 @@ mod common;
 mod github;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use benchgate::baseline::github_index::Index;
 use benchgate::github::marker::Marker;
 use benchgate::results::RunResults;
-use common::exe;
-use common::outputs::output;
+use common::action_env::{self, ActionEnv, ActionFiles, ActionRun};
 use github::fake::{fixture, Account, FakeGitHub, REPO};
 use serde_json::Value;
 
@@ -59,13 +57,7 @@ cpu_us_per_request = { fail = "+200%" }
 /// A fake runner: the fake GitHub, a workspace, output and summary files.
 struct Runner {
     fake: FakeGitHub,
-    dir: tempfile::TempDir,
-}
-
-struct Run {
-    output: Output,
-    outputs: String,
-    summary: String,
+    env: ActionEnv,
 }
 
 impl Runner {
@@ -86,69 +78,35 @@ impl Runner {
         }
         let r = Runner {
             fake,
-            dir: tempfile::tempdir().unwrap(),
+            env: ActionEnv::new("github/workspace"),
         };
-        std::fs::create_dir_all(r.workspace()).unwrap();
         std::fs::write(r.workspace().join("benchgate.toml"), SUITE).unwrap();
         r
     }
 
     fn workspace(&self) -> PathBuf {
-        self.dir.path().join("github/workspace")
+        self.env.workspace()
     }
 
     /// Runs `benchgate action` with the environment only.
-    fn action(&self, event: &str, payload: &Value, env: &[(&str, &str)]) -> Run {
-        let event_path = self.dir.path().join("event.json");
-        std::fs::write(&event_path, payload.to_string()).unwrap();
-        let out = self.dir.path().join("github_output");
-        let summary = self.dir.path().join("step_summary");
-        for f in [&out, &summary] {
-            std::fs::write(f, "").unwrap();
-        }
-        let mut cmd = Command::new(exe());
-        cmd.arg("action")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_EVENT_NAME", event)
-            .env("GITHUB_EVENT_PATH", &event_path)
-            .env("GITHUB_REPOSITORY", REPO)
-            .env("GITHUB_API_URL", &self.fake.url)
-            .env("GITHUB_OUTPUT", &out)
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env("GITHUB_WORKSPACE", self.workspace())
+    fn action(&self, event: &str, payload: &Value, env: &[(&str, &str)]) -> ActionRun {
+        let files = ActionFiles::new(&self.env, "github_output", "step_summary");
+        let mut cmd = self.env.command(event, &payload.to_string(), REPO, &files);
+        cmd.env("GITHUB_API_URL", &self.fake.url)
             .env("INPUT_CONFIG", "benchgate.toml")
             .env("INPUT_COMMENT", "always")
             .env("INPUT_FAIL-ON-REGRESSION", "true")
-            .env(MOCK.0, MOCK.1)
-            .current_dir(self.dir.path());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let output = cmd.output().unwrap();
-        let run = Run {
-            output,
-            outputs: std::fs::read_to_string(&out).unwrap(),
-            summary: std::fs::read_to_string(&summary).unwrap(),
-        };
+            .env(MOCK.0, MOCK.1);
+        let run = action_env::run(cmd, env, &files);
         self.assert_token_nowhere(&run);
         run
     }
 
     /// The token is only on the `::add-mask::` line: in no other output, in no
     /// file under the runner's directory, in nothing the fake stored.
-    fn assert_token_nowhere(&self, run: &Run) {
-        let stdout = String::from_utf8_lossy(&run.output.stdout);
-        for line in stdout.lines().filter(|l| l.contains(TOKEN)) {
-            assert_eq!(line, format!("::add-mask::{TOKEN}"), "{}", run.log());
-        }
-        assert!(
-            !String::from_utf8_lossy(&run.output.stderr).contains(TOKEN),
-            "{}",
-            run.log()
-        );
-        for file in files(self.dir.path()) {
+    fn assert_token_nowhere(&self, run: &ActionRun) {
+        run.assert_only_masked(TOKEN);
+        for file in files(self.env.dir.path()) {
             let bytes = std::fs::read(&file).unwrap();
             assert!(
                 !String::from_utf8_lossy(&bytes).contains(TOKEN),
@@ -188,26 +146,6 @@ impl Runner {
                 )
             })
             .collect()
-    }
-}
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.output.status.code().unwrap_or(-1)
-    }
-
-    fn log(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.output.status.code(),
-            String::from_utf8_lossy(&self.output.stdout),
-            String::from_utf8_lossy(&self.output.stderr)
-        )
-    }
-
-    fn output(&self, name: &str) -> String {
-        output(&self.outputs, name)
-            .unwrap_or_else(|| panic!("no output {name} in:\n{}\n{}", self.outputs, self.log()))
     }
 }
 
@@ -281,7 +219,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(push.code(), 0, "{}", push.log());
-    assert_eq!(push.output("verdict"), "no_baseline");
+    assert_eq!(push.expect_output("verdict"), "no_baseline");
     let index = r
         .stored("baselines/main/index.json")
         .expect("the push stored no index on the data branch");
@@ -308,9 +246,9 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(pr.code(), 0, "{}", pr.log());
-    assert_eq!(pr.output("verdict"), "pass", "{}", pr.log());
-    assert_eq!(pr.output("regressions"), "0");
-    pr.output("improvements").parse::<u32>().unwrap();
+    assert_eq!(pr.expect_output("verdict"), "pass", "{}", pr.log());
+    assert_eq!(pr.expect_output("regressions"), "0");
+    pr.expect_output("improvements").parse::<u32>().unwrap();
     let comments = r.comments(42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let (id, url, body) = comments[0].clone();
@@ -322,11 +260,11 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         body.contains("the stored run of commit `111111111111` of main"),
         "{body}"
     );
-    assert_eq!(pr.output("comment-url"), url);
-    let results = PathBuf::from(pr.output("results-path"));
+    assert_eq!(pr.expect_output("comment-url"), url);
+    let results = PathBuf::from(pr.expect_output("results-path"));
     assert!(results.starts_with(r.workspace()), "{}", results.display());
     RunResults::read(&results).unwrap();
-    let report = std::fs::read_to_string(pr.output("report-path")).unwrap();
+    let report = std::fs::read_to_string(pr.expect_output("report-path")).unwrap();
     assert!(report.contains("| change [CI] |"), "{report}");
     assert!(pr.summary.contains("benchgate"), "{}", pr.summary);
     assert!(pr.summary.contains("| change [CI] |"), "{}", pr.summary);
@@ -354,7 +292,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     assert_eq!(comments[0].0, id);
     let m = marker(&comments[0].2);
     assert_eq!((m.head.as_str(), m.run.as_str()), (HEAD_2, "102"));
-    assert_eq!(sync.output("comment-url"), url);
+    assert_eq!(sync.expect_output("comment-url"), url);
     assert_eq!(r.fake.count("POST", "/issues/42/comments"), 1);
 
     // (d) The fork-safe split: measure without a token, then report from
@@ -370,7 +308,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(measure.code(), 0, "{}", measure.log());
-    assert_eq!(measure.output("verdict"), "measured");
+    assert_eq!(measure.expect_output("verdict"), "measured");
     r.fake.clear_requests();
     let report = r.action(
         "workflow_run",
@@ -393,8 +331,8 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     let m = marker(&comments[0].2);
     assert_eq!((m.head.as_str(), m.run.as_str()), (FORK_HEAD, "104"));
     assert!(comments[0].2.contains("| change [CI] |"));
-    assert_eq!(report.output("comment-url"), comments[0].1);
-    assert_eq!(report.output("verdict"), "pass", "{}", report.log());
+    assert_eq!(report.expect_output("comment-url"), comments[0].1);
+    assert_eq!(report.expect_output("verdict"), "pass", "{}", report.log());
     assert_eq!(r.comments(42).len(), 1);
     assert_eq!(
         r.fake.count("PUT", "/contents/"),

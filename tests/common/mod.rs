@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod action_env;
 pub mod outputs;
 
 use std::path::{Path, PathBuf};
