@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod action_env;
+pub mod config_errors;
 pub mod outputs;
 
 use std::path::{Path, PathBuf};
