@@ -16,15 +16,16 @@ mod github;
 use std::path::{Path, PathBuf};
 
 use benchgate::baseline::github_index::Index;
-use benchgate::github::marker::Marker;
 use benchgate::results::RunResults;
 use common::action_env::{self, ActionEnv, ActionFiles, ActionRun};
-use github::fake::{fixture, Account, FakeGitHub, REPO};
+use github::fake::{FakeGitHub, REPO};
+use github::workflow::{
+    add_bot_token, comments_on, event, marker, open_pull, pr_event, stored_file,
+};
 use serde_json::Value;
 
 /// A secret-looking token the fake knows as the workflow's bot.
 const TOKEN: &str = "ghs_e2eSecretToken4f2a9c0b7d1e3f5a6b8c";
-const DATA: &str = "benchgate-data";
 const BASE_SHA: &str = "1111111111111111111111111111111111111111";
 const HEAD_1: &str = "2222222222222222222222222222222222222222";
 const HEAD_2: &str = "5555555555555555555555555555555555555555";
@@ -63,15 +64,9 @@ struct Runner {
 impl Runner {
     fn new() -> Runner {
         let fake = FakeGitHub::start();
+        add_bot_token(&fake, TOKEN);
         {
             let mut state = fake.state.lock().unwrap();
-            let bot = Account {
-                login: "github-actions[bot]".into(),
-                kind: "Bot".into(),
-                can_get_user: false,
-                read_only: false,
-            };
-            state.accounts.insert(TOKEN.into(), bot);
             state.pulls.push(pull(42, HEAD_1, REPO));
             state.pulls.push(pull(43, FORK_HEAD, "stranger/app"));
             state.commit_pulls.insert(FORK_HEAD.into(), vec![43]);
@@ -124,29 +119,6 @@ impl Runner {
             }
         }
     }
-
-    /// The data branch's file at `path`.
-    fn stored(&self, path: &str) -> Option<Vec<u8>> {
-        let state = self.fake.state.lock().unwrap();
-        state.branches.get(DATA)?.get(path).cloned()
-    }
-
-    /// Comments on issue `pr`: (id, html_url, body).
-    fn comments(&self, pr: u64) -> Vec<(u64, String, String)> {
-        let state = self.fake.state.lock().unwrap();
-        state
-            .comments
-            .iter()
-            .filter(|(issue, _)| *issue == pr)
-            .map(|(_, c)| {
-                (
-                    c["id"].as_u64().unwrap(),
-                    c["html_url"].as_str().unwrap().to_string(),
-                    c["body"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    }
 }
 
 /// Every file under `dir`, recursively.
@@ -163,44 +135,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// An open pull request as the API returns it.
+/// An open pull request into main, based on `BASE_SHA`.
 fn pull(number: u64, head: &str, head_repo: &str) -> Value {
-    let mut p = fixture("pull_request.json");
-    p["number"] = number.into();
-    p["state"] = "open".into();
-    p["head"]["sha"] = head.into();
-    p["head"]["repo"]["full_name"] = head_repo.into();
-    p["base"]["ref"] = "main".into();
+    let mut p = open_pull(number, head, head_repo);
     p["base"]["sha"] = BASE_SHA.into();
     p
-}
-
-/// A recorded event payload from `fixtures/events/`, moved to the fake's repository.
-fn event(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/events")
-        .join(name);
-    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    payload["repository"]["full_name"] = REPO.into();
-    if payload.get("pull_request").is_some() {
-        payload["pull_request"]["base"]["repo"]["full_name"] = REPO.into();
-    }
-    payload
-}
-
-fn pr_event(action: &str, head: &str) -> Value {
-    let mut payload = event("pull_request.json");
-    payload["action"] = action.into();
-    payload["pull_request"]["head"]["sha"] = head.into();
-    payload["pull_request"]["head"]["repo"]["full_name"] = REPO.into();
-    payload
-}
-
-/// The marker on a comment's first line.
-fn marker(body: &str) -> Marker {
-    Marker::parse(body)
-        .unwrap_or_else(|| panic!("no benchgate marker on the first line of:\n{body}"))
-        .0
 }
 
 #[test]
@@ -220,19 +159,20 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     );
     assert_eq!(push.code(), 0, "{}", push.log());
     assert_eq!(push.expect_output("verdict"), "no_baseline");
-    let index = r
-        .stored("baselines/main/index.json")
+    let index = stored_file(&r.fake, "baselines/main/index.json")
         .expect("the push stored no index on the data branch");
     let index = Index::parse(&index, "index.json", "main").unwrap();
     assert_eq!(index.entries.len(), 1, "{index:?}");
     assert_eq!(index.entries[0].sha, BASE_SHA);
-    let stored = r
-        .stored(&format!("baselines/main/{}", index.entries[0].file))
-        .expect("the indexed results file is on the data branch");
+    let stored = stored_file(
+        &r.fake,
+        &format!("baselines/main/{}", index.entries[0].file),
+    )
+    .expect("the indexed results file is on the data branch");
     let stored = RunResults::parse(&String::from_utf8_lossy(&stored), "stored").unwrap();
     assert_eq!(stored.run_id, index.entries[0].run_id);
     assert_eq!(r.fake.count("POST", "/git/refs"), 1);
-    assert!(r.comments(42).is_empty());
+    assert!(comments_on(&r.fake, 42).is_empty());
 
     // (b) The pull request compares with it and creates exactly one sticky comment.
     let pr = r.action(
@@ -249,7 +189,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     assert_eq!(pr.expect_output("verdict"), "pass", "{}", pr.log());
     assert_eq!(pr.expect_output("regressions"), "0");
     pr.expect_output("improvements").parse::<u32>().unwrap();
-    let comments = r.comments(42);
+    let comments = comments_on(&r.fake, 42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let (id, url, body) = comments[0].clone();
     let m = marker(&body);
@@ -268,7 +208,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     assert!(report.contains("| change [CI] |"), "{report}");
     assert!(pr.summary.contains("benchgate"), "{}", pr.summary);
     assert!(pr.summary.contains("| change [CI] |"), "{}", pr.summary);
-    let index_after = r.stored("baselines/main/index.json").unwrap();
+    let index_after = stored_file(&r.fake, "baselines/main/index.json").unwrap();
     let index_after = Index::parse(&index_after, "index.json", "main").unwrap();
     assert_eq!(index_after.entries.len(), 1, "a PR run wrote the baseline");
 
@@ -287,7 +227,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(sync.code(), 0, "{}", sync.log());
-    let comments = r.comments(42);
+    let comments = comments_on(&r.fake, 42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     assert_eq!(comments[0].0, id);
     let m = marker(&comments[0].2);
@@ -326,14 +266,14 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
             .count("GET", &format!("/repos/{REPO}/commits/{FORK_HEAD}/pulls")),
         1
     );
-    let comments = r.comments(43);
+    let comments = comments_on(&r.fake, 43);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let m = marker(&comments[0].2);
     assert_eq!((m.head.as_str(), m.run.as_str()), (FORK_HEAD, "104"));
     assert!(comments[0].2.contains("| change [CI] |"));
     assert_eq!(report.expect_output("comment-url"), comments[0].1);
     assert_eq!(report.expect_output("verdict"), "pass", "{}", report.log());
-    assert_eq!(r.comments(42).len(), 1);
+    assert_eq!(comments_on(&r.fake, 42).len(), 1);
     assert_eq!(
         r.fake.count("PUT", "/contents/"),
         0,
