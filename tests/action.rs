@@ -7,11 +7,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
 use benchgate::baseline::{BaselineStore, LocalStore};
-use common::exe;
+use common::action_env::{self, event_fixture, ActionEnv, ActionFiles, ActionRun};
 
 const TOKEN: &str = "ghs_benchgateTestToken0123456789";
 const BASE_SHA: &str = "1111111111111111111111111111111111111111";
@@ -49,27 +48,20 @@ cpu_us_per_request = {{ fail = "+200%" }}
 
 /// A fake runner: workspace, store, output and summary files.
 struct Runner {
-    dir: tempfile::TempDir,
-}
-
-struct Run {
-    output: Output,
-    outputs: String,
-    summary: String,
+    env: ActionEnv,
 }
 
 impl Runner {
     fn new() -> Runner {
         let r = Runner {
-            dir: tempfile::tempdir().unwrap(),
+            env: ActionEnv::new("github/workspace"),
         };
-        std::fs::create_dir_all(r.workspace()).unwrap();
         r.config(0);
         r
     }
 
     fn workspace(&self) -> PathBuf {
-        self.dir.path().join("github/workspace")
+        self.env.workspace()
     }
 
     fn store(&self) -> LocalStore {
@@ -84,116 +76,19 @@ impl Runner {
         .unwrap();
     }
 
-    fn file(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
     /// Runs `benchgate action` for `event` with `payload` and the given variables.
-    fn action(&self, event: &str, payload: &str, git_ref: &str, env: &[(&str, &str)]) -> Run {
-        let event_path = self.file("event.json");
-        std::fs::write(&event_path, payload).unwrap();
-        let (out, summary) = (self.file("github_output"), self.file("step_summary"));
-        for f in [&out, &summary] {
-            std::fs::write(f, "").unwrap();
-        }
-        let mut cmd = Command::new(exe());
-        cmd.arg("action")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_EVENT_NAME", event)
-            .env("GITHUB_EVENT_PATH", &event_path)
-            .env("GITHUB_REPOSITORY", "octo/app")
-            .env("GITHUB_REF", git_ref)
+    fn action(&self, event: &str, payload: &str, git_ref: &str, env: &[(&str, &str)]) -> ActionRun {
+        let files = ActionFiles::new(&self.env, "github_output", "step_summary");
+        let mut cmd = self.env.command(event, payload, "octo/app", &files);
+        cmd.env("GITHUB_REF", git_ref)
             .env("GITHUB_SHA", BASE_SHA)
             .env("GITHUB_RUN_ID", "4242")
             .env("GITHUB_API_URL", "http://127.0.0.1:9")
-            .env("GITHUB_OUTPUT", &out)
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env("GITHUB_WORKSPACE", self.workspace())
-            .env("INPUT_BASELINE-STORE", "local:.baselines")
-            .current_dir(self.dir.path());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let output = cmd.output().unwrap();
-        let run = Run {
-            output,
-            outputs: std::fs::read_to_string(&out).unwrap(),
-            summary: std::fs::read_to_string(&summary).unwrap(),
-        };
-        run.assert_token_hidden();
+            .env("INPUT_BASELINE-STORE", "local:.baselines");
+        let run = action_env::run(cmd, env, &files);
+        run.assert_only_masked(TOKEN);
+        assert!(!run.outputs.contains(TOKEN) && !run.summary.contains(TOKEN));
         run
-    }
-}
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/events")
-            .join(name),
-    )
-    .unwrap()
-}
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.output.status.code().unwrap_or(-1)
-    }
-
-    fn log(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.output.status.code(),
-            String::from_utf8_lossy(&self.output.stdout),
-            String::from_utf8_lossy(&self.output.stderr)
-        )
-    }
-
-    /// The token is only ever on the `::add-mask::` line.
-    fn assert_token_hidden(&self) {
-        let stdout = String::from_utf8_lossy(&self.output.stdout);
-        for line in stdout.lines().filter(|l| l.contains(TOKEN)) {
-            assert_eq!(
-                line,
-                format!("::add-mask::{TOKEN}"),
-                "token leaked: {}",
-                self.log()
-            );
-        }
-        assert!(
-            !String::from_utf8_lossy(&self.output.stderr).contains(TOKEN),
-            "{}",
-            self.log()
-        );
-        assert!(!self.outputs.contains(TOKEN) && !self.summary.contains(TOKEN));
-    }
-
-    /// `GITHUB_OUTPUT` entries, checking each uses its own random delimiter.
-    fn output(&self, name: &str) -> Option<String> {
-        let mut lines = self.outputs.lines();
-        let mut delimiters = Vec::new();
-        let mut found = None;
-        while let Some(line) = lines.next() {
-            let (key, delim) = line.split_once("<<").expect("heredoc form");
-            assert!(
-                delim.starts_with("ghadelimiter_") && delim.len() >= 40,
-                "{delim}"
-            );
-            assert!(!delimiters.contains(&delim.to_string()), "delimiter reused");
-            delimiters.push(delim.to_string());
-            let mut value = Vec::new();
-            for l in lines.by_ref() {
-                if l == delim {
-                    break;
-                }
-                value.push(l);
-            }
-            if key == name {
-                found = Some(value.join("\n"));
-            }
-        }
-        found
     }
 }
 
@@ -210,7 +105,7 @@ fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
     let r = Runner::new();
     let push = r.action(
         "push",
-        &fixture("push_main.json"),
+        &event_fixture("push_main.json"),
         "refs/heads/main",
         &[("INPUT_GITHUB_TOKEN", TOKEN), MOCK],
     );
@@ -228,7 +123,7 @@ fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
 
     let pr = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "refs/pull/42/merge",
         &pr_inputs(),
     );
@@ -260,7 +155,7 @@ fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
 
     let cron = r.action(
         "schedule",
-        &fixture("schedule.json"),
+        &event_fixture("schedule.json"),
         "refs/heads/main",
         &[MOCK],
     );
@@ -275,13 +170,18 @@ fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
 #[test]
 fn a_regression_fails_the_gate_unless_fail_on_regression_is_false() {
     let r = Runner::new();
-    let push = r.action("push", &fixture("push_main.json"), "refs/heads/main", &[]);
+    let push = r.action(
+        "push",
+        &event_fixture("push_main.json"),
+        "refs/heads/main",
+        &[],
+    );
     assert_eq!(push.code(), 0, "{}", push.log());
     r.config(3000); // the pull request burns 3 ms of CPU per request
     let env = [("INPUT_GITHUB_TOKEN", TOKEN)];
     let pr = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "refs/pull/42/merge",
         &env,
     );
@@ -300,7 +200,7 @@ fn a_regression_fails_the_gate_unless_fail_on_regression_is_false() {
     ];
     let pr = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "refs/pull/42/merge",
         &env,
     );
@@ -313,7 +213,7 @@ fn no_baseline_is_a_neutral_pass() {
     let r = Runner::new();
     let pr = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "refs/pull/42/merge",
         &pr_inputs(),
     );
@@ -331,14 +231,14 @@ fn bad_payloads_and_inputs_exit_2_with_a_clear_message() {
     let r = Runner::new();
     let run = r.action(
         "pull_request",
-        &fixture("malformed.json"),
+        &event_fixture("malformed.json"),
         "refs/pull/1/merge",
         &pr_inputs(),
     );
     assert_eq!(run.code(), 2, "{}", run.log());
     assert!(run.log().contains("is not valid JSON"), "{}", run.log());
     let mut payload: serde_json::Value =
-        serde_json::from_str(&fixture("pull_request.json")).unwrap();
+        serde_json::from_str(&event_fixture("pull_request.json")).unwrap();
     payload["pull_request"]["head"]["sha"] = "HEAD~1".into();
     let run = r.action(
         "pull_request",
@@ -355,7 +255,7 @@ fn bad_payloads_and_inputs_exit_2_with_a_clear_message() {
     );
     let run = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "x",
         &[("INPUT_MODE", "nightly"), ("GITHUB_TOKEN", TOKEN)],
     );
@@ -368,7 +268,7 @@ fn bad_payloads_and_inputs_exit_2_with_a_clear_message() {
     );
     let run = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "x",
         &[("INPUT_MODE", "push")],
     );
@@ -386,7 +286,7 @@ fn measure_then_report_refuses_an_artifact_from_another_head() {
     // Fork PR, no token at all.
     let m = r.action(
         "pull_request",
-        &fixture("pull_request_fork.json"),
+        &event_fixture("pull_request_fork.json"),
         "refs/pull/43/merge",
         &[("INPUT_MODE", "measure"), MOCK],
     );
@@ -404,7 +304,7 @@ fn measure_then_report_refuses_an_artifact_from_another_head() {
     assert!(!String::from_utf8_lossy(&m.output.stdout).contains("::set-output"));
 
     let mut payload: serde_json::Value =
-        serde_json::from_str(&fixture("workflow_run.json")).unwrap();
+        serde_json::from_str(&event_fixture("workflow_run.json")).unwrap();
     payload["workflow_run"]["head_sha"] = "4444444444444444444444444444444444444444".into();
     let env = [("INPUT_MODE", "report"), ("INPUT_GITHUB-TOKEN", TOKEN)];
     let rep = r.action(
@@ -460,7 +360,7 @@ baseline_client = "base"
     std::fs::write(r.workspace().join("benchgate.toml"), config).unwrap();
     let pr = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "refs/pull/42/merge",
         &[("INPUT_GITHUB_TOKEN", TOKEN)],
     );
@@ -479,7 +379,7 @@ fn a_pull_request_whose_every_trial_fails_fails_the_gate_with_an_error_annotatio
     let r = Runner::new();
     let push = r.action(
         "push",
-        &fixture("push_main.json"),
+        &event_fixture("push_main.json"),
         "refs/heads/main",
         &[("INPUT_GITHUB_TOKEN", TOKEN), MOCK],
     );
@@ -488,7 +388,7 @@ fn a_pull_request_whose_every_trial_fails_fails_the_gate_with_an_error_annotatio
     env.push(("BENCHGATE_MOCK_FAIL", "panic:the client broke"));
     let pr = r.action(
         "pull_request",
-        &fixture("pull_request.json"),
+        &event_fixture("pull_request.json"),
         "refs/pull/42/merge",
         &env,
     );
@@ -512,7 +412,7 @@ fn a_pull_request_whose_every_trial_fails_fails_the_gate_with_an_error_annotatio
 /// command, on stdout or stderr.
 #[test]
 fn errors_quoting_untrusted_text_print_no_workflow_command() {
-    let injected = |run: &Run| {
+    let injected = |run: &ActionRun| {
         let out = String::from_utf8_lossy(&run.output.stdout).to_string()
             + &String::from_utf8_lossy(&run.output.stderr);
         out.lines()
@@ -524,7 +424,7 @@ fn errors_quoting_untrusted_text_print_no_workflow_command() {
     let bad_path = "missing.toml\n::warning::injected-by-input";
     let run = r.action(
         "push",
-        &fixture("push_main.json"),
+        &event_fixture("push_main.json"),
         "refs/heads/main",
         &[("INPUT_CONFIG", bad_path), MOCK],
     );
@@ -552,7 +452,12 @@ path = "/bytes/22"
 "#,
     )
     .unwrap();
-    let run = r.action("push", &fixture("push_main.json"), "refs/heads/main", &[]);
+    let run = r.action(
+        "push",
+        &event_fixture("push_main.json"),
+        "refs/heads/main",
+        &[],
+    );
     // The setup failure fails the client's every trial: the gate fails.
     assert_eq!(run.code(), 1, "{}", run.log());
     assert!(run.log().contains("injected-by-setup"), "{}", run.log());

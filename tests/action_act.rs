@@ -8,8 +8,9 @@
 //!   - action.yml and setup/install.sh copied from this repository, and a
 //!     setup/release.txt naming a release archive of the test build of benchgate
 //!     (debug info stripped), which a local HTTP server serves at
-//!     BENCHGATE_RELEASE_BASE_URL: setup/install.sh downloads and checks it as it
-//!     would a GitHub Release (no 7-minute source build);
+//!     BENCHGATE_RELEASE_BASE_URL (both from tests/common/release.rs):
+//!     setup/install.sh downloads and checks it as it would a GitHub Release
+//!     (no 7-minute source build);
 //!   - fixtures/act/benchgate.toml: one JVM command client, Apache HttpClient 5
 //!     from fixtures/clients/java (built by scripts/install-test-deps.sh, copied),
 //!     behind the probe fixtures/act/java-client.sh, which records its own
@@ -41,25 +42,26 @@
 //! which scripts/install-test-deps.sh runs; found at $BENCHGATE_ACT or where that
 //! script installs it. Without it these tests fail, saying how to install it.
 
+mod common;
 mod github;
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use benchgate::baseline::github_index::Index;
-use benchgate::github::marker::Marker;
-use github::fake::{fixture, Account, FakeGitHub, REPO};
+use common::release::{Asset, ReleaseServer};
+use github::fake::{FakeGitHub, REPO};
+use github::workflow::{
+    add_bot_token, comments_on, event, marker, open_pull, pr_event, stored_file,
+};
 use serde_json::Value;
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The workflow's token: a bot's `GITHUB_TOKEN` to the fake.
 const TOKEN: &str = "ghs_actE2eSecretToken7c1d9e2f4a6b8c0d1e3f";
-const DATA: &str = "benchgate-data";
 const HEAD_1: &str = "2222222222222222222222222222222222222222";
 const HEAD_2: &str = "5555555555555555555555555555555555555555";
 /// The longest one act run may take before it is stopped and the test fails.
@@ -111,109 +113,11 @@ fn act() -> PathBuf {
     path
 }
 
-fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum").arg(path).output().unwrap();
-    assert!(out.status.success(), "sha256sum {}", path.display());
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
-
-/// The release archive benchgate-<version>-<target>.tar.gz of the test build
-/// (debug info stripped when `strip` is there: a quarter of the size, 5 s less
-/// gzip), with its checksum and its binary's; built once.
-struct Asset {
-    target: &'static str,
-    url_path: String,
-    bytes: Vec<u8>,
-    archive_sha: String,
-    binary_sha: String,
-}
-
-fn asset() -> &'static Asset {
-    static ASSET: OnceLock<Asset> = OnceLock::new();
-    ASSET.get_or_init(|| {
-        let target = match std::env::consts::ARCH {
-            "x86_64" => "x86_64-unknown-linux-musl",
-            "aarch64" => "aarch64-unknown-linux-musl",
-            other => panic!("no benchgate release target for {other}"),
-        };
-        let dir = tempfile::tempdir().unwrap();
-        let stem = format!("benchgate-{VERSION}-{target}");
-        std::fs::create_dir(dir.path().join(&stem)).unwrap();
-        let bin = dir.path().join(&stem).join("benchgate");
-        let stripped = Command::new("strip")
-            .args(["--strip-debug", "-o"])
-            .arg(&bin)
-            .arg(env!("CARGO_BIN_EXE_benchgate"))
-            .status()
-            .is_ok_and(|s| s.success());
-        if !stripped {
-            std::fs::copy(env!("CARGO_BIN_EXE_benchgate"), &bin).unwrap();
-        }
-        let name = format!("{stem}.tar.gz");
-        let status = Command::new("sh")
-            .arg("-c")
-            .arg(r#"tar -C "$1" -cf - "$2" | gzip -1 >"$1/$3""#)
-            .args(["sh", dir.path().to_str().unwrap(), &stem, &name])
-            .status()
-            .unwrap();
-        assert!(status.success(), "tar | gzip");
-        let archive = dir.path().join(&name);
-        Asset {
-            target,
-            url_path: format!("/releases/download/v{VERSION}/{name}"),
-            archive_sha: sha256(&archive),
-            binary_sha: sha256(&bin),
-            bytes: std::fs::read(&archive).unwrap(),
-        }
-    })
-}
-
-/// A tiny HTTP/1.1 server on 127.0.0.1 standing in for the GitHub Release
-/// download: GET of the asset's path answers it, anything else 404. Counts hits.
-struct ReleaseServer {
-    base: String,
-    hits: Arc<Mutex<Vec<String>>>,
-}
-
-impl ReleaseServer {
-    fn start(asset: &'static Asset) -> ReleaseServer {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!(
-            "http://{}/releases/download",
-            listener.local_addr().unwrap()
-        );
-        let hits = Arc::new(Mutex::new(Vec::new()));
-        let seen = hits.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
-                let mut req = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&req);
-                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-                seen.lock().unwrap().push(path.clone());
-                let (status, body): (&str, &[u8]) = if path == asset.url_path {
-                    ("200 OK", &asset.bytes)
-                } else {
-                    ("404 Not Found", b"Not Found")
-                };
-                let _ = write!(
-                    conn,
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = conn.write_all(body);
-            }
-        });
-        ReleaseServer { base, hits }
-    }
+/// The release archive of the test build (debug info stripped when `strip` is
+/// there: a quarter of the size, 5 s less gzip); built once.
+fn asset() -> &'static Arc<Asset> {
+    static ASSET: OnceLock<Arc<Asset>> = OnceLock::new();
+    ASSET.get_or_init(|| Arc::new(Asset::build(VERSION, true)))
 }
 
 /// What one act run left: its exit status, its log, the action's outputs as
@@ -261,27 +165,16 @@ impl Harness {
         let act = act();
         let asset = asset();
         let fake = FakeGitHub::start();
-        {
-            let mut state = fake.state.lock().unwrap();
-            let bot = Account {
-                login: "github-actions[bot]".into(),
-                kind: "Bot".into(),
-                can_get_user: false,
-                read_only: false,
-            };
-            state.accounts.insert(TOKEN.into(), bot);
-            let mut pull = fixture("pull_request.json");
-            pull["number"] = 42.into();
-            pull["state"] = "open".into();
-            pull["head"]["sha"] = HEAD_1.into();
-            pull["head"]["repo"]["full_name"] = REPO.into();
-            pull["base"]["ref"] = "main".into();
-            state.pulls.push(pull);
-        }
+        add_bot_token(&fake, TOKEN);
+        fake.state
+            .lock()
+            .unwrap()
+            .pulls
+            .push(open_pull(42, HEAD_1, REPO));
         let h = Harness {
             act,
             fake,
-            release: ReleaseServer::start(asset),
+            release: ReleaseServer::with(&[(VERSION, asset)]),
             dir: tempfile::tempdir().unwrap(),
             runs: 0,
         };
@@ -514,28 +407,6 @@ impl Harness {
         }
     }
 
-    /// Comments on issue `n`: (id, html_url, body).
-    fn comments(&self, n: u64) -> Vec<(u64, String, String)> {
-        let state = self.fake.state.lock().unwrap();
-        state
-            .comments
-            .iter()
-            .filter(|(issue, _)| *issue == n)
-            .map(|(_, c)| {
-                (
-                    c["id"].as_u64().unwrap(),
-                    c["html_url"].as_str().unwrap().to_string(),
-                    c["body"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    }
-
-    fn stored(&self, path: &str) -> Option<Vec<u8>> {
-        let state = self.fake.state.lock().unwrap();
-        state.branches.get(DATA)?.get(path).cloned()
-    }
-
     /// Processes of this harness still alive: the JVM (its command line carries
     /// the dump directory) and benchgate (installed under act's HOME here).
     fn leftovers(&self) -> Vec<(i32, String)> {
@@ -611,31 +482,6 @@ fn stop(child: &mut Child) {
     }
 }
 
-/// A recorded payload from fixtures/events/, moved to the fake's repository.
-fn event(name: &str) -> Value {
-    let path = repo_path("fixtures/events").join(name);
-    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    payload["repository"]["full_name"] = REPO.into();
-    if payload.get("pull_request").is_some() {
-        payload["pull_request"]["base"]["repo"]["full_name"] = REPO.into();
-        payload["pull_request"]["head"]["repo"]["full_name"] = REPO.into();
-    }
-    payload
-}
-
-fn pr_event(action: &str, head: &str) -> Value {
-    let mut payload = event("pull_request.json");
-    payload["action"] = action.into();
-    payload["pull_request"]["head"]["sha"] = head.into();
-    payload
-}
-
-fn marker(body: &str) -> Marker {
-    Marker::parse(body)
-        .unwrap_or_else(|| panic!("no benchgate marker on the first line of:\n{body}"))
-        .0
-}
-
 /// Trials per run: benchgate.toml's rounds x one client x one scenario.
 const TRIALS: usize = 5;
 
@@ -654,8 +500,8 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
     assert_eq!(push.output("outcome"), "success", "{}", push.log);
     assert_eq!(push.output("verdict"), "no_baseline", "{}", push.log);
     assert_eq!(
-        h.release.hits.lock().unwrap().as_slice(),
-        [asset().url_path.clone()],
+        h.release.hits(),
+        [asset().url_path(VERSION)],
         "setup/install.sh downloads the release archive once"
     );
     assert!(
@@ -663,12 +509,11 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
         "{}",
         push.log
     );
-    let index = h
-        .stored("baselines/main/index.json")
+    let index = stored_file(&h.fake, "baselines/main/index.json")
         .expect("the push stored no index on the data branch");
     let index = Index::parse(&index, "index.json", "main").unwrap();
     assert_eq!(index.entries.len(), 1, "{index:?}");
-    assert!(h.comments(42).is_empty());
+    assert!(comments_on(&h.fake, 42).is_empty());
     h.assert_measured_without_token(&push, TRIALS);
     // Not vacuous: act, unlike GitHub's runner, exports a composite's inputs to
     // its steps as INPUT_*, so the measure step's shell did get the token, and
@@ -689,7 +534,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
     assert_eq!(pr.output("verdict"), "pass", "{}", pr.log);
     assert_eq!(pr.output("regressions"), "0");
     pr.output("improvements").parse::<u32>().unwrap();
-    let comments = h.comments(42);
+    let comments = comments_on(&h.fake, 42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let (id, url, body) = comments[0].clone();
     assert_eq!(marker(&body).head, HEAD_1);
@@ -724,7 +569,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
         "{:?}",
         slow.outputs
     );
-    let comments = h.comments(42);
+    let comments = comments_on(&h.fake, 42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     assert_eq!(comments[0].0, id, "a new comment instead of the sticky one");
     assert_eq!(marker(&comments[0].2).head, HEAD_2);
@@ -736,7 +581,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
 
     // The data branch still holds the push's baseline only.
     let index = Index::parse(
-        &h.stored("baselines/main/index.json").unwrap(),
+        &stored_file(&h.fake, "baselines/main/index.json").unwrap(),
         "index.json",
         "main",
     )
@@ -831,8 +676,8 @@ fn act_cancel_sigint_to_the_measure_step_stops_benchgate_and_the_jvm_within_seco
     assert_eq!(run.output("outcome"), "failure");
     assert_eq!(run.output("verdict"), "cancelled", "{}", run.log);
     assert!(run.log.contains("interrupted by SIGINT"), "{}", run.log);
-    assert!(h.comments(42).is_empty());
-    assert!(h.stored("baselines/main/index.json").is_none());
+    assert!(comments_on(&h.fake, 42).is_empty());
+    assert!(stored_file(&h.fake, "baselines/main/index.json").is_none());
     // The probe ran (the JVM was measuring) and saw no token.
     h.assert_measured_without_token(&run, 1);
 }

@@ -14,19 +14,18 @@ mod common;
 mod github;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use benchgate::baseline::github_index::Index;
-use benchgate::github::marker::Marker;
 use benchgate::results::RunResults;
-use common::exe;
-use common::outputs::output;
-use github::fake::{fixture, Account, FakeGitHub, REPO};
+use common::action_env::{self, ActionEnv, ActionFiles, ActionRun};
+use github::fake::{FakeGitHub, REPO};
+use github::workflow::{
+    add_bot_token, comments_on, event, marker, open_pull, pr_event, stored_file,
+};
 use serde_json::Value;
 
 /// A secret-looking token the fake knows as the workflow's bot.
 const TOKEN: &str = "ghs_e2eSecretToken4f2a9c0b7d1e3f5a6b8c";
-const DATA: &str = "benchgate-data";
 const BASE_SHA: &str = "1111111111111111111111111111111111111111";
 const HEAD_1: &str = "2222222222222222222222222222222222222222";
 const HEAD_2: &str = "5555555555555555555555555555555555555555";
@@ -59,96 +58,50 @@ cpu_us_per_request = { fail = "+200%" }
 /// A fake runner: the fake GitHub, a workspace, output and summary files.
 struct Runner {
     fake: FakeGitHub,
-    dir: tempfile::TempDir,
-}
-
-struct Run {
-    output: Output,
-    outputs: String,
-    summary: String,
+    env: ActionEnv,
 }
 
 impl Runner {
     fn new() -> Runner {
         let fake = FakeGitHub::start();
+        add_bot_token(&fake, TOKEN);
         {
             let mut state = fake.state.lock().unwrap();
-            let bot = Account {
-                login: "github-actions[bot]".into(),
-                kind: "Bot".into(),
-                can_get_user: false,
-                read_only: false,
-            };
-            state.accounts.insert(TOKEN.into(), bot);
             state.pulls.push(pull(42, HEAD_1, REPO));
             state.pulls.push(pull(43, FORK_HEAD, "stranger/app"));
             state.commit_pulls.insert(FORK_HEAD.into(), vec![43]);
         }
         let r = Runner {
             fake,
-            dir: tempfile::tempdir().unwrap(),
+            env: ActionEnv::new("github/workspace"),
         };
-        std::fs::create_dir_all(r.workspace()).unwrap();
         std::fs::write(r.workspace().join("benchgate.toml"), SUITE).unwrap();
         r
     }
 
     fn workspace(&self) -> PathBuf {
-        self.dir.path().join("github/workspace")
+        self.env.workspace()
     }
 
     /// Runs `benchgate action` with the environment only.
-    fn action(&self, event: &str, payload: &Value, env: &[(&str, &str)]) -> Run {
-        let event_path = self.dir.path().join("event.json");
-        std::fs::write(&event_path, payload.to_string()).unwrap();
-        let out = self.dir.path().join("github_output");
-        let summary = self.dir.path().join("step_summary");
-        for f in [&out, &summary] {
-            std::fs::write(f, "").unwrap();
-        }
-        let mut cmd = Command::new(exe());
-        cmd.arg("action")
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_EVENT_NAME", event)
-            .env("GITHUB_EVENT_PATH", &event_path)
-            .env("GITHUB_REPOSITORY", REPO)
-            .env("GITHUB_API_URL", &self.fake.url)
-            .env("GITHUB_OUTPUT", &out)
-            .env("GITHUB_STEP_SUMMARY", &summary)
-            .env("GITHUB_WORKSPACE", self.workspace())
+    fn action(&self, event: &str, payload: &Value, env: &[(&str, &str)]) -> ActionRun {
+        let files = ActionFiles::new(&self.env, "github_output", "step_summary");
+        let mut cmd = self.env.command(event, &payload.to_string(), REPO, &files);
+        cmd.env("GITHUB_API_URL", &self.fake.url)
             .env("INPUT_CONFIG", "benchgate.toml")
             .env("INPUT_COMMENT", "always")
             .env("INPUT_FAIL-ON-REGRESSION", "true")
-            .env(MOCK.0, MOCK.1)
-            .current_dir(self.dir.path());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let output = cmd.output().unwrap();
-        let run = Run {
-            output,
-            outputs: std::fs::read_to_string(&out).unwrap(),
-            summary: std::fs::read_to_string(&summary).unwrap(),
-        };
+            .env(MOCK.0, MOCK.1);
+        let run = action_env::run(cmd, env, &files);
         self.assert_token_nowhere(&run);
         run
     }
 
     /// The token is only on the `::add-mask::` line: in no other output, in no
     /// file under the runner's directory, in nothing the fake stored.
-    fn assert_token_nowhere(&self, run: &Run) {
-        let stdout = String::from_utf8_lossy(&run.output.stdout);
-        for line in stdout.lines().filter(|l| l.contains(TOKEN)) {
-            assert_eq!(line, format!("::add-mask::{TOKEN}"), "{}", run.log());
-        }
-        assert!(
-            !String::from_utf8_lossy(&run.output.stderr).contains(TOKEN),
-            "{}",
-            run.log()
-        );
-        for file in files(self.dir.path()) {
+    fn assert_token_nowhere(&self, run: &ActionRun) {
+        run.assert_only_masked(TOKEN);
+        for file in files(self.env.dir.path()) {
             let bytes = std::fs::read(&file).unwrap();
             assert!(
                 !String::from_utf8_lossy(&bytes).contains(TOKEN),
@@ -166,49 +119,6 @@ impl Runner {
             }
         }
     }
-
-    /// The data branch's file at `path`.
-    fn stored(&self, path: &str) -> Option<Vec<u8>> {
-        let state = self.fake.state.lock().unwrap();
-        state.branches.get(DATA)?.get(path).cloned()
-    }
-
-    /// Comments on issue `pr`: (id, html_url, body).
-    fn comments(&self, pr: u64) -> Vec<(u64, String, String)> {
-        let state = self.fake.state.lock().unwrap();
-        state
-            .comments
-            .iter()
-            .filter(|(issue, _)| *issue == pr)
-            .map(|(_, c)| {
-                (
-                    c["id"].as_u64().unwrap(),
-                    c["html_url"].as_str().unwrap().to_string(),
-                    c["body"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    }
-}
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.output.status.code().unwrap_or(-1)
-    }
-
-    fn log(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.output.status.code(),
-            String::from_utf8_lossy(&self.output.stdout),
-            String::from_utf8_lossy(&self.output.stderr)
-        )
-    }
-
-    fn output(&self, name: &str) -> String {
-        output(&self.outputs, name)
-            .unwrap_or_else(|| panic!("no output {name} in:\n{}\n{}", self.outputs, self.log()))
-    }
 }
 
 /// Every file under `dir`, recursively.
@@ -225,44 +135,11 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// An open pull request as the API returns it.
+/// An open pull request into main, based on `BASE_SHA`.
 fn pull(number: u64, head: &str, head_repo: &str) -> Value {
-    let mut p = fixture("pull_request.json");
-    p["number"] = number.into();
-    p["state"] = "open".into();
-    p["head"]["sha"] = head.into();
-    p["head"]["repo"]["full_name"] = head_repo.into();
-    p["base"]["ref"] = "main".into();
+    let mut p = open_pull(number, head, head_repo);
     p["base"]["sha"] = BASE_SHA.into();
     p
-}
-
-/// A recorded event payload from `fixtures/events/`, moved to the fake's repository.
-fn event(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/events")
-        .join(name);
-    let mut payload: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    payload["repository"]["full_name"] = REPO.into();
-    if payload.get("pull_request").is_some() {
-        payload["pull_request"]["base"]["repo"]["full_name"] = REPO.into();
-    }
-    payload
-}
-
-fn pr_event(action: &str, head: &str) -> Value {
-    let mut payload = event("pull_request.json");
-    payload["action"] = action.into();
-    payload["pull_request"]["head"]["sha"] = head.into();
-    payload["pull_request"]["head"]["repo"]["full_name"] = REPO.into();
-    payload
-}
-
-/// The marker on a comment's first line.
-fn marker(body: &str) -> Marker {
-    Marker::parse(body)
-        .unwrap_or_else(|| panic!("no benchgate marker on the first line of:\n{body}"))
-        .0
 }
 
 #[test]
@@ -281,20 +158,21 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(push.code(), 0, "{}", push.log());
-    assert_eq!(push.output("verdict"), "no_baseline");
-    let index = r
-        .stored("baselines/main/index.json")
+    assert_eq!(push.expect_output("verdict"), "no_baseline");
+    let index = stored_file(&r.fake, "baselines/main/index.json")
         .expect("the push stored no index on the data branch");
     let index = Index::parse(&index, "index.json", "main").unwrap();
     assert_eq!(index.entries.len(), 1, "{index:?}");
     assert_eq!(index.entries[0].sha, BASE_SHA);
-    let stored = r
-        .stored(&format!("baselines/main/{}", index.entries[0].file))
-        .expect("the indexed results file is on the data branch");
+    let stored = stored_file(
+        &r.fake,
+        &format!("baselines/main/{}", index.entries[0].file),
+    )
+    .expect("the indexed results file is on the data branch");
     let stored = RunResults::parse(&String::from_utf8_lossy(&stored), "stored").unwrap();
     assert_eq!(stored.run_id, index.entries[0].run_id);
     assert_eq!(r.fake.count("POST", "/git/refs"), 1);
-    assert!(r.comments(42).is_empty());
+    assert!(comments_on(&r.fake, 42).is_empty());
 
     // (b) The pull request compares with it and creates exactly one sticky comment.
     let pr = r.action(
@@ -308,10 +186,10 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(pr.code(), 0, "{}", pr.log());
-    assert_eq!(pr.output("verdict"), "pass", "{}", pr.log());
-    assert_eq!(pr.output("regressions"), "0");
-    pr.output("improvements").parse::<u32>().unwrap();
-    let comments = r.comments(42);
+    assert_eq!(pr.expect_output("verdict"), "pass", "{}", pr.log());
+    assert_eq!(pr.expect_output("regressions"), "0");
+    pr.expect_output("improvements").parse::<u32>().unwrap();
+    let comments = comments_on(&r.fake, 42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let (id, url, body) = comments[0].clone();
     let m = marker(&body);
@@ -322,15 +200,15 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         body.contains("the stored run of commit `111111111111` of main"),
         "{body}"
     );
-    assert_eq!(pr.output("comment-url"), url);
-    let results = PathBuf::from(pr.output("results-path"));
+    assert_eq!(pr.expect_output("comment-url"), url);
+    let results = PathBuf::from(pr.expect_output("results-path"));
     assert!(results.starts_with(r.workspace()), "{}", results.display());
     RunResults::read(&results).unwrap();
-    let report = std::fs::read_to_string(pr.output("report-path")).unwrap();
+    let report = std::fs::read_to_string(pr.expect_output("report-path")).unwrap();
     assert!(report.contains("| change [CI] |"), "{report}");
     assert!(pr.summary.contains("benchgate"), "{}", pr.summary);
     assert!(pr.summary.contains("| change [CI] |"), "{}", pr.summary);
-    let index_after = r.stored("baselines/main/index.json").unwrap();
+    let index_after = stored_file(&r.fake, "baselines/main/index.json").unwrap();
     let index_after = Index::parse(&index_after, "index.json", "main").unwrap();
     assert_eq!(index_after.entries.len(), 1, "a PR run wrote the baseline");
 
@@ -349,12 +227,12 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(sync.code(), 0, "{}", sync.log());
-    let comments = r.comments(42);
+    let comments = comments_on(&r.fake, 42);
     assert_eq!(comments.len(), 1, "{comments:?}");
     assert_eq!(comments[0].0, id);
     let m = marker(&comments[0].2);
     assert_eq!((m.head.as_str(), m.run.as_str()), (HEAD_2, "102"));
-    assert_eq!(sync.output("comment-url"), url);
+    assert_eq!(sync.expect_output("comment-url"), url);
     assert_eq!(r.fake.count("POST", "/issues/42/comments"), 1);
 
     // (d) The fork-safe split: measure without a token, then report from
@@ -370,7 +248,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         ],
     );
     assert_eq!(measure.code(), 0, "{}", measure.log());
-    assert_eq!(measure.output("verdict"), "measured");
+    assert_eq!(measure.expect_output("verdict"), "measured");
     r.fake.clear_requests();
     let report = r.action(
         "workflow_run",
@@ -388,14 +266,14 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
             .count("GET", &format!("/repos/{REPO}/commits/{FORK_HEAD}/pulls")),
         1
     );
-    let comments = r.comments(43);
+    let comments = comments_on(&r.fake, 43);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let m = marker(&comments[0].2);
     assert_eq!((m.head.as_str(), m.run.as_str()), (FORK_HEAD, "104"));
     assert!(comments[0].2.contains("| change [CI] |"));
-    assert_eq!(report.output("comment-url"), comments[0].1);
-    assert_eq!(report.output("verdict"), "pass", "{}", report.log());
-    assert_eq!(r.comments(42).len(), 1);
+    assert_eq!(report.expect_output("comment-url"), comments[0].1);
+    assert_eq!(report.expect_output("verdict"), "pass", "{}", report.log());
+    assert_eq!(comments_on(&r.fake, 42).len(), 1);
     assert_eq!(
         r.fake.count("PUT", "/contents/"),
         0,

@@ -11,11 +11,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use benchgate::baseline::{BaselineStore, LocalStore};
-use common::exe;
-use common::outputs::output;
+use common::action_env::{self, event_fixture, ActionEnv, ActionFiles, ActionRun};
 
 const TOKEN: &str = "ghs_benchgateStepsToken0123456789";
 const AWS_SECRET: &str = "awsSecretNeverInTheMeasureStep42";
@@ -50,34 +48,14 @@ concurrency = 1
 }
 
 struct Runner {
-    dir: tempfile::TempDir,
-}
-
-struct Run {
-    output: Output,
-    outputs: String,
-}
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.output.status.code().unwrap_or(-1)
-    }
-    fn log(&self) -> String {
-        format!(
-            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
-            self.output.status.code(),
-            String::from_utf8_lossy(&self.output.stdout),
-            String::from_utf8_lossy(&self.output.stderr)
-        )
-    }
+    env: ActionEnv,
 }
 
 impl Runner {
     fn new() -> Runner {
         let r = Runner {
-            dir: tempfile::tempdir().unwrap(),
+            env: ActionEnv::new("workspace"),
         };
-        std::fs::create_dir_all(r.workspace()).unwrap();
         std::fs::write(
             r.workspace().join("benchgate.toml"),
             suite(&r.dump_prefix()),
@@ -86,10 +64,10 @@ impl Runner {
         r
     }
     fn workspace(&self) -> PathBuf {
-        self.dir.path().join("workspace")
+        self.env.workspace()
     }
     fn dump_prefix(&self) -> PathBuf {
-        self.dir.path().join("env")
+        self.env.file("env")
     }
     fn store(&self) -> LocalStore {
         LocalStore::new(self.workspace().join(".baselines"))
@@ -105,46 +83,22 @@ impl Runner {
         fixture: &str,
         git_ref: &str,
         extra: &[(&str, &str)],
-    ) -> Run {
-        let event_path = self.dir.path().join("event.json");
-        let payload = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/events")
-                .join(fixture),
-        )
-        .unwrap();
-        std::fs::write(&event_path, payload).unwrap();
-        let out = self.dir.path().join(format!("output-{step}"));
-        std::fs::write(&out, "").unwrap();
-        let mut cmd = Command::new(exe());
-        cmd.args(["action", "--step", step])
-            .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_EVENT_NAME", event)
-            .env("GITHUB_EVENT_PATH", &event_path)
-            .env("GITHUB_REPOSITORY", "octo/app")
+    ) -> ActionRun {
+        let files = ActionFiles::new(&self.env, &format!("output-{step}"), "summary");
+        let mut cmd = self
+            .env
+            .command(event, &event_fixture(fixture), "octo/app", &files);
+        cmd.args(["--step", step])
             .env("GITHUB_REF", git_ref)
             .env("GITHUB_SHA", BASE_SHA)
             .env("GITHUB_RUN_ID", "77")
             .env("GITHUB_API_URL", "http://127.0.0.1:9")
-            .env("GITHUB_OUTPUT", &out)
-            .env("GITHUB_STEP_SUMMARY", self.dir.path().join("summary"))
-            .env("GITHUB_WORKSPACE", self.workspace())
             .env("INPUT_BASELINE_STORE", "local:.baselines")
-            .env("INPUT_COMMENT", "never")
-            .current_dir(self.dir.path());
+            .env("INPUT_COMMENT", "never");
         if step != "measure" {
             cmd.env("INPUT_GITHUB_TOKEN", TOKEN);
         }
-        for (k, v) in extra {
-            cmd.env(k, v);
-        }
-        let output = cmd.output().unwrap();
-        let run = Run {
-            output,
-            outputs: std::fs::read_to_string(&out).unwrap(),
-        };
+        let run = action_env::run(cmd, extra, &files);
         let all = format!("{}{}", run.log(), run.outputs);
         assert!(!all.contains(AWS_SECRET), "secret printed: {all}");
         run
@@ -152,7 +106,7 @@ impl Runner {
 
     /// lookup, measure, publish; each must succeed but the last, whose
     /// exit code is returned with its run.
-    fn three_steps(&self, event: &str, fixture: &str, git_ref: &str) -> Run {
+    fn three_steps(&self, event: &str, fixture: &str, git_ref: &str) -> ActionRun {
         // A job-level GITHUB_TOKEN (and a copy of it under an innocent name)
         // and AWS keys are in every step's environment.
         let job_env = [
@@ -189,10 +143,7 @@ fn three_steps_store_a_baseline_then_gate_a_pull_request_with_no_secret_in_the_m
         "{}",
         push.log()
     );
-    assert_eq!(
-        output(&push.outputs, "verdict").as_deref(),
-        Some("no_baseline")
-    );
+    assert_eq!(push.output("verdict").as_deref(), Some("no_baseline"));
     let seen = r.dumped();
     for secret in [TOKEN, AWS_SECRET] {
         assert!(
@@ -204,14 +155,14 @@ fn three_steps_store_a_baseline_then_gate_a_pull_request_with_no_secret_in_the_m
 
     let pr = r.three_steps("pull_request", "pull_request.json", "refs/pull/42/merge");
     assert_eq!(r.store().history("main").unwrap().len(), 1, "a PR stored");
-    let verdict = output(&pr.outputs, "verdict");
+    let verdict = pr.output("verdict");
     assert!(
         matches!(verdict.as_deref(), Some("pass" | "fail")),
         "{verdict:?}\n{}",
         pr.log()
     );
     // The publish step compared with the baseline the lookup step found.
-    let report = PathBuf::from(output(&pr.outputs, "report-path").unwrap());
+    let report = PathBuf::from(pr.output("report-path").unwrap());
     let text = std::fs::read_to_string(report).unwrap();
     assert!(text.contains("`111111111111` of main"), "{text}");
     let seen = r.dumped();

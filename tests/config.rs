@@ -1,6 +1,8 @@
 //! Config loading end to end: every error path names the file, the line, the field
 //! and the fix; happy paths apply defaults and overrides; fixtures validate.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,26 +20,7 @@ fn load(text: &str) -> Result<Suite, ConfigError> {
 /// Asserts an `Invalid` error at `line` on `field` whose text contains `what` and `fix`.
 #[track_caller]
 fn invalid(text: &str, line: usize, field: &str, what: &str, fix: &str) -> String {
-    let err = load(text).expect_err("config should be rejected");
-    let shown = err.to_string();
-    match &err {
-        ConfigError::Invalid {
-            source_name,
-            line: l,
-            field: f,
-            message,
-            fix: x,
-            ..
-        } => {
-            assert_eq!(source_name, FILE, "{shown}");
-            assert_eq!(*l, line, "line of: {shown}");
-            assert_eq!(f, field, "{shown}");
-            assert!(message.contains(what), "message lacks {what:?}: {shown}");
-            assert!(x.contains(fix), "fix lacks {fix:?}: {shown}");
-        }
-        other => panic!("expected Invalid, got {other:?}"),
-    }
-    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+    let shown = common::config_errors::invalid(load(text), FILE, line, field, what, fix);
     assert!(shown.contains(field) && shown.contains(fix), "{shown}");
     shown
 }

@@ -1,6 +1,8 @@
 //! `[gate]` and `[compare]` in benchgate.toml: defaults, shorthand and table
 //! forms, overrides, and every error naming the line, the field and the fix.
 
+mod common;
+
 use benchgate::compare::gate_for;
 use benchgate::compare::model::{MissingBaseline, NotComparablePolicy, Threshold};
 use benchgate::config::{ConfigError, Suite};
@@ -16,22 +18,7 @@ fn load(extra: &str) -> Result<Suite, ConfigError> {
 
 #[track_caller]
 fn invalid(extra: &str, line: usize, field: &str, what: &str, fix: &str) {
-    let err = load(extra).expect_err("config should be rejected");
-    let shown = err.to_string();
-    let ConfigError::Invalid {
-        line: l,
-        field: f,
-        message,
-        fix: x,
-        ..
-    } = &err
-    else {
-        panic!("expected Invalid, got {err:?}");
-    };
-    assert_eq!((*l, f.as_str()), (line, field), "{shown}");
-    assert!(message.contains(what), "message lacks {what:?}: {shown}");
-    assert!(x.contains(fix), "fix lacks {fix:?}: {shown}");
-    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+    common::config_errors::invalid(load(extra), FILE, line, field, what, fix);
 }
 
 fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a benchgate::compare::model::MetricGate {

@@ -10,9 +10,9 @@ use benchgate::action::comment::CommentResult as SinkResult;
 use benchgate::action::github::{comment_sink, GithubTarget};
 use benchgate::action::inputs::Secret;
 use benchgate::github::marker::Marker;
-use benchgate::github::{update_comment, upsert_comment, CommentMode, CommentResult};
+use benchgate::github::{update_comment, CommentMode, CommentResult};
 use github::client::{client, repo};
-use github::comments::{bodies, marked, seed, upsert, BOT, HEAD, OLD_HEAD, PR};
+use github::comments::{bodies, marked, seed, upsert, upsert_with, BOT, HEAD, OLD_HEAD, PR};
 use github::fake::{fixture, FakeGitHub, REPO};
 
 #[test]
@@ -147,17 +147,7 @@ fn a_run_for_a_head_the_pr_moved_past_does_not_overwrite() {
     seed(&fake, BOT, "Bot", &current);
     // A re-run of an old workflow (same-ish run id, non-numeric to force the head check).
     let gh = client(&fake, "actions-token");
-    let result = upsert_comment(
-        &gh,
-        &repo(),
-        PR,
-        "default",
-        OLD_HEAD,
-        "rerun-300",
-        "stale",
-        CommentMode::Always,
-    )
-    .unwrap();
+    let result = upsert_with(&gh, OLD_HEAD, "rerun-300", "stale", CommentMode::Always).unwrap();
     assert!(
         matches!(result, CommentResult::Skipped(ref why) if why.contains("moved on")),
         "{result:?}"
@@ -223,17 +213,7 @@ fn an_oversized_body_is_an_error_before_any_request() {
     let fake = FakeGitHub::start();
     let gh = client(&fake, "actions-token");
     let body = "x".repeat(65_536);
-    let err = upsert_comment(
-        &gh,
-        &repo(),
-        PR,
-        "default",
-        HEAD,
-        "1",
-        &body,
-        CommentMode::Always,
-    )
-    .unwrap_err();
+    let err = upsert_with(&gh, HEAD, "1", &body, CommentMode::Always).unwrap_err();
     assert!(err.to_string().contains("65536"), "{err}");
     assert!(fake.requests().is_empty());
 }

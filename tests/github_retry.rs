@@ -8,9 +8,9 @@ mod github;
 
 use std::time::{Duration, Instant};
 
-use benchgate::github::{upsert_comment, CommentMode, CommentResult, GitHubError};
-use github::client::{client, repo};
-use github::comments::{bodies, marked, seed, upsert, BOT, HEAD, PR};
+use benchgate::github::{CommentMode, CommentResult, GitHubError};
+use github::client::client;
+use github::comments::{bodies, marked, seed, upsert, upsert_with, BOT, HEAD};
 use github::fake::{FakeGitHub, Fault, FaultAction};
 
 #[test]
@@ -25,17 +25,7 @@ fn a_fork_token_gets_forbidden_without_retries_and_the_token_stays_secret() {
     assert_eq!(fake.count("GET", "/user"), 1);
     // A bad token fails cleanly, and neither URLs nor the error hold the token.
     let gh = client(&fake, "ghp_TopSecretValue42");
-    let err = upsert_comment(
-        &gh,
-        &repo(),
-        PR,
-        "default",
-        HEAD,
-        "1",
-        "t",
-        CommentMode::Always,
-    )
-    .unwrap_err();
+    let err = upsert_with(&gh, HEAD, "1", "t", CommentMode::Always).unwrap_err();
     assert!(
         matches!(err, GitHubError::Status { status: 401, .. }),
         "{err:?}"
@@ -150,17 +140,7 @@ fn a_422_is_never_retried() {
         },
     });
     let gh = client(&fake, "actions-token");
-    let err = upsert_comment(
-        &gh,
-        &repo(),
-        PR,
-        "default",
-        HEAD,
-        "1",
-        "t",
-        CommentMode::Always,
-    )
-    .unwrap_err();
+    let err = upsert_with(&gh, HEAD, "1", "t", CommentMode::Always).unwrap_err();
     assert_eq!(err.status(), Some(422));
     assert!(err.to_string().contains("Body is too long"), "{err}");
     assert_eq!(fake.count("POST", "/comments"), 1);
@@ -205,17 +185,7 @@ fn a_hung_server_ends_in_an_error_within_the_budget() {
     });
     let gh = client(&fake, "actions-token");
     let start = Instant::now();
-    let err = upsert_comment(
-        &gh,
-        &repo(),
-        PR,
-        "default",
-        HEAD,
-        "1",
-        "t",
-        CommentMode::Always,
-    )
-    .unwrap_err();
+    let err = upsert_with(&gh, HEAD, "1", "t", CommentMode::Always).unwrap_err();
     assert!(
         matches!(err, GitHubError::Transport { attempts: 4, .. }),
         "{err:?}"

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use benchgate::baseline::{BaselineStore, LocalStore};
 use benchgate::results::RunResults;
+use common::action_env::{event_fixture, ActionEnv, ActionFiles};
 use common::{exe, schema_path};
 
 /// How long a signalled benchgate may take to exit.
@@ -349,35 +350,19 @@ fn sigint_kills_a_command_clients_whole_process_group() {
 
 #[test]
 fn a_cancelled_push_run_writes_the_summary_and_stores_no_baseline() {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().join("github/workspace");
-    std::fs::create_dir_all(&workspace).unwrap();
+    let env = ActionEnv::new("github/workspace");
+    let workspace = env.workspace();
     std::fs::write(workspace.join("benchgate.toml"), SUITE).unwrap();
-    let event = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/events/push_main.json");
-    let (outputs, summary) = (dir.path().join("github_output"), dir.path().join("summary"));
-    for f in [&outputs, &summary] {
-        std::fs::write(f, "").unwrap();
-    }
-    let mut cmd = Command::new(exe());
-    cmd.arg("action")
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GITHUB_ACTIONS", "true")
-        .env("GITHUB_EVENT_NAME", "push")
-        .env("GITHUB_EVENT_PATH", &event)
-        .env("GITHUB_REPOSITORY", "octo/app")
-        .env("GITHUB_REF", "refs/heads/main")
+    let files = ActionFiles::new(&env, "github_output", "summary");
+    let mut cmd = env.command("push", &event_fixture("push_main.json"), "octo/app", &files);
+    cmd.env("GITHUB_REF", "refs/heads/main")
         .env("GITHUB_SHA", "1111111111111111111111111111111111111111")
         .env("GITHUB_RUN_ID", "77")
         .env("GITHUB_API_URL", "http://127.0.0.1:9")
-        .env("GITHUB_OUTPUT", &outputs)
-        .env("GITHUB_STEP_SUMMARY", &summary)
-        .env("GITHUB_WORKSPACE", &workspace)
         .env("INPUT_BASELINE-STORE", "local:.baselines")
         // Debug-build-only mock driver (benchgate::action::TEST_MOCK_ENV).
-        .env("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000")
-        .current_dir(dir.path());
-    let mut run = Tagged::spawn(cmd, dir.path());
+        .env("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
+    let mut run = Tagged::spawn(cmd, env.dir.path());
     let results_path = workspace.join("benchgate-results.json");
     wait_for_scenario(&mut run, &results_path, "quick");
     run.wait_for_process("__drive");
@@ -393,7 +378,7 @@ fn a_cancelled_push_run_writes_the_summary_and_stores_no_baseline() {
         store.history("main").unwrap().is_empty(),
         "a cancelled run was stored as the baseline"
     );
-    let outputs = std::fs::read_to_string(&outputs).unwrap();
+    let outputs = std::fs::read_to_string(&files.output).unwrap();
     assert_eq!(
         common::outputs::output(&outputs, "verdict").as_deref(),
         Some("cancelled")
@@ -403,7 +388,7 @@ fn a_cancelled_push_run_writes_the_summary_and_stores_no_baseline() {
         Some(results_path)
     );
     assert_eq!(common::outputs::output(&outputs, "regressions"), None);
-    let summary = std::fs::read_to_string(&summary).unwrap();
+    let summary = std::fs::read_to_string(&files.summary).unwrap();
     assert!(
         summary.contains("benchgate: cancelled")
             && summary.contains("stopped by SIGTERM")

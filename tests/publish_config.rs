@@ -1,6 +1,8 @@
 //! `[publish.cloudwatch]` in benchgate.toml: defaults, and every error located at
 //! file:line:column with the field and the fix.
 
+mod common;
+
 use benchgate::config::{CloudWatchSettings, ConfigError, Suite};
 
 const FILE: &str = "bench.toml";
@@ -13,24 +15,7 @@ fn load(extra: &str) -> Result<Suite, ConfigError> {
 /// Asserts an `Invalid` error on `line` (1-based, of the whole text) at `field`.
 #[track_caller]
 fn invalid(extra: &str, line: usize, field: &str, what: &str, fix: &str) {
-    let err = load(extra).expect_err("config should be rejected");
-    let shown = err.to_string();
-    match &err {
-        ConfigError::Invalid {
-            line: l,
-            field: f,
-            message,
-            fix: x,
-            ..
-        } => {
-            assert_eq!(*l, line, "{shown}");
-            assert_eq!(f, field, "{shown}");
-            assert!(message.contains(what), "{shown}");
-            assert!(x.contains(fix), "{shown}");
-        }
-        other => panic!("expected Invalid, got {other:?}"),
-    }
-    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+    common::config_errors::invalid(load(extra), FILE, line, field, what, fix);
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! `[[server]]` config: servers under test parse with their defaults, and every
 //! error names the file, line, field and fix. The example config validates.
 
+mod common;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,24 +20,7 @@ fn load(text: &str) -> Result<Suite, ConfigError> {
 /// Asserts an `Invalid` error at `line` on `field` whose text contains `what` and `fix`.
 #[track_caller]
 fn invalid(text: &str, line: usize, field: &str, what: &str, fix: &str) {
-    let err = load(text).expect_err("config should be rejected");
-    let shown = err.to_string();
-    match &err {
-        ConfigError::Invalid {
-            line: l,
-            field: f,
-            message,
-            fix: x,
-            ..
-        } => {
-            assert_eq!(*l, line, "line of: {shown}");
-            assert_eq!(f, field, "{shown}");
-            assert!(message.contains(what), "message lacks {what:?}: {shown}");
-            assert!(x.contains(fix), "fix lacks {fix:?}: {shown}");
-        }
-        other => panic!("expected Invalid, got {other:?}"),
-    }
-    assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
+    common::config_errors::invalid(load(text), FILE, line, field, what, fix);
 }
 
 /// HEAD (6 lines) then `servers`: errors in `servers` are on line 7 and later.

@@ -3,136 +3,33 @@
 //! setup/ into its own temporary "action tree" with its own release.txt, so the
 //! repository's tree is never touched, and runs `bash install.sh` with a clean
 //! environment whose RUNNER_TOOL_CACHE, RUNNER_TEMP, GITHUB_OUTPUT and GITHUB_PATH
-//! point into a temporary directory. The release archive is built here from the
-//! test build of benchgate (tar + gzip), with its checksums computed here.
+//! point into a temporary directory. The release archive is built from the test
+//! build of benchgate (tar + gzip) with its checksums, by tests/common/release.rs,
+//! which serves it too.
 //! The source path runs in its dry mode (BENCHGATE_SETUP_DRY_SOURCE=1): the test
 //! checks the choice and the cargo command, without a second build.
 
+mod common;
+
 use std::collections::HashMap;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
+use common::release::{sha256, target_and_arch, Asset, ReleaseServer};
+
 const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The target and tool-cache arch install.sh picks on this machine.
-fn target_and_arch() -> (&'static str, &'static str) {
-    match std::env::consts::ARCH {
-        "x86_64" => ("x86_64-unknown-linux-musl", "x64"),
-        "aarch64" => ("aarch64-unknown-linux-musl", "arm64"),
-        other => panic!("no benchgate release target for {other}"),
-    }
-}
-
-fn sha256(path: &Path) -> String {
-    let out = Command::new("sha256sum")
-        .arg(path)
-        .output()
-        .expect("sha256sum");
-    assert!(out.status.success(), "sha256sum {}", path.display());
-    String::from_utf8(out.stdout).unwrap()[..64].to_string()
-}
 
 /// A release archive of `version` holding the test build of benchgate, with its
 /// checksum and its binary's; built once per version.
-struct Asset {
-    name: String,
-    bytes: Vec<u8>,
-    archive_sha: String,
-    binary_sha: String,
-}
-
 fn asset(version: &str) -> Arc<Asset> {
     static ASSETS: OnceLock<Mutex<HashMap<String, Arc<Asset>>>> = OnceLock::new();
     let mut assets = ASSETS.get_or_init(Default::default).lock().unwrap();
     assets
         .entry(version.to_string())
-        .or_insert_with(|| {
-            let (target, _) = target_and_arch();
-            let dir = tempfile::tempdir().unwrap();
-            let stem = format!("benchgate-{version}-{target}");
-            std::fs::create_dir(dir.path().join(&stem)).unwrap();
-            let bin = dir.path().join(&stem).join("benchgate");
-            std::fs::copy(env!("CARGO_BIN_EXE_benchgate"), &bin).unwrap();
-            let name = format!("{stem}.tar.gz");
-            let status = Command::new("sh")
-                .arg("-c")
-                .arg(r#"tar -C "$1" -cf - "$2" | gzip -1 >"$1/$3""#)
-                .args(["sh", dir.path().to_str().unwrap(), &stem, &name])
-                .status()
-                .unwrap();
-            assert!(status.success(), "tar | gzip");
-            let archive = dir.path().join(&name);
-            Arc::new(Asset {
-                archive_sha: sha256(&archive),
-                binary_sha: sha256(&bin),
-                bytes: std::fs::read(&archive).unwrap(),
-                name,
-            })
-        })
+        .or_insert_with(|| Arc::new(Asset::build(version, false)))
         .clone()
-}
-
-/// A tiny HTTP/1.1 server on 127.0.0.1:0: GET of a known path answers its bytes,
-/// anything else 404. Records every requested path.
-struct Server {
-    base: String,
-    hits: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    fn start(files: HashMap<String, Arc<Asset>>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!(
-            "http://{}/releases/download",
-            listener.local_addr().unwrap()
-        );
-        let hits = Arc::new(Mutex::new(Vec::new()));
-        let seen = hits.clone();
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                let Ok(mut conn) = conn else { continue };
-                let mut req = Vec::new();
-                let mut buf = [0u8; 4096];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let head = String::from_utf8_lossy(&req);
-                let path = head.split_whitespace().nth(1).unwrap_or("").to_string();
-                seen.lock().unwrap().push(path.clone());
-                let (status, body): (&str, &[u8]) = match files.get(&path) {
-                    Some(a) => ("200 OK", &a.bytes),
-                    None => ("404 Not Found", b"Not Found"),
-                };
-                let _ = write!(
-                    conn,
-                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = conn.write_all(body);
-            }
-        });
-        Server { base, hits }
-    }
-
-    /// A server with these release assets, at /releases/download/v<version>/<name>.
-    fn with(assets: &[(&str, &Arc<Asset>)]) -> Server {
-        let files = assets
-            .iter()
-            .map(|(v, a)| (format!("/releases/download/v{v}/{}", a.name), (*a).clone()))
-            .collect();
-        Server::start(files)
-    }
-
-    fn hits(&self) -> Vec<String> {
-        self.hits.lock().unwrap().clone()
-    }
 }
 
 /// A temporary action tree (setup/ copied, an optional release.txt, a placeholder
@@ -166,7 +63,7 @@ impl Runner {
     }
 
     /// Runs install.sh in a clean environment (nothing from a CI runner leaks in).
-    fn install(&self, server: &Server, env: &[(&str, &str)]) -> Output {
+    fn install(&self, server: &ReleaseServer, env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new("bash");
         cmd.arg(self.path("action/setup/install.sh"))
             .current_dir(self.path("temp"))
@@ -226,7 +123,7 @@ fn output_value(file: &str, key: &str) -> Option<String> {
 fn good_asset_installs_then_the_cache_is_used() {
     let (target, arch) = target_and_arch();
     let a = asset(VERSION);
-    let server = Server::with(&[(VERSION, &a)]);
+    let server = ReleaseServer::with(&[(VERSION, &a)]);
     let runner = Runner::new(Some(&manifest(
         VERSION,
         &[
@@ -297,7 +194,7 @@ fn good_asset_installs_then_the_cache_is_used() {
 fn a_wrong_checksum_is_refused_and_nothing_is_installed() {
     let (target, _) = target_and_arch();
     let a = asset(VERSION);
-    let server = Server::with(&[(VERSION, &a)]);
+    let server = ReleaseServer::with(&[(VERSION, &a)]);
     let wrong = "ab".repeat(32);
 
     // The archive's checksum.
@@ -343,7 +240,7 @@ fn a_wrong_checksum_is_refused_and_nothing_is_installed() {
 fn a_missing_asset_takes_the_source_path() {
     let (target, _) = target_and_arch();
     let a = asset(VERSION);
-    let server = Server::with(&[]); // every download answers 404
+    let server = ReleaseServer::with(&[]); // every download answers 404
     let runner = Runner::new(Some(&manifest(
         VERSION,
         &[(target, &a.archive_sha, &a.binary_sha)],
@@ -365,7 +262,7 @@ fn a_missing_asset_takes_the_source_path() {
 
 #[test]
 fn no_manifest_takes_the_source_path() {
-    let server = Server::with(&[]);
+    let server = ReleaseServer::with(&[]);
     let runner = Runner::new(None);
     let out = runner.install(&server, &[]);
     let t = text(&out);
@@ -389,7 +286,7 @@ fn no_manifest_takes_the_source_path() {
 
 #[test]
 fn non_linux_runners_are_refused() {
-    let server = Server::with(&[]);
+    let server = ReleaseServer::with(&[]);
     let runner = Runner::new(None);
     let out = runner.install(&server, &[("RUNNER_OS", "macOS")]);
     let t = text(&out);
@@ -403,7 +300,7 @@ fn non_linux_runners_are_refused() {
 fn another_version_needs_its_checksum() {
     let (target, arch) = target_and_arch();
     let a = asset(VERSION);
-    let server = Server::with(&[(VERSION, &a)]);
+    let server = ReleaseServer::with(&[(VERSION, &a)]);
     // This tree's release is 0.0.9; the test build (VERSION) is "another version".
     let runner = Runner::new(Some(&manifest(
         "0.0.9",

@@ -1,8 +1,14 @@
-//! Helpers shared by the integration tests: run the real binary on a config.
+//! Helpers shared by the integration tests: run the real binary on a config
+//! (here); run `benchgate action` as the container does (`action_env`) and read
+//! its `GITHUB_OUTPUT` (`outputs`); check a config's errors (`config_errors`);
+//! build and serve a release archive of the test build (`release`).
 
 #![allow(dead_code)]
 
+pub mod action_env;
+pub mod config_errors;
 pub mod outputs;
+pub mod release;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

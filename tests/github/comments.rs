@@ -1,7 +1,7 @@
 //! Seeding and reading the fake's comments, and one upsert call.
 
 use benchgate::github::marker::{compose, Marker};
-use benchgate::github::{upsert_comment, CommentMode, CommentResult};
+use benchgate::github::{upsert_comment, CommentMode, CommentResult, GitHub, GitHubError};
 
 use super::client::{client, repo};
 use super::fake::FakeGitHub;
@@ -41,6 +41,19 @@ pub fn bodies(fake: &FakeGitHub) -> Vec<(u64, String, String)> {
         .collect()
 }
 
+/// Upserts suite `default`'s comment on [`PR`] for `head` with `gh`.
+pub fn upsert_with(
+    gh: &GitHub,
+    head: &str,
+    run: &str,
+    body: &str,
+    mode: CommentMode,
+) -> Result<CommentResult, GitHubError> {
+    upsert_comment(gh, &repo(), PR, "default", head, run, body, mode)
+}
+
+/// Upserts suite `default`'s comment on [`PR`] for [`HEAD`] with a client of
+/// `token`, which must succeed.
 pub fn upsert(
     fake: &FakeGitHub,
     token: &str,
@@ -48,6 +61,5 @@ pub fn upsert(
     body: &str,
     mode: CommentMode,
 ) -> CommentResult {
-    let gh = client(fake, token);
-    upsert_comment(&gh, &repo(), PR, "default", HEAD, run, body, mode).unwrap()
+    upsert_with(&client(fake, token), HEAD, run, body, mode).unwrap()
 }

@@ -6,3 +6,4 @@ pub mod comments;
 pub mod fake;
 pub mod fake_contents;
 pub mod fake_issues;
+pub mod workflow;

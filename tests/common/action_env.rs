@@ -1,0 +1,160 @@
+//! A fake runner for `benchgate action`, run exactly as the container runs it:
+//! the environment only (`GITHUB_*` pointing at temporary files, a
+//! `/github/workspace`-like directory), a recorded event payload, and what the
+//! run wrote to `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use super::exe;
+
+/// A temporary directory standing in for the runner: the event payload, the
+/// output and summary files, and the workspace below it.
+pub struct ActionEnv {
+    pub dir: tempfile::TempDir,
+    workspace: PathBuf,
+}
+
+impl ActionEnv {
+    /// A fresh runner directory whose workspace, `workspace` below it, exists.
+    pub fn new(workspace: &str) -> ActionEnv {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().join(workspace);
+        std::fs::create_dir_all(&workspace).unwrap();
+        ActionEnv { dir, workspace }
+    }
+
+    /// `GITHUB_WORKSPACE`.
+    pub fn workspace(&self) -> PathBuf {
+        self.workspace.clone()
+    }
+
+    /// A file directly in the runner's directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `benchgate action` for `event` with `payload` (written to `event.json`) in
+    /// `repository`, with an environment of nothing but `PATH`, `GITHUB_ACTIONS`,
+    /// the event, the repository, `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY` (the
+    /// runner's files `files`, emptied) and `GITHUB_WORKSPACE`; run in the
+    /// runner's directory. The caller adds the rest and runs it with [`run`].
+    pub fn command(
+        &self,
+        event: &str,
+        payload: &str,
+        repository: &str,
+        files: &ActionFiles,
+    ) -> Command {
+        let event_path = self.file("event.json");
+        std::fs::write(&event_path, payload).unwrap();
+        for f in [&files.output, &files.summary] {
+            std::fs::write(f, "").unwrap();
+        }
+        let mut cmd = Command::new(exe());
+        cmd.arg("action")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("GITHUB_ACTIONS", "true")
+            .env("GITHUB_EVENT_NAME", event)
+            .env("GITHUB_EVENT_PATH", &event_path)
+            .env("GITHUB_REPOSITORY", repository)
+            .env("GITHUB_OUTPUT", &files.output)
+            .env("GITHUB_STEP_SUMMARY", &files.summary)
+            .env("GITHUB_WORKSPACE", self.workspace())
+            .current_dir(self.dir.path());
+        cmd
+    }
+}
+
+/// Where one `benchgate action` writes its outputs and its step summary.
+pub struct ActionFiles {
+    pub output: PathBuf,
+    pub summary: PathBuf,
+}
+
+impl ActionFiles {
+    /// `output` and `summary` in the runner's directory.
+    pub fn new(env: &ActionEnv, output: &str, summary: &str) -> ActionFiles {
+        ActionFiles {
+            output: env.file(output),
+            summary: env.file(summary),
+        }
+    }
+}
+
+/// Runs `cmd` with `env` added (after, so it overrides) and reads back `files`.
+pub fn run(mut cmd: Command, env: &[(&str, &str)], files: &ActionFiles) -> ActionRun {
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().unwrap();
+    ActionRun {
+        output,
+        outputs: std::fs::read_to_string(&files.output).unwrap(),
+        summary: std::fs::read_to_string(&files.summary).unwrap(),
+    }
+}
+
+/// A finished `benchgate action`: the process's output, and the text of its
+/// `GITHUB_OUTPUT` and `GITHUB_STEP_SUMMARY` files.
+pub struct ActionRun {
+    pub output: Output,
+    pub outputs: String,
+    pub summary: String,
+}
+
+impl ActionRun {
+    pub fn code(&self) -> i32 {
+        self.output.status.code().unwrap_or(-1)
+    }
+
+    pub fn log(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.output.status.code(),
+            String::from_utf8_lossy(&self.output.stdout),
+            String::from_utf8_lossy(&self.output.stderr)
+        )
+    }
+
+    /// Output `name`, checking every entry's heredoc form and delimiter.
+    pub fn output(&self, name: &str) -> Option<String> {
+        super::outputs::output(&self.outputs, name)
+    }
+
+    /// Output `name`, which must be there.
+    pub fn expect_output(&self, name: &str) -> String {
+        self.output(name)
+            .unwrap_or_else(|| panic!("no output {name} in:\n{}\n{}", self.outputs, self.log()))
+    }
+
+    /// `secret` is only ever on the `::add-mask::` line of stdout, and not on
+    /// stderr.
+    pub fn assert_only_masked(&self, secret: &str) {
+        let stdout = String::from_utf8_lossy(&self.output.stdout);
+        for line in stdout.lines().filter(|l| l.contains(secret)) {
+            assert_eq!(
+                line,
+                format!("::add-mask::{secret}"),
+                "token leaked: {}",
+                self.log()
+            );
+        }
+        assert!(
+            !String::from_utf8_lossy(&self.output.stderr).contains(secret),
+            "{}",
+            self.log()
+        );
+    }
+}
+
+/// A recorded event payload from `fixtures/events/`.
+pub fn event_fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/events")
+            .join(name),
+    )
+    .unwrap()
+}
