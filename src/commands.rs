@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::cli::{CloudWatchArgs, CompareArgs, ReportArgs, RunArgs, ServeCliArgs};
-use crate::compare::{self, Comparison, GateConfig};
-use crate::config::{CompareSettings, MockScript, Suite};
+use crate::compare::{self, Comparison};
+use crate::config::{CompareSettings, GateConfig, MockScript, Suite};
 use crate::publish::cloudwatch_limits::{name_problem, NameKind};
 use crate::report;
 use crate::results::RunResults;

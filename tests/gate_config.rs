@@ -2,7 +2,7 @@
 //! forms, overrides, and every error naming the line, the field and the fix.
 
 use benchgate::compare::gate_for;
-use benchgate::compare::model::{MissingBaseline, NotComparablePolicy, Threshold};
+use benchgate::config::gate::{MetricGate, MissingBaseline, NotComparablePolicy, Threshold};
 use benchgate::config::{ConfigError, Suite};
 
 const FILE: &str = "bench.toml";
@@ -34,7 +34,7 @@ fn invalid(extra: &str, line: usize, field: &str, what: &str, fix: &str) {
     assert!(shown.starts_with(&format!("{FILE}:{line}:")), "{shown}");
 }
 
-fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a benchgate::compare::model::MetricGate {
+fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a MetricGate {
     s.gate.metrics.iter().find(|m| m.metric == metric).unwrap()
 }
 

@@ -40,12 +40,13 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::model::{GateConfig, Threshold, Tier};
-use crate::results::metrics::{metric_def, Direction};
+use crate::compare::model::Tier;
+use crate::config::gate::{GateConfig, Threshold};
+use crate::results::metrics::{metric_def, scale_of, Direction, Scale};
 use crate::results::{client_label, RunResults};
 
 use super::cells::cell_values;
-use super::{gate_for, scale_of, stats, Scale};
+use super::{gate_for, stats};
 
 /// Largest relative threshold a config may hold (`"+1000%"`, see `gate_parse`).
 pub const MAX_RELATIVE: f64 = 10.0;

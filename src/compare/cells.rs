@@ -1,14 +1,15 @@
 //! One (scenario, client, metric) of a comparison: the two sides' values, their
 //! statistics on the metric's scale, and the finished [`MetricComparison`].
 
+use crate::config::gate::{GateConfig, MetricGate};
 use crate::config::{ClientSpec, Scenario};
-use crate::results::metrics::metric_def;
+use crate::results::metrics::{metric_def, scale_of, Scale};
 use crate::results::{CellResult, RunResults};
 
-use super::model::{GateConfig, MetricComparison, MetricGate};
+use super::model::MetricComparison;
+use super::profile;
 use super::stats::{self, median};
 use super::verdict::{decide, Evidence, Interval, Measured};
-use super::{profile, scale_of, Scale};
 
 /// The values of one metric on both sides, in round order.
 pub(super) struct Cell {

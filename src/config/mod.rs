@@ -26,9 +26,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use error::ConfigError;
-pub use gate::CompareSettings;
+pub use gate::{CompareSettings, GateConfig};
 
-use crate::compare::model::GateConfig;
 pub use publish::{CloudWatchSettings, PublishSettings};
 pub use server::{ServerCommand, ServerSpec, ServerTarget};
 

@@ -18,7 +18,8 @@
 //! below alpha, and `scripts/gate-quality-paired.sh` measures the A/A rate with
 //! extension on rather than assuming it.
 
-use crate::compare::{self, GateConfig, SideBySide, Tier, Verdict};
+use crate::compare::{self, SideBySide, Tier, Verdict};
+use crate::config::GateConfig;
 use crate::results::{CellResult, RunResults};
 
 /// What the trials of the run are compared with while it runs.
