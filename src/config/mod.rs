@@ -11,6 +11,7 @@ pub mod command;
 pub mod defaults;
 pub mod error;
 pub mod gate;
+pub mod gate_edit;
 mod gate_parse;
 pub mod publish;
 pub mod raw;
