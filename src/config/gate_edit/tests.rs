@@ -199,3 +199,14 @@ fn replace_file_leaves_no_temporary_file() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn dotted_gate_keys_stay_dotted() {
+    let text = "gate.alpha = 0.05\ngate.throughput_rps = \"-5%\" # d\n\n[run]\nrounds = 4\n";
+    let u = [tp(), upd("error_rate", &[("fail", "\"+0.01\"")])];
+    let out = set_gate_entries(text, "b.toml", &u).unwrap();
+    assert_eq!(
+        out,
+        "gate.alpha = 0.05\ngate.throughput_rps = { fail = \"-7%\", warn = \"-4%\" } # d\ngate.error_rate = { fail = \"+0.01\" }\n\n[run]\nrounds = 4\n"
+    );
+}
