@@ -19,7 +19,8 @@
 //! error rate and the error counts, see
 //! [`scale_of`](crate::results::metrics::scale_of)) as raw differences, with
 //! absolute thresholds. A ratio-scale cell holding a 0 falls back to raw
-//! differences. The verdict rule is in `verdict`; the model in `model`.
+//! differences. The verdict rule is in `verdict`; the model in `model`; whether
+//! two cells can be compared at all in `results::profile`.
 //!
 //! A cell with trials and no successful trial measured nothing. Where the pull
 //! request is responsible for it (the current cell; side by side, the
@@ -31,7 +32,6 @@
 
 pub mod calibrate;
 pub mod model;
-pub mod profile;
 pub mod stats;
 pub mod verdict;
 
@@ -40,7 +40,7 @@ mod cells;
 pub use model::*;
 
 use crate::config::gate::{GateConfig, MetricGate, MissingBaseline, NotComparablePolicy};
-use crate::results::{RunResults, METRICS};
+use crate::results::{profile, RunResults, METRICS};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
 use verdict::Evidence;
@@ -146,7 +146,7 @@ pub fn compare(
             )
         });
         let profile_diffs = match (baseline, base_cell) {
-            (Some(b), Some(_)) => cells::profile_differences(b, current, cell),
+            (Some(b), Some(_)) => profile::profile_differences(b, current, cell),
             _ => Vec::new(),
         };
         for def in METRICS {
