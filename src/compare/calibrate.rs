@@ -42,7 +42,8 @@ use std::fmt::Write as _;
 
 use crate::compare::model::Tier;
 use crate::config::gate::{GateConfig, Threshold};
-use crate::config::gate_edit::{set_gate_entries, EntryUpdate, GateEditError};
+use crate::config::gate_edit::{floor_text, set_gate_entries, threshold_text};
+use crate::config::gate_edit::{EntryUpdate, GateEditError};
 use crate::results::metrics::{metric_def, scale_of, Direction, Scale};
 use crate::results::{client_label, RunResults};
 
@@ -394,43 +395,6 @@ fn suggest(cells: &[CellNoise], gate: &GateConfig, opts: Options) -> Vec<Suggest
         });
     }
     out
-}
-
-/// A threshold as the config writes it: `"-5%"`, `"+0.01"` (signed in the
-/// metric's bad direction).
-pub fn threshold_text(metric: &str, t: &Threshold) -> String {
-    let sign = match metric_def(metric).map(|d| d.direction) {
-        Some(Direction::HigherIsBetter) => '-',
-        _ => '+',
-    };
-    match scale_of(metric) {
-        Scale::Log => format!("\"{sign}{}%\"", trim_number(t.relative * 100.0)),
-        Scale::Absolute => format!("\"{sign}{}\"", trim_number(t.absolute.unwrap_or(0.0))),
-    }
-}
-
-fn trim_number(v: f64) -> String {
-    let s = format!("{:.6}", v);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s.is_empty() || s == "-0" {
-        "0".into()
-    } else {
-        s.to_string()
-    }
-}
-
-/// An absolute floor as the config writes it: `"2ms"` for µs metrics, a size or
-/// a number otherwise.
-fn floor_text(metric: &str, floor: f64) -> String {
-    match metric_def(metric).map_or("", |d| d.unit) {
-        "us" => format!(
-            "\"{}\"",
-            crate::config::units::format_duration(std::time::Duration::from_nanos(
-                (floor * 1e3).round() as u64
-            ))
-        ),
-        _ => trim_number(floor),
-    }
 }
 
 /// The keys of one suggestion's `[gate]` entry and their TOML value text:

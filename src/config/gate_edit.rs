@@ -17,11 +17,17 @@
 //! key of the `errors` table, and added as a dotted key. An existing value of a
 //! type the config never accepts there is refused, naming the file, the field
 //! and the fix. Line endings follow the file (CRLF in, CRLF out).
+//!
+//! How a threshold and a floor are written ([`threshold_text`], [`floor_text`],
+//! the inverse of `gate_parse`) is here too, shared with calibrate's snippet.
 
 use std::path::Path;
 
 use thiserror::Error;
 use toml_edit::{Decor, DocumentMut, InlineTable, Item, Table, TableLike, Value};
+
+use super::gate::Threshold;
+use crate::results::metrics::{metric_def, scale_of, Direction, Scale};
 
 /// New values for one metric's `[gate]` entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -246,6 +252,43 @@ fn set_keys(t: &mut dyn TableLike, metric: &str, values: &[(&str, Value)]) -> Re
         }
     }
     Ok(())
+}
+
+/// A threshold as the config writes it: `"-5%"`, `"+0.01"` (signed in the
+/// metric's bad direction).
+pub fn threshold_text(metric: &str, t: &Threshold) -> String {
+    let sign = match metric_def(metric).map(|d| d.direction) {
+        Some(Direction::HigherIsBetter) => '-',
+        _ => '+',
+    };
+    match scale_of(metric) {
+        Scale::Log => format!("\"{sign}{}%\"", trim_number(t.relative * 100.0)),
+        Scale::Absolute => format!("\"{sign}{}\"", trim_number(t.absolute.unwrap_or(0.0))),
+    }
+}
+
+fn trim_number(v: f64) -> String {
+    let s = format!("{:.6}", v);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s.is_empty() || s == "-0" {
+        "0".into()
+    } else {
+        s.to_string()
+    }
+}
+
+/// An absolute floor as the config writes it: `"2ms"` for µs metrics, a size or
+/// a number otherwise.
+pub fn floor_text(metric: &str, floor: f64) -> String {
+    match metric_def(metric).map_or("", |d| d.unit) {
+        "us" => format!(
+            "\"{}\"",
+            super::units::format_duration(std::time::Duration::from_nanos(
+                (floor * 1e3).round() as u64
+            ))
+        ),
+        _ => trim_number(floor),
+    }
 }
 
 /// Replaces the file at `path` with `text` atomically: a temporary file in the
