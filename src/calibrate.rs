@@ -1,7 +1,8 @@
 //! `benchgate calibrate`: run the suite N times against itself (A/A: same build,
 //! same config), hand the runs to the pure analysis (`compare::calibrate`), print
 //! the noise table and a ready-to-paste `[gate]` snippet, and with `--write`
-//! rewrite the config's `[gate]` thresholds in place (temp file, re-parse, rename).
+//! set the config's `[gate]` thresholds in place, keeping its comments and
+//! layout (`config::gate_edit`; re-parse, temp file, rename).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -11,7 +12,7 @@ use anyhow::Context as _;
 use crate::cli::CalibrateArgs;
 use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
-use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
+use crate::config::{gate_edit, MockScript, Overrides, Suite, SuiteChoice};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
 
@@ -135,14 +136,16 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
     Ok(runs)
 }
 
-/// Rewrites `[gate]` of the config at `path`: the new text must parse, and its
-/// gate must hold the suggested fail thresholds, before it replaces the file
-/// (temp file in the same directory, then rename).
+/// Sets the suggestions in `[gate]` of the config at `path` (`config::gate_edit`,
+/// comments and layout kept): the new text must parse, and its gate must hold
+/// the suggested fail thresholds, before it replaces the file (temp file in the same
+/// directory, then rename).
 fn write_config(path: &Path, c: &Calibration) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let new = cal::rewrite_gate(&text, &c.suggestions);
-    let suite = Suite::from_toml(&new, &path.display().to_string()).map_err(|e| {
+    let name = path.display().to_string();
+    let new = cal::rewrite_gate(&text, &name, &c.suggestions)?;
+    let suite = Suite::from_toml(&new, &name).map_err(|e| {
         anyhow::anyhow!(
             "rewriting [gate] of {} would not parse ({e}); the file is unchanged: paste the snippet above by hand",
             path.display()
@@ -152,26 +155,12 @@ fn write_config(path: &Path, c: &Calibration) -> anyhow::Result<()> {
         let got = suite.gate.metrics.iter().find(|g| g.metric == s.metric);
         anyhow::ensure!(
             got.and_then(|g| g.fail) == Some(s.fail),
-            "rewriting [gate] of {} did not set {} (is it written as a sub-table?); the file is unchanged: paste the snippet above by hand",
+            "rewriting [gate] of {} did not set {}; the file is unchanged: paste the snippet above by hand",
             path.display(),
             s.metric
         );
     }
-    let tmp = path.with_file_name(format!(
-        ".{}.calibrate-{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("config"),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, &new).with_context(|| format!("writing {}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, path).with_context(|| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("replacing {}", path.display())
-    })
+    gate_edit::replace_file(path, &new).with_context(|| format!("replacing {}", path.display()))
 }
 
 /// A scratch directory under the system temp dir, removed on drop.

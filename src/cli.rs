@@ -160,8 +160,8 @@ pub struct CalibrateArgs {
     /// directory, removed afterwards).
     #[arg(long, value_name = "DIR")]
     pub keep_runs: Option<PathBuf>,
-    /// Rewrite the thresholds of the config file's `[gate]` (every other byte is
-    /// kept; written to a temporary file, checked, then renamed over it).
+    /// Rewrite the thresholds of the config file's `[gate]` (its comments and
+    /// layout are kept; written to a temporary file, checked, then renamed over it).
     #[arg(long)]
     pub write: bool,
     /// Do not pin the server and the clients to separate cores.

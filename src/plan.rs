@@ -13,8 +13,8 @@
 //! (`--side-by-side`, `--side-by-side-server`), then the config's
 //! `[compare]`, then the entry point's own default ([`Otherwise`]).
 
-use crate::compare::{self, Comparison, GateConfig, SideBySide};
-use crate::config::{CompareBase, CompareSettings, Suite};
+use crate::compare::{self, Comparison, SideBySide};
+use crate::config::{CompareBase, CompareSettings, GateConfig, Suite};
 use crate::results::RunResults;
 
 /// What the current run is compared with.

@@ -316,7 +316,7 @@ fn the_split_report_compares_side_by_side_when_the_config_says_so() {
         ],
     );
     assert_eq!(report.code(), 0, "{}", report.log());
-    let comments = r.comments(43);
+    let comments = comments_on(&r.fake, 43);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let body = &comments[0].2;
     assert!(body.contains("side by side"), "{body}");

@@ -1,6 +1,7 @@
 //! `benchgate calibrate` end to end with the hidden mock driver (scripted
 //! latencies, no network noise): A/A runs, the noise table, the `[gate]`
-//! snippet, `--write` keeping the rest of the file, and `--results`.
+//! snippet, `--write` keeping the rest of the file (comments and layout too), and
+//! `--results`.
 
 mod common;
 
@@ -132,4 +133,65 @@ fn calibrate_rejects_one_run_and_write_without_a_config() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--write needs a config file"));
+}
+
+/// `[gate]` laid out by hand: a comment on its header, a comment line inside
+/// it, and a metric written as a sub-table with its own comments.
+const LAID_OUT: &str = r#"# hand-tuned
+[run]
+rounds = 4
+warmup = "20ms"
+requests = 40
+
+[[client]]
+name = "scripted"
+kind = "hyper"
+
+[[scenario]]
+name = "mocked"
+path = "/bytes/1"
+concurrency = 2
+
+[gate] # thresholds: see docs/statistics.md
+# informative only
+alpha = 0.05
+
+# cpu: tuned in PR 12
+[gate.cpu_us_per_request]
+fail = "+10%"   # from the A/A runs
+gating = true
+"#;
+
+#[test]
+fn write_keeps_comments_and_sets_a_metric_written_as_a_sub_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("benchgate.toml");
+    std::fs::write(&config, LAID_OUT).unwrap();
+    let out = calibrate(dir.path(), &["--runs", "2", "--write"]);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    let head = LAID_OUT.split("# informative").next().unwrap();
+    assert!(
+        written.starts_with(&format!("{head}# informative only\nalpha = 0.05\n")),
+        "{written}"
+    );
+    // One [gate] table; the sub-table keeps its place, comments and `gating`.
+    assert_eq!(written.matches("[gate]").count(), 1, "{written}");
+    assert!(
+        written.contains("\n\n# cpu: tuned in PR 12\n[gate.cpu_us_per_request]\nfail = \"+"),
+        "{written}"
+    );
+    assert!(
+        written.contains("%\"   # from the A/A runs\ngating = true\nwarn = \"+"),
+        "{written}"
+    );
+    let suite = Suite::from_file(&config).expect("the rewritten config parses");
+    let g = |m: &str| suite.gate.metrics.iter().find(|g| g.metric == m).unwrap();
+    assert!(g("cpu_us_per_request").warn.is_some());
+    assert!(g("throughput_rps").fail.unwrap().relative >= 0.02);
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use benchgate::compare::gate_for;
-use benchgate::compare::model::{MissingBaseline, NotComparablePolicy, Threshold};
+use benchgate::config::gate::{MetricGate, MissingBaseline, NotComparablePolicy, Threshold};
 use benchgate::config::{ConfigError, Suite};
 
 const FILE: &str = "bench.toml";
@@ -21,7 +21,7 @@ fn invalid(extra: &str, line: usize, field: &str, what: &str, fix: &str) {
     common::config_errors::invalid(load(extra), FILE, line, field, what, fix);
 }
 
-fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a benchgate::compare::model::MetricGate {
+fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a MetricGate {
     s.gate.metrics.iter().find(|m| m.metric == metric).unwrap()
 }
 
@@ -371,9 +371,9 @@ fn compare_errors() {
         "add a [[client]]",
     );
     invalid(
-        "[compare]\nbaseline = \"hyper\"\n",
+        "[compare]\nbaseline_clients = \"hyper\"\n",
         L + 1,
-        "compare.baseline",
+        "compare.baseline_clients",
         "unknown field",
         "did you mean `baseline_client`?",
     );

@@ -40,12 +40,15 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::model::{GateConfig, Threshold, Tier};
-use crate::results::metrics::{metric_def, Direction};
+use crate::compare::model::Tier;
+use crate::config::gate::{GateConfig, Threshold};
+use crate::config::gate_edit::{floor_text, set_gate_entries, threshold_text};
+use crate::config::gate_edit::{EntryUpdate, GateEditError};
+use crate::results::metrics::{metric_def, scale_of, Direction, Scale};
 use crate::results::{client_label, RunResults};
 
 use super::cells::cell_values;
-use super::{gate_for, scale_of, stats, Scale};
+use super::{gate_for, stats};
 
 /// Largest relative threshold a config may hold (`"+1000%"`, see `gate_parse`).
 pub const MAX_RELATIVE: f64 = 10.0;
@@ -394,56 +397,26 @@ fn suggest(cells: &[CellNoise], gate: &GateConfig, opts: Options) -> Vec<Suggest
     out
 }
 
-/// A threshold as the config writes it: `"-5%"`, `"+0.01"` (signed in the
-/// metric's bad direction).
-pub fn threshold_text(metric: &str, t: &Threshold) -> String {
-    let sign = match metric_def(metric).map(|d| d.direction) {
-        Some(Direction::HigherIsBetter) => '-',
-        _ => '+',
-    };
-    match scale_of(metric) {
-        Scale::Log => format!("\"{sign}{}%\"", trim_number(t.relative * 100.0)),
-        Scale::Absolute => format!("\"{sign}{}\"", trim_number(t.absolute.unwrap_or(0.0))),
+/// The keys of one suggestion's `[gate]` entry and their TOML value text:
+/// `fail`, `warn` and, for a ratio-scale metric with an absolute floor, `floor`.
+pub fn entry_values(s: &Suggestion) -> Vec<(String, String)> {
+    let mut out = vec![
+        ("fail".to_string(), threshold_text(&s.metric, &s.fail)),
+        ("warn".to_string(), threshold_text(&s.metric, &s.warn)),
+    ];
+    if let (Scale::Log, Some(floor)) = (s.scale, s.fail.absolute) {
+        out.push(("floor".to_string(), floor_text(&s.metric, floor)));
     }
-}
-
-fn trim_number(v: f64) -> String {
-    let s = format!("{:.6}", v);
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s.is_empty() || s == "-0" {
-        "0".into()
-    } else {
-        s.to_string()
-    }
-}
-
-/// An absolute floor as the config writes it: `"2ms"` for µs metrics, a size or
-/// a number otherwise.
-fn floor_text(metric: &str, floor: f64) -> String {
-    match metric_def(metric).map_or("", |d| d.unit) {
-        "us" => format!(
-            "\"{}\"",
-            crate::config::units::format_duration(std::time::Duration::from_nanos(
-                (floor * 1e3).round() as u64
-            ))
-        ),
-        _ => trim_number(floor),
-    }
+    out
 }
 
 /// The `[gate]` entry of one suggestion: `name = { fail = .., warn = .., floor = .. }`.
 pub fn gate_line(s: &Suggestion) -> String {
-    let mut line = format!(
-        "{} = {{ fail = {}, warn = {}",
-        s.metric,
-        threshold_text(&s.metric, &s.fail),
-        threshold_text(&s.metric, &s.warn)
-    );
-    if let (Scale::Log, Some(floor)) = (s.scale, s.fail.absolute) {
-        let _ = write!(line, ", floor = {}", floor_text(&s.metric, floor));
-    }
-    line.push_str(" }");
-    line
+    let values: Vec<String> = entry_values(s)
+        .into_iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    format!("{} = {{ {} }}", s.metric, values.join(", "))
 }
 
 /// The ready-to-paste `[gate]` snippet.
@@ -547,91 +520,22 @@ pub fn render_table(c: &Calibration) -> String {
     out
 }
 
-/// Rewrites the metric entries of the `[gate]` table of `text` with the
-/// suggestions, keeping every other byte. Entries already in `[gate]` are replaced
-/// in place (a trailing `# comment` is kept); missing ones are added after the
-/// table's last entry; without a `[gate]` table one is appended. The caller must
-/// re-parse the result: this is a line editor, not a TOML writer.
-pub fn rewrite_gate(text: &str, suggestions: &[Suggestion]) -> String {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let header = |l: &str| l.trim_start().starts_with('[');
-    let Some(start) = lines.iter().position(|l| l.trim() == "[gate]") else {
-        let mut out = text.to_string();
-        if !out.is_empty() && !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str("\n[gate]\n");
-        for s in suggestions {
-            out.push_str(&gate_line(s));
-            out.push('\n');
-        }
-        return out;
-    };
-    let end = lines[start + 1..]
+/// `text` with the suggestions set in its `[gate]` table, every other comment
+/// and byte kept (`config::gate_edit`); `source_name` names the file in errors.
+/// The caller re-parses the result before writing it.
+pub fn rewrite_gate(
+    text: &str,
+    source_name: &str,
+    suggestions: &[Suggestion],
+) -> Result<String, GateEditError> {
+    let updates: Vec<EntryUpdate> = suggestions
         .iter()
-        .position(|l| header(l))
-        .map_or(lines.len(), |i| start + 1 + i);
-    let key_of = |l: &str| -> Option<String> {
-        let t = l.trim_start();
-        if t.starts_with('#') {
-            return None;
-        }
-        let (k, _) = t.split_once('=')?;
-        Some(k.trim().trim_matches('"').to_string())
-    };
-    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
-    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    let last_entry = (start + 1..end)
-        .rev()
-        .find(|&i| key_of(lines[i]).is_some())
-        .unwrap_or(start);
-    let mut missing = Vec::new();
-    for s in suggestions {
-        match (start + 1..end).find(|&i| key_of(lines[i]).as_deref() == Some(&s.metric)) {
-            Some(i) => {
-                let indent: String = lines[i].chars().take_while(|c| c.is_whitespace()).collect();
-                let comment = trailing_comment(lines[i]);
-                let eol = if lines[i].ends_with('\n') {
-                    newline
-                } else {
-                    ""
-                };
-                out[i] = format!("{indent}{}{comment}{eol}", gate_line(s));
-            }
-            None => missing.push(s),
-        }
-    }
-    if !missing.is_empty() {
-        let mut add = String::new();
-        if !out[last_entry].ends_with('\n') {
-            add.push_str(newline);
-        }
-        for s in missing {
-            add.push_str(&gate_line(s));
-            add.push_str(newline);
-        }
-        out[last_entry].push_str(&add);
-    }
-    out.concat()
-}
-
-/// ` # comment` at the end of a `key = value` line, outside strings.
-fn trailing_comment(line: &str) -> String {
-    let body = line.trim_end_matches(['\n', '\r']);
-    let mut quote: Option<char> = None;
-    for (i, ch) in body.char_indices() {
-        match (quote, ch) {
-            (None, '"' | '\'') => quote = Some(ch),
-            (Some(q), c) if c == q => quote = None,
-            (None, '#') => {
-                let before = &body[..i];
-                let ws = before.len() - before.trim_end().len();
-                return body[i - ws..].to_string();
-            }
-            _ => {}
-        }
-    }
-    String::new()
+        .map(|s| EntryUpdate {
+            metric: s.metric.clone(),
+            set: entry_values(s),
+        })
+        .collect();
+    set_gate_entries(text, source_name, &updates)
 }
 
 #[cfg(test)]

@@ -1,14 +1,13 @@
 //! One (scenario, client, metric) of a comparison: the two sides' values, their
 //! statistics on the metric's scale, and the finished [`MetricComparison`].
 
-use crate::config::{ClientSpec, Scenario};
-use crate::results::metrics::metric_def;
-use crate::results::{CellResult, RunResults};
+use crate::config::gate::{GateConfig, MetricGate};
+use crate::results::metrics::{metric_def, scale_of, Scale};
+use crate::results::CellResult;
 
-use super::model::{GateConfig, MetricComparison, MetricGate};
+use super::model::MetricComparison;
 use super::stats::{self, median};
 use super::verdict::{decide, Evidence, Interval, Measured};
-use super::{profile, scale_of, Scale};
 
 /// The values of one metric on both sides, in round order.
 pub(super) struct Cell {
@@ -92,35 +91,6 @@ pub(super) fn paired_values(
             Some((b, c))
         })
         .unzip()
-}
-
-/// Load-profile differences of a cell between the two runs' resolved configs
-/// (empty when either config lacks the scenario or client: nothing to check),
-/// and differences in how its server under test is started or reached.
-pub(super) fn profile_differences(
-    baseline: &RunResults,
-    current: &RunResults,
-    cell: &CellResult,
-) -> Vec<String> {
-    fn find<'r>(r: &'r RunResults, cell: &CellResult) -> Option<(&'r Scenario, &'r ClientSpec)> {
-        let scenario = r
-            .config
-            .scenarios
-            .iter()
-            .find(|s| s.name == cell.scenario)?;
-        Some((scenario, r.config.client(&cell.client)?))
-    }
-    let mut out = match (find(baseline, cell), find(current, cell)) {
-        (Some(b), Some(c)) => profile::load_profile_differences(b, c),
-        _ => Vec::new(),
-    };
-    if let Some(name) = &cell.server {
-        out.extend(profile::server_differences(
-            baseline.config.server(name),
-            current.config.server(name),
-        ));
-    }
-    out
 }
 
 impl Cell {

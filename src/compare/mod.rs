@@ -16,9 +16,11 @@
 //!
 //! Ratio-scale metrics are compared as `ln(value)` (`stats` works on that scale
 //! and the change is reported as `exp(shift) - 1`); metrics that can be 0 (the
-//! error rate and the error counts, see [`scale_of`]) as raw differences, with
+//! error rate and the error counts, see
+//! [`scale_of`](crate::results::metrics::scale_of)) as raw differences, with
 //! absolute thresholds. A ratio-scale cell holding a 0 falls back to raw
-//! differences. The verdict rule is in `verdict`; the model in `model`.
+//! differences. The verdict rule is in `verdict`; the model in `model`; whether
+//! two cells can be compared at all in `results::profile`.
 //!
 //! A cell with trials and no successful trial measured nothing. Where the pull
 //! request is responsible for it (the current cell; side by side, the
@@ -30,7 +32,6 @@
 
 pub mod calibrate;
 pub mod model;
-pub mod profile;
 pub mod stats;
 pub mod verdict;
 
@@ -38,32 +39,14 @@ mod cells;
 
 pub use model::*;
 
-use crate::results::{CellResult, RunResults, METRICS};
+use crate::config::gate::{GateConfig, MetricGate, MissingBaseline, NotComparablePolicy};
+use crate::results::{profile, CellResult, RunResults, METRICS};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
 use verdict::Evidence;
 
 /// Version of the comparison document layout ([`Comparison::schema_version`]).
 pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
-
-/// How a metric's two sides are compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    /// `ln(value)`: relative changes, symmetric up and down.
-    Log,
-    /// Raw differences in the metric's unit: for metrics that can be 0.
-    Absolute,
-}
-
-/// The comparison scale of a metric: absolute for `error_rate` and `errors.*`
-/// (commonly 0, where a ratio is undefined), logarithmic for everything else.
-pub fn scale_of(metric: &str) -> Scale {
-    if metric == "error_rate" || metric.starts_with("errors.") {
-        Scale::Absolute
-    } else {
-        Scale::Log
-    }
-}
 
 /// The gate that applies to `metric` in the cell (`scenario`, `client`): the
 /// `[gate]` entry (or its default), replaced by every matching override in order.
@@ -163,7 +146,7 @@ pub fn compare(
             )
         });
         let profile_diffs = match (baseline, base_cell) {
-            (Some(b), Some(_)) => cells::profile_differences(b, current, cell),
+            (Some(b), Some(_)) => profile::profile_differences(b, current, cell),
             _ => Vec::new(),
         };
         for def in METRICS {

@@ -1,76 +1,11 @@
-//! The comparison's data model: the gate configuration it applies and the
-//! per-metric results it produces. Pure data (serde), shared by the statistics
-//! (`compare`), the renderers (`report`) and, later, the publishers.
+//! The comparison's data model: the per-metric results it produces. Pure data
+//! (serde), shared by the statistics (`compare`), the renderers (`report`) and,
+//! later, the publishers. The gate settings it applies are the config's
+//! (`config::gate`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::results::metrics::Direction;
-
-/// A threshold: a change fails (or warns) only when it is worse than BOTH the
-/// relative bound and the absolute floor (when set), in the metric's bad direction.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Threshold {
-    /// Relative change, as a fraction: 0.10 = 10% worse.
-    pub relative: f64,
-    /// Absolute change in the metric's unit (e.g. 2000 µs for "2ms"), if any.
-    pub absolute: Option<f64>,
-}
-
-/// How one metric is gated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MetricGate {
-    /// Stable metric name (`results::METRICS`).
-    pub metric: String,
-    pub warn: Option<Threshold>,
-    pub fail: Option<Threshold>,
-    /// Whether a failing verdict fails the gate (false: informs only).
-    pub gating: bool,
-}
-
-/// Metric gates for the cells an override applies to (scenario and/or client).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GateOverride {
-    pub scenario: Option<String>,
-    pub client: Option<String>,
-    pub metrics: Vec<MetricGate>,
-}
-
-/// What a missing baseline does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MissingBaseline {
-    /// Neutral "no baseline" verdict; the gate passes.
-    Neutral,
-    /// The gate fails.
-    Fail,
-}
-
-/// What a not-comparable baseline does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NotComparablePolicy {
-    /// Report it as a warning; the gate passes.
-    Warn,
-    /// The gate fails.
-    Fail,
-}
-
-/// The `[gate]` table, validated.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GateConfig {
-    /// Significance level per comparison (two-sided), default 0.05.
-    pub alpha: f64,
-    /// Gates for every cell (defaults plus `[gate]` entries).
-    pub metrics: Vec<MetricGate>,
-    /// Per-scenario / per-client overrides, applied in order (later wins).
-    pub overrides: Vec<GateOverride>,
-    pub missing_baseline: MissingBaseline,
-    pub not_comparable: NotComparablePolicy,
-}
 
 /// A metric's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

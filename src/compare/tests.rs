@@ -3,7 +3,8 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::config::{gate::default_gate, Suite};
+use crate::config::gate::{default_gate, GateOverride, Threshold};
+use crate::config::Suite;
 use crate::results::synthetic;
 use crate::results::TrialMetrics;
 

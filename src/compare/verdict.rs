@@ -35,9 +35,11 @@
 //! every regression undetectable. The false-alarm rate is measured with A/A runs
 //! (`scripts/gate-quality.sh`) rather than assumed.
 
+use crate::config::gate::{
+    GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold,
+};
 use crate::results::metrics::{metric_def, Direction};
 
-use super::model::{GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold};
 use super::model::{Tier, Verdict};
 use super::stats;
 

@@ -1,7 +1,9 @@
 //! `[gate]` and `[compare]`: thresholds per metric (warn and fail tiers, relative
 //! bound plus absolute floor), per-scenario / per-client overrides, and what a
 //! missing or not comparable baseline does. Validated from the spanned tree with
-//! located errors, like the rest of the config.
+//! located errors, like the rest of the config (`gate_parse`), into the settings
+//! types here ([`GateConfig`] and its parts), which `compare` applies: config
+//! owns them and imports nothing from `compare`.
 //!
 //! ## Defaults (when `[gate]` does not mention a metric)
 //!
@@ -33,17 +35,16 @@
 //! differences (they are usually 0, where a ratio is undefined), so their
 //! thresholds are absolute: `+0.01` is one percentage point.
 
-use crate::compare::model::{
-    GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold,
-};
-use crate::compare::{scale_of, Scale};
+use serde::{Deserialize, Serialize};
+
+use crate::results::metrics::{scale_of, Scale};
 
 /// `[gate] alpha` when absent.
 pub const DEFAULT_ALPHA: f64 = 0.05;
 
 /// `[compare]`: side-by-side mode settings: `base = "git"`, or a baseline
 /// client and/or server.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompareSettings {
     /// The client every other client of a scenario is compared with.
@@ -66,6 +67,72 @@ pub struct CompareSettings {
 pub enum CompareBase {
     /// Another commit of the git repository the config lives in.
     Git,
+}
+
+/// A threshold: a change fails (or warns) only when it is worse than BOTH the
+/// relative bound and the absolute floor (when set), in the metric's bad direction.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Threshold {
+    /// Relative change, as a fraction: 0.10 = 10% worse.
+    pub relative: f64,
+    /// Absolute change in the metric's unit (e.g. 2000 µs for "2ms"), if any.
+    pub absolute: Option<f64>,
+}
+
+/// How one metric is gated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricGate {
+    /// Stable metric name (`results::METRICS`).
+    pub metric: String,
+    pub warn: Option<Threshold>,
+    pub fail: Option<Threshold>,
+    /// Whether a failing verdict fails the gate (false: informs only).
+    pub gating: bool,
+}
+
+/// Metric gates for the cells an override applies to (scenario and/or client).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateOverride {
+    pub scenario: Option<String>,
+    pub client: Option<String>,
+    pub metrics: Vec<MetricGate>,
+}
+
+/// What a missing baseline does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingBaseline {
+    /// Neutral "no baseline" verdict; the gate passes.
+    Neutral,
+    /// The gate fails.
+    Fail,
+}
+
+/// What a not-comparable baseline does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NotComparablePolicy {
+    /// Report it as a warning; the gate passes.
+    Warn,
+    /// The gate fails.
+    Fail,
+}
+
+/// The `[gate]` table, validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Significance level per comparison (two-sided), default 0.05.
+    pub alpha: f64,
+    /// Gates for every cell (defaults plus `[gate]` entries).
+    pub metrics: Vec<MetricGate>,
+    /// Per-scenario / per-client overrides, applied in order (later wins).
+    pub overrides: Vec<GateOverride>,
+    pub missing_baseline: MissingBaseline,
+    pub not_comparable: NotComparablePolicy,
 }
 
 impl Default for GateConfig {

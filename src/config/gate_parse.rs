@@ -10,14 +10,14 @@
 use std::ops::Range;
 
 use super::error::Problem;
-use super::gate::{default_gate, CompareBase, CompareSettings};
+use super::gate::{
+    default_gate, CompareBase, CompareSettings, GateConfig, GateOverride, MetricGate,
+};
+use super::gate::{MissingBaseline, NotComparablePolicy, Threshold};
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
-use crate::compare::model::{GateConfig, GateOverride, MetricGate, MissingBaseline};
-use crate::compare::model::{NotComparablePolicy, Threshold};
-use crate::compare::{scale_of, Scale};
-use crate::results::metrics::{metric_def, Direction, MetricDef, METRICS};
+use crate::results::metrics::{metric_def, scale_of, Direction, MetricDef, Scale, METRICS};
 
 const GATE_KEYS: &[&str] = &["alpha", "missing_baseline", "not_comparable", "override"];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];

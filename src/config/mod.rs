@@ -13,6 +13,7 @@ pub mod command;
 pub mod defaults;
 pub mod error;
 pub mod gate;
+pub mod gate_edit;
 mod gate_parse;
 pub mod publish;
 pub mod raw;
@@ -29,9 +30,8 @@ use serde::{Deserialize, Serialize};
 
 pub use choice::{Overrides, SuiteChoice};
 pub use error::ConfigError;
-pub use gate::{CompareBase, CompareSettings};
+pub use gate::{CompareBase, CompareSettings, GateConfig};
 
-use crate::compare::model::GateConfig;
 pub use publish::{CloudWatchSettings, PublishSettings};
 pub use server::{ServerCommand, ServerSpec, ServerTarget};
 

@@ -1,5 +1,6 @@
 //! Per-trial metrics under their stable names (design.md, "Metrics"), the table of
-//! names with direction and unit, and the across-rounds spread.
+//! names with direction and unit, the scale a comparison (and a gate threshold)
+//! uses for each, and the across-rounds spread.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +64,25 @@ pub const METRICS: &[MetricDef] = &[
 /// Looks up a metric by its stable name.
 pub fn metric_def(name: &str) -> Option<&'static MetricDef> {
     METRICS.iter().find(|m| m.name == name)
+}
+
+/// How a metric's two sides are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// `ln(value)`: relative changes, symmetric up and down.
+    Log,
+    /// Raw differences in the metric's unit: for metrics that can be 0.
+    Absolute,
+}
+
+/// The comparison scale of a metric: absolute for `error_rate` and `errors.*`
+/// (commonly 0, where a ratio is undefined), logarithmic for everything else.
+pub fn scale_of(metric: &str) -> Scale {
+    if metric == "error_rate" || metric.starts_with("errors.") {
+        Scale::Absolute
+    } else {
+        Scale::Log
+    }
 }
 
 /// What one trial measured. Latency fields are `None` when nothing was

@@ -329,7 +329,7 @@ fn all_failed(run_id: &str, scenario: &str, client: &str, rounds: u32, what: &st
 
 /// The gate compared in [`every_trial_failed`]: two gating metrics, one
 /// informative, to keep the snapshots short.
-fn small_gate() -> benchgate::compare::GateConfig {
+fn small_gate() -> benchgate::config::GateConfig {
     let mut gate = benchgate::config::gate::default_gate();
     gate.metrics.retain(|g| {
         matches!(

@@ -241,7 +241,7 @@ fn snippet_parses_as_a_gate_with_the_suggested_thresholds() {
 fn rewrite_replaces_gate_entries_and_keeps_every_other_byte() {
     let text = "# top comment\r\n[run]\r\nrounds = 4 # keep\r\n\r\n[gate]\r\nalpha = 0.05\r\nthroughput_rps = \"-5%\" # tp\r\n  cpu_us_per_request = { fail = \"+10%\" }\r\n\r\n[[gate.override]]\r\nscenario = \"x\"\r\nthroughput_rps = \"-9%\"\r\n";
     let s = sample();
-    let out = rewrite_gate(text, &s);
+    let out = rewrite_gate(text, "benchgate.toml", &s).unwrap();
     let tp = s.iter().find(|s| s.metric == "throughput_rps").unwrap();
     let cpu = s.iter().find(|s| s.metric == "cpu_us_per_request").unwrap();
     let expected_head =
@@ -259,19 +259,31 @@ fn rewrite_replaces_gate_entries_and_keeps_every_other_byte() {
         "\r\n\r\n[[gate.override]]\r\nscenario = \"x\"\r\nthroughput_rps = \"-9%\"\r\n"
     ));
     // Idempotent.
-    assert_eq!(rewrite_gate(&out, &s), out);
+    assert_eq!(rewrite_gate(&out, "benchgate.toml", &s).unwrap(), out);
 }
 
 #[test]
 fn rewrite_appends_a_gate_table_when_there_is_none() {
     let s = sample();
-    let out = rewrite_gate("[run]\nrounds = 4", &s);
+    let out = rewrite_gate("[run]\nrounds = 4", "benchgate.toml", &s).unwrap();
     assert!(out.starts_with("[run]\nrounds = 4\n\n[gate]\n"), "{out}");
     assert_eq!(out.matches(" = { fail = ").count(), s.len());
 }
 
 #[test]
 fn trailing_comments_outside_strings_only() {
-    assert_eq!(trailing_comment("a = \"#x\" # c\n"), " # c");
-    assert_eq!(trailing_comment("a = \"#x\"\n"), "");
+    // A `#` inside a string is not a comment; an entry without a comment gets none.
+    let text = "[[client]]\nname = \"a#x\"\nkind = \"hyper\"\n\n[gate]\nthroughput_rps = \"-5%\" # c \"#x\"\ncpu_us_per_request = \"+10%\"\n";
+    let s = sample();
+    let out = rewrite_gate(text, "benchgate.toml", &s).unwrap();
+    let line = |m: &str| gate_line(s.iter().find(|s| s.metric == m).unwrap());
+    assert!(out.starts_with("[[client]]\nname = \"a#x\"\n"), "{out}");
+    assert!(
+        out.contains(&format!("\n{} # c \"#x\"\n", line("throughput_rps"))),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("\n{}\n", line("cpu_us_per_request"))),
+        "{out}"
+    );
 }

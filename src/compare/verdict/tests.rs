@@ -1,5 +1,5 @@
 use super::*;
-use crate::compare::model::GateConfig;
+use crate::config::gate::GateConfig;
 
 fn config() -> GateConfig {
     GateConfig {

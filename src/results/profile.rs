@@ -1,9 +1,11 @@
 //! Whether two measurements can be compared at all: the environment fingerprint
-//! of the two runs, and the load profile of a (scenario, client) in both configs.
-//! Each difference is one short sentence naming the field and both values.
+//! of the two runs, and the load profile of a (scenario, client) in both runs'
+//! recorded configs. `compare` asks before it compares a cell. Each difference
+//! is one short sentence naming the field and both values.
 
 use crate::config::{ClientKind, ClientSpec, Scenario, ServerSpec, ServerTarget};
-use crate::results::Environment;
+
+use super::{CellResult, Environment, RunResults};
 
 /// Differences that make two runs' environments not comparable: CPU model, core
 /// count and whether pinning was on. (Kernel, OS and versions are reported by the
@@ -97,6 +99,35 @@ pub fn server_differences(
     } else {
         vec![format!("server differs ({b} vs {c})")]
     }
+}
+
+/// Load-profile differences of a cell between the two runs' resolved configs
+/// (empty when either config lacks the scenario or client: nothing to check),
+/// and differences in how its server under test is started or reached.
+pub fn profile_differences(
+    baseline: &RunResults,
+    current: &RunResults,
+    cell: &CellResult,
+) -> Vec<String> {
+    fn find<'r>(r: &'r RunResults, cell: &CellResult) -> Option<(&'r Scenario, &'r ClientSpec)> {
+        let scenario = r
+            .config
+            .scenarios
+            .iter()
+            .find(|s| s.name == cell.scenario)?;
+        Some((scenario, r.config.client(&cell.client)?))
+    }
+    let mut out = match (find(baseline, cell), find(current, cell)) {
+        (Some(b), Some(c)) => load_profile_differences(b, c),
+        _ => Vec::new(),
+    };
+    if let Some(name) = &cell.server {
+        out.extend(server_differences(
+            baseline.config.server(name),
+            current.config.server(name),
+        ));
+    }
+    out
 }
 
 fn kind(k: &ClientKind) -> &'static str {
