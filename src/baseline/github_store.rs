@@ -26,8 +26,9 @@ use anyhow::Context as _;
 
 use super::github_index::{Index, IndexEntry};
 use super::{BaselineKey, BaselineStore, FoundBaseline};
-use crate::github::{GitHub, Repo, RetryPolicy};
+use crate::github::{GitHub, Repo};
 use crate::results::RunResults;
+use crate::retry::RetryPolicy;
 
 /// Results files larger than this lose their histograms.
 pub const STRIP_ABOVE: usize = 900 * 1024;

@@ -18,9 +18,10 @@ use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use aws_smithy_http_client::tls;
 
 use super::cloudwatch_layout::{self, Datum};
-use super::retry::{classify, Retry, RetryPolicy};
+use super::cloudwatch_retry::{classify, Retry};
 use crate::config::CloudWatchSettings;
 use crate::results::RunResults;
+use crate::retry::RetryPolicy;
 
 /// What to publish and how hard to try.
 #[derive(Debug, Clone)]
