@@ -84,10 +84,8 @@ impl GitHubStore {
             return Ok(None);
         };
         let source = self.describe(&path);
-        let index = Index::parse(&remote.bytes, &source, branch, V1Layout::DataBranch)
-            .with_context(|| {
-                format!("refusing to use or replace {source}; repair or remove it by hand")
-            })?;
+        // Its errors name the file and say it is never replaced.
+        let index = Index::parse(&remote.bytes, &source, branch, V1Layout::DataBranch)?;
         Ok(Some((index, remote.sha)))
     }
 
