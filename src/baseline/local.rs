@@ -4,12 +4,13 @@
 //! Layout: `<dir>/<branch-escaped>/index.json` lists the branch's entries
 //! ([`super::index`]; a version 1 index here is oldest first,
 //! [`V1Layout::LocalDir`]), and each entry's results document is
-//! `<dir>/<branch-escaped>/<file>`; a commit measured twice keeps both runs. Every write goes to a
-//! temporary file that is renamed into place, under an exclusive `flock` on
-//! `<dir>/<branch-escaped>/.lock`, so a reader or a crash never sees half a
-//! file and two writers never lose each other's entry. The index is the commit
-//! point: a results file is written first, then the index that names it; files
-//! dropped from the bounded history are deleted after the new index is in place.
+//! `<dir>/<branch-escaped>/<file>`; a commit measured twice keeps both runs.
+//! Every write goes to a temporary file that is renamed into place, under an
+//! exclusive `flock` on `<dir>/<branch-escaped>/.lock`, so a reader or a crash
+//! never sees half a file and two writers never lose each other's entry. The
+//! index is the commit point: a results file is written first, then the index
+//! that names it; files dropped from the bounded history are deleted after the
+//! new index is in place.
 //!
 //! An index or results file that does not parse, or has an unknown schema, is
 //! an error naming the file and the fix; it is never rewritten.
