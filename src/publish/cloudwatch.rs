@@ -4,8 +4,9 @@
 //! Credentials and region come from the standard AWS chain (environment, shared
 //! profile, web identity token as GitHub OIDC sets it up, container and instance
 //! metadata); `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_CLOUDWATCH`) overrides the
-//! endpoint. The SDK's own retries are off: [`super::retry`] retries here, so the
-//! number of attempts and the total time are bounded in one place.
+//! endpoint. The SDK's own retries are off: benchgate retries here
+//! ([`crate::retry`] for the backoff, [`super::cloudwatch_retry`] for which errors),
+//! so the number of attempts and the total time are bounded in one place.
 
 use std::time::{Duration, Instant};
 
