@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use crate::cli::CalibrateArgs;
 use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
-use crate::config::{gate_edit, MockScript, Overrides, Suite, SuiteChoice};
+use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
 
@@ -160,7 +160,7 @@ fn write_config(path: &Path, c: &Calibration) -> anyhow::Result<()> {
             s.metric
         );
     }
-    gate_edit::replace_file(path, &new).with_context(|| format!("replacing {}", path.display()))
+    crate::files::write_atomic(path, new.as_bytes())
 }
 
 /// A scratch directory under the system temp dir, removed on drop.

@@ -16,7 +16,8 @@
 //! - [`report`]: renderers (terminal table).
 //! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`baseline`]: baseline stores (local directory; data branch via GitHub).
-//! - [`github`]: the GitHub REST client (retry policy), the sticky PR comment, PR lookup.
+//! - [`github`]: the GitHub REST client (when to retry), the sticky PR comment, PR lookup.
+//! - [`retry`]: the retry policy (backoff with jitter, bounded) every client shares.
 //! - [`action`]: `benchgate action`, the GitHub Action's container entrypoint.
 //! - [`files`]: atomic writes and appends (the one place files are replaced).
 //! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
@@ -37,6 +38,7 @@ pub mod plan;
 pub mod publish;
 pub mod report;
 pub mod results;
+pub mod retry;
 pub mod runner;
 pub mod server;
 pub mod timer;

@@ -51,7 +51,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use benchgate::baseline::github_index::Index;
+use benchgate::baseline::index::{Index, V1Layout};
 use common::release::{Asset, ReleaseServer};
 use github::fake::{FakeGitHub, REPO};
 use github::workflow::{
@@ -511,7 +511,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
     );
     let index = stored_file(&h.fake, "baselines/main/index.json")
         .expect("the push stored no index on the data branch");
-    let index = Index::parse(&index, "index.json", "main").unwrap();
+    let index = Index::parse(&index, "index.json", "main", V1Layout::DataBranch).unwrap();
     assert_eq!(index.entries.len(), 1, "{index:?}");
     assert!(comments_on(&h.fake, 42).is_empty());
     h.assert_measured_without_token(&push, TRIALS);
@@ -584,6 +584,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
         &stored_file(&h.fake, "baselines/main/index.json").unwrap(),
         "index.json",
         "main",
+        V1Layout::DataBranch,
     )
     .unwrap();
     assert_eq!(index.entries.len(), 1, "a pull request stored a baseline");

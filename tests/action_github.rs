@@ -15,7 +15,7 @@ mod github;
 
 use std::path::{Path, PathBuf};
 
-use benchgate::baseline::github_index::Index;
+use benchgate::baseline::index::{Index, V1Layout};
 use benchgate::results::RunResults;
 use common::action_env::{self, ActionEnv, ActionFiles, ActionRun};
 use github::fake::{FakeGitHub, REPO};
@@ -161,7 +161,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     assert_eq!(push.expect_output("verdict"), "no_baseline");
     let index = stored_file(&r.fake, "baselines/main/index.json")
         .expect("the push stored no index on the data branch");
-    let index = Index::parse(&index, "index.json", "main").unwrap();
+    let index = Index::parse(&index, "index.json", "main", V1Layout::DataBranch).unwrap();
     assert_eq!(index.entries.len(), 1, "{index:?}");
     assert_eq!(index.entries[0].sha, BASE_SHA);
     let stored = stored_file(
@@ -209,7 +209,8 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
     assert!(pr.summary.contains("benchgate"), "{}", pr.summary);
     assert!(pr.summary.contains("| change [CI] |"), "{}", pr.summary);
     let index_after = stored_file(&r.fake, "baselines/main/index.json").unwrap();
-    let index_after = Index::parse(&index_after, "index.json", "main").unwrap();
+    let index_after =
+        Index::parse(&index_after, "index.json", "main", V1Layout::DataBranch).unwrap();
     assert_eq!(index_after.entries.len(), 1, "a PR run wrote the baseline");
 
     // (c) A new head (synchronize, `comment: on-change`): the same comment is

@@ -7,11 +7,11 @@ mod github;
 use std::sync::Arc;
 use std::time::Duration;
 
-use benchgate::baseline::github_index::{Index, IndexEntry};
+use benchgate::baseline::index::{Index, IndexEntry, V1Layout};
 use benchgate::baseline::{BaselineStore, GitHubStore};
 use benchgate::config::Suite;
-use benchgate::github::RetryPolicy;
 use benchgate::results::{synthetic, RunResults};
+use benchgate::retry::RetryPolicy;
 use github::client::{client, repo};
 use github::fake::{FakeGitHub, Fault, FaultAction, State};
 use github::fake_contents::seed;
@@ -54,7 +54,13 @@ fn file(fake: &FakeGitHub, path: &str) -> Option<Vec<u8>> {
 }
 
 fn index(fake: &FakeGitHub) -> Index {
-    Index::parse(&file(fake, INDEX).expect("index"), INDEX, "main").unwrap()
+    Index::parse(
+        &file(fake, INDEX).expect("index"),
+        INDEX,
+        "main",
+        V1Layout::DataBranch,
+    )
+    .unwrap()
 }
 
 fn shas(index: &Index) -> Vec<String> {
@@ -118,11 +124,11 @@ fn other_writer(state: &mut State) {
         started_at: "2025-03-14T09:00:00Z".into(),
         run_id: "777".into(),
         file: format!("{}.json", sha(77)),
-        bytes: 10,
+        bytes: Some(10),
         histograms_stripped: false,
     };
     let mut index = match state.branches.get(DATA).and_then(|b| b.get(INDEX)) {
-        Some(bytes) => Index::parse(bytes, INDEX, "main").unwrap(),
+        Some(bytes) => Index::parse(bytes, INDEX, "main", V1Layout::DataBranch).unwrap(),
         None => Index::new("main"),
     };
     index.merge(entry, 100);
@@ -250,7 +256,7 @@ fn oversized_results_lose_their_histograms_and_say_so() {
     store(&fake).store("main", &sha(1), &big, 100).unwrap();
     let index = index(&fake);
     assert!(index.entries[0].histograms_stripped);
-    assert!(index.entries[0].bytes < 900 * 1024);
+    assert!(index.entries[0].bytes.unwrap() < 900 * 1024);
     let found = store(&fake).lookup("main", &sha(1), &[]).unwrap().unwrap();
     assert!(found.results.results.iter().all(|c| c.histogram.is_none()));
 }
@@ -278,4 +284,70 @@ fn branch_names_and_the_data_branch_are_escaped_and_configurable() {
             .unwrap()
             .exact
     );
+}
+
+/// A data branch as benchgate wrote it before index version 2: the index newest
+/// first, `bytes` on every entry.
+fn seed_v1(fake: &FakeGitHub) {
+    let mut state = fake.state.lock().unwrap();
+    seed(&mut state, DATA, "README.md", b"data");
+    let mut entries = Vec::new();
+    for n in [3, 2, 1] {
+        let file = format!("{}.json", sha(n));
+        let bytes = serde_json::to_vec(&results(&n.to_string())).unwrap();
+        entries.push(format!(
+            r#"{{"sha":"{}","started_at":"2025-03-14T1{n}:00:00Z","run_id":"{n}","file":"{file}","bytes":{},"histograms_stripped":false}}"#,
+            sha(n),
+            bytes.len()
+        ));
+        seed(&mut state, DATA, &format!("baselines/main/{file}"), &bytes);
+    }
+    let index = format!(
+        r#"{{"schema":"benchgate-baseline-index","version":1,"branch":"main","entries":[{}]}}"#,
+        entries.join(",")
+    );
+    seed(&mut state, DATA, INDEX, index.as_bytes());
+}
+
+#[test]
+fn a_v1_index_newest_first_is_read_and_kept_whole_when_written_again() {
+    let fake = FakeGitHub::start();
+    seed_v1(&fake);
+    let store = store(&fake);
+    let newest = store.lookup("main", &sha(9), &[]).unwrap().unwrap();
+    assert_eq!((newest.key.sha.clone(), newest.exact), (sha(3), false));
+    assert_eq!(newest.results.run_id, "3");
+    let exact = store.lookup("main", &sha(2), &[]).unwrap().unwrap();
+    assert_eq!((exact.key.sha.clone(), exact.exact), (sha(2), true));
+    assert_eq!(exact.results.run_id, "2");
+    let nearest = store
+        .lookup("main", &sha(9), &[sha(8), sha(1)])
+        .unwrap()
+        .unwrap();
+    assert_eq!((nearest.key.sha, nearest.exact), (sha(1), false));
+    // The next write keeps every entry, newest first, as version 2.
+    store.store("main", &sha(4), &results("4"), 100).unwrap();
+    assert_eq!(shas(&index(&fake)), [sha(4), sha(3), sha(2), sha(1)]);
+    let written: serde_json::Value = serde_json::from_slice(&file(&fake, INDEX).unwrap()).unwrap();
+    assert_eq!(written["version"], 2);
+    assert!(written["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|e| e["bytes"].as_u64().is_some()));
+    let exact = store.lookup("main", &sha(2), &[]).unwrap().unwrap();
+    assert_eq!((exact.results.run_id.as_str(), exact.exact), ("2", true));
+}
+
+#[test]
+fn a_short_or_symbolic_commit_is_refused_before_any_write() {
+    let fake = FakeGitHub::start();
+    for bad in ["HEAD", "abcdef", "main"] {
+        let err = store(&fake)
+            .store("main", bad, &results("1"), 100)
+            .unwrap_err();
+        assert!(err.to_string().contains("not a commit sha"), "{err}");
+    }
+    assert_eq!(fake.count("PUT", ""), 0);
+    assert_eq!(fake.count("POST", ""), 0);
 }

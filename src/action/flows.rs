@@ -223,7 +223,7 @@ fn publish_cloudwatch(suite: &Suite, results: &RunResults, branch: &str) {
         results,
         settings,
         branch.to_string(),
-        crate::publish::retry::RetryPolicy::default(),
+        crate::retry::RetryPolicy::default(),
     );
     command("::endgroup::");
     match result {

@@ -1,7 +1,7 @@
 //! The baseline store on a data branch (default `benchgate-data`) of the
 //! repository, through GitHub's Contents API.
 //!
-//! Layout: `baselines/<branch>/index.json` ([`super::github_index`]) and
+//! Layout: `baselines/<branch>/index.json` ([`super::index`]) and
 //! `baselines/<branch>/<sha>.json` (compact results JSON); `<branch>` is
 //! percent-escaped into one directory (`feature/x` -> `feature%2Fx`). Files stay
 //! under the API's 1 MB: a results file over [`STRIP_ABOVE`] bytes loses its
@@ -24,10 +24,11 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::github_index::{Index, IndexEntry};
+use super::index::{check_sha, Index, IndexEntry, V1Layout};
 use super::{BaselineKey, BaselineStore, FoundBaseline};
-use crate::github::{GitHub, Repo, RetryPolicy};
+use crate::github::{GitHub, Repo};
 use crate::results::RunResults;
+use crate::retry::RetryPolicy;
 
 /// Results files larger than this lose their histograms.
 pub const STRIP_ABOVE: usize = 900 * 1024;
@@ -83,9 +84,8 @@ impl GitHubStore {
             return Ok(None);
         };
         let source = self.describe(&path);
-        let index = Index::parse(&remote.bytes, &source, branch).with_context(|| {
-            format!("refusing to use or replace {source}; repair or remove it by hand")
-        })?;
+        // Its errors name the file and say it is never replaced.
+        let index = Index::parse(&remote.bytes, &source, branch, V1Layout::DataBranch)?;
         Ok(Some((index, remote.sha)))
     }
 
@@ -192,9 +192,7 @@ impl BaselineStore for GitHubStore {
         results: &RunResults,
         max_history: usize,
     ) -> anyhow::Result<BaselineKey> {
-        if !(7..=64).contains(&sha.len()) || !sha.chars().all(|c| c.is_ascii_hexdigit()) {
-            anyhow::bail!("{sha:?} is not a commit sha; the baseline store is keyed by commit");
-        }
+        check_sha(sha)?;
         if branch.is_empty() || max_history == 0 {
             anyhow::bail!("storing a baseline needs a branch name and a history of at least 1");
         }
@@ -213,7 +211,7 @@ impl BaselineStore for GitHubStore {
             started_at: results.started_at.clone(),
             run_id: results.run_id.clone(),
             file,
-            bytes: bytes.len() as u64,
+            bytes: Some(bytes.len() as u64),
             histograms_stripped: stripped,
         };
         let index_path = format!("{}/index.json", self.dir(branch));

@@ -1,55 +1,29 @@
 //! The local-directory baseline store, for tests and offline use (and the
 //! action's `baseline-store: local:<dir>`).
 //!
-//! Layout: `<dir>/<branch-escaped>/index.json` lists the branch's entries,
-//! oldest first (`sha`, `started_at`, `run_id`, `file`), and each entry's
-//! results document is `<dir>/<branch-escaped>/<file>`. Every write goes to a
-//! temporary file that is renamed into place, under an exclusive `flock` on
-//! `<dir>/<branch-escaped>/.lock`, so a reader or a crash never sees half a
-//! file and two writers never lose each other's entry. The index is the commit
-//! point: a results file is written first, then the index that names it; files
-//! dropped from the bounded history are deleted after the new index is in place.
+//! Layout: `<dir>/<branch-escaped>/index.json` lists the branch's entries
+//! ([`super::index`]; a version 1 index here is oldest first,
+//! [`V1Layout::LocalDir`]), and each entry's results document is
+//! `<dir>/<branch-escaped>/<file>`; a commit measured twice keeps both runs.
+//! Every write goes to a temporary file that is renamed into place, under an
+//! exclusive `flock` on `<dir>/<branch-escaped>/.lock`, so a reader or a crash
+//! never sees half a file and two writers never lose each other's entry. The
+//! index is the commit point: a results file is written first, then the index
+//! that names it; files dropped from the bounded history are deleted after the
+//! new index is in place.
 //!
 //! An index or results file that does not parse, or has an unknown schema, is
 //! an error naming the file and the fix; it is never rewritten.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write as _;
 use std::os::fd::AsRawFd as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 
+use super::index::{check_sha, Index, IndexEntry, V1Layout};
 use super::{BaselineKey, BaselineStore, FoundBaseline};
 use crate::results::RunResults;
-
-/// `schema` field of every index file.
-pub const INDEX_SCHEMA: &str = "benchgate-baseline-index";
-/// Version of the index layout this benchgate reads and writes.
-pub const INDEX_VERSION: u32 = 1;
-
-/// The index of one branch.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Index {
-    pub schema: String,
-    pub version: u32,
-    pub branch: String,
-    /// Oldest first.
-    pub entries: Vec<IndexEntry>,
-}
-
-/// One stored baseline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IndexEntry {
-    pub sha: String,
-    pub started_at: String,
-    pub run_id: String,
-    /// File name of the results document, in the branch's directory.
-    pub file: String,
-}
 
 /// A baseline store in a local directory.
 #[derive(Debug, Clone)]
@@ -73,20 +47,18 @@ impl LocalStore {
         let path = self.branch_dir(branch)?.join("index.json");
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok(Index {
-                    schema: INDEX_SCHEMA.to_string(),
-                    version: INDEX_VERSION,
-                    branch: branch.to_string(),
-                    entries: Vec::new(),
-                })
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Index::new(branch)),
             Err(e) => {
                 return Err(e)
                     .with_context(|| format!("cannot read baseline index {}", path.display()))
             }
         };
-        parse_index(&text, &path)
+        Index::parse(
+            text.as_bytes(),
+            &path.display().to_string(),
+            branch,
+            V1Layout::LocalDir,
+        )
     }
 
     fn read_entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults> {
@@ -110,28 +82,12 @@ impl BaselineStore for LocalStore {
         ancestors: &[String],
     ) -> anyhow::Result<Option<FoundBaseline>> {
         let index = self.read_index(branch)?;
-        let newest_of = |s: &str| {
-            index
-                .entries
-                .iter()
-                .rev()
-                .find(|e| e.sha.eq_ignore_ascii_case(s))
-        };
-        let (entry, exact) = if let Some(e) = newest_of(sha) {
-            (e, true)
-        } else if let Some(e) = ancestors.iter().find_map(|a| newest_of(a)) {
-            (e, false)
-        } else if ancestors.is_empty() {
-            match index.entries.last() {
-                Some(e) => (e, false),
-                None => return Ok(None),
-            }
-        } else {
+        let Some((entry, exact)) = index.find(sha, ancestors) else {
             return Ok(None);
         };
         let results = self.read_entry(branch, entry)?;
         Ok(Some(FoundBaseline {
-            key: key_of(branch, entry),
+            key: entry.key(branch),
             exact,
             results,
         }))
@@ -157,19 +113,19 @@ impl BaselineStore for LocalStore {
         let before = index.entries.len();
         let file = unique_file_name(&dir, sha, &results.run_id);
         let json = serde_json::to_vec_pretty(results).context("serializing the baseline")?;
-        write_atomic(&dir.join(&file), &json)?;
+        crate::files::write_atomic(&dir.join(&file), &json)?;
         let entry = IndexEntry {
             sha: sha.to_string(),
             started_at: results.started_at.clone(),
             run_id: results.run_id.clone(),
             file,
+            bytes: Some(json.len() as u64),
+            histograms_stripped: false,
         };
-        index.entries.push(entry.clone());
-        let excess = index.entries.len().saturating_sub(max_history);
-        let dropped: Vec<IndexEntry> = index.entries.drain(..excess).collect();
+        let dropped = index.add(entry.clone(), max_history);
         let index_path = dir.join("index.json");
         let json = serde_json::to_vec_pretty(&index).context("serializing the baseline index")?;
-        write_atomic(&index_path, &json)?;
+        crate::files::write_atomic(&index_path, &json)?;
         for d in &dropped {
             // The new index no longer names it; a leftover file is harmless.
             let _ = std::fs::remove_file(dir.join(&d.file));
@@ -177,65 +133,18 @@ impl BaselineStore for LocalStore {
         // Read back: exactly the new entry was added (and only the oldest dropped).
         let after = self.read_index(branch)?;
         anyhow::ensure!(
-            after.entries.last() == Some(&entry)
+            after.entries.first() == Some(&entry)
                 && after.entries.len() == before + 1 - dropped.len(),
             "baseline index {} did not read back as written; another writer may be bypassing the lock",
             index_path.display()
         );
-        Ok(key_of(branch, &entry))
+        Ok(entry.key(branch))
     }
 
     fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>> {
         let index = self.read_index(branch)?;
-        Ok(index
-            .entries
-            .iter()
-            .rev()
-            .map(|e| key_of(branch, e))
-            .collect())
+        Ok(index.entries.iter().map(|e| e.key(branch)).collect())
     }
-}
-
-fn key_of(branch: &str, e: &IndexEntry) -> BaselineKey {
-    BaselineKey {
-        branch: branch.to_string(),
-        sha: e.sha.clone(),
-        started_at: e.started_at.clone(),
-        run_id: e.run_id.clone(),
-    }
-}
-
-/// Parses and checks an index file's text; `path` names it in errors.
-pub fn parse_index(text: &str, path: &Path) -> anyhow::Result<Index> {
-    let fix =
-        "fix or restore it by hand (benchgate never overwrites a baseline index it cannot read)";
-    let value: serde_json::Value = serde_json::from_str(text)
-        .with_context(|| format!("baseline index {} is not valid JSON: {fix}", path.display()))?;
-    let schema = value.get("schema").and_then(|s| s.as_str());
-    let version = value.get("version").and_then(|v| v.as_u64());
-    if schema != Some(INDEX_SCHEMA) || version != Some(u64::from(INDEX_VERSION)) {
-        anyhow::bail!(
-            "baseline index {} has schema {:?} version {:?}, but this benchgate reads {INDEX_SCHEMA:?} version {INDEX_VERSION}: use the benchgate that wrote it, or {fix}",
-            path.display(),
-            schema,
-            version
-        );
-    }
-    let index: Index = serde_json::from_value(value).with_context(|| {
-        format!(
-            "baseline index {} does not match the index layout v{INDEX_VERSION}: {fix}",
-            path.display()
-        )
-    })?;
-    for e in &index.entries {
-        anyhow::ensure!(
-            is_plain_file_name(&e.file),
-            "baseline index {} names the file {:?}, which is not a plain file name in its directory: {fix}",
-            path.display(),
-            e.file
-        );
-    }
-    Ok(index)
 }
 
 /// A branch name as one safe directory name: bytes outside `[A-Za-z0-9._-]`,
@@ -257,23 +166,6 @@ pub fn escape_branch(branch: &str) -> anyhow::Result<String> {
     Ok(out)
 }
 
-fn is_plain_file_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with('.')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-}
-
-/// A commit sha: 4 to 64 hex digits.
-fn check_sha(sha: &str) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        (4..=64).contains(&sha.len()) && sha.bytes().all(|b| b.is_ascii_hexdigit()),
-        "baseline commit {sha:?} is not a commit sha (4 to 64 hex digits): pass the full sha of the commit measured"
-    );
-    Ok(())
-}
-
 fn unique_file_name(dir: &Path, sha: &str, run_id: &str) -> String {
     let id: String = run_id
         .chars()
@@ -288,20 +180,6 @@ fn unique_file_name(dir: &Path, sha: &str, run_id: &str) -> String {
         name = format!("{base}-{n}.json");
     }
     name
-}
-
-/// Writes `bytes` to a temporary file next to `path`, syncs it, renames it in.
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_file_name(format!(
-        ".{}.tmp-{}",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("file"),
-        std::process::id()
-    ));
-    let mut f = File::create(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
-    f.write_all(bytes)
-        .and_then(|_| f.sync_all())
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("moving {} into place", path.display()))
 }
 
 /// An exclusive lock on the branch directory, released when dropped (and by

@@ -136,6 +136,8 @@ fn bad_input_is_refused() {
     let st = LocalStore::new(dir.path());
     let err = st.store("main", "HEAD", &run("r"), 5).unwrap_err();
     assert!(err.to_string().contains("not a commit sha"), "{err}");
+    let err = st.store("main", "abcdef", &run("r"), 5).unwrap_err();
+    assert!(err.to_string().contains("not a commit sha"), "{err}");
     assert!(st.store("main", &sha(1), &run("r"), 0).is_err());
 }
 
@@ -158,4 +160,83 @@ fn concurrent_writers_both_survive() {
     }
     let st = LocalStore::new(dir.path());
     assert_eq!(st.history("main").unwrap().len(), 20);
+}
+
+/// A branch directory as a local store wrote it before index version 2: the
+/// index oldest first without `bytes`, commit 2 measured twice.
+fn v1_branch(st: &LocalStore) -> std::path::PathBuf {
+    let bdir = st.branch_dir("main").unwrap();
+    std::fs::create_dir_all(&bdir).unwrap();
+    let mut entries = Vec::new();
+    for (n, id) in [(1, "run-1"), (2, "run-2"), (2, "run-2b"), (3, "run-3")] {
+        let file = format!("{}-{id}.json", sha(n));
+        std::fs::write(
+            bdir.join(&file),
+            serde_json::to_vec_pretty(&run(id)).unwrap(),
+        )
+        .unwrap();
+        entries.push(format!(
+            r#"{{"sha":"{}","started_at":"2025-03-14T1{n}:00:00Z","run_id":"{id}","file":"{file}"}}"#,
+            sha(n)
+        ));
+    }
+    let index = format!(
+        r#"{{"schema":"benchgate-baseline-index","version":1,"branch":"main","entries":[{}]}}"#,
+        entries.join(",")
+    );
+    std::fs::write(bdir.join("index.json"), index).unwrap();
+    bdir
+}
+
+#[test]
+fn a_v1_index_oldest_first_is_read_and_kept_whole_when_written_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    let bdir = v1_branch(&st);
+    let f = st.lookup("main", &sha(9), &[]).unwrap().unwrap();
+    assert_eq!((f.key.sha.clone(), f.exact), (sha(3), false), "newest");
+    assert_eq!(f.results, run("run-3"));
+    let f = st.lookup("main", &sha(2), &[]).unwrap().unwrap();
+    assert_eq!((f.key.run_id.as_str(), f.exact), ("run-2b", true));
+    assert_eq!(f.results, run("run-2b"));
+    let f = st.lookup("main", &sha(1), &[]).unwrap().unwrap();
+    assert_eq!((f.key.run_id.as_str(), f.exact), ("run-1", true));
+    let ids = |st: &LocalStore| -> Vec<String> {
+        st.history("main")
+            .unwrap()
+            .into_iter()
+            .map(|k| k.run_id)
+            .collect()
+    };
+    assert_eq!(ids(&st), ["run-3", "run-2b", "run-2", "run-1"]);
+    // The next write keeps every entry, newest first, as version 2.
+    st.store("main", &sha(4), &run("run-4"), 10).unwrap();
+    assert_eq!(ids(&st), ["run-4", "run-3", "run-2b", "run-2", "run-1"]);
+    let text = std::fs::read_to_string(bdir.join("index.json")).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(value["version"], 2, "{text}");
+    assert_eq!(value["entries"][0]["run_id"], "run-4", "{text}");
+    let f = st.lookup("main", &sha(2), &[]).unwrap().unwrap();
+    assert_eq!(
+        (f.key.run_id.as_str(), f.results),
+        ("run-2b", run("run-2b"))
+    );
+    // Bounding the history drops the oldest runs and their files.
+    st.store("main", &sha(5), &run("run-5"), 3).unwrap();
+    assert_eq!(ids(&st), ["run-5", "run-4", "run-3"]);
+    assert!(!bdir.join(format!("{}-run-1.json", sha(1))).exists());
+    assert!(bdir.join(format!("{}-run-3.json", sha(3))).exists());
+}
+
+#[test]
+fn an_index_of_another_branch_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    store_n(&st, "main", 1, 5);
+    let from = st.branch_dir("main").unwrap().join("index.json");
+    let to = st.branch_dir("dev").unwrap();
+    std::fs::create_dir_all(&to).unwrap();
+    std::fs::copy(&from, to.join("index.json")).unwrap();
+    let err = format!("{:#}", st.lookup("dev", &sha(1), &[]).unwrap_err());
+    assert!(err.contains("index of branch \"main\""), "{err}");
 }

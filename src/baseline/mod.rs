@@ -4,7 +4,9 @@
 //! through GitHub's Contents API.
 //!
 //! Contract for every store:
-//! - entries are keyed by branch and commit sha; history per branch is bounded;
+//! - entries are keyed by branch and commit sha ([`index::check_sha`]) in one
+//!   index per branch ([`index::Index`], the same for every store); history per
+//!   branch is bounded;
 //! - `lookup` returns the entry of the exact commit, or the nearest older one
 //!   on that branch (and says which, with its age);
 //! - a stored file that does not parse, or has an unknown schema, stops a write
@@ -12,8 +14,8 @@
 //! - pull-request runs never write.
 
 mod github_files;
-pub mod github_index;
 pub mod github_store;
+pub mod index;
 pub mod local;
 
 use serde::{Deserialize, Serialize};

@@ -43,7 +43,7 @@ pub fn publish_cloudwatch(args: CloudWatchArgs) -> anyhow::Result<u8> {
     );
     let deadline = crate::config::units::parse_duration(&args.retry_deadline)
         .map_err(|e| anyhow::anyhow!("--retry-deadline {:?}: {e}", args.retry_deadline))?;
-    let retry = crate::publish::retry::RetryPolicy {
+    let retry = crate::retry::RetryPolicy {
         max_attempts: args.max_attempts,
         base: std::time::Duration::from_millis(args.retry_base_ms.max(1)),
         deadline,
@@ -60,7 +60,7 @@ pub fn publish(
     results: &RunResults,
     settings: crate::config::CloudWatchSettings,
     branch: String,
-    retry: crate::publish::retry::RetryPolicy,
+    retry: crate::retry::RetryPolicy,
 ) -> anyhow::Result<u8> {
     use crate::publish::cloudwatch::{publish, PublishOptions};
     let opts = PublishOptions {
@@ -95,7 +95,7 @@ pub fn publish(
     _results: &RunResults,
     _settings: crate::config::CloudWatchSettings,
     _branch: String,
-    _retry: crate::publish::retry::RetryPolicy,
+    _retry: crate::retry::RetryPolicy,
 ) -> anyhow::Result<u8> {
     anyhow::bail!(
         "this benchgate was built without the `cloudwatch` feature; build it with default features (cargo install benchgate) to publish to CloudWatch"

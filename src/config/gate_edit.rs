@@ -21,8 +21,6 @@
 //! How a threshold and a floor are written ([`threshold_text`], [`floor_text`],
 //! the inverse of `gate_parse`) is here too, shared with calibrate's snippet.
 
-use std::path::Path;
-
 use thiserror::Error;
 use toml_edit::{Decor, DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
@@ -289,25 +287,6 @@ pub fn floor_text(metric: &str, floor: f64) -> String {
         ),
         _ => trim_number(floor),
     }
-}
-
-/// Replaces the file at `path` with `text` atomically: a temporary file in the
-/// same directory (keeping the file's permissions), then a rename over it.
-pub fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_file_name(format!(
-        ".{}.benchgate-{}.tmp",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("config"),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, text)?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
 }
 
 #[cfg(test)]

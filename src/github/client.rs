@@ -6,8 +6,8 @@
 //! Per call: each attempt is bounded by `request_timeout` and the whole call,
 //! retries included, by `overall_timeout`. Waits: `retry-after`, then
 //! `x-ratelimit-reset`, else exponential backoff with full jitter
-//! ([`super::RetryPolicy`]); a wait that does not fit the budget ends the call. Mutating
-//! calls (POST, PATCH, PUT, DELETE) are serialized and spaced by
+//! ([`crate::retry::RetryPolicy`]); a wait that does not fit the budget ends the
+//! call. Mutating calls (POST, PATCH, PUT, DELETE) are serialized and spaced by
 //! `mutation_spacing` (GitHub asks for at least a second between them). A POST
 //! that fails after it was sent is not retried: it returns
 //! [`GitHubError::Ambiguous`] and the caller re-lists before posting again.

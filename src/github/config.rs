@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::publish::retry::RetryPolicy;
+use crate::retry::RetryPolicy;
 
 /// An API token. Its text is reachable only by the client that sends it; Debug
 /// prints `Token(***)` and there is no Display.

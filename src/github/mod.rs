@@ -25,7 +25,6 @@ pub mod pulls;
 
 use std::fmt;
 
-pub use crate::publish::retry::RetryPolicy;
 pub use client::{ApiResponse, GitHub, GitHubConfig, Identity, IdentityMode, Token};
 pub use comment::{update_comment, upsert_comment, CommentMode, CommentResult, MAX_COMMENT_CHARS};
 pub use error::GitHubError;

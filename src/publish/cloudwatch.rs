@@ -4,8 +4,9 @@
 //! Credentials and region come from the standard AWS chain (environment, shared
 //! profile, web identity token as GitHub OIDC sets it up, container and instance
 //! metadata); `AWS_ENDPOINT_URL` (or `AWS_ENDPOINT_URL_CLOUDWATCH`) overrides the
-//! endpoint. The SDK's own retries are off: [`super::retry`] retries here, so the
-//! number of attempts and the total time are bounded in one place.
+//! endpoint. The SDK's own retries are off: benchgate retries here
+//! ([`crate::retry`] for the backoff, [`super::cloudwatch_retry`] for which errors),
+//! so the number of attempts and the total time are bounded in one place.
 
 use std::time::{Duration, Instant};
 
@@ -18,9 +19,10 @@ use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use aws_smithy_http_client::tls;
 
 use super::cloudwatch_layout::{self, Datum};
-use super::retry::{classify, Retry, RetryPolicy};
+use super::cloudwatch_retry::{classify, Retry};
 use crate::config::CloudWatchSettings;
 use crate::results::RunResults;
+use crate::retry::RetryPolicy;
 
 /// What to publish and how hard to try.
 #[derive(Debug, Clone)]

@@ -2,7 +2,8 @@
 //!
 //! - [`cloudwatch_limits`]: what `PutMetricData` accepts (names, values, sizes).
 //! - [`cloudwatch_layout`]: results -> metric data -> requests (pure).
-//! - [`retry`]: exponential backoff with full jitter, and which errors to retry.
+//! - [`cloudwatch_retry`]: which CloudWatch errors to retry (the backoff is
+//!   [`crate::retry`]'s).
 //! - `cloudwatch` (feature `cloudwatch`): sends the requests with the AWS SDK.
 //!
 //! Publishing never changes the gate's verdict: `benchgate publish` reads a results
@@ -10,7 +11,7 @@
 
 pub mod cloudwatch_layout;
 pub mod cloudwatch_limits;
-pub mod retry;
+pub mod cloudwatch_retry;
 
 #[cfg(feature = "cloudwatch")]
 pub mod cloudwatch;

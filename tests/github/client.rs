@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use benchgate::github::{GitHub, GitHubConfig, Repo, RetryPolicy, Token};
+use benchgate::github::{GitHub, GitHubConfig, Repo, Token};
+use benchgate::retry::RetryPolicy;
 
 use super::fake::{FakeGitHub, REPO};
 

@@ -191,16 +191,6 @@ fn values_of_the_wrong_type_are_refused_naming_the_file_field_and_fix() {
 }
 
 #[test]
-fn replace_file_leaves_no_temporary_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("benchgate.toml");
-    std::fs::write(&path, "old").unwrap();
-    replace_file(&path, "new").unwrap();
-    assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-}
-
-#[test]
 fn dotted_gate_keys_stay_dotted() {
     let text = "gate.alpha = 0.05\ngate.throughput_rps = \"-5%\" # d\n\n[run]\nrounds = 4\n";
     let u = [tp(), upd("error_rate", &[("fail", "\"+0.01\"")])];

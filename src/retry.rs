@@ -1,7 +1,10 @@
-//! Retrying throttled and failed requests: exponential backoff with full jitter
-//! ("Exponential Backoff And Jitter", AWS Architecture Blog, 2015): before retry
-//! `n` (0-based) wait a uniformly random time in `[0, min(cap, base * 2^n))`,
-//! within a bounded number of attempts and a bounded total time.
+//! How hard to retry a failed request, shared by every caller that retries (the
+//! GitHub client, the data-branch store's compare-and-swap, CloudWatch):
+//! exponential backoff with full jitter ("Exponential Backoff And Jitter", AWS
+//! Architecture Blog, 2015): before retry `n` (0-based) wait a uniformly random
+//! time in `[0, min(cap, base * 2^n))`, within a bounded number of attempts and a
+//! bounded total time. Which failures to retry is each client's own
+//! ([`crate::github`]'s policy, [`crate::publish::cloudwatch_retry`]).
 
 use std::time::Duration;
 
@@ -51,58 +54,6 @@ impl RetryPolicy {
     }
 }
 
-/// Whether a failed request may succeed when sent again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
-    /// Throttled: the service asked to slow down.
-    Throttled,
-    /// A transient failure: 5xx, a timeout, a broken connection.
-    Transient,
-    /// Sending it again will not help (bad request, access denied, ...).
-    Never,
-}
-
-/// AWS error codes that mean "slow down" (the SDKs' common list).
-const THROTTLING_CODES: &[&str] = &[
-    "Throttling",
-    "ThrottlingException",
-    "ThrottledException",
-    "RequestThrottledException",
-    "TooManyRequestsException",
-    "ProvisionedThroughputExceededException",
-    "TransactionInProgressException",
-    "RequestLimitExceeded",
-    "BandwidthLimitExceeded",
-    "LimitExceededException",
-    "RequestThrottled",
-    "SlowDown",
-    "PriorRequestNotComplete",
-    "EC2ThrottledException",
-];
-
-/// AWS error codes for transient service-side faults.
-const TRANSIENT_CODES: &[&str] = &[
-    "InternalFailure",
-    "InternalServiceError",
-    "InternalError",
-    "ServiceUnavailable",
-    "RequestTimeout",
-    "RequestTimeoutException",
-];
-
-/// Classifies a service's answer by its error code and HTTP status.
-pub fn classify(code: Option<&str>, status: Option<u16>) -> Retry {
-    if code.is_some_and(|c| THROTTLING_CODES.contains(&c)) || status == Some(429) {
-        Retry::Throttled
-    } else if code.is_some_and(|c| TRANSIENT_CODES.contains(&c))
-        || status.is_some_and(|s| (500..=599).contains(&s) && s != 501)
-    {
-        Retry::Transient
-    } else {
-        Retry::Never
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,22 +99,5 @@ mod tests {
         let d = RetryPolicy::default();
         let worst: Duration = (0..d.max_attempts - 1).map(|n| d.backoff(n, 1.0)).sum();
         assert!(worst <= Duration::from_secs(30), "{worst:?}");
-    }
-
-    #[test]
-    fn throttling_and_server_faults_are_retried_client_errors_not() {
-        assert_eq!(classify(Some("Throttling"), Some(400)), Retry::Throttled);
-        assert_eq!(classify(None, Some(429)), Retry::Throttled);
-        assert_eq!(
-            classify(Some("InternalFailure"), Some(500)),
-            Retry::Transient
-        );
-        assert_eq!(classify(None, Some(503)), Retry::Transient);
-        assert_eq!(classify(None, Some(501)), Retry::Never);
-        assert_eq!(classify(Some("AccessDenied"), Some(403)), Retry::Never);
-        assert_eq!(
-            classify(Some("InvalidParameterValue"), Some(400)),
-            Retry::Never
-        );
     }
 }
