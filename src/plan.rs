@@ -58,8 +58,25 @@ pub struct Asked {
     pub side_by_side_server: Option<String>,
     /// `--compare-base REF`: base vs head, whatever `[compare]` says.
     pub compare_base: Option<String>,
+    /// What `[compare] base = "git"` compares with when `compare_base`
+    /// gives no commit.
+    pub git_base: GitBase,
     /// When nothing above is asked and the config has no `[compare]`.
     pub otherwise: Otherwise,
+}
+
+/// What `[compare] base = "git"` means at an entry point that gives no
+/// `--compare-base`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum GitBase {
+    /// [`DEFAULT_BASE_REF`] (the command line).
+    #[default]
+    FirstParent,
+    /// This commit: a pull request's base.
+    Commit(String),
+    /// Nothing here: the stored baseline instead (the action's push and
+    /// schedule runs, which keep and compare the history).
+    Stored,
 }
 
 /// An entry point's default when neither flags nor `[compare]` say what to
@@ -114,11 +131,15 @@ impl ComparisonPlan {
             base,
         }) = &config.compare
         {
-            Some(match base {
-                Some(CompareBase::Git) => Against::BaseVsHead {
+            Some(match (base, asked.git_base) {
+                (Some(CompareBase::Git), GitBase::FirstParent) => Against::BaseVsHead {
                     base_ref: DEFAULT_BASE_REF.to_string(),
                 },
-                None => Against::SideBySide {
+                (Some(CompareBase::Git), GitBase::Commit(base_ref)) => {
+                    Against::BaseVsHead { base_ref }
+                }
+                (Some(CompareBase::Git), GitBase::Stored) => Against::Stored(None),
+                (None, _) => Against::SideBySide {
                     client: baseline_client.clone(),
                     server: baseline_server.clone(),
                 },

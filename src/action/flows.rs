@@ -5,8 +5,8 @@ use std::process::{Command, Stdio};
 
 use crate::baseline::FoundBaseline;
 use crate::config::Suite;
-use crate::plan::{Against, ComparisonPlan};
-use crate::report::escape::md;
+use crate::plan::{Against, ComparisonPlan, GitBase};
+use crate::report::escape::{md, sha};
 use crate::results::RunResults;
 
 use super::comment::{CommentSink, SummaryOnly};
@@ -31,6 +31,8 @@ struct Lookup<'a> {
     sha: &'a str,
     /// Walk `sha`'s ancestors for the nearest older baseline (pull requests).
     ancestors: bool,
+    /// The pull request's head, named in a base-vs-head note.
+    head: Option<&'a str>,
 }
 
 /// What a flow measured, compared as planned.
@@ -94,7 +96,7 @@ fn measure(
         (plan.with_stored(stored), looked.found, note)
     } else {
         // The lookup step has nothing to look up; it measures nothing either.
-        let note = side_by_side_note(&plan);
+        let note = side_by_side_note(&plan, lookup.head);
         (plan, None, note)
     };
     let results = match a.measured(suite, extend.then_some(&plan))? {
@@ -114,12 +116,13 @@ fn measure(
 /// Never writes the baseline.
 pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let plan = a.plan(&suite, false)?;
+    let plan = a.plan(&suite, false, GitBase::Commit(pr.base_sha.clone()))?;
     let lookup = Lookup {
         flow: "pull_request",
         branch: &pr.base_ref,
         sha: &pr.base_sha,
         ancestors: true,
+        head: Some(&pr.head_sha),
     };
     let m = match measure(a, &suite, plan, &lookup, true)? {
         Ok(m) => m,
@@ -136,12 +139,13 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
 /// asked (a failure there is a warning).
 pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let plan = a.plan(&suite, true)?;
+    let plan = a.plan(&suite, true, GitBase::Stored)?;
     let lookup = Lookup {
         flow: "push",
         branch,
         sha,
         ancestors: false,
+        head: None,
     };
     // A stored baseline gets the configured rounds, no more: the comparison
     // with the previous one is shown, never gated on.
@@ -171,12 +175,13 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
 /// CloudWatch when asked (a failure there is a warning).
 pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let plan = a.plan(&suite, false)?;
+    let plan = a.plan(&suite, false, GitBase::Stored)?;
     let lookup = Lookup {
         flow: "schedule",
         branch,
         sha: sha.unwrap_or(""),
         ancestors: false,
+        head: None,
     };
     let m = match measure(a, &suite, plan, &lookup, true)? {
         Ok(m) => m,
@@ -189,13 +194,22 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     Ok(code)
 }
 
-/// The report's note for a side-by-side plan (`[compare]` in the config):
-/// the run itself holds both sides (e.g. `base` and `head` builds of a
-/// client, or two servers), compared round by round; no stored baseline is
-/// read. The sturdiest gate on a noisy shared runner (README, "Gate
-/// quality, measured").
-pub(super) fn side_by_side_note(plan: &ComparisonPlan) -> String {
+/// The report's note for a plan that compares within the run: side by side
+/// (`[compare] baseline_client`/`baseline_server`: the run holds both sides,
+/// e.g. two builds as two clients, or two servers), or base vs head
+/// (`[compare] base = "git"`: the repository's clients and servers built and
+/// measured at the base commit too), compared round by round; no stored
+/// baseline is read. The sturdiest gate on a noisy shared runner (README,
+/// "Gate quality, measured").
+pub(super) fn side_by_side_note(plan: &ComparisonPlan, head: Option<&str>) -> String {
     let (client, server) = match &plan.against {
+        Some(Against::BaseVsHead { base_ref }) => {
+            return format!(
+                "> **Baseline:** base vs head: every command client and server under test of the repository was built and measured at the base commit {} (as `NAME@base`) and at the head{} in this same run, paired by round (`[compare] base = \"git\"`; no stored baseline is used).\n\n",
+                sha(base_ref),
+                head.map(|h| format!(" {}", sha(h))).unwrap_or_default()
+            );
+        }
         Some(Against::SideBySide { client, server }) => (client.as_deref(), server.as_deref()),
         _ => (None, None),
     };

@@ -30,7 +30,7 @@ use anyhow::Context as _;
 use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite, SuiteChoice};
-use crate::plan::{Asked, ComparisonPlan, Otherwise};
+use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::results::RunResults;
 use crate::runner::{self, RunOptions};
 
@@ -224,11 +224,19 @@ impl Action {
 
     /// What this flow's run is compared with ([`ComparisonPlan::resolve`]):
     /// the stored baseline, unless the config's `[compare]` asks for side by
-    /// side; `stored`: the stored baseline whatever `[compare]` says (a push
-    /// shows the change from the previous baseline).
-    pub fn plan(&self, suite: &Suite, stored: bool) -> anyhow::Result<ComparisonPlan> {
+    /// side, or for base vs head (`git_base`: a pull request's base commit;
+    /// other flows keep the stored history); `stored`: the stored baseline
+    /// whatever `[compare]` says (a push shows the change from the previous
+    /// baseline).
+    pub fn plan(
+        &self,
+        suite: &Suite,
+        stored: bool,
+        git_base: GitBase,
+    ) -> anyhow::Result<ComparisonPlan> {
         let asked = Asked {
             stored,
+            git_base,
             otherwise: Otherwise::Stored,
             ..Asked::default()
         };
@@ -288,6 +296,15 @@ impl Action {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("input `results-path`: creating {}", dir.display()))?;
         }
+        // Base vs head: the base commit checked out beside the workspace
+        // (removed when `_base` drops) and its variants in the suite.
+        let plan_or_none = plan.cloned().unwrap_or(ComparisonPlan {
+            against: None,
+            gate: suite.gate.clone(),
+        });
+        let (suite, _base) =
+            crate::runner::base_tree::prepare(suite.clone(), &plan_or_none, &self.workdir)?;
+        let suite = &suite;
         let opts = RunOptions {
             out: out.clone(),
             mock: self.mock.clone(),

@@ -18,6 +18,7 @@ use super::github;
 use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
 use super::Action;
+use crate::plan::GitBase;
 
 /// `schema` of the meta file.
 pub const META_SCHEMA: &str = "benchgate-meta";
@@ -90,7 +91,11 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
     };
     // No stored baseline here (no token): the plan's extra rounds apply when
     // it compares side by side; `report` compares as planned.
-    let plan = a.plan(&suite, false)?;
+    let git_base = match pr {
+        Some(pr) => GitBase::Commit(pr.base_sha.clone()),
+        None => GitBase::Stored,
+    };
+    let plan = a.plan(&suite, false, git_base)?;
     let results = a.run_suite(&suite, Some(&plan))?;
     if let Some(code) = a.cancelled(&results)? {
         return Ok(code);
@@ -185,7 +190,7 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
     }
     // As the measure step planned it, from this trusted checkout's config:
     // the stored baseline of the base commit, or side by side in the run.
-    let plan = a.plan(&suite, false)?;
+    let plan = a.plan(&suite, false, GitBase::Commit(pr.base_sha.clone()))?;
     let (plan, found, note) = if plan.wants_stored() {
         // No git history here: report mode runs nothing in the workspace.
         let found = a.store()?.lookup(&pr.base_ref, &pr.base_sha, &[])?;
@@ -193,7 +198,7 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
         let stored = found.as_ref().map(|f| f.results.clone());
         (plan.with_stored(stored), found, note)
     } else {
-        let note = super::flows::side_by_side_note(&plan);
+        let note = super::flows::side_by_side_note(&plan, Some(&pr.head_sha));
         (plan, None, note)
     };
     let comparison = plan

@@ -12,7 +12,7 @@ use anyhow::Context as _;
 
 use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
-use crate::plan::{Asked, ComparisonPlan, Otherwise};
+use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
 use crate::results::RunResults;
 use crate::runner::extend::Extend;
@@ -142,6 +142,8 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         side_by_side_client: args.side_by_side.clone(),
         side_by_side_server: args.side_by_side_server.clone(),
         compare_base: None,
+        // A results file of a base-vs-head run holds both sides.
+        git_base: GitBase::default(),
         otherwise: Otherwise::Refuse(format!(
             "nothing to compare {} with: give --baseline FILE, or --side-by-side CLIENT or --side-by-side-server SERVER (or set [compare] baseline_client / baseline_server in the config)",
             args.current.display()
