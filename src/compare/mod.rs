@@ -38,6 +38,7 @@ mod cells;
 
 pub use model::*;
 
+use crate::results::metrics::metric_def;
 use crate::results::{RunResults, METRICS};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
@@ -46,23 +47,13 @@ use verdict::Evidence;
 /// Version of the comparison document layout ([`Comparison::schema_version`]).
 pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
 
-/// How a metric's two sides are compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    /// `ln(value)`: relative changes, symmetric up and down.
-    Log,
-    /// Raw differences in the metric's unit: for metrics that can be 0.
-    Absolute,
-}
+pub use crate::results::registry::Scale;
 
-/// The comparison scale of a metric: absolute for `error_rate` and `errors.*`
-/// (commonly 0, where a ratio is undefined), logarithmic for everything else.
+/// The comparison scale of a metric (the registry's): absolute for `error_rate`
+/// and `errors.*` (commonly 0, where a ratio is undefined), logarithmic for
+/// everything else.
 pub fn scale_of(metric: &str) -> Scale {
-    if metric == "error_rate" || metric.starts_with("errors.") {
-        Scale::Absolute
-    } else {
-        Scale::Log
-    }
+    metric_def(metric).map_or(Scale::Log, |d| d.scale)
 }
 
 /// The gate that applies to `metric` in the cell (`scenario`, `client`): the

@@ -6,16 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::results::metrics::Direction;
 
-/// A threshold: a change fails (or warns) only when it is worse than BOTH the
-/// relative bound and the absolute floor (when set), in the metric's bad direction.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Threshold {
-    /// Relative change, as a fraction: 0.10 = 10% worse.
-    pub relative: f64,
-    /// Absolute change in the metric's unit (e.g. 2000 µs for "2ms"), if any.
-    pub absolute: Option<f64>,
-}
+/// A warn or fail bound; defined with the registry's default gates.
+pub use crate::results::registry::Threshold;
 
 /// How one metric is gated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,8 +16,8 @@ use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
 use crate::compare::model::{GateConfig, GateOverride, MetricGate, MissingBaseline};
 use crate::compare::model::{NotComparablePolicy, Threshold};
-use crate::compare::{scale_of, Scale};
 use crate::results::metrics::{metric_def, Direction, MetricDef, METRICS};
+use crate::results::registry::Scale;
 
 const GATE_KEYS: &[&str] = &["alpha", "missing_baseline", "not_comparable", "override"];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
@@ -333,7 +333,7 @@ fn threshold(def: &MetricDef, node: &Node, field: &str) -> Result<Threshold, Pro
             format!("write \"{bad}{rest}\""),
         ));
     }
-    let absolute = scale_of(def.name) == Scale::Absolute;
+    let absolute = def.scale == Scale::Absolute;
     let (number, percent) = match rest.strip_suffix('%') {
         Some(n) => (n.trim(), true),
         None => (rest, false),
@@ -382,7 +382,7 @@ fn threshold(def: &MetricDef, node: &Node, field: &str) -> Result<Threshold, Pro
 /// The absolute floor in the metric's unit: a duration for `*_us`, a size for
 /// bytes, a plain number otherwise.
 fn floor_value(def: &MetricDef, node: &Node, field: &str) -> Result<f64, Problem> {
-    if scale_of(def.name) == Scale::Absolute {
+    if def.scale == Scale::Absolute {
         return Err(Problem::new(
             node.span.clone(),
             field,
@@ -532,8 +532,8 @@ fn worse_word(def: &MetricDef) -> &'static str {
 }
 
 fn example(def: &MetricDef) -> &'static str {
-    match (scale_of(def.name), def.direction) {
-        (Scale::Absolute, _) if def.name == "error_rate" => "+0.01",
+    match (def.scale, def.direction) {
+        (Scale::Absolute, _) if def.unit == "ratio" => "+0.01",
         (Scale::Absolute, _) => "+5",
         (_, Direction::LowerIsBetter) => "+10%",
         (_, Direction::HigherIsBetter) => "-5%",

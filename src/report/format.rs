@@ -1,4 +1,50 @@
-//! Number formatting shared by the renderers.
+//! Number formatting shared by the renderers, and a metric's value in the
+//! format its registry entry names ([`with_unit`] for comparison rows,
+//! [`compact`] for table columns whose header carries the unit).
+
+use crate::results::metrics::metric_def;
+use crate::results::registry::Format;
+
+/// A metric value with its unit: `1.20ms`, `12.5us`, `12.3k req/s`, `3.4MiB`,
+/// `0.12%`; a name outside the registry as a plain number.
+pub fn with_unit(metric: &str, v: f64) -> String {
+    let Some(def) = metric_def(metric) else {
+        return si(v);
+    };
+    match def.format {
+        Format::Duration | Format::CpuTime if v < 100.0 => format!("{v:.1}us"),
+        Format::Duration | Format::CpuTime => micros(v),
+        Format::Rate => format!("{} {}", si(v), def.unit),
+        Format::ByteRate => format!("{}/s", bytes(v)),
+        Format::Bytes => bytes(v),
+        Format::Count => format!("{v:.0}"),
+        Format::Percent => percent(v),
+        Format::Ratio => si(v),
+    }
+}
+
+/// A metric value in a table column: `1.20ms`, `12.5us`, `12.3k`, `3.4MiB`,
+/// `17`, `0.12%`, `12.5`; a name outside the registry as a plain number.
+pub fn compact(metric: &str, v: f64) -> String {
+    let Some(def) = metric_def(metric) else {
+        return si(v);
+    };
+    match def.format {
+        Format::Duration => micros(v),
+        Format::CpuTime => format!("{v:.1}us"),
+        Format::Rate => si(v),
+        Format::ByteRate => format!("{}/s", bytes(v)),
+        Format::Bytes => bytes(v),
+        Format::Count => format!("{v:.0}"),
+        Format::Percent => percent(v),
+        Format::Ratio => format!("{v:.1}"),
+    }
+}
+
+/// A ratio as a percentage: `0.12%`.
+fn percent(v: f64) -> String {
+    format!("{:.2}%", v * 100.0)
+}
 
 /// A count or rate with a k/M suffix: `950`, `12.3k`, `4.56M`.
 pub fn si(v: f64) -> String {

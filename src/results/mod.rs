@@ -5,6 +5,7 @@
 pub mod check;
 pub mod environment;
 pub mod metrics;
+pub mod registry;
 #[doc(hidden)]
 pub mod synthetic;
 
