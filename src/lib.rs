@@ -35,3 +35,7 @@ pub mod results;
 pub mod runner;
 pub mod server;
 pub mod timer;
+
+/// Every consumer covers every entry of the metric registry.
+#[cfg(test)]
+mod registry_coverage_tests;
