@@ -198,4 +198,39 @@ mod tests {
         assert_eq!(duration_words(7_500), "2 h 5 min");
         assert_eq!(duration_words(3 * 86_400 + 4 * 3600 + 60), "3 d 4 h");
     }
+
+    /// The texts each metric had before the registry named its format: the
+    /// comparison rows' (`with_unit`) and the table columns' (`compact`).
+    #[test]
+    fn metric_texts() {
+        let cases: &[(&str, f64, &str, &str)] = &[
+            ("throughput_rps", 12_345.0, "12.3k req/s", "12.3k"),
+            (
+                "bytes_per_sec",
+                3.5 * 1024.0 * 1024.0,
+                "3.5MiB/s",
+                "3.5MiB/s",
+            ),
+            ("latency_p50_us", 850.0, "850us", "850us"),
+            ("latency_p99_us", 42.5, "42.5us", "42us"),
+            ("latency_max_us", 1_234.0, "1.23ms", "1.23ms"),
+            ("error_rate", 0.0012, "0.12%", "0.12%"),
+            ("errors.status_5xx", 3.0, "3", "3"),
+            ("cpu_us_per_request", 12.5, "12.5us", "12.5us"),
+            ("cpu_us_per_request", 150.0, "150us", "150.0us"),
+            ("server_cpu_us_per_request", 12.5, "12.5us", "12.5us"),
+            ("peak_rss_bytes", 512.0, "512B", "512B"),
+            ("server_peak_rss_bytes", 512.0, "512B", "512B"),
+            ("peak_threads", 17.0, "17", "17"),
+            ("server_peak_threads", 17.0, "17", "17"),
+            ("connections_opened", 16.0, "16", "16"),
+            ("requests_per_connection", 12.5, "12.5", "12.5"),
+            ("requests_per_connection", 1_250.0, "1250", "1250.0"),
+            ("not_a_metric", 4.567, "4.57", "4.57"),
+        ];
+        for (metric, v, row, column) in cases {
+            assert_eq!(with_unit(metric, *v), *row, "{metric}");
+            assert_eq!(compact(metric, *v), *column, "{metric}");
+        }
+    }
 }
