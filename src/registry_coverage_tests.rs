@@ -27,10 +27,7 @@ fn run() -> RunResults {
 /// A `[gate]` line setting the metric's fail threshold, signed its bad way.
 fn gate_line(name: &str) -> String {
     let def = crate::results::metrics::metric_def(name).unwrap();
-    let sign = match def.direction {
-        Direction::LowerIsBetter => '+',
-        Direction::HigherIsBetter => '-',
-    };
+    let sign = def.direction.worse_sign();
     match def.scale {
         crate::compare::Scale::Log => format!("{name:?} = \"{sign}10%\""),
         crate::compare::Scale::Absolute => format!("{name:?} = \"{sign}1\""),

@@ -397,10 +397,7 @@ fn suggest(cells: &[CellNoise], gate: &GateConfig, opts: Options) -> Vec<Suggest
 /// A threshold as the config writes it: `"-5%"`, `"+0.01"` (signed in the
 /// metric's bad direction).
 pub fn threshold_text(metric: &str, t: &Threshold) -> String {
-    let sign = match metric_def(metric).map(|d| d.direction) {
-        Some(Direction::HigherIsBetter) => '-',
-        _ => '+',
-    };
+    let sign = metric_def(metric).map_or('+', |d| d.direction.worse_sign());
     match scale_of(metric) {
         Scale::Log => format!("\"{sign}{}%\"", trim_number(t.relative * 100.0)),
         Scale::Absolute => format!("\"{sign}{}\"", trim_number(t.absolute.unwrap_or(0.0))),

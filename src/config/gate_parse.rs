@@ -307,7 +307,7 @@ fn metric_gate(metric: &str, node: &Node, field: &str) -> Result<MetricGate, Pro
 /// differences, `"+0.01"`. The sign must be the metric's bad direction.
 fn threshold(def: &MetricDef, node: &Node, field: &str) -> Result<Threshold, Problem> {
     let text = string(node, field, &format!("fail = \"{}\"", example(def)))?.trim();
-    let bad = bad_sign(def);
+    let bad = def.direction.worse_sign();
     let problem =
         |message: String, fix: String| Problem::new(node.span.clone(), field, message, fix);
     let (sign, rest) = match text.chars().next() {
@@ -515,13 +515,6 @@ fn unknown(key: &Key, label: &str, section: &str, allowed: &[&str]) -> Problem {
         format!("unknown field `{}` in {section}", key.name),
         format!("{hint}allowed: {}", allowed.join(", ")),
     )
-}
-
-fn bad_sign(def: &MetricDef) -> char {
-    match def.direction {
-        Direction::LowerIsBetter => '+',
-        Direction::HigherIsBetter => '-',
-    }
 }
 
 fn worse_word(def: &MetricDef) -> &'static str {

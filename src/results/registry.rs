@@ -52,6 +52,16 @@ pub enum Direction {
     LowerIsBetter,
 }
 
+impl Direction {
+    /// The sign of a change for the worse: `+` when lower is better.
+    pub fn worse_sign(self) -> char {
+        match self {
+            Direction::LowerIsBetter => '+',
+            Direction::HigherIsBetter => '-',
+        }
+    }
+}
+
 /// How a metric's two sides are compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
