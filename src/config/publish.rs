@@ -32,6 +32,7 @@ pub fn default_metrics() -> Vec<&'static str> {
         .map(|d| d.name)
         .collect()
 }
+
 /// Dimensions benchgate sets itself; extra dimensions cannot reuse these names.
 pub const RESERVED_DIMENSIONS: &[&str] = &["Scenario", "Client", "Branch", "RunId"];
 
