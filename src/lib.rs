@@ -42,3 +42,7 @@ pub mod retry;
 pub mod runner;
 pub mod server;
 pub mod timer;
+
+/// Every consumer covers every entry of the metric registry.
+#[cfg(test)]
+mod registry_coverage_tests;

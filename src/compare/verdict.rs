@@ -273,10 +273,7 @@ fn summary(m: &Measured) -> String {
 
 /// `+10% and +2000 us`, signed in the metric's bad direction.
 pub fn show_threshold(t: &Threshold, direction: Direction, unit: &str) -> String {
-    let sign = match direction {
-        Direction::LowerIsBetter => '+',
-        Direction::HigherIsBetter => '-',
-    };
+    let sign = direction.worse_sign();
     match (t.relative, t.absolute) {
         (r, Some(a)) if r > 0.0 => format!("{sign}{}% and {sign}{a} {unit}", r * 100.0),
         (_, Some(a)) => format!("{sign}{a} {unit}"),

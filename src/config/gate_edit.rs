@@ -25,7 +25,7 @@ use thiserror::Error;
 use toml_edit::{Decor, DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
 use super::gate::Threshold;
-use crate::results::metrics::{metric_def, scale_of, Direction, Scale};
+use crate::results::metrics::{metric_def, scale_of, Scale};
 
 /// New values for one metric's `[gate]` entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -255,10 +255,7 @@ fn set_keys(t: &mut dyn TableLike, metric: &str, values: &[(&str, Value)]) -> Re
 /// A threshold as the config writes it: `"-5%"`, `"+0.01"` (signed in the
 /// metric's bad direction).
 pub fn threshold_text(metric: &str, t: &Threshold) -> String {
-    let sign = match metric_def(metric).map(|d| d.direction) {
-        Some(Direction::HigherIsBetter) => '-',
-        _ => '+',
-    };
+    let sign = metric_def(metric).map_or('+', |d| d.direction.worse_sign());
     match scale_of(metric) {
         Scale::Log => format!("\"{sign}{}%\"", trim_number(t.relative * 100.0)),
         Scale::Absolute => format!("\"{sign}{}\"", trim_number(t.absolute.unwrap_or(0.0))),

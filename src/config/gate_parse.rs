@@ -17,7 +17,7 @@ use super::gate::{MissingBaseline, NotComparablePolicy, Threshold};
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
-use crate::results::metrics::{metric_def, scale_of, Direction, MetricDef, Scale, METRICS};
+use crate::results::metrics::{metric_def, Direction, MetricDef, Scale, METRICS};
 
 const GATE_KEYS: &[&str] = &["alpha", "missing_baseline", "not_comparable", "override"];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
@@ -333,7 +333,7 @@ fn metric_gate(metric: &str, node: &Node, field: &str) -> Result<MetricGate, Pro
 /// differences, `"+0.01"`. The sign must be the metric's bad direction.
 fn threshold(def: &MetricDef, node: &Node, field: &str) -> Result<Threshold, Problem> {
     let text = string(node, field, &format!("fail = \"{}\"", example(def)))?.trim();
-    let bad = bad_sign(def);
+    let bad = def.direction.worse_sign();
     let problem =
         |message: String, fix: String| Problem::new(node.span.clone(), field, message, fix);
     let (sign, rest) = match text.chars().next() {
@@ -359,7 +359,7 @@ fn threshold(def: &MetricDef, node: &Node, field: &str) -> Result<Threshold, Pro
             format!("write \"{bad}{rest}\""),
         ));
     }
-    let absolute = scale_of(def.name) == Scale::Absolute;
+    let absolute = def.scale == Scale::Absolute;
     let (number, percent) = match rest.strip_suffix('%') {
         Some(n) => (n.trim(), true),
         None => (rest, false),
@@ -408,7 +408,7 @@ fn threshold(def: &MetricDef, node: &Node, field: &str) -> Result<Threshold, Pro
 /// The absolute floor in the metric's unit: a duration for `*_us`, a size for
 /// bytes, a plain number otherwise.
 fn floor_value(def: &MetricDef, node: &Node, field: &str) -> Result<f64, Problem> {
-    if scale_of(def.name) == Scale::Absolute {
+    if def.scale == Scale::Absolute {
         return Err(Problem::new(
             node.span.clone(),
             field,
@@ -543,13 +543,6 @@ fn unknown(key: &Key, label: &str, section: &str, allowed: &[&str]) -> Problem {
     )
 }
 
-fn bad_sign(def: &MetricDef) -> char {
-    match def.direction {
-        Direction::LowerIsBetter => '+',
-        Direction::HigherIsBetter => '-',
-    }
-}
-
 fn worse_word(def: &MetricDef) -> &'static str {
     match def.direction {
         Direction::LowerIsBetter => "rises",
@@ -558,8 +551,8 @@ fn worse_word(def: &MetricDef) -> &'static str {
 }
 
 fn example(def: &MetricDef) -> &'static str {
-    match (scale_of(def.name), def.direction) {
-        (Scale::Absolute, _) if def.name == "error_rate" => "+0.01",
+    match (def.scale, def.direction) {
+        (Scale::Absolute, _) if def.unit == "ratio" => "+0.01",
         (Scale::Absolute, _) => "+5",
         (_, Direction::LowerIsBetter) => "+10%",
         (_, Direction::HigherIsBetter) => "-5%",

@@ -18,18 +18,21 @@ use super::error::Problem;
 use super::raw::RawCloudWatch;
 use crate::publish::cloudwatch_limits::{name_problem, NameKind, MAX_DIMENSIONS};
 use crate::results::metrics::metric_def;
+use crate::results::METRICS;
 
 /// Namespace when none is configured.
 pub const DEFAULT_NAMESPACE: &str = "Benchgate";
-/// Metrics published when none are configured: the ones the gate judges.
-pub const DEFAULT_METRICS: &[&str] = &[
-    "throughput_rps",
-    "latency_p50_us",
-    "latency_p99_us",
-    "error_rate",
-    "cpu_us_per_request",
-    "peak_rss_bytes",
-];
+/// Metrics published when none are configured, in registry order: the ones
+/// the gate judges, the median latency and the peak RSS (the registry's
+/// `cloudwatch.by_default`).
+pub fn default_metrics() -> Vec<&'static str> {
+    METRICS
+        .iter()
+        .filter(|d| d.cloudwatch.by_default)
+        .map(|d| d.name)
+        .collect()
+}
+
 /// Dimensions benchgate sets itself; extra dimensions cannot reuse these names.
 pub const RESERVED_DIMENSIONS: &[&str] = &["Scenario", "Client", "Branch", "RunId"];
 
@@ -64,7 +67,7 @@ impl Default for CloudWatchSettings {
             namespace: DEFAULT_NAMESPACE.to_string(),
             region: None,
             dimensions: BTreeMap::new(),
-            metrics: DEFAULT_METRICS.iter().map(|m| m.to_string()).collect(),
+            metrics: default_metrics().into_iter().map(String::from).collect(),
             storage_resolution: 60,
             run_id_dimension: true,
         }
@@ -159,7 +162,7 @@ pub(super) fn build_cloudwatch(raw: &RawCloudWatch) -> Result<CloudWatchSettings
                 "the metric list is empty",
                 format!(
                     "name at least one metric, or remove `metrics` for the default ({})",
-                    DEFAULT_METRICS.join(", ")
+                    default_metrics().join(", ")
                 ),
             ));
         }
@@ -167,7 +170,7 @@ pub(super) fn build_cloudwatch(raw: &RawCloudWatch) -> Result<CloudWatchSettings
         for (i, m) in metrics.value.iter().enumerate() {
             let field = format!("{FIELD}.metrics[{i}]");
             if metric_def(&m.value).is_none() {
-                let known: Vec<&str> = crate::results::METRICS.iter().map(|d| d.name).collect();
+                let known: Vec<&str> = METRICS.iter().map(|d| d.name).collect();
                 return Err(Problem::new(
                     m.span.clone(),
                     field,
@@ -213,7 +216,7 @@ mod tests {
 
     #[test]
     fn default_metrics_are_known_and_have_units() {
-        for m in DEFAULT_METRICS {
+        for m in default_metrics() {
             assert!(metric_def(m).is_some(), "{m}");
             assert!(
                 crate::publish::cloudwatch_layout::unit_of(m).is_some(),

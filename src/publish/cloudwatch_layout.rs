@@ -10,6 +10,7 @@
 //! a metric adds no value, and a cell without any adds no datum.
 
 use crate::config::CloudWatchSettings;
+use crate::results::metrics::metric_def;
 use crate::results::RunResults;
 
 use super::cloudwatch_limits::{self as limits, NameKind};
@@ -19,48 +20,14 @@ pub const MAX_AGE_SECS: i64 = 14 * 86_400;
 /// How far in the future a timestamp may be (two hours).
 pub const MAX_AHEAD_SECS: i64 = 2 * 3_600;
 
-/// The CloudWatch unit of each published metric, as the API spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    CountPerSecond,
-    BytesPerSecond,
-    Microseconds,
-    Bytes,
-    Count,
-    Percent,
-    None,
-}
-
-impl Unit {
-    /// The `StandardUnit` string.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Unit::CountPerSecond => "Count/Second",
-            Unit::BytesPerSecond => "Bytes/Second",
-            Unit::Microseconds => "Microseconds",
-            Unit::Bytes => "Bytes",
-            Unit::Count => "Count",
-            Unit::Percent => "Percent",
-            Unit::None => "None",
-        }
-    }
-}
+/// The CloudWatch unit of each published metric (the registry's).
+pub use crate::results::registry::CloudWatchUnit as Unit;
 
 /// The unit a metric is published in and the factor from benchgate's unit to it
-/// (only `error_rate`, a ratio, is scaled: x100 to a percentage).
+/// (the registry's `cloudwatch`; only `error_rate`, a ratio, is scaled: x100 to
+/// a percentage). `None`: no such metric.
 pub fn unit_of(metric: &str) -> Option<(Unit, f64)> {
-    Some(match metric {
-        "throughput_rps" => (Unit::CountPerSecond, 1.0),
-        "bytes_per_sec" => (Unit::BytesPerSecond, 1.0),
-        "error_rate" => (Unit::Percent, 100.0),
-        "peak_rss_bytes" | "server_peak_rss_bytes" => (Unit::Bytes, 1.0),
-        "cpu_us_per_request" | "server_cpu_us_per_request" => (Unit::Microseconds, 1.0),
-        "requests_per_connection" => (Unit::None, 1.0),
-        "peak_threads" | "server_peak_threads" | "connections_opened" => (Unit::Count, 1.0),
-        m if m.starts_with("errors.") => (Unit::Count, 1.0),
-        m if m.ends_with("_us") => (Unit::Microseconds, 1.0),
-        _ => return None,
-    })
+    metric_def(metric).map(|d| (d.cloudwatch.unit, d.cloudwatch.factor))
 }
 
 /// One `MetricDatum`.

@@ -4,8 +4,9 @@
 //!   custom JSON: `customBiggerIsBetter` and `customSmallerIsBetter` are two
 //!   files, each an array of `{name, unit, value, range?, extra?}`; metrics are
 //!   split by direction (`results::METRICS`), the value is the median across
-//!   trials. The per-class `errors.*` counts are left out (`error_rate` covers
-//!   them; a zero previous value makes that tool's ratio meaningless).
+//!   trials. The per-class `errors.*` counts (the registry's `error_class`)
+//!   are left out (`error_rate` covers them; a zero previous value makes that
+//!   tool's ratio meaningless).
 //! - HdrHistogram percentile distributions (`.hgrm`) per (scenario, client), in
 //!   the layout of HdrHistogram's Java `outputPercentileDistribution` (which
 //!   HdrHistogram's online plotter reads): header, one row per percentile tick
@@ -93,7 +94,7 @@ pub fn github_action_benchmark(results: &RunResults) -> ActionBenchmark {
         None => format!("run {}", clean(&results.run_id)),
     };
     for cell in &results.results {
-        for def in METRICS.iter().filter(|d| !d.name.starts_with("errors.")) {
+        for def in METRICS.iter().filter(|d| !d.error_class) {
             let Some(s) = cell.summary.get(def.name) else {
                 continue;
             };

@@ -1,4 +1,50 @@
-//! Number formatting shared by the renderers.
+//! Number formatting shared by the renderers, and a metric's value in the
+//! format its registry entry names ([`with_unit`] for comparison rows,
+//! [`compact`] for table columns whose header carries the unit).
+
+use crate::results::metrics::metric_def;
+use crate::results::registry::Format;
+
+/// A metric value with its unit: `1.20ms`, `12.5us`, `12.3k req/s`, `3.4MiB`,
+/// `0.12%`; a name outside the registry as a plain number.
+pub fn with_unit(metric: &str, v: f64) -> String {
+    let Some(def) = metric_def(metric) else {
+        return si(v);
+    };
+    match def.format {
+        Format::Duration | Format::CpuTime if v < 100.0 => format!("{v:.1}us"),
+        Format::Duration | Format::CpuTime => micros(v),
+        Format::Rate => format!("{} {}", si(v), def.unit),
+        Format::ByteRate => format!("{}/s", bytes(v)),
+        Format::Bytes => bytes(v),
+        Format::Count => format!("{v:.0}"),
+        Format::Percent => percent(v),
+        Format::Ratio => si(v),
+    }
+}
+
+/// A metric value in a table column: `1.20ms`, `12.5us`, `12.3k`, `3.4MiB`,
+/// `17`, `0.12%`, `12.5`; a name outside the registry as a plain number.
+pub fn compact(metric: &str, v: f64) -> String {
+    let Some(def) = metric_def(metric) else {
+        return si(v);
+    };
+    match def.format {
+        Format::Duration => micros(v),
+        Format::CpuTime => format!("{v:.1}us"),
+        Format::Rate => si(v),
+        Format::ByteRate => format!("{}/s", bytes(v)),
+        Format::Bytes => bytes(v),
+        Format::Count => format!("{v:.0}"),
+        Format::Percent => percent(v),
+        Format::Ratio => format!("{v:.1}"),
+    }
+}
+
+/// A ratio as a percentage: `0.12%`.
+fn percent(v: f64) -> String {
+    format!("{:.2}%", v * 100.0)
+}
 
 /// A count or rate with a k/M suffix: `950`, `12.3k`, `4.56M`.
 pub fn si(v: f64) -> String {
@@ -151,5 +197,40 @@ mod tests {
         assert_eq!(duration_words(45), "45 s");
         assert_eq!(duration_words(7_500), "2 h 5 min");
         assert_eq!(duration_words(3 * 86_400 + 4 * 3600 + 60), "3 d 4 h");
+    }
+
+    /// The texts each metric had before the registry named its format: the
+    /// comparison rows' (`with_unit`) and the table columns' (`compact`).
+    #[test]
+    fn metric_texts() {
+        let cases: &[(&str, f64, &str, &str)] = &[
+            ("throughput_rps", 12_345.0, "12.3k req/s", "12.3k"),
+            (
+                "bytes_per_sec",
+                3.5 * 1024.0 * 1024.0,
+                "3.5MiB/s",
+                "3.5MiB/s",
+            ),
+            ("latency_p50_us", 850.0, "850us", "850us"),
+            ("latency_p99_us", 42.5, "42.5us", "42us"),
+            ("latency_max_us", 1_234.0, "1.23ms", "1.23ms"),
+            ("error_rate", 0.0012, "0.12%", "0.12%"),
+            ("errors.status_5xx", 3.0, "3", "3"),
+            ("cpu_us_per_request", 12.5, "12.5us", "12.5us"),
+            ("cpu_us_per_request", 150.0, "150us", "150.0us"),
+            ("server_cpu_us_per_request", 12.5, "12.5us", "12.5us"),
+            ("peak_rss_bytes", 512.0, "512B", "512B"),
+            ("server_peak_rss_bytes", 512.0, "512B", "512B"),
+            ("peak_threads", 17.0, "17", "17"),
+            ("server_peak_threads", 17.0, "17", "17"),
+            ("connections_opened", 16.0, "16", "16"),
+            ("requests_per_connection", 12.5, "12.5", "12.5"),
+            ("requests_per_connection", 1_250.0, "1250", "1250.0"),
+            ("not_a_metric", 4.567, "4.57", "4.57"),
+        ];
+        for (metric, v, row, column) in cases {
+            assert_eq!(with_unit(metric, *v), *row, "{metric}");
+            assert_eq!(compact(metric, *v), *column, "{metric}");
+        }
     }
 }

@@ -4,9 +4,8 @@
 
 use std::cmp::Ordering;
 
-use super::format::{bytes, micros, si};
+use super::format::with_unit;
 use crate::compare::{Comparison, GateOutcome, MetricComparison, Tier, Verdict};
-use crate::results::metrics::metric_def;
 use crate::results::METRICS;
 
 /// Importance of a row: 0 is shown first (and dropped last). A cell with no
@@ -145,16 +144,7 @@ pub fn value(metric: &str, v: Option<f64>) -> String {
     let Some(v) = v.filter(|v| v.is_finite()) else {
         return "n/a".to_string();
     };
-    match metric_def(metric).map(|d| d.unit) {
-        Some("us") if v < 100.0 => format!("{v:.1}us"),
-        Some("us") => micros(v),
-        Some("req/s") => format!("{} req/s", si(v)),
-        Some("B/s") => format!("{}/s", bytes(v)),
-        Some("bytes") => bytes(v),
-        Some("count") => format!("{v:.0}"),
-        Some("ratio") if metric == "error_rate" => format!("{:.2}%", v * 100.0),
-        _ => si(v),
-    }
+    with_unit(metric, v)
 }
 
 /// `baseline -> current` values of a row.

@@ -92,22 +92,23 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
         );
         for (j, trial) in cell.trials.iter().enumerate() {
             let Some(m) = &trial.metrics else { continue };
-            let mut values: Vec<(String, f64)> = METRICS
+            // (name, value, the registry's bound)
+            let mut values: Vec<(String, f64, Option<f64>)> = METRICS
                 .iter()
-                .filter_map(|d| Some((d.name.to_string(), m.get(d.name)?)))
+                .filter_map(|d| Some((d.name.to_string(), (d.value)(m)?, d.max)))
                 .collect();
-            values.push(("elapsed_s".into(), m.elapsed_s));
+            values.push(("elapsed_s".into(), m.elapsed_s, None));
             if let Some(u) = &m.latency_uncorrected {
-                values.push(("latency_uncorrected.mean_us".into(), u.mean_us));
-                values.push(("latency_uncorrected.stdev_us".into(), u.stdev_us));
+                values.push(("latency_uncorrected.mean_us".into(), u.mean_us, None));
+                values.push(("latency_uncorrected.stdev_us".into(), u.stdev_us, None));
             }
-            for (name, v) in values {
+            for (name, v, max) in values {
                 let field = format!("{at}.trials[{j}].metrics.{name}");
                 if !v.is_finite() || v < 0.0 {
                     return Err(bad(field, v, "measured values must be finite and >= 0"));
                 }
-                if (name == "error_rate") && v > 1.0 {
-                    return Err(bad(field, v, "a rate is at most 1"));
+                if let Some(max) = max.filter(|max| v > *max) {
+                    return Err(bad(field, v, &format!("a rate is at most {max}")));
                 }
             }
         }

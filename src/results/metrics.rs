@@ -1,89 +1,20 @@
-//! Per-trial metrics under their stable names (design.md, "Metrics"), the table of
-//! names with direction and unit, the scale a comparison (and a gate threshold)
-//! uses for each, and the across-rounds spread.
+//! Per-trial metrics under their stable names (design.md, "Metrics") and the
+//! across-rounds spread. The table of names, with everything else known about
+//! each metric, is the registry (`registry.rs`).
 
 use serde::{Deserialize, Serialize};
 
+pub use super::registry::{metric_def, Direction, MetricDef, Scale, METRICS};
+
+/// The comparison scale of a metric (the registry's): absolute for
+/// `error_rate` and `errors.*` (commonly 0, where a ratio is undefined),
+/// logarithmic for everything else.
+pub fn scale_of(metric: &str) -> Scale {
+    metric_def(metric).map_or(Scale::Log, |d| d.scale)
+}
+
 use crate::metrics::resources::CpuTimes;
 use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
-
-/// Which way is better for a metric.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    HigherIsBetter,
-    LowerIsBetter,
-}
-
-/// A metric's stable name, direction and unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricDef {
-    pub name: &'static str,
-    pub direction: Direction,
-    pub unit: &'static str,
-}
-
-const fn def(name: &'static str, direction: Direction, unit: &'static str) -> MetricDef {
-    MetricDef {
-        name,
-        direction,
-        unit,
-    }
-}
-
-use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
-
-/// Every metric benchgate reports per trial, in display order.
-pub const METRICS: &[MetricDef] = &[
-    def("throughput_rps", Up, "req/s"),
-    def("bytes_per_sec", Up, "B/s"),
-    def("latency_mean_us", Down, "us"),
-    def("latency_stdev_us", Down, "us"),
-    def("latency_p50_us", Down, "us"),
-    def("latency_p90_us", Down, "us"),
-    def("latency_p99_us", Down, "us"),
-    def("latency_p999_us", Down, "us"),
-    def("latency_max_us", Down, "us"),
-    def("error_rate", Down, "ratio"),
-    def("errors.connect", Down, "count"),
-    def("errors.timeout", Down, "count"),
-    def("errors.read", Down, "count"),
-    def("errors.write", Down, "count"),
-    def("errors.status_4xx", Down, "count"),
-    def("errors.status_5xx", Down, "count"),
-    def("cpu_us_per_request", Down, "us"),
-    def("peak_rss_bytes", Down, "bytes"),
-    def("peak_threads", Down, "count"),
-    def("connections_opened", Down, "count"),
-    def("requests_per_connection", Up, "ratio"),
-    def("server_cpu_us_per_request", Down, "us"),
-    def("server_peak_rss_bytes", Down, "bytes"),
-    def("server_peak_threads", Down, "count"),
-];
-
-/// Looks up a metric by its stable name.
-pub fn metric_def(name: &str) -> Option<&'static MetricDef> {
-    METRICS.iter().find(|m| m.name == name)
-}
-
-/// How a metric's two sides are compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scale {
-    /// `ln(value)`: relative changes, symmetric up and down.
-    Log,
-    /// Raw differences in the metric's unit: for metrics that can be 0.
-    Absolute,
-}
-
-/// The comparison scale of a metric: absolute for `error_rate` and `errors.*`
-/// (commonly 0, where a ratio is undefined), logarithmic for everything else.
-pub fn scale_of(metric: &str) -> Scale {
-    if metric == "error_rate" || metric.starts_with("errors.") {
-        Scale::Absolute
-    } else {
-        Scale::Log
-    }
-}
 
 /// What one trial measured. Latency fields are `None` when nothing was
 /// recorded (no successful request); resource fields are measured by the parent
@@ -225,33 +156,7 @@ impl TrialMetrics {
 
     /// Value of a metric by stable name; `None` when not measured.
     pub fn get(&self, name: &str) -> Option<f64> {
-        Some(match name {
-            "throughput_rps" => self.throughput_rps,
-            "bytes_per_sec" => self.bytes_per_sec,
-            "latency_mean_us" => self.latency_mean_us?,
-            "latency_stdev_us" => self.latency_stdev_us?,
-            "latency_p50_us" => self.latency_p50_us?,
-            "latency_p90_us" => self.latency_p90_us?,
-            "latency_p99_us" => self.latency_p99_us?,
-            "latency_p999_us" => self.latency_p999_us?,
-            "latency_max_us" => self.latency_max_us?,
-            "error_rate" => self.error_rate,
-            "errors.connect" => self.errors.connect as f64,
-            "errors.timeout" => self.errors.timeout as f64,
-            "errors.read" => self.errors.read as f64,
-            "errors.write" => self.errors.write as f64,
-            "errors.status_4xx" => self.errors.status_4xx as f64,
-            "errors.status_5xx" => self.errors.status_5xx as f64,
-            "cpu_us_per_request" => self.cpu_us_per_request?,
-            "peak_rss_bytes" => self.peak_rss_bytes as f64,
-            "peak_threads" => self.peak_threads as f64,
-            "connections_opened" => self.connections_opened? as f64,
-            "requests_per_connection" => self.requests_per_connection?,
-            "server_cpu_us_per_request" => self.server_cpu_us_per_request?,
-            "server_peak_rss_bytes" => self.server_peak_rss_bytes? as f64,
-            "server_peak_threads" => self.server_peak_threads? as f64,
-            _ => return None,
-        })
+        (metric_def(name)?.value)(self)
     }
 
     /// Fills the latency fields from a histogram summary.

@@ -6,6 +6,7 @@ pub mod check;
 pub mod environment;
 pub mod metrics;
 pub mod profile;
+pub mod registry;
 #[doc(hidden)]
 pub mod synthetic;
 

@@ -189,10 +189,8 @@ pub fn metric(
         _ => 17.0,
     };
     let current = change.map_or(base, |c| base * (1.0 + c));
-    let gating = matches!(
-        name,
-        "throughput_rps" | "latency_p99_us" | "cpu_us_per_request" | "error_rate"
-    );
+    // The metrics that gate by default (the registry's fail tier).
+    let gating = def.is_some_and(|d| d.gate.fail.is_some());
     MetricComparison {
         scenario: scenario.to_string(),
         client: client.to_string(),

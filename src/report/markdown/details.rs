@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use crate::compare::Comparison;
 use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{md, md_n, md_who};
-use crate::report::format::{bytes, micros};
+use crate::report::format::{compact, micros};
 use crate::report::verdict::{is_side_by_side, rank, verdict_mark, verdict_text};
 use crate::results::{CellResult, Environment, RunResults};
 
@@ -93,9 +93,10 @@ impl<'a> Sides<'a> {
     }
 }
 
-fn median(c: Option<&CellResult>, metric: &str, fmt: impl Fn(f64) -> String) -> String {
+/// A metric's median in a cell, as a table column shows it; `n/a`: not measured.
+fn median(c: Option<&CellResult>, metric: &str) -> String {
     c.and_then(|c| c.summary.get(metric))
-        .map(|s| fmt(s.median))
+        .map(|s| compact(metric, s.median))
         .unwrap_or_else(|| "n/a".to_string())
 }
 
@@ -160,7 +161,7 @@ pub fn errors(sides: &Sides) -> String {
                 }
             }
         }
-        let rate = median(cell, "error_rate", |v| format!("{:.2}%", v * 100.0));
+        let rate = median(cell, "error_rate");
         let _ = writeln!(
             body,
             "{prefix} {} | {} | {} | {} | {} | {} | {rate} | {failed} |",
@@ -205,19 +206,19 @@ pub fn resources(sides: &Sides) -> String {
         let _ = write!(
             body,
             "{prefix} {} | {} | {} | {} | {} |",
-            median(cell, "cpu_us_per_request", |v| format!("{v:.1}us")),
-            median(cell, "peak_rss_bytes", bytes),
-            median(cell, "peak_threads", |v| format!("{v:.0}")),
-            median(cell, "connections_opened", |v| format!("{v:.0}")),
-            median(cell, "requests_per_connection", |v| format!("{v:.1}")),
+            median(cell, "cpu_us_per_request"),
+            median(cell, "peak_rss_bytes"),
+            median(cell, "peak_threads"),
+            median(cell, "connections_opened"),
+            median(cell, "requests_per_connection"),
         );
         if server_cost {
             let _ = write!(
                 body,
                 " {} | {} | {} |",
-                median(cell, "server_cpu_us_per_request", |v| format!("{v:.1}us")),
-                median(cell, "server_peak_rss_bytes", bytes),
-                median(cell, "server_peak_threads", |v| format!("{v:.0}")),
+                median(cell, "server_cpu_us_per_request"),
+                median(cell, "server_peak_rss_bytes"),
+                median(cell, "server_peak_threads"),
             );
         }
         body.push('\n');

@@ -12,7 +12,7 @@ pub use compare::render_comparison;
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
-use crate::report::format::{bytes, micros, si, spread_pct};
+use crate::report::format::{compact, spread_pct};
 use crate::results::{CellResult, RunResults, Spread};
 
 /// Whether stdout wants colour (a terminal, and NO_COLOR unset).
@@ -32,7 +32,9 @@ const SERVER_HEADERS: [&str; 3] = ["srv cpu/req", "srv rss", "srv threads"];
 pub const SERVER_UNDER_TEST_NOTE: &str =
     "server under test: reference-server counters not available (connections opened, requests per connection, the server's window)";
 
-fn cell_value(c: &CellResult, metric: &str, fmt: fn(f64) -> String, with_spread: bool) -> String {
+/// A metric's median in a cell as its column shows it, with the spread when
+/// `with_spread` (and there are several trials).
+fn cell_value(c: &CellResult, metric: &str, with_spread: bool) -> String {
     match c.summary.get(metric) {
         None => "n/a".to_string(),
         Some(s) => {
@@ -42,9 +44,9 @@ fn cell_value(c: &CellResult, metric: &str, fmt: fn(f64) -> String, with_spread:
                 String::new()
             };
             if spread.is_empty() {
-                fmt(s.median)
+                compact(metric, s.median)
             } else {
-                format!("{} {spread}", fmt(s.median))
+                format!("{} {spread}", compact(metric, s.median))
             }
         }
     }
@@ -65,7 +67,7 @@ fn errors_value(c: &CellResult) -> String {
     if total == 0 {
         "0".into()
     } else {
-        format!("{total} ({:.2}%)", rate * 100.0)
+        format!("{total} ({})", compact("error_rate", rate))
     }
 }
 
@@ -78,28 +80,24 @@ fn row(c: &CellResult, server_columns: bool) -> Vec<String> {
     let mut row = vec![
         c.scenario.clone(),
         client,
-        cell_value(c, "throughput_rps", si, true),
-        cell_value(c, "latency_p50_us", micros, true),
-        cell_value(c, "latency_p99_us", micros, true),
-        cell_value(c, "latency_p999_us", micros, false),
-        cell_value(c, "latency_max_us", micros, false),
+        cell_value(c, "throughput_rps", true),
+        cell_value(c, "latency_p50_us", true),
+        cell_value(c, "latency_p99_us", true),
+        cell_value(c, "latency_p999_us", false),
+        cell_value(c, "latency_max_us", false),
         errors_value(c),
-        cell_value(c, "cpu_us_per_request", |v| format!("{v:.1}us"), true),
-        cell_value(c, "peak_rss_bytes", bytes, false),
-        cell_value(c, "peak_threads", |v| format!("{v:.0}"), false),
-        cell_value(c, "connections_opened", |v| format!("{v:.0}"), false),
+        cell_value(c, "cpu_us_per_request", true),
+        cell_value(c, "peak_rss_bytes", false),
+        cell_value(c, "peak_threads", false),
+        cell_value(c, "connections_opened", false),
     ];
     if server_columns {
-        row.extend([
-            cell_value(
-                c,
-                "server_cpu_us_per_request",
-                |v| format!("{v:.1}us"),
-                true,
-            ),
-            cell_value(c, "server_peak_rss_bytes", bytes, false),
-            cell_value(c, "server_peak_threads", |v| format!("{v:.0}"), false),
-        ]);
+        row.extend(
+            SERVER_METRICS
+                .iter()
+                .zip(SERVER_SPREAD)
+                .map(|(m, spread)| cell_value(c, m, spread)),
+        );
     }
     row
 }
@@ -112,11 +110,14 @@ fn has_server_cost(results: &RunResults) -> bool {
         .any(|c| SERVER_METRICS.iter().any(|m| c.summary.contains_key(*m)))
 }
 
+/// The metrics of the server columns ([`SERVER_HEADERS`]).
 const SERVER_METRICS: [&str; 3] = [
     "server_cpu_us_per_request",
     "server_peak_rss_bytes",
     "server_peak_threads",
 ];
+/// Whether each server column shows its spread.
+const SERVER_SPREAD: [bool; 3] = [true, false, false];
 
 /// Renders the results table. Names from the config are printed with control
 /// characters escaped, so a name cannot move the cursor or forge lines.

@@ -1,0 +1,405 @@
+//! The metric registry: every metric benchgate measures per trial, in display
+//! order, with every fact the later stages need about it (design.md,
+//! "Metrics"): stable name, direction, unit, comparison scale, default gate,
+//! CloudWatch unit and display format, and how to read it from a trial.
+//!
+//! Config, compare, report and publish read these entries and switch on no
+//! metric name, so adding a metric is one entry here plus its measurement (the
+//! [`TrialMetrics`] field the entry's `value` reads). The enums are matched
+//! exhaustively by their consumers, and tests walk the entries through the
+//! results file (`registry_tests.rs`) and every consumer
+//! (`src/registry_coverage_tests.rs`), so an entry cannot be half-added.
+//!
+//! ## Default gates (when `[gate]` does not mention a metric)
+//!
+//! | metric                    | fail      | warn     | floor  | gates |
+//! |---------------------------|-----------|----------|--------|-------|
+//! | `throughput_rps`          | -5%       | -3%      |        | yes   |
+//! | `latency_p99_us`          | +10%      | +5%      | 2 ms   | yes   |
+//! | `cpu_us_per_request`      | +10%      | +5%      |        | yes   |
+//! | `error_rate`              | +0.01     | +0.001   | (abs.) | yes   |
+//! | `bytes_per_sec`           |           | -5%      |        | no    |
+//! | `latency_mean/p50/p90_us` |           | +10%     | 100/100/200 us | no |
+//! | `latency_stdev_us`        |           | +25%     | 100 us | no    |
+//! | `latency_p999_us`         |           | +20%     | 5 ms   | no    |
+//! | `latency_max_us`          |           | +50%     | 10 ms  | no    |
+//! | `errors.*`                |           | +1       | (abs.) | no    |
+//! | `peak_rss_bytes`          |           | +20%     | 1 MiB  | no    |
+//! | `peak_threads`            |           | +25%     | 2      | no    |
+//! | `connections_opened`      |           | +50%     | 2      | no    |
+//! | `requests_per_connection` |           | -20%     |        | no    |
+//! | `server_cpu_us_per_request` |         | +10%     |        | no    |
+//! | `server_peak_rss_bytes`   |           | +20%     | 1 MiB  | no    |
+//! | `server_peak_threads`     |           | +25%     | 2      | no    |
+//!
+//! Why: the four gating metrics are the (throughput, tail latency, CPU per
+//! request, errors). Tails are noisier than centres (statistics.md), so the tail
+//! floors are wide: on loopback a p99 of a few hundred µs moves by tens of µs with
+//! the scheduler alone, and a 2 ms floor keeps those from gating while a real
+//! stall still fails. The error rate and counts are compared as absolute
+//! differences (they are usually 0, where a ratio is undefined), so their
+//! thresholds are absolute: `+0.01` is one percentage point.
+
+use serde::{Deserialize, Serialize};
+
+use super::metrics::TrialMetrics;
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    HigherIsBetter,
+    LowerIsBetter,
+}
+
+impl Direction {
+    /// The sign of a change for the worse: `+` when lower is better.
+    pub fn worse_sign(self) -> char {
+        match self {
+            Direction::LowerIsBetter => '+',
+            Direction::HigherIsBetter => '-',
+        }
+    }
+}
+
+/// How a metric's two sides are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// `ln(value)`: relative changes, symmetric up and down.
+    Log,
+    /// Raw differences in the metric's unit: for metrics that can be 0.
+    Absolute,
+}
+
+/// A threshold: a change fails (or warns) only when it is worse than BOTH the
+/// relative bound and the absolute floor (when set), in the metric's bad direction.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Threshold {
+    /// Relative change, as a fraction: 0.10 = 10% worse.
+    pub relative: f64,
+    /// Absolute change in the metric's unit (e.g. 2000 µs for "2ms"), if any.
+    pub absolute: Option<f64>,
+}
+
+/// A metric's gate when `[gate]` does not mention it (the module docs say why
+/// these values). A fail tier makes the metric gate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DefaultGate {
+    pub fail: Option<Threshold>,
+    pub warn: Option<Threshold>,
+}
+
+/// A CloudWatch `StandardUnit` a metric is published in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudWatchUnit {
+    CountPerSecond,
+    BytesPerSecond,
+    Microseconds,
+    Bytes,
+    Count,
+    Percent,
+    None,
+}
+
+impl CloudWatchUnit {
+    /// The `StandardUnit` string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CloudWatchUnit::CountPerSecond => "Count/Second",
+            CloudWatchUnit::BytesPerSecond => "Bytes/Second",
+            CloudWatchUnit::Microseconds => "Microseconds",
+            CloudWatchUnit::Bytes => "Bytes",
+            CloudWatchUnit::Count => "Count",
+            CloudWatchUnit::Percent => "Percent",
+            CloudWatchUnit::None => "None",
+        }
+    }
+}
+
+/// How a metric is published to CloudWatch.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CloudWatch {
+    pub unit: CloudWatchUnit,
+    /// From benchgate's unit to CloudWatch's (100: a ratio as a percentage).
+    pub factor: f64,
+    /// Published when `[publish.cloudwatch] metrics` is not set.
+    pub by_default: bool,
+}
+
+/// How renderers show a value (report/format.rs has the texts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A latency in µs, from microseconds to seconds: `850us`, `1.20ms`.
+    Duration,
+    /// CPU time per request in µs, tens of µs: `12.5us`.
+    CpuTime,
+    /// Requests per second: `12.3k req/s`.
+    Rate,
+    /// Bytes per second: `3.4MiB/s`.
+    ByteRate,
+    /// A size in bytes: `3.4MiB`.
+    Bytes,
+    /// A whole count: `17`.
+    Count,
+    /// A ratio shown as a percentage: `0.12%`.
+    Percent,
+    /// A plain ratio: `12.5`.
+    Ratio,
+}
+
+/// One metric: everything benchgate knows about it, under its stable name.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricDef {
+    pub name: &'static str,
+    pub direction: Direction,
+    /// benchgate's unit, as written in exports and messages: `us`, `req/s`, ...
+    pub unit: &'static str,
+    pub scale: Scale,
+    pub gate: DefaultGate,
+    pub cloudwatch: CloudWatch,
+    pub format: Format,
+    /// The largest valid value (a rate is at most 1), if bounded.
+    pub max: Option<f64>,
+    /// One error class's count (`errors.*`): `error_rate` already sums them.
+    pub error_class: bool,
+    /// The metric's value in a trial; `None` when not measured.
+    pub value: fn(&TrialMetrics) -> Option<f64>,
+}
+
+/// An entry with the common defaults: log scale, no gate (set one with
+/// [`MetricDef::warn`] or [`MetricDef::fail`]), factor 1, not published by
+/// default, unbounded, not an error class.
+const fn metric(
+    name: &'static str,
+    direction: Direction,
+    unit: &'static str,
+    format: Format,
+    cloudwatch: CloudWatchUnit,
+    value: fn(&TrialMetrics) -> Option<f64>,
+) -> MetricDef {
+    MetricDef {
+        name,
+        direction,
+        unit,
+        scale: Scale::Log,
+        gate: DefaultGate {
+            fail: None,
+            warn: None,
+        },
+        cloudwatch: CloudWatch {
+            unit: cloudwatch,
+            factor: 1.0,
+            by_default: false,
+        },
+        format,
+        max: None,
+        error_class: false,
+        value,
+    }
+}
+
+const fn rel(relative: f64, floor: Option<f64>) -> Threshold {
+    Threshold {
+        relative,
+        absolute: floor,
+    }
+}
+
+const fn abs(absolute: f64) -> Threshold {
+    Threshold {
+        relative: 0.0,
+        absolute: Some(absolute),
+    }
+}
+
+impl MetricDef {
+    /// Gates by default: fails beyond `fail`, warns beyond `warn`.
+    const fn fail(mut self, fail: Threshold, warn: Threshold) -> MetricDef {
+        self.gate = DefaultGate {
+            fail: Some(fail),
+            warn: Some(warn),
+        };
+        self
+    }
+
+    /// Informs by default: warns beyond `warn`.
+    const fn warn(mut self, warn: Threshold) -> MetricDef {
+        self.gate.warn = Some(warn);
+        self
+    }
+
+    /// Compared on absolute differences (commonly 0, where a ratio is undefined).
+    const fn absolute(mut self) -> MetricDef {
+        self.scale = Scale::Absolute;
+        self
+    }
+
+    /// Published to CloudWatch by default.
+    const fn published(mut self) -> MetricDef {
+        self.cloudwatch.by_default = true;
+        self
+    }
+
+    /// Published to CloudWatch by default, multiplied by `factor`.
+    const fn published_times(mut self, factor: f64) -> MetricDef {
+        self.cloudwatch.factor = factor;
+        self.published()
+    }
+
+    /// Valid values are at most `max`.
+    const fn at_most(mut self, max: f64) -> MetricDef {
+        self.max = Some(max);
+        self
+    }
+}
+
+use CloudWatchUnit as Cw;
+use Direction::{HigherIsBetter as Up, LowerIsBetter as Down};
+use Format as F;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// One error class's count.
+const fn error_class(name: &'static str, value: fn(&TrialMetrics) -> Option<f64>) -> MetricDef {
+    let mut m = metric(name, Down, "count", F::Count, Cw::Count, value)
+        .absolute()
+        .warn(abs(1.0));
+    m.error_class = true;
+    m
+}
+
+/// A latency figure, informative by default with a warn bound and a floor (µs).
+const fn latency(
+    name: &'static str,
+    warn: f64,
+    floor: f64,
+    value: fn(&TrialMetrics) -> Option<f64>,
+) -> MetricDef {
+    metric(name, Down, "us", F::Duration, Cw::Microseconds, value).warn(rel(warn, Some(floor)))
+}
+
+/// Every metric benchgate reports per trial, in display order.
+pub const METRICS: &[MetricDef] = &[
+    metric(
+        "throughput_rps",
+        Up,
+        "req/s",
+        F::Rate,
+        Cw::CountPerSecond,
+        |m| Some(m.throughput_rps),
+    )
+    .fail(rel(0.05, None), rel(0.03, None))
+    .published(),
+    metric(
+        "bytes_per_sec",
+        Up,
+        "B/s",
+        F::ByteRate,
+        Cw::BytesPerSecond,
+        |m| Some(m.bytes_per_sec),
+    )
+    .warn(rel(0.05, None)),
+    latency("latency_mean_us", 0.10, 100.0, |m| m.latency_mean_us),
+    latency("latency_stdev_us", 0.25, 100.0, |m| m.latency_stdev_us),
+    latency("latency_p50_us", 0.10, 100.0, |m| m.latency_p50_us).published(),
+    latency("latency_p90_us", 0.10, 200.0, |m| m.latency_p90_us),
+    metric(
+        "latency_p99_us",
+        Down,
+        "us",
+        F::Duration,
+        Cw::Microseconds,
+        |m| m.latency_p99_us,
+    )
+    .fail(rel(0.10, Some(2000.0)), rel(0.05, Some(2000.0)))
+    .published(),
+    latency("latency_p999_us", 0.20, 5000.0, |m| m.latency_p999_us),
+    latency("latency_max_us", 0.50, 10_000.0, |m| m.latency_max_us),
+    metric("error_rate", Down, "ratio", F::Percent, Cw::Percent, |m| {
+        Some(m.error_rate)
+    })
+    .absolute()
+    .fail(abs(0.01), abs(0.001))
+    .at_most(1.0)
+    .published_times(100.0),
+    error_class("errors.connect", |m| Some(m.errors.connect as f64)),
+    error_class("errors.timeout", |m| Some(m.errors.timeout as f64)),
+    error_class("errors.read", |m| Some(m.errors.read as f64)),
+    error_class("errors.write", |m| Some(m.errors.write as f64)),
+    error_class("errors.status_4xx", |m| Some(m.errors.status_4xx as f64)),
+    error_class("errors.status_5xx", |m| Some(m.errors.status_5xx as f64)),
+    metric(
+        "cpu_us_per_request",
+        Down,
+        "us",
+        F::CpuTime,
+        Cw::Microseconds,
+        |m| m.cpu_us_per_request,
+    )
+    .fail(rel(0.10, None), rel(0.05, None))
+    .published(),
+    metric("peak_rss_bytes", Down, "bytes", F::Bytes, Cw::Bytes, |m| {
+        Some(m.peak_rss_bytes as f64)
+    })
+    .warn(rel(0.20, Some(MIB)))
+    .published(),
+    metric("peak_threads", Down, "count", F::Count, Cw::Count, |m| {
+        Some(m.peak_threads as f64)
+    })
+    .warn(rel(0.25, Some(2.0))),
+    metric(
+        "connections_opened",
+        Down,
+        "count",
+        F::Count,
+        Cw::Count,
+        |m| Some(m.connections_opened? as f64),
+    )
+    .warn(rel(0.50, Some(2.0))),
+    metric(
+        "requests_per_connection",
+        Up,
+        "ratio",
+        F::Ratio,
+        Cw::None,
+        |m| m.requests_per_connection,
+    )
+    .warn(rel(0.20, None)),
+    metric(
+        "server_cpu_us_per_request",
+        Down,
+        "us",
+        F::CpuTime,
+        Cw::Microseconds,
+        |m| m.server_cpu_us_per_request,
+    )
+    .warn(rel(0.10, None)),
+    metric(
+        "server_peak_rss_bytes",
+        Down,
+        "bytes",
+        F::Bytes,
+        Cw::Bytes,
+        |m| Some(m.server_peak_rss_bytes? as f64),
+    )
+    .warn(rel(0.20, Some(MIB))),
+    metric(
+        "server_peak_threads",
+        Down,
+        "count",
+        F::Count,
+        Cw::Count,
+        |m| Some(m.server_peak_threads? as f64),
+    )
+    .warn(rel(0.25, Some(2.0))),
+];
+
+/// Looks up a metric by its stable name.
+pub fn metric_def(name: &str) -> Option<&'static MetricDef> {
+    METRICS.iter().find(|m| m.name == name)
+}
+
+#[cfg(test)]
+#[path = "registry_tests.rs"]
+mod tests;
