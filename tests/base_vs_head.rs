@@ -3,146 +3,14 @@
 //! one run from a git worktree of the base commit, head against base.
 
 mod common;
+mod github;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-use common::exe;
-
-/// A closed-loop Python client (standard library only) that sleeps the
-/// committed `delay_ms.txt` before each request.
-const CLIENT: &str = r#"
-import http.client, json, os, time, urllib.parse
-delay = float(open("delay_ms.txt").read()) / 1000
-u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
-conn = http.client.HTTPConnection(u.hostname, u.port)
-warm = int(os.environ["BENCHGATE_WARMUP_MS"]) / 1000
-dur = int(os.environ["BENCHGATE_DURATION_MS"]) / 1000
-t0 = time.monotonic()
-lat = []
-opened = False
-while True:
-    t = time.monotonic()
-    if t - t0 >= warm + dur:
-        break
-    if t - t0 >= warm and not opened:
-        print("BENCHGATE-WINDOW-OPEN", flush=True)
-        opened = True
-    time.sleep(delay)
-    conn.request("GET", u.path)
-    conn.getresponse().read()
-    if opened:
-        lat.append(int((time.monotonic() - t) * 1e6))
-print("BENCHGATE-WINDOW-CLOSE", flush=True)
-out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
-json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
-"#;
-
-/// The suite: the client (with `setup`), and a built-in client that has no
-/// base side. CPU per request of a sleeping client is scheduler noise.
-fn config(compare: &str, setup: &str) -> String {
-    format!(
-        r#"[run]
-rounds = 6
-warmup = "100ms"
-duration = "600ms"
-pin = false
-
-[[client]]
-name = "py"
-kind = "command"
-command = ["python3", "client.py"]
-{setup}
-
-[[client]]
-name = "hyper"
-kind = "hyper"
-
-[[scenario]]
-name = "get"
-path = "/bytes/22"
-clients = ["py", "hyper"]
-
-[gate]
-cpu_us_per_request = {{ fail = "+300%" }}
-{compare}
-"#
-    )
-}
-
-/// A repository with the client committed, then `change` applied and
-/// committed as head.
-struct Repo {
-    dir: tempfile::TempDir,
-}
-
-impl Repo {
-    fn new(base: &[(&str, &str)], head: &[(&str, &str)]) -> Repo {
-        let r = Repo {
-            dir: tempfile::tempdir().unwrap(),
-        };
-        r.git(&["init", "-q", "-b", "main"]);
-        r.write(&[("client.py", CLIENT)]);
-        r.write(base);
-        r.commit("base");
-        r.write(head);
-        r.commit("head");
-        r
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn write(&self, files: &[(&str, &str)]) {
-        for (name, text) in files {
-            std::fs::write(self.path().join(name), text).unwrap();
-        }
-    }
-
-    fn commit(&self, message: &str) {
-        self.git(&["add", "-A"]);
-        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
-    }
-
-    fn git(&self, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(self.path())
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).to_string()
-    }
-
-    fn command(&self, extra: &[&str]) -> Command {
-        let mut cmd = Command::new(exe());
-        cmd.current_dir(self.path())
-            .args(["run", "--quiet", "--config", "benchgate.toml", "--out"])
-            .arg(self.results())
-            .args(extra);
-        cmd
-    }
-
-    fn run(&self, extra: &[&str]) -> Output {
-        self.command(extra).output().unwrap()
-    }
-
-    fn results(&self) -> PathBuf {
-        self.path().join("results.json")
-    }
-
-    /// The worktrees git knows of: only the repository itself, once the run
-    /// is over.
-    fn worktrees(&self) -> usize {
-        self.git(&["worktree", "list", "--porcelain"])
-            .lines()
-            .filter(|l| l.starts_with("worktree "))
-            .count()
-    }
-}
+use common::action_env::{self, ActionEnv, ActionFiles};
+use common::git_repo::{config, Repo};
+use github::fake::{FakeGitHub, REPO};
+use github::workflow::{add_bot_token, comments_on, open_pull, pr_event};
 
 fn log(out: &Output) -> String {
     format!(
@@ -233,5 +101,64 @@ fn sigterm_mid_run_removes_the_base_checkout() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(143));
+    assert_eq!(repo.worktrees(), 1, "the base checkout was left behind");
+}
+
+/// The action on a pull request with `[compare] base = "git"`: the
+/// checked-out commit against the pull request's base commit, in one run,
+/// one comment naming both commits; no stored baseline is read.
+#[test]
+fn the_action_gates_a_pull_request_base_vs_head() {
+    const TOKEN: &str = "ghs_baseVsHeadToken0a1b2c3d4e5f6a7b8c9d";
+    let env = ActionEnv::new("github/workspace");
+    let workspace = env.workspace();
+    let repo = Repo::in_dir(&workspace);
+    repo.write(&[
+        ("client.py", common::git_repo::CLIENT),
+        ("benchgate.toml", &config("[compare]\nbase = \"git\"\n", "")),
+        ("delay_ms.txt", "2"),
+    ]);
+    repo.commit("base");
+    repo.write(&[("delay_ms.txt", "2.6")]);
+    repo.commit("head");
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let base = repo.git(&["rev-parse", "HEAD^"]).trim().to_string();
+
+    let fake = FakeGitHub::start();
+    add_bot_token(&fake, TOKEN);
+    fake.state
+        .lock()
+        .unwrap()
+        .pulls
+        .push(open_pull(42, &head, REPO));
+    let mut payload = pr_event("opened", &head);
+    payload["pull_request"]["base"]["sha"] = base.clone().into();
+
+    let files = ActionFiles::new(&env, "github_output", "step_summary");
+    let mut cmd = env.command("pull_request", &payload.to_string(), REPO, &files);
+    cmd.env("GITHUB_API_URL", &fake.url)
+        .env("GITHUB_REF", "refs/pull/42/merge")
+        .env("GITHUB_SHA", &head)
+        .env("GITHUB_RUN_ID", "7")
+        .env("INPUT_GITHUB-TOKEN", TOKEN)
+        .env("INPUT_COMMENT", "always")
+        .env("INPUT_FAIL-ON-REGRESSION", "true");
+    let run = action_env::run(cmd, &[], &files);
+    run.assert_only_masked(TOKEN);
+    assert_eq!(run.code(), 1, "{}", run.log());
+    assert_eq!(run.expect_output("verdict"), "fail", "{}", run.log());
+    let comments = comments_on(&fake, 42);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let body = &comments[0].2;
+    assert!(body.contains("base vs head"), "{body}");
+    assert!(body.contains(&format!("`{}`", &base[..12])), "{body}");
+    assert!(body.contains(&format!("`{}`", &head[..12])), "{body}");
+    // Names are escaped against @-mentions.
+    assert!(body.contains("py vs py@\u{200d}base"), "{body}");
+    assert_eq!(
+        fake.count("GET", "/contents/"),
+        0,
+        "base vs head read the baseline store"
+    );
     assert_eq!(repo.worktrees(), 1, "the base checkout was left behind");
 }

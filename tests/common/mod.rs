@@ -1,12 +1,14 @@
 //! Helpers shared by the integration tests: run the real binary on a config
 //! (here); run `benchgate action` as the container does (`action_env`) and read
 //! its `GITHUB_OUTPUT` (`outputs`); check a config's errors (`config_errors`);
-//! build and serve a release archive of the test build (`release`).
+//! build and serve a release archive of the test build (`release`); a git
+//! repository with a command client at two commits (`git_repo`).
 
 #![allow(dead_code)]
 
 pub mod action_env;
 pub mod config_errors;
+pub mod git_repo;
 pub mod outputs;
 pub mod release;
 

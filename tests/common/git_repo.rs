@@ -1,0 +1,157 @@
+//! A temporary git repository holding a small Python command client, for
+//! base vs head: the client at two commits whose committed setting differs.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use super::exe;
+
+/// A closed-loop Python client (standard library only) that sleeps the
+/// committed `delay_ms.txt` before each request.
+pub const CLIENT: &str = r#"
+import http.client, json, os, time, urllib.parse
+delay = float(open("delay_ms.txt").read()) / 1000
+u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
+conn = http.client.HTTPConnection(u.hostname, u.port)
+warm = int(os.environ["BENCHGATE_WARMUP_MS"]) / 1000
+dur = int(os.environ["BENCHGATE_DURATION_MS"]) / 1000
+t0 = time.monotonic()
+lat = []
+opened = False
+while True:
+    t = time.monotonic()
+    if t - t0 >= warm + dur:
+        break
+    if t - t0 >= warm and not opened:
+        print("BENCHGATE-WINDOW-OPEN", flush=True)
+        opened = True
+    time.sleep(delay)
+    conn.request("GET", u.path)
+    conn.getresponse().read()
+    if opened:
+        lat.append(int((time.monotonic() - t) * 1e6))
+print("BENCHGATE-WINDOW-CLOSE", flush=True)
+out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
+json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
+"#;
+
+/// The suite: the client (with `setup`), and a built-in client that has no
+/// base side. CPU per request of a sleeping client is scheduler noise.
+pub fn config(compare: &str, setup: &str) -> String {
+    format!(
+        r#"[run]
+rounds = 6
+warmup = "100ms"
+duration = "600ms"
+pin = false
+
+[[client]]
+name = "py"
+kind = "command"
+command = ["python3", "client.py"]
+{setup}
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+clients = ["py", "hyper"]
+
+[gate]
+cpu_us_per_request = {{ fail = "+300%" }}
+{compare}
+"#
+    )
+}
+
+/// A repository with the client committed, then `change` applied and
+/// committed as head.
+pub struct Repo {
+    root: PathBuf,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+impl Repo {
+    pub fn new(base: &[(&str, &str)], head: &[(&str, &str)]) -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let r = Repo {
+            root: tmp.path().to_path_buf(),
+            _tmp: Some(tmp),
+        };
+        r.git(&["init", "-q", "-b", "main"]);
+        r.write(&[("client.py", CLIENT)]);
+        r.write(base);
+        r.commit("base");
+        r.write(head);
+        r.commit("head");
+        r
+    }
+
+    /// An empty repository in `dir` (which stays when the value drops).
+    pub fn in_dir(dir: &Path) -> Repo {
+        let r = Repo {
+            root: dir.to_path_buf(),
+            _tmp: None,
+        };
+        r.git(&["init", "-q", "-b", "main"]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn write(&self, files: &[(&str, &str)]) {
+        for (name, text) in files {
+            std::fs::write(self.path().join(name), text).unwrap();
+        }
+    }
+
+    pub fn commit(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(self.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    pub fn command(&self, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(exe());
+        cmd.current_dir(self.path())
+            .args(["run", "--quiet", "--config", "benchgate.toml", "--out"])
+            .arg(self.results())
+            .args(extra);
+        cmd
+    }
+
+    pub fn run(&self, extra: &[&str]) -> Output {
+        self.command(extra).output().unwrap()
+    }
+
+    pub fn results(&self) -> PathBuf {
+        self.path().join("results.json")
+    }
+
+    /// The worktrees git knows of: only the repository itself, once the run
+    /// is over.
+    pub fn worktrees(&self) -> usize {
+        self.git(&["worktree", "list", "--porcelain"])
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count()
+    }
+}
