@@ -1,30 +1,41 @@
 //! benchgate: benchmark HTTP clients against a local reference server and gate
 //! pull requests on the result.
 //!
-//! Map of the crate (the pipeline, in order):
-//! - [`config`]: `benchgate.toml` -> validated [`config::Suite`]; the default suite.
-//! - [`server`]: the reference server (`benchgate serve`), its endpoints and counters.
-//! - [`client`]: drivers that send one request: hyper, reqwest, reqwest-blocking, mock.
-//! - [`engine`]: schedules (closed/open loop), the measurement window, recorders.
-//! - [`metrics`]: HDR latency histograms, error classes, resource usage.
-//! - [`results`]: the versioned results file and the environment fingerprint.
-//! - [`plan`]: what a run is compared with (stored run, side by side, nothing),
-//!   decided once for the CLI and every action flow.
-//! - [`runner`]: `benchgate run`: the reference server (or servers under test) as
-//!   processes, one driver process per trial.
-//! - [`calibrate`]: `benchgate calibrate`: A/A runs, noise, suggested thresholds.
-//! - [`report`]: renderers (terminal table).
-//! - [`publish`]: side effects after a run: CloudWatch (`benchgate publish cloudwatch`).
-//! - [`baseline`]: baseline stores (local directory; data branch via GitHub).
-//! - [`github`]: the GitHub REST client (when to retry), the sticky PR comment, PR lookup.
-//! - [`retry`]: the retry policy (backoff with jitter, bounded) every client shares.
-//! - [`action`]: `benchgate action`, the GitHub Action's container entrypoint.
-//! - [`files`]: atomic writes and appends (the one place files are replaced).
-//! - [`timer`]: a precise timer (tokio's rounds to 1 ms).
+//! Map of the crate, in the order data flows (README, "Architecture"):
+//! - [`config`]: `benchgate.toml` (or the built-in default suite) -> validated
+//!   [`config::Suite`]; which suite runs ([`config::SuiteChoice`]) and the
+//!   command line's overrides; the gate's settings; base-vs-head variants.
+//! - [`plan`]: what a run is compared with (a stored run, side by side, base vs
+//!   head, nothing), decided once for the CLI and every action flow.
+//! - [`orchestrate`]: the parent process of a run: the reference server (or
+//!   servers under test), one driver or command-client process per trial,
+//!   rounds, extra rounds, signals, the base commit's worktree.
+//! - [`engine`]: inside a driver process: schedules (closed/open loop), the
+//!   measurement window, recorders.
+//! - [`client`]: the built-in drivers that send one request: hyper, reqwest,
+//!   reqwest-blocking, mock.
+//! - [`server`]: the reference server (`benchgate serve`), endpoints, counters.
+//! - [`measure`]: the instruments: HDR latency histograms, error classes,
+//!   resource usage (CPU, memory, threads).
+//! - [`results`]: the versioned results file, the metric registry (every
+//!   metric's unit, direction, default gate, CloudWatch unit, format) and the
+//!   environment fingerprint.
+//! - [`compare`]: the statistics and the verdict (pure: results + gate ->
+//!   comparison).
+//! - [`report`]: renderers of results and comparisons (terminal, markdown,
+//!   JSON, exports); no I/O beyond what they are handed.
+//! - [`baseline`]: baseline stores (local directory; data branch via GitHub),
+//!   one index type.
+//! - [`github`]: the GitHub REST client, the sticky PR comment, PR lookup.
+//! - [`publish`]: CloudWatch (`benchgate publish cloudwatch`).
+//! - [`commands`]: the CLI's edge: `run`, `compare`, `calibrate`, `serve`,
+//!   `publish`, and the report files every edge writes.
+//! - [`action`]: `benchgate action`: the GitHub Action's flows and steps.
+//! - [`retry`], [`files`], [`timer`]: shared pieces: the retry policy, atomic
+//!   writes and appends, a precise timer.
 
 pub mod action;
 pub mod baseline;
-pub mod calibrate;
 pub mod cli;
 pub mod client;
 pub mod commands;
@@ -33,13 +44,13 @@ pub mod config;
 pub mod engine;
 pub mod files;
 pub mod github;
-pub mod metrics;
+pub mod measure;
+pub mod orchestrate;
 pub mod plan;
 pub mod publish;
 pub mod report;
 pub mod results;
 pub mod retry;
-pub mod runner;
 pub mod server;
 pub mod timer;
 

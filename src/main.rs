@@ -18,14 +18,14 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => benchgate::commands::run(args),
         Command::Compare(args) => benchgate::commands::compare(args),
-        Command::Calibrate(args) => benchgate::calibrate::calibrate(args),
+        Command::Calibrate(args) => benchgate::commands::calibrate::calibrate(args),
         Command::Serve(args) => benchgate::commands::serve(args),
         Command::Publish(PublishCommand::Cloudwatch(args)) => {
             benchgate::commands::publish_cloudwatch(args)
         }
         Command::Action(args) => return ExitCode::from(benchgate::action::main(args.step)),
         Command::Drive(args) => {
-            benchgate::runner::driver::drive_main(&args.spec, &args.out).map(|_| 0)
+            benchgate::orchestrate::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }
     };
     match result {

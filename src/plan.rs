@@ -4,7 +4,7 @@
 //! or what an action flow compares with) and [`ComparisonPlan::resolve`] is
 //! the one place that turns that and the config's `[compare]` into what is
 //! compared. The extra rounds during the run (`[run] max_rounds`,
-//! `runner::extend`) and the verdict after it both come from
+//! `orchestrate::extend`) and the verdict after it both come from
 //! [`ComparisonPlan::compare`], so the two can never disagree.
 //!
 //! Precedence, the same everywhere: a stored run asked for explicitly
@@ -32,7 +32,7 @@ pub enum Against {
     },
     /// Base vs head: every command client and server under test that lives
     /// in the repository also measured at commit `base_ref` (as `NAME@base`,
-    /// from a git worktree: `runner::base_tree`), in the same run, each
+    /// from a git worktree: `orchestrate::base_tree`), in the same run, each
     /// cell against its own base variant, paired by round.
     BaseVsHead { base_ref: String },
 }

@@ -11,7 +11,7 @@ use crate::publish::cloudwatch_layout::{layout, unit_of};
 use crate::report::escape::md;
 use crate::report::export::github_action_benchmark;
 use crate::report::markdown::{self, MarkdownOptions};
-use crate::report::verdict::values;
+use crate::report::rows::values;
 use crate::results::metrics::Direction;
 use crate::results::metrics::{scale_of, Scale};
 use crate::results::synthetic::{self, every_field_measured};

@@ -691,7 +691,7 @@ fn act_cancel_sigint_to_the_measure_step_stops_benchgate_and_the_jvm_within_seco
 /// 10 minutes). GitHub's runner sends
 /// SIGINT to the step first (the case above), so this bites under act and
 /// whenever benchgate is SIGKILLed (the runner's last resort, the OOM killer).
-/// The trial's leader is started with PR_SET_PDEATHSIG (src/runner/interrupt.rs,
+/// The trial's leader is started with PR_SET_PDEATHSIG (src/orchestrate/interrupt.rs,
 /// `die_with_parent`), which the wrapper's `exec java` keeps: the JVM dies with
 /// benchgate. (Ignored before that fix, it failed: the JVM measured on.)
 #[test]

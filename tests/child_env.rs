@@ -1,4 +1,4 @@
-//! The programs benchgate starts do not get its credentials (src/runner/child_env.rs):
+//! The programs benchgate starts do not get its credentials (src/orchestrate/child_env.rs):
 //! a command client, its setup and a server under test each dump their
 //! environment to a file while `benchgate run` holds a token in every
 //! spelling, an alias of it, cloud credentials, the Actions runtime and the

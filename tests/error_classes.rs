@@ -8,7 +8,7 @@ use benchgate::client::reqwest_driver::BlockingClient;
 use benchgate::client::{pool_limit, AsyncClient, RequestTemplate};
 use benchgate::config::{ClientKind, ClientSpec, HttpVersion, Load, Method, Scenario, StopRule};
 use benchgate::engine::{run_async, run_blocking, NoHooks, Outcome, TrialPlan};
-use benchgate::metrics::{ErrorClass, ErrorCounts};
+use benchgate::measure::{ErrorClass, ErrorCounts};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

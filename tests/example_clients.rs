@@ -11,7 +11,7 @@ use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use benchgate::metrics::LatencyHistogram;
+use benchgate::measure::LatencyHistogram;
 use common::{cell, exe, run_config};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");

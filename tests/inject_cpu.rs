@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::sync::Mutex;
 
-use benchgate::metrics::resources::{allowed_cpus, pin_command};
+use benchgate::measure::resources::{allowed_cpus, pin_command};
 use benchgate::results::{CellResult, RunResults};
 use common::{cell, exe, run_config, schema_path};
 

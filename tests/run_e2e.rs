@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use benchgate::metrics::LatencyHistogram;
+use benchgate::measure::LatencyHistogram;
 use benchgate::results::RunResults;
 use common::{cell, run_config, schema_path};
 

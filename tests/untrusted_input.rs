@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use benchgate::metrics::LatencyHistogram;
+use benchgate::measure::LatencyHistogram;
 use benchgate::results::{check, synthetic, RunResults};
 
 struct Counting;

@@ -30,9 +30,9 @@ use anyhow::Context as _;
 use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite, SuiteChoice};
+use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::results::RunResults;
-use crate::runner::{self, RunOptions};
 
 use event::Context;
 use inputs::{Inputs, StoreSpec};
@@ -303,14 +303,14 @@ impl Action {
             gate: suite.gate.clone(),
         });
         let (suite, _base) =
-            crate::runner::base_tree::prepare(suite.clone(), &plan_or_none, &self.workdir)?;
+            crate::orchestrate::base_tree::prepare(suite.clone(), &plan_or_none, &self.workdir)?;
         let suite = &suite;
         let opts = RunOptions {
             out: out.clone(),
             mock: self.mock.clone(),
             exe: std::env::current_exe().context("finding the benchgate executable")?,
             quiet: false,
-            extend: plan.map(|plan| crate::runner::extend::Extend { plan: plan.clone() }),
+            extend: plan.map(|plan| crate::orchestrate::extend::Extend { plan: plan.clone() }),
         };
         command(&format!(
             "::group::benchgate run ({} scenarios, {} rounds)",
@@ -319,7 +319,7 @@ impl Action {
         ));
         let token = outputs::random_token("benchgate-");
         command(&format!("::stop-commands::{token}"));
-        let result = runner::run(suite, &opts);
+        let result = orchestrate::run(suite, &opts);
         if let Ok(r) = &result {
             print!("{}", crate::report::terminal::render(r, false));
         }
@@ -333,7 +333,7 @@ impl Action {
     /// results and returns the exit code (130/143); the caller then compares,
     /// stores and comments nothing. `None`: carry on.
     pub fn cancelled(&self, results: &RunResults) -> anyhow::Result<Option<u8>> {
-        let Some(signal) = runner::interrupt::received() else {
+        let Some(signal) = orchestrate::interrupt::received() else {
             return Ok(None);
         };
         let path = self.results_path().display().to_string();

@@ -7,7 +7,7 @@ use crate::baseline::FoundBaseline;
 use crate::compare::{Comparison, GateOutcome, Tier, Verdict};
 use crate::report::escape::{md, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
-use crate::report::{markdown, terminal, verdict};
+use crate::report::{markdown, rows, terminal};
 use crate::results::RunResults;
 
 use super::comment::{CommentResult, CommentSink, MAX_BODY_CHARS};
@@ -164,12 +164,7 @@ fn annotate(cmp: &Comparison) {
                     "benchgate: {} / {} {} regressed",
                     m.scenario, m.client, m.metric
                 ),
-                format!(
-                    "{}: {} ({})",
-                    m.metric,
-                    verdict::change_with_ci(m),
-                    m.reason
-                ),
+                format!("{}: {} ({})", m.metric, rows::change_with_ci(m), m.reason),
             )
         };
         command(&annotation(level, &title, &msg));

@@ -27,9 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::baseline::{BaselineKey, FoundBaseline};
 use crate::cli::ActionStep;
 use crate::config::Suite;
+use crate::orchestrate::child_env::secret_vars;
 use crate::plan::ComparisonPlan;
 use crate::results::RunResults;
-use crate::runner::child_env::secret_vars;
 
 use super::Action;
 

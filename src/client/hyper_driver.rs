@@ -12,7 +12,7 @@ use hyper_util::rt::TokioExecutor;
 
 use super::{check_status, classify_chain, Exchange, PoolLimit, RequestTemplate};
 use crate::config::{ClientSpec, HttpVersion};
-use crate::metrics::ErrorClass;
+use crate::measure::ErrorClass;
 
 type HttpsConnector = hyper_rustls::HttpsConnector<HttpConnector>;
 

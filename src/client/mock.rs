@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::Exchange;
 use crate::config::MockScript;
-use crate::metrics::ErrorClass;
+use crate::measure::ErrorClass;
 
 pub struct MockClient {
     script: MockScript,

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use tokio::sync::Semaphore;
 
 use crate::config::{ClientKind, ClientSpec, Method, Scenario};
-use crate::metrics::ErrorClass;
+use crate::measure::ErrorClass;
 
 pub use spin::CpuSpin;
 

@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::{check_status, classify_chain, Exchange, PoolLimit, RequestTemplate};
 use crate::config::{ClientSpec, HttpVersion};
-use crate::metrics::ErrorClass;
+use crate::measure::ErrorClass;
 
 fn method(m: crate::config::Method) -> reqwest::Method {
     reqwest::Method::from_bytes(m.as_str().as_bytes()).expect("static method names are valid")

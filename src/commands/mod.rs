@@ -3,6 +3,7 @@
 //! a suite ([`SuiteChoice`], [`Overrides`]), a [`ComparisonPlan`] and the
 //! report files ([`output`]); CloudWatch publishing is in [`cloudwatch`].
 
+pub mod calibrate;
 pub mod cloudwatch;
 pub mod output;
 
@@ -12,11 +13,11 @@ use anyhow::Context as _;
 
 use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
+use crate::orchestrate::extend::Extend;
+use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
 use crate::results::RunResults;
-use crate::runner::extend::Extend;
-use crate::runner::{self, RunOptions};
 
 pub use cloudwatch::publish_cloudwatch;
 use output::{finish_comparison, write_exports, Sides};
@@ -71,17 +72,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         .and_then(|p| p.parent())
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
-    let (suite, _base) = runner::base_tree::prepare(suite, &plan, &start)?;
+    let (suite, _base) = orchestrate::base_tree::prepare(suite, &plan, &start)?;
     opts.extend = plan
         .against
         .is_some()
         .then(|| Extend { plan: plan.clone() });
-    let results = runner::run(&suite, &opts)?;
+    let results = orchestrate::run(&suite, &opts)?;
     print!(
         "{}",
         report::terminal::render(&results, report::terminal::color_stdout())
     );
-    if let Some(signal) = runner::interrupt::received() {
+    if let Some(signal) = orchestrate::interrupt::received() {
         // Partial results gate nothing and export nothing.
         eprintln!(
             "benchgate: stopped by {}; the results measured so far are in {}{}",

@@ -129,7 +129,7 @@ pub struct CommandSpec {
     /// Extra environment (names never start with `BENCHGATE_`).
     pub env: std::collections::BTreeMap<String, String>,
     /// Variables of benchgate's environment passed through although they
-    /// are withheld from child programs by default (`runner::child_env`).
+    /// are withheld from child programs by default (`orchestrate::child_env`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
     /// Time limit per trial, after which the whole process group is killed.

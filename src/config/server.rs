@@ -61,7 +61,7 @@ pub struct ServerCommand {
     /// Extra environment (`BENCHGATE_SERVER_PORT` is set too).
     pub env: BTreeMap<String, String>,
     /// Variables of benchgate's environment passed through although they
-    /// are withheld from child programs by default (`runner::child_env`).
+    /// are withheld from child programs by default (`orchestrate::child_env`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
     /// Readiness probe URL (with `{port}`): any HTTP response means ready.

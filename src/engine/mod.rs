@@ -25,8 +25,8 @@ use tokio::time::Instant;
 use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, Exchange};
 use crate::config::{Load, Scenario, StopRule};
-use crate::metrics::resources::{self_cpu, CpuTimes};
-use crate::metrics::ErrorClass;
+use crate::measure::resources::{self_cpu, CpuTimes};
+use crate::measure::ErrorClass;
 pub use recorder::{Outcome, Recorder, Shards};
 pub use schedule::{Schedule, Slot, Ticket, Window};
 

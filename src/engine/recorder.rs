@@ -10,8 +10,8 @@ use tokio::time::Instant;
 
 use super::Slot;
 use crate::client::Exchange;
-use crate::metrics::resources::CpuTimes;
-use crate::metrics::{ErrorClass, ErrorCounts, LatencyHistogram};
+use crate::measure::resources::CpuTimes;
+use crate::measure::{ErrorClass, ErrorCounts, LatencyHistogram};
 
 /// Measurements of one shard (or, merged, of a whole trial).
 #[derive(Debug, Clone, Default)]

@@ -1,6 +1,6 @@
 use super::*;
 use crate::config::Suite;
-use crate::metrics::ErrorCounts;
+use crate::measure::ErrorCounts;
 use crate::results::environment::Pinning;
 use crate::results::{CellResult, Environment, GitInfo, Trial, TrialMetrics};
 

@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::metrics::LatencyHistogram;
+use crate::measure::LatencyHistogram;
 use crate::results::metrics::Direction;
 use crate::results::{RunResults, METRICS};
 

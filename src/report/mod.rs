@@ -11,5 +11,5 @@ pub mod export;
 pub mod format;
 pub mod json;
 pub mod markdown;
+pub mod rows;
 pub mod terminal;
-pub mod verdict;

@@ -43,7 +43,7 @@ impl Environment {
     pub fn detect(pinning: Pinning) -> Environment {
         Environment {
             cpu_model: cpu_model().unwrap_or_else(|| "unknown".into()),
-            cores: crate::metrics::resources::allowed_cpus().len() as u32,
+            cores: crate::measure::resources::allowed_cpus().len() as u32,
             kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             os: os_name(),
             arch: std::env::consts::ARCH.to_string(),

@@ -13,8 +13,8 @@ pub fn scale_of(metric: &str) -> Scale {
     metric_def(metric).map_or(Scale::Log, |d| d.scale)
 }
 
-use crate::metrics::resources::CpuTimes;
-use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
+use crate::measure::resources::CpuTimes;
+use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 
 /// What one trial measured. Latency fields are `None` when nothing was
 /// recorded (no successful request); resource fields are measured by the parent

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::config::Suite;
-use crate::metrics::ErrorCounts;
+use crate::measure::ErrorCounts;
 
 use super::environment::{Environment, GitInfo, Pinning};
 use super::{

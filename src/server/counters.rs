@@ -83,7 +83,7 @@ impl ServerCounters {
     /// Decodes [`ServerCounters::service_time_hist`].
     pub fn decode_hist(&self) -> anyhow::Result<Histogram<u64>> {
         // Bounded before decoding: counters come back inside untrusted results files.
-        let v2 = crate::metrics::histogram::check_encoding(&self.service_time_hist)
+        let v2 = crate::measure::histogram::check_encoding(&self.service_time_hist)
             .map_err(|e| anyhow::anyhow!("service_time_hist: {e}"))?;
         let hist = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut v2.as_slice())

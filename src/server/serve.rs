@@ -47,7 +47,7 @@ impl Default for ServeArgs {
 /// `control: http://IP:PORT` (the uncounted control port), then flushes stdout.
 pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
     // Thousands of client connections need as many file descriptors.
-    crate::metrics::limits::raise_nofile_limit();
+    crate::measure::limits::raise_nofile_limit();
     let mut rt = if args.threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
     } else {

@@ -4,7 +4,7 @@
 
 use benchgate::compare::{Comparison, GateOutcome, MetricComparison, RunRef, Tier, Verdict};
 use benchgate::config::Suite;
-use benchgate::metrics::{ErrorCounts, LatencyHistogram};
+use benchgate::measure::{ErrorCounts, LatencyHistogram};
 use benchgate::results::environment::Pinning;
 use benchgate::results::metrics::{metric_def, Direction};
 use benchgate::results::{

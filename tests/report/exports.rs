@@ -1,7 +1,7 @@
 //! JSON comparison output (validated against its schema) and the exports for
 //! other tools: github-action-benchmark JSON and `.hgrm` distributions.
 
-use benchgate::metrics::LatencyHistogram;
+use benchgate::measure::LatencyHistogram;
 use benchgate::report::{export, json};
 
 use crate::cases;

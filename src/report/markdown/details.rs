@@ -7,10 +7,10 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use crate::compare::Comparison;
-use crate::metrics::{ErrorCounts, LatencyHistogram, LatencySummary};
+use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{md, md_n, md_who};
 use crate::report::format::{compact, micros};
-use crate::report::verdict::{is_side_by_side, rank, verdict_mark, verdict_text};
+use crate::report::rows::{is_side_by_side, rank, verdict_mark, verdict_text};
 use crate::results::{CellResult, Environment, RunResults};
 
 /// Most failed trials listed.

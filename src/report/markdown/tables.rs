@@ -7,7 +7,7 @@ use super::budget::Table;
 use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
-use crate::report::verdict::{
+use crate::report::rows::{
     change_with_ci, failed_rows, is_headline_row, is_side_by_side, mde, outcome_text, rank,
     row_order, values, verdict_mark, verdict_text,
 };

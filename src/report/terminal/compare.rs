@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
-use crate::report::verdict::{
+use crate::report::rows::{
     change_with_ci, failed_rows, is_headline_row, is_side_by_side, mde, row_order, value,
     verdict_text,
 };

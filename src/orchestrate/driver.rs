@@ -20,8 +20,8 @@ use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
 use crate::config::{ClientKind, ClientSpec, Scenario};
 use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
-use crate::metrics::resources::CpuTimes;
-use crate::metrics::ErrorCounts;
+use crate::measure::resources::CpuTimes;
+use crate::measure::ErrorCounts;
 use crate::server::ServerCounters;
 
 /// What the parent asks a driver process to do.
@@ -137,7 +137,7 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
     let spec: TrialSpec = serde_json::from_str(&text)
         .with_context(|| format!("parsing trial spec {}", spec_path.display()))?;
     // Thousands of connections need as many file descriptors.
-    crate::metrics::limits::raise_nofile_limit();
+    crate::measure::limits::raise_nofile_limit();
     let mut window = ServerWindow {
         control_url: spec.control_url.clone(),
         watch: spec.server_watch,

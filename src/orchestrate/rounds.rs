@@ -17,7 +17,7 @@ use super::sut::{probe_http, SutProcess};
 use super::target::Target;
 use super::trial::{self, TrialRun};
 use crate::config::{Scenario, ServerSpec, ServerTarget, Suite};
-use crate::metrics::LatencyHistogram;
+use crate::measure::LatencyHistogram;
 use crate::results::environment::Pinning;
 use crate::results::{client_label, CellResult, RunResults, Trial};
 

@@ -32,8 +32,8 @@ use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
 use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, StopRule};
-use crate::metrics::resources::{pin_command, sample_group, wait_child, GroupSampler};
-use crate::metrics::ErrorCounts;
+use crate::measure::resources::{pin_command, sample_group, wait_child, GroupSampler};
+use crate::measure::ErrorCounts;
 use crate::results::metrics::Measured;
 use crate::results::TrialMetrics;
 

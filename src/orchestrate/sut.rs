@@ -21,7 +21,7 @@ use anyhow::{bail, Context as _};
 use super::command::tail;
 use super::target::ServerWatch;
 use crate::config::ServerCommand;
-use crate::metrics::resources::pin_command;
+use crate::measure::resources::pin_command;
 
 /// How often readiness is probed.
 const PROBE_EVERY: Duration = Duration::from_millis(20);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 
 use super::control;
-use crate::metrics::resources::pin_command;
+use crate::measure::resources::pin_command;
 use crate::server::ServerCounters;
 
 /// A running reference server process. Dropping it stops the server.

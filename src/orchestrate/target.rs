@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::server_proc::ServerProcess;
-use crate::metrics::resources::{
+use crate::measure::resources::{
     sample_group, sample_process, CpuTimes, GroupSampler, PeakSampler,
 };
 use crate::results::metrics::ServerCost;

@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 
-use crate::metrics::{ErrorCounts, LatencyHistogram};
+use crate::measure::{ErrorCounts, LatencyHistogram};
 
 /// Largest result file read.
 pub const MAX_RESULT_BYTES: u64 = 64 * 1024 * 1024;

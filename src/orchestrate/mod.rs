@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::config::{ClientKind, MockScript, Suite};
-use crate::metrics::resources::allowed_cpus;
+use crate::measure::resources::allowed_cpus;
 use crate::results::environment::Pinning;
 use crate::results::{Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION};
 use progress::Progress;

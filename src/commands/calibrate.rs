@@ -13,8 +13,8 @@ use crate::cli::CalibrateArgs;
 use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
+use crate::orchestrate::{self, RunOptions};
 use crate::results::RunResults;
-use crate::runner::{self, RunOptions};
 
 /// `benchgate calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
@@ -124,7 +124,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             quiet: true,
             extend: None,
         };
-        let run = runner::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
+        let run = orchestrate::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
         if let Some(signal) = &run.interrupted {
             anyhow::bail!(
                 "A/A run {i} was stopped by {signal}; nothing calibrated (its partial results are in {})",
