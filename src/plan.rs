@@ -99,6 +99,9 @@ pub struct ComparisonPlan {
     /// `None`: nothing is compared (no verdict, no extra rounds).
     pub against: Option<Against>,
     pub gate: GateConfig,
+    /// Where the gate came from when not from the config in hand (base vs
+    /// head: the base commit's), as a markdown paragraph for the report.
+    pub gate_note: Option<String>,
 }
 
 impl ComparisonPlan {
@@ -154,6 +157,7 @@ impl ComparisonPlan {
         Ok(ComparisonPlan {
             against,
             gate: config.gate.clone(),
+            gate_note: None,
         })
     }
 

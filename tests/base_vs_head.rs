@@ -51,6 +51,36 @@ fn head_slower_than_base_regresses_and_identical_commits_pass() {
     assert_eq!(same.worktrees(), 1);
 }
 
+/// A pull request that loosens the gate in its own config is still gated by
+/// the base commit's: the report names where the gate came from and what head
+/// sets differently.
+#[test]
+fn the_gate_comes_from_the_base_commit() {
+    let loose = config("", "").replace(
+        "cpu_us_per_request = { fail = \"+300%\" }",
+        "cpu_us_per_request = { fail = \"+300%\" }\nthroughput_rps = { fail = \"-90%\" }\nlatency_p50_us = { fail = \"+900%\" }\nlatency_p99_us = { fail = \"+900%\" }",
+    );
+    assert_ne!(loose, config("", ""));
+    let repo = Repo::new(
+        &[("benchgate.toml", &config("", "")), ("delay_ms.txt", "2")],
+        &[("benchgate.toml", &loose), ("delay_ms.txt", "2.6")],
+    );
+    let out = repo.run(&["--compare-base", "HEAD^"]);
+    assert_eq!(out.status.code(), Some(1), "{}", log(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("**Gate:** from `benchgate.toml` as of the base commit"),
+        "{}",
+        log(&out)
+    );
+    assert!(
+        stderr.contains("`throughput_rps` fail -90%"),
+        "{}",
+        log(&out)
+    );
+    assert_eq!(repo.worktrees(), 1);
+}
+
 #[test]
 fn a_base_that_does_not_build_is_neutral_and_a_missing_base_says_how_to_fetch_it() {
     // The setup needs a file that only head has: base fails to build.
@@ -151,6 +181,10 @@ fn the_action_gates_a_pull_request_base_vs_head() {
     assert_eq!(comments.len(), 1, "{comments:?}");
     let body = &comments[0].2;
     assert!(body.contains("base vs head"), "{body}");
+    assert!(
+        body.contains("**Gate:** from `benchgate.toml` as of the base commit"),
+        "{body}"
+    );
     assert!(body.contains(&format!("`{}`", &base[..12])), "{body}");
     assert!(body.contains(&format!("`{}`", &head[..12])), "{body}");
     // Names are escaped against @-mentions.

@@ -205,9 +205,10 @@ pub(super) fn side_by_side_note(plan: &ComparisonPlan, head: Option<&str>) -> St
     let (client, server) = match &plan.against {
         Some(Against::BaseVsHead { base_ref }) => {
             return format!(
-                "> **Baseline:** base vs head: every command client and server under test of the repository was built and measured at the base commit {} (as `NAME@base`) and at the head{} in this same run, paired by round (`[compare] base = \"git\"`; no stored baseline is used).\n\n",
+                "> **Baseline:** base vs head: every command client and server under test of the repository was built and measured at the base commit {} (as `NAME@base`) and at the head{} in this same run, paired by round (`[compare] base = \"git\"`; no stored baseline is used).\n\n{}",
                 sha(base_ref),
-                head.map(|h| format!(" {}", sha(h))).unwrap_or_default()
+                head.map(|h| format!(" {}", sha(h))).unwrap_or_default(),
+                plan.gate_note.as_deref().unwrap_or("")
             );
         }
         Some(Against::SideBySide { client, server }) => (client.as_deref(), server.as_deref()),

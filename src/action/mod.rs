@@ -240,7 +240,12 @@ impl Action {
             otherwise: Otherwise::Stored,
             ..Asked::default()
         };
-        ComparisonPlan::resolve(asked, suite, suite, &suite.source)
+        let plan = ComparisonPlan::resolve(asked, suite, suite, &suite.source)?;
+        // Base vs head gates with the base commit's `[gate]`.
+        let config = SuiteChoice::for_action(self.inputs.config.as_deref())
+            .path()
+            .map(|p| self.workdir.join(p));
+        crate::orchestrate::base_gate::from_base(plan, suite, config.as_deref())
     }
 
     /// The baseline store of `baseline-store`.
@@ -301,6 +306,7 @@ impl Action {
         let plan_or_none = plan.cloned().unwrap_or(ComparisonPlan {
             against: None,
             gate: suite.gate.clone(),
+            gate_note: None,
         });
         let (suite, _base) =
             crate::orchestrate::base_tree::prepare(suite.clone(), &plan_or_none, &self.workdir)?;

@@ -72,6 +72,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         .and_then(|p| p.parent())
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
+    // Base vs head gates with the base commit's `[gate]`.
+    let plan = orchestrate::base_gate::from_base(plan, &suite, choice.path())?;
+    if let Some(note) = &plan.gate_note {
+        eprint!("benchgate: {}", note.trim_start_matches("> "));
+    }
     let (suite, _base) = orchestrate::base_tree::prepare(suite, &plan, &start)?;
     opts.extend = plan
         .against

@@ -28,7 +28,7 @@ pub struct BaseTree {
 
 /// Runs git in `dir` without hooks; stdout trimmed, or an error with git's
 /// own message.
-fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
+pub(super) fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -47,29 +47,39 @@ fn git(dir: &Path, args: &[&str]) -> anyhow::Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// The repository `start` lies in: its top level, canonical.
+pub(super) fn repo_of(start: &Path) -> anyhow::Result<PathBuf> {
+    let top = git(start, &["rev-parse", "--show-toplevel"]).with_context(|| {
+        format!(
+            "base vs head: {} is not inside a git repository; run benchgate in the repository whose code it measures",
+            start.display()
+        )
+    })?;
+    std::fs::canonicalize(&top).with_context(|| format!("resolving {top}"))
+}
+
+/// `base_ref` as a full commit SHA, or an error that says how to fetch it.
+pub(super) fn resolve_base(repo: &Path, base_ref: &str) -> anyhow::Result<String> {
+    git(
+        repo,
+        &["rev-parse", "--verify", "--end-of-options", &format!("{base_ref}^{{commit}}")],
+    )
+    .map_err(|e| {
+        let shallow =
+            git(repo, &["rev-parse", "--is-shallow-repository"]).is_ok_and(|s| s == "true");
+        anyhow::anyhow!(
+            "base vs head: the base commit {base_ref:?} is not in this clone{}: fetch it (`git fetch --depth=1 origin <sha>`), or with actions/checkout on a pull request set `fetch-depth: 2`, which brings the merge commit's parents ({e})",
+            if shallow { " (a shallow clone)" } else { "" }
+        )
+    })
+}
+
 impl BaseTree {
     /// Checks out `base_ref` of the repository `start` lies in.
     pub fn add(start: &Path, base_ref: &str) -> anyhow::Result<BaseTree> {
-        let top = git(start, &["rev-parse", "--show-toplevel"]).with_context(|| {
-            format!(
-                "base vs head: {} is not inside a git repository; run benchgate in the repository whose code it measures",
-                start.display()
-            )
-        })?;
-        let repo = std::fs::canonicalize(&top).with_context(|| format!("resolving {top}"))?;
+        let repo = repo_of(start)?;
         let head_sha = git(&repo, &["rev-parse", "--verify", "HEAD^{commit}"])?;
-        let base_sha = git(
-            &repo,
-            &["rev-parse", "--verify", "--end-of-options", &format!("{base_ref}^{{commit}}")],
-        )
-        .map_err(|e| {
-            let shallow = git(&repo, &["rev-parse", "--is-shallow-repository"])
-                .is_ok_and(|s| s == "true");
-            anyhow::anyhow!(
-                "base vs head: the base commit {base_ref:?} is not in this clone{}: fetch it (`git fetch --depth=1 origin <sha>`), or with actions/checkout on a pull request set `fetch-depth: 2`, which brings the merge commit's parents ({e})",
-                if shallow { " (a shallow clone)" } else { "" }
-            )
-        })?;
+        let base_sha = resolve_base(&repo, base_ref)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());

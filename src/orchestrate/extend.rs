@@ -89,6 +89,7 @@ mod tests {
             plan: ComparisonPlan {
                 against: Some(against),
                 gate: default_gate(),
+                gate_note: None,
             },
         }
     }
@@ -142,6 +143,7 @@ mod tests {
             plan: ComparisonPlan {
                 against: None,
                 gate: default_gate(),
+                gate_note: None,
             },
         };
         assert!(!nothing.needs_more(&noisy, &noisy.results));

@@ -10,6 +10,7 @@
 //! the trial in progress is killed and recorded as failed, and the results file
 //! keeps what was measured, marked `interrupted`.
 
+pub mod base_gate;
 pub mod base_tree;
 pub mod child_env;
 pub mod command;
