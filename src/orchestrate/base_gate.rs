@@ -74,9 +74,9 @@ pub fn from_base(
     };
     let differences = differences(&gate, &head.gate);
     if !differences.is_empty() {
-        let _ = write!(
+        let _ = writeln!(
             note,
-            "> This pull request's config sets other gate values, not applied here: {}.\n",
+            "> This pull request's config sets other gate values, not applied here: {}.",
             differences.join("; ")
         );
     }
