@@ -97,6 +97,37 @@ impl Runner {
         run
     }
 
+    /// The fork-safe split: PR #43's measure run (no token), then the
+    /// `workflow_run` report, with the fake's request log cleared in between;
+    /// both succeed. Returns the report run.
+    fn fork_measure_then_report(&self) -> ActionRun {
+        let measure = self.action(
+            "pull_request",
+            &event("pull_request_fork.json"),
+            &[
+                ("GITHUB_REF", "refs/pull/43/merge"),
+                ("GITHUB_SHA", FORK_HEAD),
+                ("GITHUB_RUN_ID", "103"),
+                ("INPUT_MODE", "measure"),
+            ],
+        );
+        assert_eq!(measure.code(), 0, "{}", measure.log());
+        assert_eq!(measure.expect_output("verdict"), "measured");
+        self.fake.clear_requests();
+        let report = self.action(
+            "workflow_run",
+            &event("workflow_run.json"),
+            &[
+                ("GITHUB_REF", "refs/heads/main"),
+                ("GITHUB_SHA", BASE_SHA),
+                ("GITHUB_RUN_ID", "104"),
+                ("INPUT_GITHUB-TOKEN", TOKEN),
+            ],
+        );
+        assert_eq!(report.code(), 0, "{}", report.log());
+        report
+    }
+
     /// The token is only on the `::add-mask::` line: in no other output, in no
     /// file under the runner's directory, in nothing the fake stored.
     fn assert_token_nowhere(&self, run: &ActionRun) {
@@ -238,30 +269,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
 
     // (d) The fork-safe split: measure without a token, then report from
     // workflow_run, which finds PR #43 through the API and comments there.
-    let measure = r.action(
-        "pull_request",
-        &event("pull_request_fork.json"),
-        &[
-            ("GITHUB_REF", "refs/pull/43/merge"),
-            ("GITHUB_SHA", FORK_HEAD),
-            ("GITHUB_RUN_ID", "103"),
-            ("INPUT_MODE", "measure"),
-        ],
-    );
-    assert_eq!(measure.code(), 0, "{}", measure.log());
-    assert_eq!(measure.expect_output("verdict"), "measured");
-    r.fake.clear_requests();
-    let report = r.action(
-        "workflow_run",
-        &event("workflow_run.json"),
-        &[
-            ("GITHUB_REF", "refs/heads/main"),
-            ("GITHUB_SHA", BASE_SHA),
-            ("GITHUB_RUN_ID", "104"),
-            ("INPUT_GITHUB-TOKEN", TOKEN),
-        ],
-    );
-    assert_eq!(report.code(), 0, "{}", report.log());
+    let report = r.fork_measure_then_report();
     assert_eq!(
         r.fake
             .count("GET", &format!("/repos/{REPO}/commits/{FORK_HEAD}/pulls")),
@@ -294,29 +302,7 @@ fn the_split_report_compares_side_by_side_when_the_config_says_so() {
     );
     assert_ne!(side_by_side, SUITE);
     std::fs::write(r.workspace().join("benchgate.toml"), side_by_side).unwrap();
-    let measure = r.action(
-        "pull_request",
-        &event("pull_request_fork.json"),
-        &[
-            ("GITHUB_REF", "refs/pull/43/merge"),
-            ("GITHUB_SHA", FORK_HEAD),
-            ("GITHUB_RUN_ID", "103"),
-            ("INPUT_MODE", "measure"),
-        ],
-    );
-    assert_eq!(measure.code(), 0, "{}", measure.log());
-    r.fake.clear_requests();
-    let report = r.action(
-        "workflow_run",
-        &event("workflow_run.json"),
-        &[
-            ("GITHUB_REF", "refs/heads/main"),
-            ("GITHUB_SHA", BASE_SHA),
-            ("GITHUB_RUN_ID", "104"),
-            ("INPUT_GITHUB-TOKEN", TOKEN),
-        ],
-    );
-    assert_eq!(report.code(), 0, "{}", report.log());
+    r.fork_measure_then_report();
     let comments = comments_on(&r.fake, 43);
     assert_eq!(comments.len(), 1, "{comments:?}");
     let body = &comments[0].2;

@@ -5,37 +5,7 @@
 
 mod common;
 
-use common::{cell, run_config};
-
-/// A closed-loop Python client (standard library only, one keep-alive
-/// connection) that prints the window markers and writes a result file with a
-/// latency list.
-const PY_CLIENT: &str = r#"
-import http.client, json, os, time, urllib.parse
-u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
-conn = http.client.HTTPConnection(u.hostname, u.port)
-warm = int(os.environ["BENCHGATE_WARMUP_MS"]) / 1000
-dur = int(os.environ["BENCHGATE_DURATION_MS"]) / 1000
-t0 = None
-lat = []
-opened = False
-while True:
-    t = time.monotonic()
-    if t0 is None:
-        t0 = t
-    if t - t0 >= warm + dur:
-        break
-    if t - t0 >= warm and not opened:
-        print("BENCHGATE-WINDOW-OPEN", flush=True)
-        opened = True
-    conn.request("GET", u.path)
-    conn.getresponse().read()
-    if opened:
-        lat.append(int((time.monotonic() - t) * 1e6))
-print("BENCHGATE-WINDOW-CLOSE", flush=True)
-out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
-json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
-"#;
+use common::{cell, run_config, PY_CLIENT};
 
 fn config(clients: &str, extra_run: &str) -> String {
     format!(

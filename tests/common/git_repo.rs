@@ -8,34 +8,7 @@ use std::process::{Command, Output};
 
 use super::exe;
 
-/// A closed-loop Python client (standard library only) that sleeps the
-/// committed `delay_ms.txt` before each request.
-pub const CLIENT: &str = r#"
-import http.client, json, os, time, urllib.parse
-delay = float(open("delay_ms.txt").read()) / 1000
-u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
-conn = http.client.HTTPConnection(u.hostname, u.port)
-warm = int(os.environ["BENCHGATE_WARMUP_MS"]) / 1000
-dur = int(os.environ["BENCHGATE_DURATION_MS"]) / 1000
-t0 = time.monotonic()
-lat = []
-opened = False
-while True:
-    t = time.monotonic()
-    if t - t0 >= warm + dur:
-        break
-    if t - t0 >= warm and not opened:
-        print("BENCHGATE-WINDOW-OPEN", flush=True)
-        opened = True
-    time.sleep(delay)
-    conn.request("GET", u.path)
-    conn.getresponse().read()
-    if opened:
-        lat.append(int((time.monotonic() - t) * 1e6))
-print("BENCHGATE-WINDOW-CLOSE", flush=True)
-out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
-json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
-"#;
+pub use super::PY_CLIENT as CLIENT;
 
 /// The suite: the client (with `setup`), and a built-in client that has no
 /// base side. CPU per request of a sleeping client is scheduler noise.

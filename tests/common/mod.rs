@@ -17,6 +17,38 @@ use std::process::{Command, Output};
 
 use benchgate::results::{CellResult, RunResults};
 
+/// A closed-loop Python client (standard library only, one keep-alive
+/// connection) that prints the window markers and writes a result file with a
+/// latency list; it sleeps `delay_ms.txt` (in its directory, when there is
+/// one) before each request.
+pub const PY_CLIENT: &str = r#"
+import http.client, json, os, time, urllib.parse
+delay = float(open("delay_ms.txt").read()) / 1000 if os.path.exists("delay_ms.txt") else 0
+u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
+conn = http.client.HTTPConnection(u.hostname, u.port)
+warm = int(os.environ["BENCHGATE_WARMUP_MS"]) / 1000
+dur = int(os.environ["BENCHGATE_DURATION_MS"]) / 1000
+t0 = time.monotonic()
+lat = []
+opened = False
+while True:
+    t = time.monotonic()
+    if t - t0 >= warm + dur:
+        break
+    if t - t0 >= warm and not opened:
+        print("BENCHGATE-WINDOW-OPEN", flush=True)
+        opened = True
+    if delay:
+        time.sleep(delay)
+    conn.request("GET", u.path)
+    conn.getresponse().read()
+    if opened:
+        lat.append(int((time.monotonic() - t) * 1e6))
+print("BENCHGATE-WINDOW-CLOSE", flush=True)
+out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
+json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
+"#;
+
 pub fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_benchgate")
 }
