@@ -86,11 +86,11 @@ impl HyperClient {
         };
         let resp = resp.map_err(|e| classify_client_error(&e, !self.body.is_empty()))?;
         let status = resp.status().as_u16();
-        let bytes_in = read_body(resp).await?;
+        let bytes_received = read_body(resp).await?;
         check_status(Exchange {
             status,
-            bytes_in,
-            bytes_out: self.body.len() as u64,
+            bytes_received,
+            bytes_sent: self.body.len() as u64,
         })
     }
 }

@@ -90,8 +90,8 @@ impl MockClient {
         }
         Ok(Exchange {
             status: 200,
-            bytes_in: self.script.response_bytes,
-            bytes_out: 0,
+            bytes_received: self.script.response_bytes,
+            bytes_sent: 0,
         })
     }
 }

@@ -28,8 +28,8 @@ pub use spin::CpuSpin;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Exchange {
     pub status: u16,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
 }
 
 /// What every driver needs to know about the requests it sends.

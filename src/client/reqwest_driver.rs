@@ -78,14 +78,14 @@ impl ReqwestClient {
         let sending_body = !self.body.is_empty();
         let mut resp = req.send().await.map_err(|e| classify(&e, sending_body))?;
         let status = resp.status().as_u16();
-        let mut bytes_in = 0u64;
+        let mut bytes_received = 0u64;
         while let Some(chunk) = resp.chunk().await.map_err(|e| classify(&e, false))? {
-            bytes_in += chunk.len() as u64;
+            bytes_received += chunk.len() as u64;
         }
         check_status(Exchange {
             status,
-            bytes_in,
-            bytes_out: self.body.len() as u64,
+            bytes_received,
+            bytes_sent: self.body.len() as u64,
         })
     }
 }
@@ -138,13 +138,13 @@ impl BlockingClient {
         let sending_body = !self.body.is_empty();
         let mut resp = req.send().map_err(|e| classify(&e, sending_body))?;
         let status = resp.status().as_u16();
-        let bytes_in = resp
+        let bytes_received = resp
             .copy_to(&mut io::sink())
             .map_err(|e| classify(&e, false))?;
         check_status(Exchange {
             status,
-            bytes_in,
-            bytes_out: self.body.len() as u64,
+            bytes_received,
+            bytes_sent: self.body.len() as u64,
         })
     }
 }

@@ -22,12 +22,12 @@ pub struct Recorder {
     pub latency_uncorrected: Option<LatencyHistogram>,
     pub ok: u64,
     pub errors: ErrorCounts,
-    pub bytes_in: u64,
-    pub bytes_out: u64,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
     /// Requests in flight when the window closed.
-    pub late: u64,
+    pub in_flight_at_deadline: u64,
     /// Completions during the warmup (not in any figure; shows the warmup ran).
-    pub warmup: u64,
+    pub warmup_requests: u64,
 }
 
 impl Recorder {
@@ -48,13 +48,13 @@ impl Recorder {
         result: Result<Exchange, ErrorClass>,
     ) {
         match slot {
-            Slot::Warmup => self.warmup += 1,
-            Slot::Late => self.late += 1,
+            Slot::Warmup => self.warmup_requests += 1,
+            Slot::Late => self.in_flight_at_deadline += 1,
             Slot::Measured => match result {
                 Ok(ex) => {
                     self.ok += 1;
-                    self.bytes_in += ex.bytes_in;
-                    self.bytes_out += ex.bytes_out;
+                    self.bytes_received += ex.bytes_received;
+                    self.bytes_sent += ex.bytes_sent;
                     self.latency
                         .record(done.saturating_duration_since(intended));
                     if let Some(h) = &mut self.latency_uncorrected {
@@ -73,10 +73,10 @@ impl Recorder {
         }
         self.ok += other.ok;
         self.errors.merge(&other.errors);
-        self.bytes_in += other.bytes_in;
-        self.bytes_out += other.bytes_out;
-        self.late += other.late;
-        self.warmup += other.warmup;
+        self.bytes_received += other.bytes_received;
+        self.bytes_sent += other.bytes_sent;
+        self.in_flight_at_deadline += other.in_flight_at_deadline;
+        self.warmup_requests += other.warmup_requests;
     }
 }
 
@@ -116,7 +116,7 @@ impl Shards {
 
     /// Counts a request abandoned in flight when the window closed.
     pub fn late(&self, worker: usize) {
-        self.shard(worker).late += 1;
+        self.shard(worker).in_flight_at_deadline += 1;
     }
 
     /// Merges the shards into the trial's outcome.

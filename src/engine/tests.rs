@@ -44,14 +44,14 @@ async fn closed_loop_counts_only_the_window() {
     let r = &out.recorder;
     // Completions at 10, 20, ... ms: 100..=1090 are in [100, 1100); 1100 is late.
     assert_eq!(r.ok, 100);
-    assert_eq!(r.warmup, 9);
-    assert_eq!(r.late, 1);
+    assert_eq!(r.warmup_requests, 9);
+    assert_eq!(r.in_flight_at_deadline, 1);
     assert_eq!(out.elapsed, ms(1000));
     let s = r.latency.summary().unwrap();
     // HDR at 3 significant digits reports the top of 10 ms's bucket.
     assert!((10_000..=10_010).contains(&s.p50_us), "{s:?}");
     assert_eq!(s.p50_us, s.max_us);
-    assert_eq!(r.bytes_in, 100 * 22);
+    assert_eq!(r.bytes_received, 100 * 22);
     assert!(r.latency_uncorrected.is_none());
 }
 
@@ -68,7 +68,7 @@ async fn requests_in_flight_at_the_deadline_are_counted_not_recorded() {
     )
     .await;
     assert_eq!(out.recorder.ok, 12);
-    assert_eq!(out.recorder.late, 4);
+    assert_eq!(out.recorder.in_flight_at_deadline, 4);
     assert_eq!(out.recorder.latency.len(), 12);
 }
 
@@ -85,7 +85,7 @@ async fn request_count_stop_measures_exactly_n() {
     )
     .await;
     assert_eq!(out.recorder.ok, 50);
-    assert!(out.recorder.warmup > 0);
+    assert!(out.recorder.warmup_requests > 0);
     assert!(
         out.elapsed > Duration::ZERO && out.elapsed < ms(100),
         "{:?}",
@@ -129,7 +129,11 @@ async fn open_loop_keeps_rate_and_corrects_coordinated_omission() {
     )
     .await;
     let r = &out.recorder;
-    assert_eq!(r.ok + r.late, 200, "one intended start every 10 ms");
+    assert_eq!(
+        r.ok + r.in_flight_at_deadline,
+        200,
+        "one intended start every 10 ms"
+    );
     let corrected = r.latency.summary().unwrap();
     let uncorrected = r.latency_uncorrected.as_ref().unwrap().summary().unwrap();
     // Without correction the stall is one slow request among 200.
