@@ -170,6 +170,11 @@ impl Cell {
             n_baseline: self.baseline.len(),
             n_current: self.current.len(),
             paired: self.paired,
+            identical: self
+                .baseline
+                .iter()
+                .chain(&self.current)
+                .all(|v| *v == self.baseline[0]),
         })
     }
 

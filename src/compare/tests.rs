@@ -509,3 +509,22 @@ fn trials_a_signal_cut_short_are_not_the_clients_failures() {
         c.metrics
     );
 }
+
+/// 0 errors against 0 errors is no change, even with too few trials to reach
+/// alpha (issue 16, point 5); one differing trial is measured as before.
+#[test]
+fn identical_samples_are_unchanged_with_any_number_of_trials() {
+    let gate = default_gate();
+    let c = compare(Some(&run(3, 1.0, 0)), &run(3, 1.0, 1), &gate);
+    let errors = find(&c, "get-22b", "hyper", "error_rate");
+    assert_eq!(
+        (errors.verdict, errors.tier),
+        (Verdict::Unchanged, Tier::Pass),
+        "{}",
+        errors.reason
+    );
+    assert!(errors.reason.contains("every trial of both sides measured the same value"));
+    // Throughput moves from trial to trial: 3 vs 3 still cannot reach alpha.
+    let rps = find(&c, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(rps.verdict, Verdict::Inconclusive, "{}", rps.reason);
+}

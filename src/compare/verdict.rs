@@ -13,6 +13,9 @@
 //! - **Unchanged** otherwise, *if* the comparison could have seen a change of the
 //!   threshold's size: the minimum detectable effect (MDE, see `stats`) is at most
 //!   the effective threshold `max(relative * baseline, floor)`.
+//!   Identical samples (every trial of both sides measured the same value, as
+//!   0 errors against 0 errors) are unchanged with any number of trials: no
+//!   shift and no noise to hide one.
 //! - **Inconclusive** otherwise: too few trials to reach `alpha` at all (3 vs 3),
 //!   or too noisy (MDE above the threshold). Tier `warn` on a gating metric (the
 //!   gate could not check it; it does not fail), `pass` otherwise.
@@ -71,6 +74,9 @@ pub struct Measured {
     pub n_current: usize,
     /// Paired by round (side-by-side) rather than independent samples.
     pub paired: bool,
+    /// Every trial of both sides measured the same value (0 errors -> 0
+    /// errors): no change and no noise, whatever the number of trials.
+    pub identical: bool,
 }
 
 /// What the comparison of one metric rests on.
@@ -166,6 +172,13 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
         }
     }
 
+    if m.identical {
+        return decision(
+            Verdict::Unchanged,
+            Tier::Pass,
+            format!("{summary}: every trial of both sides measured the same value"),
+        );
+    }
     let inconclusive = |why: String| decision(Verdict::Inconclusive, gated(Tier::Warn), why);
     if m.min_p_value > config.alpha {
         let needed = if m.paired {

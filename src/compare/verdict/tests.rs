@@ -41,6 +41,7 @@ fn measured(base: f64, (lo, est, hi): (f64, f64, f64), p: f64, mde_rel: f64) -> 
         n_baseline: 5,
         n_current: 5,
         paired: false,
+        identical: false,
     })
 }
 
@@ -220,6 +221,7 @@ fn absolute_metrics_with_a_zero_baseline() {
             n_baseline: 5,
             n_current: 5,
             paired: false,
+            identical: false,
         })
     };
     let d = decide(&abs(0.02, 0.03, 0.04), &errors, &c);
