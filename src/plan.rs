@@ -13,8 +13,8 @@
 //! (`--side-by-side`, `--side-by-side-server`), then the config's
 //! `[compare]`, then the entry point's own default ([`Otherwise`]).
 
-use crate::compare::{self, Comparison, SideBySide};
-use crate::config::{CompareBase, CompareSettings, GateConfig, Suite};
+use crate::compare::{self, stats, Comparison, SideBySide};
+use crate::config::{CompareBase, CompareSettings, GateConfig, RunSettings, Suite};
 use crate::results::RunResults;
 
 /// What the current run is compared with.
@@ -182,6 +182,38 @@ impl ComparisonPlan {
             Some(Against::Stored(Some(b))) => Some(b),
             _ => None,
         }
+    }
+
+    /// Why this plan can never reach a verdict with `run`'s rounds, when it
+    /// cannot: the smallest p-value its trials allow is above `alpha`, so
+    /// every gating metric would be inconclusive (issue 16, point 4). The
+    /// rounds counted are `max_rounds` (extra rounds buy trials) and, against
+    /// a stored run, as many on the stored side.
+    pub fn unreachable(&self, run: &RunSettings, source: &str) -> Option<String> {
+        let paired = match self.against.as_ref()? {
+            Against::Stored(_) => false,
+            Against::SideBySide { .. } | Against::BaseVsHead { .. } => true,
+        };
+        let n = run.max_rounds.max(run.rounds) as usize;
+        let alpha = self.gate.alpha;
+        let (min_p, needed, mode) = if paired {
+            (
+                stats::min_p_paired(n),
+                stats::rounds_needed_paired(alpha),
+                "a comparison paired by round (side by side, base vs head)",
+            )
+        } else {
+            (
+                stats::min_p_two_sample(n, n),
+                stats::rounds_needed_two_sample(alpha),
+                "a comparison with a stored run",
+            )
+        };
+        (min_p > alpha).then(|| {
+            format!(
+                "{source}: {mode} of {n} rounds can reach p = {min_p:.3} at best, never p <= {alpha} ([gate] alpha): every gating metric would be inconclusive; set [run] rounds (or max_rounds) to {needed} or more"
+            )
+        })
     }
 
     /// `current` compared as planned: the one comparison a run makes, during

@@ -308,6 +308,13 @@ impl Action {
             gate: suite.gate.clone(),
             gate_note: None,
         });
+        if let Some(why) = plan_or_none.unreachable(&suite.run, &suite.source) {
+            command(&annotation(
+                Level::Warning,
+                "benchgate: no verdict possible",
+                &why,
+            ));
+        }
         let (suite, _base) =
             crate::orchestrate::base_tree::prepare(suite.clone(), &plan_or_none, &self.workdir)?;
         let suite = &suite;

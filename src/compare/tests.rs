@@ -523,7 +523,9 @@ fn identical_samples_are_unchanged_with_any_number_of_trials() {
         "{}",
         errors.reason
     );
-    assert!(errors.reason.contains("every trial of both sides measured the same value"));
+    assert!(errors
+        .reason
+        .contains("every trial of both sides measured the same value"));
     // Throughput moves from trial to trial: 3 vs 3 still cannot reach alpha.
     let rps = find(&c, "get-22b", "hyper", "throughput_rps");
     assert_eq!(rps.verdict, Verdict::Inconclusive, "{}", rps.reason);

@@ -205,3 +205,38 @@ fn base_vs_head_from_the_flag_or_the_config() {
         Some(Against::Stored(None))
     );
 }
+
+#[test]
+fn a_plan_whose_rounds_cannot_reach_alpha_says_so() {
+    let mut config = suite(Some(("hyper", None)));
+    config.run.rounds = 4;
+    config.run.max_rounds = 4;
+    let p = plan(Asked::default(), &config).unwrap();
+    let why = p.unreachable(&config.run, "bench.toml").unwrap();
+    assert_eq!(
+        why,
+        "bench.toml: a comparison paired by round (side by side, base vs head) of 4 rounds can reach p = 0.125 at best, never p <= 0.05 ([gate] alpha): every gating metric would be inconclusive; set [run] rounds (or max_rounds) to 6 or more"
+    );
+    // Extra rounds buy the trials.
+    config.run.max_rounds = 10;
+    assert_eq!(p.unreachable(&config.run, "bench.toml"), None);
+    // Against a stored run, 3 vs 3 cannot, 4 vs 4 can.
+    let stored = Asked {
+        stored: true,
+        ..Asked::default()
+    };
+    let p = plan(stored, &suite(None)).unwrap();
+    let mut run = suite(None).run;
+    (run.rounds, run.max_rounds) = (3, 3);
+    let why = p.unreachable(&run, "x").unwrap();
+    assert!(
+        why.contains("a comparison with a stored run of 3 rounds can reach p = 0.100"),
+        "{why}"
+    );
+    assert!(why.ends_with("to 4 or more"), "{why}");
+    (run.rounds, run.max_rounds) = (4, 4);
+    assert_eq!(p.unreachable(&run, "x"), None);
+    // Nothing compared, nothing to reach.
+    let nothing = plan(Asked::default(), &suite(None)).unwrap();
+    assert_eq!(nothing.unreachable(&run, "x"), None);
+}
