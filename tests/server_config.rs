@@ -195,6 +195,20 @@ fn command_fields_are_checked() {
         "pass_env = [\"NPM_TOKEN\"]",
     );
     invalid(
+        &with("[[server]]\nurl = \"http://127.0.0.1:8080\"\nsetup = [\"make\"]\n"),
+        9,
+        "server[0].setup",
+        "setup applies to servers benchgate starts",
+        "remove setup",
+    );
+    invalid(
+        &with("[[server]]\ncommand = [\"./srv\"]\nsetup = []\n"),
+        9,
+        "server[0].setup",
+        "the command is empty",
+        "setup = [\"make\", \"server\"]",
+    );
+    invalid(
         &with("[[server]]\nurl = \"http://127.0.0.1:8080\"\npass_env = [\"NPM_TOKEN\"]\n"),
         9,
         "server[0].pass_env",

@@ -278,3 +278,51 @@ fn a_url_server_is_driven_but_has_no_process_figures() {
     assert!(table.contains("reqwest @ running"), "{table}");
     assert!(!table.contains("srv cpu/req"), "no server columns: {table}");
 }
+
+/// `setup` on a `[[server]]` runs once, before the rounds, in the server's
+/// `cwd` (here it makes the executable the command starts); a setup that fails
+/// fails every round on that server, with its output, and the run goes on.
+#[test]
+fn a_server_setup_builds_it_once_and_a_failed_setup_fails_its_rounds() {
+    let mark = mark();
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().display().to_string();
+    let toml = format!(
+        "[run]\nrounds = 2\nwarmup = \"50ms\"\nduration = \"150ms\"\n\
+         [[client]]\nname = \"hyper\"\nkind = \"hyper\"\n\
+         [[scenario]]\nname = \"get-22b\"\npath = \"/bytes/22\"\nconcurrency = 2\n\
+         [[server]]\nname = \"built\"\ncwd = \"{cwd}\"\n\
+         setup = [\"sh\", \"-c\", \"echo built >> setup-runs; ln -sf {exe} srv\"]\n\
+         command = [\"./srv\", \"serve\", \"--no-tls\", \"--listen\", \"127.0.0.1:{{port}}\"]\n\
+         ready = \"http://127.0.0.1:{{port}}/bytes/1\"\nready_timeout = \"10s\"\nenv = {{ SUT_TEST_MARK = \"{mark}\" }}\n\
+         [[server]]\nname = \"broken\"\ncwd = \"{cwd}\"\n\
+         setup = [\"sh\", \"-c\", \"echo cannot find the compiler >&2; exit 3\"]\n\
+         command = [\"./srv\", \"serve\", \"--no-tls\", \"--listen\", \"127.0.0.1:{{port}}\"]\n\
+         env = {{ SUT_TEST_MARK = \"{mark}\" }}\n",
+        exe = exe(),
+    );
+    let run = run_config(&toml, &[]);
+    let results = run.results();
+    assert!(
+        processes_with(&mark).is_empty(),
+        "{:?}",
+        processes_with(&mark)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("setup-runs")).unwrap(),
+        "built\n",
+        "the setup ran once, not once per round"
+    );
+    for t in &cell(&results, "hyper", "built").trials {
+        assert_eq!(t.failure, None);
+        assert!(t.metrics.as_ref().unwrap().ok > 0);
+    }
+    let broken = &cell(&results, "hyper", "broken").trials;
+    assert_eq!(broken.len(), 2);
+    for t in broken {
+        let f = t.failure.clone().unwrap();
+        assert!(f.contains("the server's setup step failed"), "{f}");
+        assert!(f.contains("cannot find the compiler"), "{f}");
+    }
+    assert_schema_valid(&run.out);
+}

@@ -126,6 +126,10 @@ impl Suite {
             };
             let mut moved = cmd.clone();
             moved.command = cmd.command.iter().map(|a| trees.value(a)).collect();
+            moved.setup = cmd
+                .setup
+                .as_ref()
+                .map(|s| s.iter().map(|a| trees.value(a)).collect());
             moved.env = cmd
                 .env
                 .iter()

@@ -56,6 +56,10 @@ pub enum ServerTarget {
 pub struct ServerCommand {
     /// argv; `{port}` in any argument is replaced by the port benchgate picked.
     pub command: Vec<String>,
+    /// Run once before the rounds, in `cwd` (e.g. the server's build); argv.
+    /// A failed setup fails every round on this server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Vec<String>>,
     /// Working directory, resolved against the config file's directory.
     pub cwd: String,
     /// Extra environment (`BENCHGATE_SERVER_PORT` is set too).
@@ -100,6 +104,7 @@ pub struct RawServer {
     pub span: Range<usize>,
     pub name: Option<At<String>>,
     pub command: Option<At<Vec<At<String>>>>,
+    pub setup: Option<At<Vec<At<String>>>>,
     pub cwd: Option<At<String>>,
     pub env: Option<At<StringTable>>,
     pub pass_env: Option<At<Vec<At<String>>>>,
@@ -115,6 +120,11 @@ const SERVER: &[Spec] = &[
         "command",
         "an array of strings (argv)",
         "command = [\"./server\", \"--port\", \"{port}\"]",
+    ),
+    raw::spec(
+        "setup",
+        "an array of strings (argv)",
+        "setup = [\"make\", \"server\"]",
     ),
     raw::spec("cwd", "a string", "cwd = \".\""),
     raw::spec(
@@ -154,6 +164,7 @@ pub(super) fn read(
         span,
         name: f.string("name")?,
         command: f.strings_of("command", "an argument")?,
+        setup: f.strings_of("setup", "an argument")?,
         cwd: f.string("cwd")?,
         env: f.string_table("env")?,
         pass_env: f.strings_of("pass_env", "a variable name")?,
@@ -214,6 +225,7 @@ pub(super) fn build(
 fn build_url(s: &RawServer, url: &At<String>) -> Result<String, Problem> {
     let field = format!("{}.url", s.label);
     let fields = [
+        ("setup", s.setup.as_ref().map(|v| v.span.clone())),
         ("cwd", s.cwd.as_ref().map(|v| v.span.clone())),
         ("env", s.env.as_ref().map(|v| v.span.clone())),
         ("pass_env", s.pass_env.as_ref().map(|v| v.span.clone())),
@@ -261,6 +273,14 @@ fn build_command(
         &path("command"),
         "command = [\"./server\", \"--port\", \"{port}\"]",
     )?;
+    let setup = match &s.setup {
+        Some(v) => Some(super::command::argv(
+            v,
+            &path("setup"),
+            "setup = [\"make\", \"server\"]",
+        )?),
+        None => None,
+    };
     let cwd = super::command::working_dir(s.cwd.as_ref(), config_dir, &path("cwd"))?;
     let env = super::command::env_table(s.env.as_ref(), &path("env"))?;
     let pass_env = super::command::pass_env(s.pass_env.as_ref(), &env, &path("pass_env"))?;
@@ -279,6 +299,7 @@ fn build_command(
         .unwrap_or(DEFAULT_STOP_TIMEOUT);
     Ok(ServerCommand {
         command,
+        setup,
         cwd: cwd.display().to_string(),
         env,
         pass_env,
@@ -380,6 +401,7 @@ mod tests {
     fn placeholders_are_replaced() {
         let c = ServerCommand {
             command: vec!["srv".into(), "--listen=127.0.0.1:{port}".into()],
+            setup: None,
             cwd: ".".into(),
             env: BTreeMap::new(),
             pass_env: Vec::new(),

@@ -144,20 +144,49 @@ impl Drop for GroupKiller {
     }
 }
 
-/// Runs `argv` once (a client's setup step), output captured to `log`.
-pub fn run_setup(argv: &[String], cmd: &CommandSpec, log: &Path) -> anyhow::Result<()> {
+/// Where a setup step runs: a command client's or a server under test's
+/// working directory, extra environment and passed-through variables.
+pub struct SetupPlace<'a> {
+    pub cwd: &'a str,
+    pub env: &'a std::collections::BTreeMap<String, String>,
+    pub pass_env: &'a [String],
+}
+
+impl<'a> From<&'a CommandSpec> for SetupPlace<'a> {
+    fn from(c: &'a CommandSpec) -> SetupPlace<'a> {
+        SetupPlace {
+            cwd: &c.cwd,
+            env: &c.env,
+            pass_env: &c.pass_env,
+        }
+    }
+}
+
+impl<'a> From<&'a crate::config::ServerCommand> for SetupPlace<'a> {
+    fn from(c: &'a crate::config::ServerCommand) -> SetupPlace<'a> {
+        SetupPlace {
+            cwd: &c.cwd,
+            env: &c.env,
+            pass_env: &c.pass_env,
+        }
+    }
+}
+
+/// Runs `argv` once (a client's or a server's setup step), output captured
+/// to `log`.
+pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::Result<()> {
     let out = File::create(log)?;
     let mut command = Command::new(&argv[0]);
-    child_env::scrub(&mut command, &cmd.pass_env);
+    child_env::scrub(&mut command, place.pass_env);
     let status = command
         .args(&argv[1..])
-        .current_dir(&cmd.cwd)
-        .envs(&cmd.env)
+        .current_dir(place.cwd)
+        .envs(place.env)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)
         .status()
-        .with_context(|| format!("starting setup {:?} in {}", argv, cmd.cwd))?;
+        .with_context(|| format!("starting setup {:?} in {}", argv, place.cwd))?;
     if !status.success() {
         bail!("setup {:?} failed ({status}):\n{}", argv, tail(log));
     }

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::config::{ClientKind, MockScript, Suite};
+use crate::config::{ClientKind, MockScript, ServerTarget, Suite};
 use crate::measure::resources::allowed_cpus;
 use crate::results::environment::Pinning;
 use crate::results::{Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION};
@@ -115,27 +115,42 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         interrupted: None,
     };
 
-    // Setup steps of command clients run once, before any round; a failed
-    // setup fails that client's trials, not the run.
+    // Setup steps of command clients and servers under test run once, before
+    // any round; a failed setup fails that client's (or server's) trials, not
+    // the run.
     let mut setup_failed: BTreeMap<String, String> = BTreeMap::new();
-    for client in &suite.clients {
+    let mut server_setup_failed: BTreeMap<String, String> = BTreeMap::new();
+    let setups = suite
+        .clients
+        .iter()
+        .filter_map(|c| match &c.kind {
+            ClientKind::Command(cmd) => Some(("client", &c.name, cmd.setup.as_ref()?, cmd.into())),
+            _ => None,
+        })
+        .chain(suite.servers.iter().filter_map(|s| match &s.target {
+            ServerTarget::Command(cmd) => {
+                Some(("server", &s.name, cmd.setup.as_ref()?, cmd.into()))
+            }
+            ServerTarget::Url(_) => None,
+        }));
+    for (kind, name, argv, place) in setups {
         if interrupt::received().is_some() {
             break;
         }
-        if let ClientKind::Command(cmd) = &client.kind {
-            if let Some(argv) = &cmd.setup {
-                if !opts.quiet {
-                    eprintln!(
-                        "benchgate: setup for client {}: {:?}",
-                        client.name.escape_debug(),
-                        argv
-                    );
-                }
-                let log = scratch.path().join("setup.log");
-                if let Err(e) = command::run_setup(argv, cmd, &log) {
-                    setup_failed.insert(client.name.clone(), format!("{e:#}"));
-                }
-            }
+        if !opts.quiet {
+            eprintln!(
+                "benchgate: setup for {kind} {}: {:?}",
+                name.escape_debug(),
+                argv
+            );
+        }
+        let log = scratch.path().join("setup.log");
+        if let Err(e) = command::run_setup(argv, place, &log) {
+            let failed = match kind {
+                "client" => &mut setup_failed,
+                _ => &mut server_setup_failed,
+            };
+            failed.insert(name.clone(), format!("{e:#}"));
         }
     }
 
@@ -146,6 +161,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         client_threads,
         scratch: scratch.path(),
         setup_failed: &setup_failed,
+        server_setup_failed: &server_setup_failed,
         quiet: opts.quiet,
         extend: opts.extend.as_ref(),
         header: &results.clone(),

@@ -31,6 +31,9 @@ pub(super) struct Rounds<'a> {
     pub scratch: &'a Path,
     /// Command clients whose setup step failed, with the reason.
     pub setup_failed: &'a BTreeMap<String, String>,
+    /// Servers under test whose setup step failed, with the reason: every
+    /// round on them fails.
+    pub server_setup_failed: &'a BTreeMap<String, String>,
     pub quiet: bool,
     /// Extra rounds while a comparison is inconclusive (`[run] max_rounds`).
     pub extend: Option<&'a Extend>,
@@ -164,6 +167,9 @@ impl Rounds<'_> {
     }
 
     fn start_server(&self, spec: &ServerSpec, index: usize) -> anyhow::Result<Started> {
+        if let Some(reason) = self.server_setup_failed.get(&spec.name) {
+            bail!("the server's setup step failed: {reason}");
+        }
         match &spec.target {
             ServerTarget::Command(cmd) => {
                 let dir = self.scratch.join(format!("server-{index}"));

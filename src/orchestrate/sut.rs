@@ -260,6 +260,7 @@ mod tests {
     fn spec(argv: &[&str], ready: Option<&str>, ready_ms: u64) -> ServerCommand {
         ServerCommand {
             command: argv.iter().map(|s| s.to_string()).collect(),
+            setup: None,
             cwd: ".".into(),
             env: Default::default(),
             pass_env: Vec::new(),
