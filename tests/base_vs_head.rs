@@ -25,7 +25,7 @@ fn log(out: &Output) -> String {
 fn head_slower_than_base_regresses_and_identical_commits_pass() {
     let slower = Repo::new(
         &[("benchgate.toml", &config("", "")), ("delay_ms.txt", "2")],
-        &[("delay_ms.txt", "2.6")],
+        &[("delay_ms.txt", "4")],
     );
     let out = slower.run(&["--compare-base", "HEAD^"]);
     assert_eq!(out.status.code(), Some(1), "{}", log(&out));
@@ -63,7 +63,7 @@ fn the_gate_comes_from_the_base_commit() {
     assert_ne!(loose, config("", ""));
     let repo = Repo::new(
         &[("benchgate.toml", &config("", "")), ("delay_ms.txt", "2")],
-        &[("benchgate.toml", &loose), ("delay_ms.txt", "2.6")],
+        &[("benchgate.toml", &loose), ("delay_ms.txt", "4")],
     );
     let out = repo.run(&["--compare-base", "HEAD^"]);
     assert_eq!(out.status.code(), Some(1), "{}", log(&out));
@@ -149,7 +149,7 @@ fn the_action_gates_a_pull_request_base_vs_head() {
         ("delay_ms.txt", "2"),
     ]);
     repo.commit("base");
-    repo.write(&[("delay_ms.txt", "2.6")]);
+    repo.write(&[("delay_ms.txt", "4")]);
     repo.commit("head");
     let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let base = repo.git(&["rev-parse", "HEAD^"]).trim().to_string();

@@ -372,7 +372,11 @@ pub fn compare_side_by_side_with(
     }
     let this = run_ref(run);
     finish(
-        "side_by_side",
+        if base.variant.is_some() {
+            "base_vs_head"
+        } else {
+            "side_by_side"
+        },
         method(true, gate.alpha),
         Some(this.clone()),
         this,

@@ -16,6 +16,7 @@ pub fn config(compare: &str, setup: &str) -> String {
     format!(
         r#"[run]
 rounds = 6
+max_rounds = 12
 warmup = "100ms"
 duration = "600ms"
 pin = false

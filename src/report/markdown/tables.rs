@@ -8,8 +8,8 @@ use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_with_ci, failed_rows, is_headline_row, is_side_by_side, mde, outcome_text, rank,
-    row_order, values, verdict_mark, verdict_text,
+    change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde,
+    outcome_text, rank, row_order, values, verdict_mark, verdict_text,
 };
 
 /// Most environment differences (and failed cells) listed in the head.
@@ -77,7 +77,13 @@ pub fn head(cmp: &Comparison) -> String {
         out.push('\n');
     }
     let cur = &cmp.current_run;
-    if is_side_by_side(&cmp.mode) {
+    if is_base_vs_head(&cmp.mode) {
+        let _ = writeln!(
+            out,
+            "Base vs head: each client and server of the repository against its own build at the base commit (`NAME@base`) in the same run, {}, paired by round.\n",
+            run_label(cur)
+        );
+    } else if is_side_by_side(&cmp.mode) {
         let _ = writeln!(
             out,
             "Side by side: each client against its baseline client in the same run, {}, paired by round.\n",

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_with_ci, failed_rows, is_headline_row, is_side_by_side, mde, row_order, value,
-    verdict_text,
+    change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde, row_order,
+    value, verdict_text,
 };
 
 const RED: &str = "\x1b[31m";
@@ -68,7 +68,13 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
         cmp.metrics.len()
     );
     let cur = &cmp.current_run;
-    if is_side_by_side(&cmp.mode) {
+    if is_base_vs_head(&cmp.mode) {
+        let _ = writeln!(
+            out,
+            "base vs head in {}: each against its base commit's build, paired by round",
+            run_text(cur)
+        );
+    } else if is_side_by_side(&cmp.mode) {
         let _ = writeln!(out, "side by side in {}, paired by round", run_text(cur));
     } else if let Some(base) = &cmp.baseline_run {
         let age = match (
