@@ -315,3 +315,59 @@ fn the_split_report_compares_side_by_side_when_the_config_says_so() {
         "a side-by-side report read the store"
     );
 }
+
+/// Issue 17, point 4: a push on main whose reads of its own writes answer 404
+/// for a while (replication lag) still stores its baseline; a pull request
+/// whose `data-branch` is mistyped gets a neutral result and a `::warning`
+/// naming the branch and the input to fix, and creates nothing.
+#[test]
+fn replication_lag_and_a_mistyped_data_branch_against_the_fake_github() {
+    let r = Runner::new();
+    r.fake.state.lock().unwrap().replication_lag = 2;
+    let push = r.action(
+        "push",
+        &event("push_main.json"),
+        &[
+            ("GITHUB_REF", "refs/heads/main"),
+            ("GITHUB_SHA", BASE_SHA),
+            ("GITHUB_RUN_ID", "100"),
+            ("INPUT_GITHUB-TOKEN", TOKEN),
+        ],
+    );
+    assert_eq!(push.code(), 0, "{}", push.log());
+    let lagged = r.fake.state.lock().unwrap().lagging.clone();
+    assert_eq!(
+        lagged.get("benchgate-data:baselines/main/index.json"),
+        Some(&0),
+        "the read-back did not meet the lag: {lagged:?}"
+    );
+    assert!(stored_file(&r.fake, "baselines/main/index.json").is_some());
+
+    let pr = r.action(
+        "pull_request",
+        &pr_event("opened", HEAD_1),
+        &[
+            ("GITHUB_REF", "refs/pull/42/merge"),
+            ("GITHUB_SHA", HEAD_1),
+            ("GITHUB_RUN_ID", "101"),
+            ("INPUT_GITHUB-TOKEN", TOKEN),
+            ("INPUT_DATA-BRANCH", "benchgate-dta"),
+        ],
+    );
+    assert_eq!(pr.code(), 0, "{}", pr.log());
+    assert_eq!(pr.expect_output("verdict"), "no_baseline", "{}", pr.log());
+    let stderr = String::from_utf8_lossy(&pr.output.stderr);
+    let warning = stderr
+        .lines()
+        .find(|l| l.starts_with("::warning title=benchgate%3A no data branch::"))
+        .unwrap_or_else(|| panic!("no data-branch warning:\n{}", pr.log()));
+    assert!(
+        warning.contains("\"benchgate-dta\" does not exist") && warning.contains("`data-branch`"),
+        "{warning}"
+    );
+    assert_eq!(
+        r.fake.count("POST", "/git/refs"),
+        1,
+        "a PR created a branch"
+    );
+}

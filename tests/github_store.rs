@@ -351,3 +351,118 @@ fn a_short_or_symbolic_commit_is_refused_before_any_write() {
     assert_eq!(fake.count("PUT", ""), 0);
     assert_eq!(fake.count("POST", ""), 0);
 }
+
+/// A store whose reads of its own writes give up fast: 4 reads within 2 s.
+fn impatient(fake: &FakeGitHub, reads: u32, within: Duration) -> GitHubStore {
+    store(fake).with_read_back_retries(RetryPolicy {
+        max_attempts: reads,
+        base: Duration::from_millis(5),
+        cap: Duration::from_millis(20),
+        deadline: within,
+    })
+}
+
+fn lag(fake: &FakeGitHub, reads: usize) {
+    fake.state.lock().unwrap().replication_lag = reads;
+}
+
+/// 404s the fake still has to answer for `key` (`branch:path`), if it lagged.
+fn lag_left(fake: &FakeGitHub, key: &str) -> Option<usize> {
+    fake.state.lock().unwrap().lagging.get(key).copied()
+}
+
+#[test]
+fn reads_of_this_runs_own_writes_survive_replication_lag() {
+    let fake = FakeGitHub::start();
+    lag(&fake, 3);
+    let store = impatient(&fake, 6, Duration::from_secs(10));
+    // The data branch just created, then the index just written, answer 404
+    // three times each before the read-back sees them.
+    store.store("main", &sha(1), &results("1"), 100).unwrap();
+    assert_eq!(lag_left(&fake, &format!("{DATA}:")), Some(0));
+    assert_eq!(lag_left(&fake, &format!("{DATA}:{INDEX}")), Some(0));
+    store.store("main", &sha(2), &results("2"), 100).unwrap();
+    assert_eq!(shas(&index(&fake)), [sha(2), sha(1)]);
+    // A results file the index lists is read again too.
+    let results_key = format!("{DATA}:baselines/main/{}.json", sha(1));
+    assert_eq!(lag_left(&fake, &results_key), Some(3));
+    let found = store.lookup("main", &sha(1), &[]).unwrap().unwrap();
+    assert_eq!((found.exact, found.results.run_id.as_str()), (true, "1"));
+    assert_eq!(lag_left(&fake, &results_key), Some(0));
+}
+
+#[test]
+fn a_read_back_that_keeps_answering_404_gives_up_within_its_bounds() {
+    let fake = FakeGitHub::start();
+    store(&fake)
+        .store("main", &sha(1), &results("1"), 100)
+        .unwrap();
+    lag(&fake, usize::MAX);
+    // Bounded by reads: the CAS read, then exactly 4 read-back reads.
+    fake.clear_requests();
+    let err = impatient(&fake, 4, Duration::from_secs(30))
+        .store("main", &sha(2), &results("2"), 100)
+        .unwrap_err();
+    let text = format!("{err:#}");
+    assert!(
+        text.contains(INDEX) && text.contains("404") && text.contains("4 read(s)"),
+        "{text}"
+    );
+    assert_eq!(fake.count("GET", "index.json"), 1 + 4);
+    // Bounded by time: unlimited reads stop at the deadline (the index's
+    // earlier lag is over; the next write's starts).
+    fake.state.lock().unwrap().lagging.clear();
+    let started = std::time::Instant::now();
+    let err = impatient(&fake, u32::MAX, Duration::from_millis(300))
+        .store("main", &sha(3), &results("3"), 100)
+        .unwrap_err();
+    assert!(
+        format!("{err:#}").contains("after this run wrote it"),
+        "{err:#}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn a_missing_data_branch_is_said_loudly_and_told_apart_from_a_missing_index() {
+    let fake = FakeGitHub::start();
+    let mistyped = store(&fake).with_data_branch("benchgate-dta");
+    store(&fake)
+        .store("main", &sha(1), &results("1"), 100)
+        .unwrap();
+    // A data branch that does not exist: neutral, and the note names it and the fix.
+    assert!(mistyped.lookup("main", &sha(1), &[]).unwrap().is_none());
+    let notes = mistyped.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    for needle in [
+        "\"benchgate-dta\" does not exist",
+        "`data-branch`",
+        "`baseline-branch`",
+    ] {
+        assert!(notes[0].contains(needle), "{needle}: {}", notes[0]);
+    }
+    assert_eq!(
+        fake.count("POST", "/git/refs"),
+        1,
+        "a lookup created a branch"
+    );
+    // The data branch exists, the branch's index does not: a quieter note.
+    let existing = store(&fake);
+    assert!(existing.lookup("dev", &sha(1), &[]).unwrap().is_none());
+    let notes = existing.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("baselines/dev/index.json is absent"),
+        "{}",
+        notes[0]
+    );
+    assert!(notes[0].contains("`baseline-branch`"), "{}", notes[0]);
+    assert!(!notes[0].contains("does not exist"), "{}", notes[0]);
+    // Found: nothing to say.
+    assert!(existing.lookup("main", &sha(1), &[]).unwrap().is_some());
+    assert_eq!(existing.notes().len(), 1);
+}

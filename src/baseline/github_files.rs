@@ -1,6 +1,14 @@
 //! The data branch's file layer for [`GitHubStore`]: Contents API reads and
 //! compare-and-swap writes of single files, and the creation of the branch as an
 //! orphan through the Git Data API (trees, commits, refs).
+//!
+//! A 404 is not always "absent". A Contents API read answers 404 both for a
+//! missing file and for a missing branch ([`GitHubStore::branch_exists`] tells
+//! them apart), and GitHub's replicas may answer 404 for a moment for what was
+//! just written: reads of what this run wrote (or an index lists) go through
+//! [`GitHubStore::retry_404`], bounded in reads and time.
+
+use std::time::Instant;
 
 use anyhow::Context as _;
 use base64::Engine as _;
@@ -22,11 +30,8 @@ impl GitHubStore {
     /// Creates the data branch when missing; `true` when it was created.
     pub fn ensure_branch(&self) -> anyhow::Result<bool> {
         let api = self.repo.api_path();
-        let branch_path = format!("{api}/branches/{}", encode_component(&self.data_branch));
-        match self.gh.get(&branch_path) {
-            Ok(_) => return Ok(false),
-            Err(e) if e.status() == Some(404) => {}
-            Err(e) => return Err(e).context("checking for the data branch"),
+        if self.branch_exists()? {
+            return Ok(false);
         }
         let context = || format!("creating the data branch {:?}", self.data_branch);
         let tree = json!({ "tree": [{ "path": "README.md", "mode": "100644", "type": "blob", "content": README }] });
@@ -39,17 +44,69 @@ impl GitHubStore {
             .post_idempotent(&format!("{api}/git/commits"), &commit)
             .with_context(context)?;
         let reference = json!({ "ref": format!("refs/heads/{}", self.data_branch), "sha": commit });
-        match self
+        let created = match self
             .gh
             .send(Method::POST, &format!("{api}/git/refs"), Some(&reference))
         {
-            Ok(_) => Ok(true),
+            Ok(_) => true,
             // Created meanwhile by another writer (422), or maybe by us (ambiguous).
             Err(e) if e.status() == Some(422) || matches!(e, GitHubError::Ambiguous { .. }) => {
-                self.gh.get(&branch_path).with_context(context)?;
-                Ok(false)
+                false
             }
-            Err(e) => Err(e).with_context(context),
+            Err(e) => return Err(e).with_context(context),
+        };
+        // Just created: a replica may not know it yet.
+        let what = format!("the data branch {:?} in {}", self.data_branch, self.repo);
+        self.retry_404(&what, "after it was created", || {
+            Ok(self.branch_exists()?.then_some(()))
+        })?;
+        Ok(created)
+    }
+
+    /// Whether the data branch exists: `GET /branches/{name}` answers 404 when
+    /// it does not (and for a repository the token cannot see).
+    pub fn branch_exists(&self) -> anyhow::Result<bool> {
+        let api = self.repo.api_path();
+        let branch_path = format!("{api}/branches/{}", encode_component(&self.data_branch));
+        match self.gh.get(&branch_path) {
+            Ok(_) => Ok(true),
+            Err(e) if e.status() == Some(404) => Ok(false),
+            Err(e) => Err(e).with_context(|| {
+                format!(
+                    "checking for the data branch {:?} in {}",
+                    self.data_branch, self.repo
+                )
+            }),
+        }
+    }
+
+    /// Calls `read` until it finds `what` (it answers `None` on a 404), under
+    /// the read-back policy: for what this run just wrote, or what an index
+    /// lists, a 404 is a replica that lags, never "absent". Gives up with an
+    /// error naming `what` once the policy's reads or time run out.
+    pub(super) fn retry_404<T>(
+        &self,
+        what: &str,
+        since: &str,
+        mut read: impl FnMut() -> anyhow::Result<Option<T>>,
+    ) -> anyhow::Result<T> {
+        let started = Instant::now();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            if let Some(found) = read()? {
+                return Ok(found);
+            }
+            let next = self
+                .read_back
+                .next_delay(attempts, started.elapsed(), rand::random());
+            let Some(delay) = next else {
+                anyhow::bail!(
+                    "{what} is still missing (HTTP 404) {since}: {attempts} read(s) over {:.1} s; GitHub's replicas may lag behind, or another writer removed it: run the job again",
+                    started.elapsed().as_secs_f64()
+                );
+            };
+            std::thread::sleep(delay);
         }
     }
 
@@ -84,7 +141,8 @@ impl GitHubStore {
         format!("{}/contents/{}", self.repo.api_path(), encoded.join("/"))
     }
 
-    /// Reads a file; `None` when it (or the data branch) does not exist.
+    /// Reads a file; `None` on a 404: it, or the data branch, does not exist
+    /// (or a replica does not have it yet).
     pub(super) fn read(&self, path: &str) -> anyhow::Result<Option<Remote>> {
         let url = format!(
             "{}?ref={}",

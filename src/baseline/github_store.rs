@@ -18,8 +18,19 @@
 //! back to check that it holds exactly one entry for the commit, ours. A stored
 //! file that does not parse or has an unknown schema stops the write with an
 //! error naming it; it is never replaced.
+//!
+//! A 404 (see [`super::github_files`]) means, by case:
+//! - lookup, no data branch: nothing stored yet, a neutral result, but said
+//!   loudly (a `::warning` naming the branch and the inputs to check), since a
+//!   mistyped `data-branch` looks exactly like this;
+//! - lookup, a data branch without the branch's index: nothing stored for that
+//!   branch yet (a note naming `baseline-branch`);
+//! - a results file the index lists, the data branch this run created, the
+//!   index this run wrote (its read-back): a replica that lags, read again
+//!   under a bounded policy ([`GitHubStore::with_read_back_retries`]), then an
+//!   error.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -42,11 +53,16 @@ pub struct GitHubStore {
     pub(super) repo: Repo,
     pub(super) data_branch: String,
     conflicts: RetryPolicy,
+    /// Reads again on a 404 for what this run wrote or an index lists.
+    pub(super) read_back: RetryPolicy,
+    /// What lookups said about a missing branch or index ([`GitHubStore::notes`]).
+    notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl GitHubStore {
     /// The store on `benchgate-data` of `repo`, retrying a conflicting index
-    /// write up to 8 times.
+    /// write up to 8 times and a 404 on a read of its own writes up to 6 times
+    /// within 10 s.
     pub fn new(gh: Arc<GitHub>, repo: Repo) -> GitHubStore {
         GitHubStore {
             gh,
@@ -58,6 +74,13 @@ impl GitHubStore {
                 cap: Duration::from_secs(4),
                 deadline: Duration::from_secs(60),
             },
+            read_back: RetryPolicy {
+                max_attempts: 6,
+                base: Duration::from_millis(250),
+                cap: Duration::from_secs(2),
+                deadline: Duration::from_secs(10),
+            },
+            notes: Arc::default(),
         }
     }
 
@@ -73,8 +96,56 @@ impl GitHubStore {
         self
     }
 
+    /// Another policy for reading again on a 404 (replication lag).
+    pub fn with_read_back_retries(mut self, policy: RetryPolicy) -> GitHubStore {
+        self.read_back = policy;
+        self
+    }
+
     pub fn data_branch(&self) -> &str {
         &self.data_branch
+    }
+
+    /// What lookups said about a missing data branch or index, oldest first
+    /// (each is also printed to stderr when said).
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Records a note and prints it to stderr, as a `::warning` when `loud`.
+    fn say(&self, loud: bool, text: String) {
+        match loud {
+            // The workflow command's escaping: the text is one message.
+            true => eprintln!(
+                "::warning title=benchgate%3A no data branch::{}",
+                text.replace('%', "%25")
+                    .replace('\r', "%0D")
+                    .replace('\n', "%0A")
+            ),
+            false => eprintln!("benchgate: note: {text}"),
+        }
+        self.notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(text);
+    }
+
+    /// Says why a lookup of `branch` found no index: no data branch (loudly),
+    /// or nothing stored for `branch` in it.
+    fn say_nothing_stored(&self, branch: &str) -> anyhow::Result<()> {
+        let data = &self.data_branch;
+        let repo = &self.repo;
+        if self.branch_exists()? {
+            let index = format!("{}/index.json", self.dir(branch));
+            self.say(false, format!(
+                "the data branch {data:?} in {repo} has no baseline of {branch:?} ({index} is absent), so nothing is compared (a neutral result); a run on a push to {branch:?} stores one; if the pushes that store baselines are to another branch, set input `baseline-branch` to it"
+            ));
+        } else {
+            self.say(true, format!(
+                "the data branch {data:?} does not exist in {repo} (GitHub answers 404 for it), so no baseline of {branch:?} is stored and nothing is compared (a neutral result). Before the first run on a push to {branch:?} this is expected: that run creates the branch. Otherwise input `data-branch` ({data:?}) is not the branch the push runs store to: set it to that branch (default benchgate-data) and check `baseline-branch`; or the token cannot read {repo}"
+            ));
+        }
+        Ok(())
     }
 
     /// The branch's index and its sha; `None` when there is none yet.
@@ -167,6 +238,7 @@ impl BaselineStore for GitHubStore {
         ancestors: &[String],
     ) -> anyhow::Result<Option<FoundBaseline>> {
         let Some((index, _)) = self.read_index(branch)? else {
+            self.say_nothing_stored(branch)?;
             return Ok(None);
         };
         let Some((entry, exact)) = index.find(sha, ancestors) else {
@@ -174,9 +246,8 @@ impl BaselineStore for GitHubStore {
         };
         let path = format!("{}/{}", self.dir(branch), entry.file);
         let source = self.describe(&path);
-        let remote = self
-            .read(&path)?
-            .with_context(|| format!("the index lists {source}, but it does not exist"))?;
+        let listed = format!("{source}, listed in the index,");
+        let remote = self.retry_404(&listed, "when read", || self.read(&path))?;
         let results = RunResults::parse(&String::from_utf8_lossy(&remote.bytes), &source)?;
         Ok(Some(FoundBaseline {
             key: entry.key(branch),
@@ -256,9 +327,11 @@ impl BaselineStore for GitHubStore {
                 }
             }
         }
-        let (back, _) = self
-            .read_index(branch)?
-            .with_context(|| format!("{} vanished after the write", self.describe(&index_path)))?;
+        let (back, _) = self.retry_404(
+            &self.describe(&index_path),
+            "after this run wrote it",
+            || self.read_index(branch),
+        )?;
         let ours: Vec<&IndexEntry> = back.entries.iter().filter(|e| e.sha == sha).collect();
         if ours.len() != 1 || ours[0].run_id != results.run_id {
             anyhow::bail!(

@@ -82,6 +82,12 @@ pub struct State {
     /// Git Data API objects created through the fake: sha -> JSON.
     pub objects: HashMap<String, Value>,
     pub commits_made: u64,
+    /// Replication lag: the first this many reads of a file just written
+    /// (`GET .../contents/{path}`) or a branch just created
+    /// (`GET .../branches/{name}`) answer 404, as a lagging replica would.
+    pub replication_lag: usize,
+    /// What still lags: `branch:path` or `branch:` -> 404s left to answer.
+    pub lagging: HashMap<String, usize>,
     pub requests: Vec<Recorded>,
     pub faults: Vec<Fault>,
 }
@@ -348,6 +354,17 @@ pub fn query(uri: &str, name: &str) -> Option<String> {
         let (k, v) = kv.split_once('=')?;
         (k == name).then(|| v.to_string())
     })
+}
+
+/// Whether a read of `key` (see [`State::lagging`]) answers 404, counting it.
+pub fn lags(state: &mut State, key: &str) -> bool {
+    match state.lagging.get_mut(key) {
+        Some(left) if *left > 0 => {
+            *left -= 1;
+            true
+        }
+        _ => false,
+    }
 }
 
 /// GitHub's timestamp form, from a counter (deterministic and increasing).

@@ -8,7 +8,7 @@ use base64::Engine as _;
 use serde_json::Value;
 use sha1::{Digest, Sha1};
 
-use super::fake::{answer, error, fixture, query, Account, Answer, State, REPO};
+use super::fake::{answer, error, fixture, lags, query, Account, Answer, State, REPO};
 
 pub fn route(
     state: &mut State,
@@ -21,6 +21,9 @@ pub fn route(
     let rest = rest.trim_start_matches('/');
     if let Some(branch) = rest.strip_prefix("branches/") {
         let branch = decode(branch);
+        if method == "GET" && lags(state, &format!("{branch}:")) {
+            return Some(error(404, "branch_not_found"));
+        }
         return Some(match state.branches.contains_key(&branch) {
             true if method == "GET" => {
                 let mut b = fixture("branch.json");
@@ -34,7 +37,13 @@ pub fn route(
     if let Some(path) = rest.strip_prefix("contents/") {
         let path = decode(path);
         return Some(match method {
-            "GET" => get_file(state, &path, &query(uri, "ref").map(|r| decode(&r))?),
+            "GET" => {
+                let branch = query(uri, "ref").map(|r| decode(&r))?;
+                if lags(state, &format!("{branch}:{path}")) {
+                    return Some(error(404, "not_found"));
+                }
+                get_file(state, &path, &branch)
+            }
             "PUT" => put_file(state, &path, body),
             "DELETE" => delete_file(state, &path, body),
             _ => return None,
@@ -77,6 +86,8 @@ pub fn route(
                 files.insert(path, content);
             }
             state.branches.insert(branch.to_string(), files);
+            let lag = state.replication_lag;
+            state.lagging.insert(format!("{branch}:"), lag);
             let mut reference = fixture("git_ref.json");
             reference["ref"] = name.into();
             reference["object"]["sha"] = commit.into();
@@ -164,6 +175,8 @@ fn put_file(state: &mut State, path: &str, body: &Value) -> Answer {
     let sha = blob_sha(&bytes);
     let size = bytes.len();
     files.insert(path.to_string(), bytes);
+    let lag = state.replication_lag;
+    state.lagging.insert(format!("{branch}:{path}"), lag);
     let mut out = fixture("contents_put.json");
     out["content"]["path"] = path.into();
     out["content"]["name"] = path.rsplit('/').next().unwrap_or(path).into();
