@@ -365,6 +365,11 @@ fn replication_lag_and_a_mistyped_data_branch_against_the_fake_github() {
         warning.contains("\"benchgate-dta\" does not exist") && warning.contains("`data-branch`"),
         "{warning}"
     );
+    // The comment's reader is told too, not only the log's.
+    let comments = comments_on(&r.fake, 42);
+    let body = &comments.last().expect("no comment").2;
+    assert!(body.contains("> **Note:**"), "{body}");
+    assert!(body.contains("benchgate-dta"), "{body}");
     assert_eq!(
         r.fake.count("POST", "/git/refs"),
         1,

@@ -82,16 +82,21 @@ fn measure(
                 true => ancestors(lookup.sha),
                 false => Vec::new(),
             };
+            let found = store.lookup(lookup.branch, lookup.sha, &ancestors)?;
             Ok(Looked {
-                found: store.lookup(lookup.branch, lookup.sha, &ancestors)?,
+                found,
                 history: !ancestors.is_empty(),
+                notes: store.notes(),
             })
         })?
         else {
             return Ok(Err(0));
         };
         let wanted = lookup.ancestors.then_some(lookup.sha);
-        let note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history);
+        let mut note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history);
+        for n in &looked.notes {
+            note.push_str(&format!("> **Note:** {}\n\n", md(n)));
+        }
         let stored = looked.found.as_ref().map(|f| f.results.clone());
         (plan.with_stored(stored), looked.found, note)
     } else {

@@ -38,6 +38,8 @@ use super::Action;
 pub(crate) struct Looked {
     pub found: Option<FoundBaseline>,
     pub history: bool,
+    /// What the store said about the lookup (a missing data branch, ...).
+    pub notes: Vec<String>,
 }
 
 /// The lookup step's file. The baseline's results are stored as they were read
@@ -49,6 +51,8 @@ struct LookupFile {
     plan: String,
     history: bool,
     found: Option<FoundFile>,
+    #[serde(default)]
+    notes: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -95,6 +99,7 @@ impl Action {
                     schema: LOOKUP_SCHEMA.into(),
                     plan: plan.into(),
                     history: looked.history,
+                    notes: looked.notes,
                     found: match looked.found {
                         Some(f) => Some(FoundFile {
                             key: f.key,
@@ -140,6 +145,7 @@ impl Action {
                 Ok(Some(Looked {
                     found,
                     history: file.history,
+                    notes: file.notes,
                 }))
             }
         }

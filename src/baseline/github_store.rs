@@ -108,7 +108,7 @@ impl GitHubStore {
 
     /// What lookups said about a missing data branch or index, oldest first
     /// (each is also printed to stderr when said).
-    pub fn notes(&self) -> Vec<String> {
+    pub fn recorded_notes(&self) -> Vec<String> {
         self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -231,6 +231,10 @@ fn prepare(results: &RunResults) -> anyhow::Result<(Vec<u8>, bool)> {
 }
 
 impl BaselineStore for GitHubStore {
+    fn notes(&self) -> Vec<String> {
+        self.recorded_notes()
+    }
+
     fn lookup(
         &self,
         branch: &str,

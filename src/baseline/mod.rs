@@ -71,4 +71,10 @@ pub trait BaselineStore {
 
     /// The branch's entries, newest first (for history charts).
     fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>>;
+
+    /// What lookups found worth telling the reader (a missing data branch,
+    /// a missing index), in plain words; empty by default.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
