@@ -1,0 +1,169 @@
+//! The reference server against hostile request shapes (issue 17, point 9):
+//! request smuggling (Content-Length with Transfer-Encoding, repeated
+//! Content-Length), malformed framing and byte-trickle (slowloris) heads. Every
+//! server binds 127.0.0.1:0; every test is bounded in time and stops by itself.
+
+#[allow(dead_code)]
+#[path = "server/support.rs"]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use benchgate::server::ServerOptions;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use support::*;
+
+const BAD_REQUEST: &str = "HTTP/1.1 400 Bad Request\r\nconnection: close\r\n";
+
+/// What the server answers to `request` on a fresh connection, read until it closes.
+async fn answer(t: &TestServer, request: &str) -> String {
+    let bytes = raw_exchange(t.http, request.as_bytes())
+        .await
+        .unwrap_or_else(|e| panic!("{request:?}: connection not closed in time: {e}"));
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// A server whose idle timeout is `idle`.
+fn with_idle(idle: Duration) -> TestServer {
+    TestServer::start(ServerOptions {
+        tls: false,
+        idle_timeout: idle,
+        ..ServerOptions::default()
+    })
+}
+
+#[tokio::test]
+async fn content_length_with_transfer_encoding_is_read_chunked_and_the_connection_closed() {
+    let t = TestServer::plain();
+    bounded(async {
+        // Both orders; a front end trusting Content-Length would see the GET as body.
+        for head in [
+            "content-length: 5\r\ntransfer-encoding: chunked",
+            "transfer-encoding: chunked\r\ncontent-length: 40",
+        ] {
+            let smuggled = "GET /bytes/3 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n";
+            let req =
+                format!("POST /upload HTTP/1.1\r\nhost: x\r\n{head}\r\n\r\n0\r\n\r\n{smuggled}");
+            let got = answer(&t, &req).await;
+            assert!(
+                got.starts_with("HTTP/1.1 200 OK\r\nconnection: close\r\n"),
+                "{got}"
+            );
+            assert!(got.ends_with("\r\n\r\n0"), "an empty chunked upload: {got}");
+            assert_eq!(
+                got.matches("HTTP/1.1").count(),
+                1,
+                "the smuggled GET was served: {got}"
+            );
+        }
+        assert_eq!(t.server.counters().requests, 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn repeated_or_malformed_content_length_is_a_400() {
+    let t = TestServer::plain();
+    bounded(async {
+        for cl in [
+            "content-length: 3\r\ncontent-length: 4",
+            "content-length: 3, 4",
+            "content-length: +3",
+            "content-length: -3",
+            "content-length: 99999999999999999999999",
+        ] {
+            let got = answer(&t, &format!("POST /upload HTTP/1.1\r\nhost: x\r\n{cl}\r\n\r\nabcd")).await;
+            assert!(got.starts_with(BAD_REQUEST), "{cl:?}: {got}");
+        }
+        // The same length twice is one length (RFC 9112, 6.3).
+        let req = "POST /upload HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ncontent-length: 3\r\nconnection: close\r\n\r\nabc";
+        let got = answer(&t, req).await;
+        assert!(got.starts_with("HTTP/1.1 200 OK") && got.ends_with("\r\n\r\n3"), "{got}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn malformed_transfer_encodings_and_header_shapes_are_a_400() {
+    let t = TestServer::plain();
+    bounded(async {
+        for head in [
+            "transfer-encoding: gzip",
+            "transfer-encoding: chunked, identity",
+            "transfer-encoding : chunked",
+            " transfer-encoding: chunked",
+            "x-a: 1\r\n folded: chunked",
+        ] {
+            let got = answer(&t, &format!("POST /upload HTTP/1.1\r\nhost: x\r\n{head}\r\n\r\n0\r\n\r\n")).await;
+            assert!(got.starts_with(BAD_REQUEST), "{head:?}: {got}");
+        }
+        // A chunk size beyond u64 ends the connection without a response.
+        let req = "POST /upload HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nffffffffffffffffffff\r\nabc";
+        assert_eq!(answer(&t, req).await, "");
+        assert_eq!(t.server.counters().open_connections, 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_trickled_request_head_is_cut_off_after_twice_the_idle_timeout() {
+    let idle = Duration::from_millis(300);
+    let t = with_idle(idle);
+    bounded(async {
+        let s = TcpStream::connect(t.http).await.unwrap();
+        let (mut rx, mut tx) = s.into_split();
+        // One byte every 100 ms: never idle, never a whole head (that would take 10 s).
+        let head = format!(
+            "GET /bytes/3 HTTP/1.1\r\nhost: x\r\nx-pad: {}\r\n\r\n",
+            "a".repeat(60)
+        );
+        let trickle = tokio::spawn(async move {
+            for b in head.bytes() {
+                if tx.write_all(&[b]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
+        let start = Instant::now();
+        let mut buf = [0u8; 256];
+        let read = tokio::time::timeout(Duration::from_secs(4), rx.read(&mut buf)).await;
+        let waited = start.elapsed();
+        trickle.abort();
+        assert!(
+            matches!(read, Ok(Ok(0)) | Ok(Err(_))),
+            "still open after {waited:?}: {read:?}"
+        );
+        assert!(
+            waited >= 2 * idle && waited <= 2 * idle + Duration::from_secs(1),
+            "{waited:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_slow_head_within_the_bound_and_bare_newlines_are_served() {
+    let t = with_idle(Duration::from_millis(300));
+    bounded(async {
+        let mut s = TcpStream::connect(t.http).await.unwrap();
+        for part in ["GET /bytes/3 HT", "TP/1.1\r\nhost:", " x\r\n\r\n"] {
+            s.write_all(part.as_bytes()).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(150)).await;
+        }
+        let got = read_response(&mut s, 3).await;
+        assert!(
+            got.starts_with("HTTP/1.1 200 OK") && got.ends_with("012"),
+            "{got}"
+        );
+        // Bare LF line ends are read as CRLF; the connection stays open.
+        s.write_all(b"GET /bytes/2 HTTP/1.1\nhost: x\n\n")
+            .await
+            .unwrap();
+        let got = read_response(&mut s, 2).await;
+        assert!(got.ends_with("01"), "{got}");
+    })
+    .await;
+}
