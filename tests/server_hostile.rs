@@ -10,6 +10,8 @@ mod support;
 use std::time::{Duration, Instant};
 
 use benchgate::server::ServerOptions;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -166,4 +168,71 @@ async fn a_slow_head_within_the_bound_and_bare_newlines_are_served() {
         assert!(got.ends_with("01"), "{got}");
     })
     .await;
+}
+
+/// A valid request with random bytes inserted, replaced or removed.
+fn mangled_request() -> impl Strategy<Value = Vec<u8>> {
+    let base = prop::sample::select(vec![
+        "GET /bytes/22 HTTP/1.1\r\nhost: x\r\n\r\n",
+        "POST /upload HTTP/1.1\r\nhost: x\r\ncontent-length: 4\r\n\r\nabcd",
+        "POST /upload HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n",
+        "GET /delay/1?x=%zz HTTP/1.0\r\n\r\n",
+    ]);
+    let byte = prop::sample::select(b"\r\n :\0\xff09-,;\t/%?".to_vec());
+    let edit = (any::<usize>(), 0u8..3, byte);
+    (base, prop::collection::vec(edit, 0..6)).prop_map(|(base, edits)| {
+        let mut req = base.as_bytes().to_vec();
+        for (at, op, b) in edits {
+            let i = at % (req.len() + 1);
+            match op {
+                0 => req.insert(i, b),
+                1 if i < req.len() => req[i] = b,
+                _ if i < req.len() => {
+                    req.remove(i);
+                }
+                _ => {}
+            }
+        }
+        req
+    })
+}
+
+/// Any mangled request gets a well-formed response or none, and the
+/// connection closes soon after the client stops sending; the server survives.
+#[test]
+fn mangled_requests_get_a_response_or_a_close_and_the_server_survives() {
+    let t = with_idle(Duration::from_millis(300));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut runner = TestRunner::new(Config::with_cases(48));
+    let started = Instant::now();
+    runner
+        .run(&mangled_request(), |req| {
+            let got = rt.block_on(async {
+                let mut s = TcpStream::connect(t.http).await.unwrap();
+                s.write_all(&req).await.unwrap();
+                s.shutdown().await.unwrap();
+                read_to_close(&mut s).await
+            });
+            let shown = String::from_utf8_lossy(&req).into_owned();
+            let got = got.map_err(|e| TestCaseError::fail(format!("{shown:?}: {e}")))?;
+            prop_assert!(got.is_empty() || got.starts_with(b"HTTP/1."), "{:?}", shown);
+            Ok(())
+        })
+        .unwrap();
+    rt.block_on(async {
+        let got = answer(
+            &t,
+            "GET /bytes/2 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        )
+        .await;
+        assert!(got.ends_with("01"), "{got}");
+    });
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
 }
