@@ -59,7 +59,8 @@ pub struct ServerOptions {
     pub max_header_bytes: usize,
     /// Largest `/upload` body and `/bytes/{n}` size.
     pub max_body_bytes: u64,
-    /// A connection without traffic or request in flight for this long is closed.
+    /// A connection without traffic or request in flight for this long is closed;
+    /// one that only receives (a trickled head), after twice this long.
     pub idle_timeout: Duration,
     /// Connections beyond this many open ones are closed on accept.
     pub max_connections: usize,
