@@ -295,14 +295,46 @@ pub struct Scenario {
     pub clients: Vec<String>,
 }
 
+/// Largest config file [`Suite::from_file`] reads; real ones are a few KiB.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 impl Suite {
-    /// Loads and validates a config file.
+    /// Loads and validates a config file. Reads at most [`MAX_CONFIG_BYTES`]
+    /// (a config in a pull request may be a symlink to `/dev/zero`); a
+    /// directory or text that is not UTF-8 is refused with the fix.
     pub fn from_file(path: &Path) -> Result<Suite, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
-            path: path.display().to_string(),
-            source: e,
+        use std::io::{Error, ErrorKind, Read as _};
+        let shown = path.display().to_string();
+        let read = |source: Error| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        };
+        if path.is_dir() {
+            return Err(read(Error::new(
+                ErrorKind::InvalidInput,
+                "it is a directory; pass the path of the TOML config file",
+            )));
+        }
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(read)?;
+        if bytes.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(read(Error::new(
+                ErrorKind::InvalidData,
+                format!("it is over the {MAX_CONFIG_BYTES} byte limit; pass the path of a benchgate TOML config"),
+            )));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            read(Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "it is not UTF-8 text (byte {} is not); save the file as UTF-8",
+                    e.utf8_error().valid_up_to()
+                ),
+            ))
         })?;
-        Suite::from_toml(&text, &path.display().to_string())
+        Suite::from_toml(&text, &shown)
     }
 
     /// Parses and validates TOML text; `source` names the input in errors.

@@ -85,11 +85,19 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
             "{source}: {field} is {v}, but {rule}; the file is corrupt or was not written by benchgate: re-run the benchmark to regenerate it"
         )
     };
+    let mut cells = std::collections::HashSet::new();
     for (i, cell) in r.results.iter().enumerate() {
         let at = format!(
             "results[{i}] (scenario {:?}, client {:?})",
             cell.scenario, cell.client
         );
+        // A repeated cell would shadow or be shadowed by the first one in reports and gates.
+        if !cells.insert((&cell.scenario, &cell.client, &cell.server)) {
+            anyhow::bail!(
+                "{source}: {at} repeats an earlier cell (server {:?}); benchgate writes each cell once: the file is corrupt or was edited, re-run the benchmark to regenerate it",
+                cell.server
+            );
+        }
         for (j, trial) in cell.trials.iter().enumerate() {
             let Some(m) = &trial.metrics else { continue };
             // (name, value, the registry's bound)

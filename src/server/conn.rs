@@ -7,6 +7,9 @@
 //!   ticks, so it closes between 1x and 1.25x the timeout). It covers keep-alive
 //!   idleness for HTTP/1.1 and HTTP/2, stalled TLS handshakes and clients that stop
 //!   reading. No clock is read per IO call: activity only sets a flag.
+//!   Bytes read keep a connection alive only so long: once it has written
+//!   nothing and had no request in flight for twice `idle_timeout`, it closes
+//!   too, so a request head trickled a byte at a time (slowloris) cannot hold it.
 //! - the **reset fault**: once a handler asks for it, every IO call fails and the
 //!   socket is closed with `SO_LINGER` 0, so the peer receives a TCP RST.
 
@@ -119,7 +122,11 @@ struct IdleTimer {
     tick: Duration,
     sleep: Pin<Box<Sleep>>,
     active: bool,
+    /// A byte was written since the last tick.
+    wrote: bool,
     quiet_ticks: u32,
+    /// Ticks without a byte written or a request in flight.
+    unanswered_ticks: u32,
     expired: bool,
 }
 
@@ -130,7 +137,9 @@ impl IdleTimer {
             tick,
             sleep: Box::pin(tokio::time::sleep(tick)),
             active: false,
+            wrote: false,
             quiet_ticks: 0,
+            unanswered_ticks: 0,
             expired: false,
         }
     }
@@ -138,13 +147,22 @@ impl IdleTimer {
     /// Called when IO would block: Ready once the connection has been idle too long.
     fn poll_expired(&mut self, cx: &mut Context<'_>, state: &ConnState) -> Poll<()> {
         while !self.expired && self.sleep.as_mut().poll(cx).is_ready() {
-            if self.active || state.in_flight.load(Relaxed) > 0 {
-                self.active = false;
+            if self.wrote || state.in_flight.load(Relaxed) > 0 {
                 self.quiet_ticks = 0;
+                self.unanswered_ticks = 0;
+            } else if self.active {
+                // Only bytes read: a request arriving, or a trickle.
+                self.quiet_ticks = 0;
+                self.unanswered_ticks += 1;
+                self.expired = self.unanswered_ticks >= 2 * TICKS_PER_TIMEOUT;
             } else {
                 self.quiet_ticks += 1;
-                self.expired = self.quiet_ticks >= TICKS_PER_TIMEOUT;
+                self.unanswered_ticks += 1;
+                self.expired = self.quiet_ticks >= TICKS_PER_TIMEOUT
+                    || self.unanswered_ticks >= 2 * TICKS_PER_TIMEOUT;
             }
+            self.active = false;
+            self.wrote = false;
             let next = Instant::now() + self.tick;
             self.sleep.as_mut().reset(next);
         }
@@ -189,6 +207,7 @@ impl ConnIo {
         match r {
             Poll::Ready(Ok(n)) => {
                 self.idle.active |= n > 0;
+                self.idle.wrote |= n > 0;
                 Poll::Ready(Ok(n))
             }
             Poll::Pending => match self.idle.poll_expired(cx, &self.state) {

@@ -12,7 +12,8 @@
 //! Limits: request head size (HTTP/1.1: hyper's read buffer, `max(max_header_bytes,
 //! 8 KiB)`, over it -> 431; HTTP/2: `max_header_list_size`), upload size (413),
 //! idle connections (closed after `idle_timeout` without traffic or request in
-//! flight), concurrent connections (beyond `max_connections`, accepted sockets are
+//! flight, and after twice that without a byte written or request in flight, so
+//! a trickled request head cannot hold one), concurrent connections (beyond `max_connections`, accepted sockets are
 //! closed at once and not counted). Malformed requests get hyper's 400.
 //! A panicking handler answers 500; a panicking connection task only loses that
 //! connection.
@@ -58,7 +59,8 @@ pub struct ServerOptions {
     pub max_header_bytes: usize,
     /// Largest `/upload` body and `/bytes/{n}` size.
     pub max_body_bytes: u64,
-    /// A connection without traffic or request in flight for this long is closed.
+    /// A connection without traffic or request in flight for this long is closed;
+    /// one that only receives (a trickled head), after twice this long.
     pub idle_timeout: Duration,
     /// Connections beyond this many open ones are closed on accept.
     pub max_connections: usize,
