@@ -3,8 +3,11 @@
 //! exponential backoff with full jitter ("Exponential Backoff And Jitter", AWS
 //! Architecture Blog, 2015): before retry `n` (0-based) wait a uniformly random
 //! time in `[0, min(cap, base * 2^n))`, within a bounded number of attempts and a
-//! bounded total time. Which failures to retry is each client's own
-//! ([`crate::github`]'s policy, [`crate::publish::cloudwatch_retry`]).
+//! bounded total time. When the server asks for at least some time (GitHub's
+//! secondary rate limits without a header: at least a minute), the waits start
+//! at `base` instead ([`RetryPolicy::next_delay_at_least`]). Which failures to
+//! retry is each client's own ([`crate::github`]'s policy,
+//! [`crate::publish::cloudwatch_retry`]).
 
 use std::time::Duration;
 
@@ -50,6 +53,30 @@ impl RetryPolicy {
             return None;
         }
         let wait = self.backoff(attempts.saturating_sub(1), unit);
+        (elapsed + wait <= self.deadline).then_some(wait)
+    }
+
+    /// The wait before retry `retry` (0-based) when every wait must be at least
+    /// `base`: `min(cap, base * 2^retry)`, plus up to a quarter more from `unit`
+    /// in [0, 1) so that jobs limited together do not come back together.
+    pub fn backoff_at_least(&self, retry: u32, unit: f64) -> Duration {
+        let step = self.backoff(retry, 1.0).max(self.base);
+        step + step.mul_f64(unit.clamp(0.0, 1.0) / 4.0)
+    }
+
+    /// [`RetryPolicy::next_delay`] with [`RetryPolicy::backoff_at_least`]: the
+    /// wait after `attempts` attempts that each had to wait, `elapsed` since the
+    /// first one, or `None` to give up.
+    pub fn next_delay_at_least(
+        &self,
+        attempts: u32,
+        elapsed: Duration,
+        unit: f64,
+    ) -> Option<Duration> {
+        if attempts >= self.max_attempts {
+            return None;
+        }
+        let wait = self.backoff_at_least(attempts.saturating_sub(1), unit);
         (elapsed + wait <= self.deadline).then_some(wait)
     }
 }
@@ -99,5 +126,39 @@ mod tests {
         let d = RetryPolicy::default();
         let worst: Duration = (0..d.max_attempts - 1).map(|n| d.backoff(n, 1.0)).sum();
         assert!(worst <= Duration::from_secs(30), "{worst:?}");
+    }
+
+    #[test]
+    fn at_least_waits_never_go_below_the_base_and_double() {
+        let p = RetryPolicy {
+            max_attempts: 4,
+            base: Duration::from_secs(60),
+            cap: Duration::from_secs(240),
+            deadline: Duration::from_secs(400),
+        };
+        assert_eq!(p.backoff_at_least(0, 0.0), Duration::from_secs(60));
+        assert_eq!(p.backoff_at_least(0, 1.0), Duration::from_secs(75));
+        assert_eq!(p.backoff_at_least(1, 0.0), Duration::from_secs(120));
+        assert_eq!(p.backoff_at_least(9, 0.0), p.cap);
+        assert_eq!(p.backoff_at_least(1000, 1.0), Duration::from_secs(300));
+        let small_cap = RetryPolicy {
+            cap: Duration::from_secs(1),
+            ..p
+        };
+        assert_eq!(small_cap.backoff_at_least(3, 0.0), p.base, "cap < base");
+        assert_eq!(
+            p.next_delay_at_least(1, Duration::ZERO, 0.0),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            p.next_delay_at_least(2, Duration::from_secs(60), 0.0),
+            Some(Duration::from_secs(120))
+        );
+        assert_eq!(p.next_delay_at_least(4, Duration::ZERO, 0.0), None);
+        assert_eq!(
+            p.next_delay_at_least(3, Duration::from_secs(200), 0.0),
+            None,
+            "240 s from 200 s passes the 400 s deadline"
+        );
     }
 }

@@ -92,6 +92,36 @@ impl Runner {
     }
 }
 
+/// The lines of `stdout` inside its `::stop-commands::` fences and those
+/// outside; panics unless there is a fence and each is opened with a random
+/// `benchgate-` token and closed by a line of that same token.
+fn fenced(stdout: &str) -> (Vec<&str>, Vec<&str>) {
+    let (mut inside, mut outside) = (Vec::new(), Vec::new());
+    let mut open: Option<String> = None;
+    let mut fences = 0;
+    for line in stdout.lines() {
+        match &open {
+            Some(token) if line == format!("::{token}::") => open = None,
+            Some(_) => inside.push(line),
+            None => match line.strip_prefix("::stop-commands::") {
+                Some(token) => {
+                    let random = token.strip_prefix("benchgate-").unwrap_or("");
+                    assert!(
+                        random.len() >= 32 && random.chars().all(|c| c.is_ascii_hexdigit()),
+                        "fence token {token:?} is not random"
+                    );
+                    open = Some(token.to_string());
+                    fences += 1;
+                }
+                None => outside.push(line),
+            },
+        }
+    }
+    assert!(open.is_none(), "a fence is never closed:\n{stdout}");
+    assert!(fences > 0, "no stop-commands fence:\n{stdout}");
+    (inside, outside)
+}
+
 fn pr_inputs() -> Vec<(&'static str, &'static str)> {
     vec![
         ("INPUT_GITHUB-TOKEN", TOKEN),
@@ -119,7 +149,21 @@ fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
     );
     let stdout = String::from_utf8_lossy(&push.output.stdout);
     assert!(stdout.contains("::group::benchgate run") && stdout.contains("::endgroup::"));
-    assert!(stdout.contains("::stop-commands::benchgate-"), "{stdout}");
+    // The run's log (names from the config, the rendered table) is inside a
+    // stop-commands fence; outside it, only escaped annotations name them.
+    let (inside, outside) = fenced(&stdout);
+    assert!(
+        inside
+            .iter()
+            .any(|l| l.contains("get-22b") && l.contains("hyper")),
+        "the run's table is not fenced:\n{stdout}"
+    );
+    for line in outside {
+        assert!(
+            !(line.contains("get-22b") || line.contains("hyper")) || line.starts_with("::"),
+            "unfenced untrusted text {line:?} in\n{stdout}"
+        );
+    }
 
     let pr = r.action(
         "pull_request",

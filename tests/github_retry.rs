@@ -1,15 +1,19 @@
 //! The client's retry policy through the sticky comment, against the fake
 //! GitHub server (issue 5): retry-after and rate-limit reset honoured, rate
-//! limits without headers backed off, 500 retried, 422 and permission 403 never
-//! retried, an ambiguous POST re-listed instead of duplicated, the token in no
-//! URL and no error, a hung server ends within the budget.
+//! limits without headers backed off (at least a minute in production, scaled
+//! to 150 ms here), 500 retried, 422 and permission 403 never retried, an
+//! ambiguous POST re-listed instead of duplicated, the token in no URL and no
+//! error, a hung server ends within the budget, mutating requests capped per
+//! run (issue 17).
 
 mod github;
 
 use std::time::{Duration, Instant};
 
-use benchgate::github::{CommentMode, CommentResult, GitHubError};
-use github::client::client;
+use benchgate::github::{
+    CommentMode, CommentResult, GitHub, GitHubConfig, GitHubError, MutationBudget,
+};
+use github::client::{client, config};
 use github::comments::{bodies, marked, seed, upsert, upsert_with, BOT, HEAD};
 use github::fake::{FakeGitHub, Fault, FaultAction};
 
@@ -117,6 +121,7 @@ fn a_rate_limit_without_headers_backs_off_and_a_500_is_retried() {
         action: respond(500, "server_error"),
     });
     seed(&fake, BOT, "Bot", &marked("default", HEAD, "1", "a"));
+    let start = Instant::now();
     let result = upsert(&fake, "actions-token", "2", "b", CommentMode::Always);
     assert!(
         matches!(result, CommentResult::Updated { .. }),
@@ -124,6 +129,85 @@ fn a_rate_limit_without_headers_backs_off_and_a_500_is_retried() {
     );
     assert_eq!(fake.count("GET", "/comments"), 3);
     assert_eq!(fake.count("PATCH", "/comments/"), 2);
+    // The two header-less limits waited at least the scaled minute, doubled:
+    // 150 ms, then 300 ms (a zero or a full-jitter backoff is shorter).
+    assert!(
+        start.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_rate_limit_without_headers_is_not_retried_within_a_minute() {
+    let fake = FakeGitHub::start();
+    fake.inject(Fault {
+        method: "GET",
+        path_contains: "/issues/7/comments".into(),
+        times: 5,
+        action: FaultAction::Respond {
+            status: 403,
+            headers: vec![],
+            fixture: "rate_limit_secondary",
+        },
+    });
+    // Production waits for such a limit, in a call budget of 15 s: the first
+    // wait (at least 60 s) does not fit, so the call fails at once instead of
+    // retrying early.
+    let mut config = config(&fake, "actions-token");
+    config.secondary_limit = GitHubConfig::new("http://unused", None).secondary_limit;
+    let gh = GitHub::new(config).unwrap();
+    let start = Instant::now();
+    let err = upsert_with(&gh, HEAD, "1", "t", CommentMode::Always).unwrap_err();
+    assert!(
+        matches!(err, GitHubError::RateLimited { attempts: 1, .. }),
+        "{err:?}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(fake.count("GET", "/issues/7/comments"), 1);
+}
+
+#[test]
+fn mutating_requests_stop_at_the_run_cap_with_an_error_that_says_why() {
+    let fake = FakeGitHub::start();
+    // Five of ours: converging deletes four duplicates, then patches the keeper.
+    for run in 1..=5 {
+        seed(
+            &fake,
+            BOT,
+            "Bot",
+            &marked("default", HEAD, &run.to_string(), "a"),
+        );
+    }
+    let mut config = config(&fake, "actions-token");
+    config.mutations = MutationBudget::new(3);
+    let shared = config.clone();
+    let gh = GitHub::new(config).unwrap();
+    let err = upsert_with(&gh, HEAD, "6", "b", CommentMode::Always).unwrap_err();
+    assert!(
+        matches!(err, GitHubError::MutationCap { cap: 3, .. }),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("not sent")
+            && text.contains("cap of 3 mutating requests")
+            && text.contains("secondary rate limits"),
+        "{text}"
+    );
+    assert_eq!(fake.count("DELETE", "/comments/"), 3);
+    assert_eq!(fake.count("PATCH", "/comments/"), 0);
+    // A second client of the same run shares the spent budget: nothing sent.
+    let other = GitHub::new(shared).unwrap();
+    let err = upsert_with(&other, HEAD, "6", "b", CommentMode::Always).unwrap_err();
+    assert!(matches!(err, GitHubError::MutationCap { .. }), "{err:?}");
+    assert_eq!(fake.count("DELETE", "/comments/"), 3);
+    // Reads are not capped.
+    assert!(fake.count("GET", "/issues/7/comments") >= 2);
 }
 
 #[test]

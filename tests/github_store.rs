@@ -164,6 +164,16 @@ fn two_concurrent_writers_both_survive() {
     store(&fake)
         .store("main", &sha(1), &results("1"), 100)
         .unwrap();
+    // Both writers read the index before either writes it: the fake holds
+    // each read's answer until the other's has arrived, so one write must
+    // conflict and be retried.
+    fake.inject(Fault {
+        method: "GET",
+        path_contains: "index.json".into(),
+        times: 2,
+        action: FaultAction::ApplyThenMeet(Arc::new(tokio::sync::Barrier::new(2))),
+    });
+    fake.clear_requests();
     std::thread::scope(|s| {
         for n in [2, 3] {
             let store = store(&fake);
@@ -177,6 +187,16 @@ fn two_concurrent_writers_both_survive() {
     let mut got = shas(&index(&fake));
     got.sort();
     assert_eq!(got, [sha(1), sha(2), sha(3)]);
+    let index_writes: Vec<u16> = fake
+        .requests()
+        .iter()
+        .filter(|r| r.method != "GET" && r.uri.contains("index.json"))
+        .map(|r| r.status)
+        .collect();
+    assert!(
+        index_writes.iter().any(|s| matches!(s, 409 | 422)),
+        "no write conflicted: {index_writes:?}"
+    );
 }
 
 #[test]

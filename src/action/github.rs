@@ -6,13 +6,13 @@
 //! upsert, PR lookup; `baseline::GitHubStore`: the Contents API store) plugs in
 //! here.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::baseline::{BaselineStore, GitHubStore};
 use crate::github::marker::Marker;
 use crate::github::{
-    self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, GitHubConfig, Repo,
-    Token,
+    self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, GitHubConfig,
+    MutationBudget, Repo, Token,
 };
 
 use super::comment::{CommentResult, CommentSink, PrResolver, ResolvedPr};
@@ -39,13 +39,21 @@ fn client(target: &GithubTarget) -> anyhow::Result<(Arc<GitHub>, Repo)> {
             target.repository
         )
     })?;
-    let config = GitHubConfig::new(
+    let mut config = GitHubConfig::new(
         target.api_url.clone(),
         Some(Token::new(target.token.expose().to_string())),
     );
+    config.mutations = run_mutations();
     let gh = GitHub::new(config)
         .map_err(|e| anyhow::anyhow!("setting up the GitHub client for {}: {e}", target.api_url))?;
     Ok((Arc::new(gh), repo))
+}
+
+/// The run's one budget of mutating requests, shared by all its clients (the
+/// store's and the comment's): the cap is per run, not per client.
+fn run_mutations() -> MutationBudget {
+    static BUDGET: OnceLock<MutationBudget> = OnceLock::new();
+    BUDGET.get_or_init(MutationBudget::default).clone()
 }
 
 /// The baseline store on `data_branch` (created when missing), through the

@@ -4,11 +4,14 @@
 //! `retry` feature is off).
 //!
 //! Per call: each attempt is bounded by `request_timeout` and the whole call,
-//! retries included, by `overall_timeout`. Waits: `retry-after`, then
-//! `x-ratelimit-reset`, else exponential backoff with full jitter
-//! ([`crate::retry::RetryPolicy`]); a wait that does not fit the budget ends the
-//! call. Mutating calls (POST, PATCH, PUT, DELETE) are serialized and spaced by
-//! `mutation_spacing` (GitHub asks for at least a second between them). A POST
+//! retries included, by `overall_timeout`. Waits ([`policy::next_wait`]):
+//! `retry-after`, then `x-ratelimit-reset`; a rate limit that names no time
+//! waits at least a minute, doubling (`secondary_limit`); other failures back
+//! off exponentially with full jitter ([`crate::retry::RetryPolicy`]); a wait
+//! that does not fit the budget ends the call. Mutating calls (POST, PATCH,
+//! PUT, DELETE) are serialized, spaced by `mutation_spacing` (GitHub asks for
+//! at least a second between them) and counted: past the run's cap
+//! ([`super::config::MutationBudget`]) none is sent. A POST
 //! that fails after it was sent is not retried: it returns
 //! [`GitHubError::Ambiguous`] and the caller re-lists before posting again.
 
@@ -24,7 +27,7 @@ use serde::de::DeserializeOwned;
 
 pub use super::config::{GitHubConfig, Identity, IdentityMode, Token};
 use super::error::GitHubError;
-use super::policy::{self, Class};
+use super::policy::{self, Class, Pause};
 
 /// A successful (2xx) answer.
 #[derive(Debug, Clone)]
@@ -137,7 +140,15 @@ impl GitHub {
         let mut last =
             mutating.then(|| self.last_mutation.lock().unwrap_or_else(|e| e.into_inner()));
         let mut attempts = 0u32;
+        let mut untold = 0u32;
         loop {
+            if mutating && !self.config.mutations.take() {
+                return Err(GitHubError::MutationCap {
+                    method: method.to_string(),
+                    path: path.to_string(),
+                    cap: self.config.mutations.cap(),
+                });
+            }
             if let Some(Some(at)) = last.as_deref() {
                 let since = at.elapsed();
                 if since < self.config.mutation_spacing {
@@ -153,7 +164,7 @@ impl GitHub {
             }
             let m = method.to_string();
             let p = path.to_string();
-            let (hint, err) = match outcome {
+            let (pause, err) = match outcome {
                 Ok((status, headers, bytes)) => {
                     let message = self.redact(&policy::error_message(&bytes));
                     let status_u = status.as_u16();
@@ -195,7 +206,7 @@ impl GitHub {
                         Class::Transient => {
                             let (method, path) = (m, p);
                             (
-                                None,
+                                Pause::Backoff,
                                 GitHubError::Status {
                                     method,
                                     path,
@@ -207,8 +218,9 @@ impl GitHub {
                         }
                         Class::RateLimited { wait } => {
                             let (method, path) = (m, p);
+                            untold += u32::from(wait.is_none());
                             (
-                                wait,
+                                Pause::rate_limited(wait),
                                 GitHubError::RateLimited {
                                     method,
                                     path,
@@ -228,7 +240,7 @@ impl GitHub {
                     });
                 }
                 Err(AttemptError::NotSent(message) | AttemptError::AfterSend(message)) => (
-                    None,
+                    Pause::Backoff,
                     GitHubError::Transport {
                         method: m,
                         path: p,
@@ -238,20 +250,12 @@ impl GitHub {
                 ),
             };
             let unit: f64 = rand::random();
-            let Some(backoff) = self
-                .config
-                .retry
-                .next_delay(attempts, start.elapsed(), unit)
+            let elapsed = start.elapsed();
+            let Some(delay) =
+                policy::next_wait(&self.config, pause, attempts, untold, elapsed, unit)
             else {
                 return Err(err);
             };
-            let delay = hint.unwrap_or(backoff);
-            let elapsed = start.elapsed();
-            if elapsed + delay > self.config.retry.deadline
-                || elapsed + delay >= self.config.overall_timeout
-            {
-                return Err(err);
-            }
             std::thread::sleep(delay);
         }
     }

@@ -1,7 +1,10 @@
 //! What the client needs to know: where GitHub is, the token, timeouts, retry
-//! limits, and whose comments count as ours.
+//! limits, the run's budget of mutating requests, and whose comments count as
+//! ours.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::retry::RetryPolicy;
@@ -59,6 +62,59 @@ pub struct Identity {
     pub is_bot: bool,
 }
 
+/// The mutating requests (POST, PATCH, PUT, DELETE, retries included) one run
+/// may send. Clones share one count, so clients built from clones of one
+/// [`GitHubConfig`] draw on the same budget.
+///
+/// Why a cap: GitHub's secondary rate limits allow about 80 content-creating
+/// requests a minute and 500 an hour per token, and a run that goes past them
+/// can get its integration banned. A benchmark run writes a handful (a results
+/// file, the index, the files its bounded history drops, a comment); one that
+/// needs more than the cap is looping, for example deleting duplicate comments
+/// that keep coming back.
+#[derive(Debug, Clone)]
+pub struct MutationBudget {
+    cap: u32,
+    sent: Arc<AtomicU32>,
+}
+
+impl MutationBudget {
+    /// The default cap of one run.
+    pub const DEFAULT_CAP: u32 = 100;
+
+    /// A fresh budget of `cap` requests.
+    pub fn new(cap: u32) -> MutationBudget {
+        MutationBudget {
+            cap,
+            sent: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    pub fn cap(&self) -> u32 {
+        self.cap
+    }
+
+    /// Mutating requests sent so far.
+    pub fn sent(&self) -> u32 {
+        self.sent.load(Ordering::SeqCst)
+    }
+
+    /// Takes one request from the budget; `false` when the cap is reached.
+    pub(super) fn take(&self) -> bool {
+        self.sent
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.cap).then_some(n + 1)
+            })
+            .is_ok()
+    }
+}
+
+impl Default for MutationBudget {
+    fn default() -> Self {
+        MutationBudget::new(MutationBudget::DEFAULT_CAP)
+    }
+}
+
 /// How to reach GitHub and how hard to try.
 #[derive(Debug, Clone)]
 pub struct GitHubConfig {
@@ -72,28 +128,45 @@ pub struct GitHubConfig {
     pub overall_timeout: Duration,
     /// Attempts, backoff, and the time within which a retry may start.
     pub retry: RetryPolicy,
+    /// Waits after a rate limit that names no time (a secondary limit without
+    /// `retry-after` or `x-ratelimit-reset`): GitHub asks for at least a
+    /// minute, then exponentially longer, then an error. Each wait is at least
+    /// `base` ([`RetryPolicy::next_delay_at_least`]); `max_attempts` counts
+    /// such answers.
+    pub secondary_limit: RetryPolicy,
     /// The least time between two mutating calls.
     pub mutation_spacing: Duration,
+    /// The mutating requests this run may still send.
+    pub mutations: MutationBudget,
     pub identity: IdentityMode,
 }
 
 impl GitHubConfig {
-    /// Production defaults: 10 s connect, 30 s per attempt, 120 s per call, 6
-    /// attempts within 90 s, 1 s between mutations.
+    /// Production defaults: 10 s connect, 30 s per attempt, 300 s per call, 6
+    /// attempts within 90 s; a secondary rate limit without a header waits 60 s,
+    /// then 120 s, and fails on its third answer (at most about 4 minutes);
+    /// 1 s between mutations, at most [`MutationBudget::DEFAULT_CAP`] of them.
     pub fn new(api_url: impl Into<String>, token: Option<Token>) -> GitHubConfig {
         GitHubConfig {
             api_url: api_url.into(),
             token,
             connect_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
-            overall_timeout: Duration::from_secs(120),
+            overall_timeout: Duration::from_secs(300),
             retry: RetryPolicy {
                 max_attempts: 6,
                 base: Duration::from_millis(500),
                 cap: Duration::from_secs(20),
                 deadline: Duration::from_secs(90),
             },
+            secondary_limit: RetryPolicy {
+                max_attempts: 3,
+                base: Duration::from_secs(60),
+                cap: Duration::from_secs(120),
+                deadline: Duration::from_secs(240),
+            },
             mutation_spacing: Duration::from_secs(1),
+            mutations: MutationBudget::default(),
             identity: IdentityMode::default(),
         }
     }
@@ -110,5 +183,14 @@ mod tests {
         assert_eq!(token.redact("Bearer ghp_secret123 x"), "Bearer *** x");
         let config = GitHubConfig::new("http://127.0.0.1:1", Some(token));
         assert!(!format!("{config:?}").contains("ghp_secret123"));
+    }
+
+    #[test]
+    fn the_mutation_budget_is_shared_by_clones_and_stops_at_the_cap() {
+        let budget = MutationBudget::new(2);
+        let clone = budget.clone();
+        assert!(budget.take() && clone.take());
+        assert!(!budget.take() && !clone.take());
+        assert_eq!((budget.sent(), clone.cap()), (2, 2));
     }
 }

@@ -50,6 +50,14 @@ pub enum GitHubError {
         attempts: u32,
         message: String,
     },
+    /// Not sent: the run's budget of mutating requests is spent
+    /// ([`super::config::MutationBudget`]).
+    #[error("GitHub API {method} {path}: not sent: this run has sent its cap of {cap} mutating requests (POST, PATCH, PUT, DELETE); the cap keeps a looping run below GitHub's secondary rate limits (about 80 content-creating requests a minute, 500 an hour), which can get the token's integration banned")]
+    MutationCap {
+        method: String,
+        path: String,
+        cap: u32,
+    },
     /// Bad configuration or an answer that does not decode.
     #[error("GitHub API: {0}")]
     Invalid(String),

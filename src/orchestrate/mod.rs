@@ -57,7 +57,12 @@ pub struct RunOptions {
 
 /// Splits the allowed CPUs: the server gets the last, clients the rest.
 pub fn plan_pinning(pin: bool) -> Pinning {
-    let cpus = allowed_cpus();
+    split_cpus(pin, &allowed_cpus())
+}
+
+/// [`plan_pinning`] for the CPUs `cpus`: with two or more, the server gets the
+/// last and the clients the rest; otherwise nothing is pinned.
+fn split_cpus(pin: bool, cpus: &[usize]) -> Pinning {
     if pin && cpus.len() >= 2 {
         let (client, server) = cpus.split_at(cpus.len() - 1);
         Pinning {
@@ -299,14 +304,20 @@ mod tests {
 
     #[test]
     fn pinning_splits_cpus_when_possible() {
-        let p = plan_pinning(true);
-        if allowed_cpus().len() >= 2 {
-            assert!(p.enabled);
-            assert_eq!(p.server_cpus.len(), 1);
-            assert!(!p.client_cpus.contains(&p.server_cpus[0]));
-        } else {
-            assert!(!p.enabled);
+        // Whatever this machine has: the split covers exactly the allowed CPUs.
+        let cpus = allowed_cpus();
+        assert_eq!(plan_pinning(true), split_cpus(true, &cpus));
+        let split = |cpus: &[usize]| {
+            let p = split_cpus(true, cpus);
+            (p.enabled, p.client_cpus, p.server_cpus)
+        };
+        assert_eq!(split(&[0, 1]), (true, vec![0], vec![1]));
+        assert_eq!(split(&[0, 1, 2, 3]), (true, vec![0, 1, 2], vec![3]));
+        assert_eq!(split(&[2, 5, 7]), (true, vec![2, 5], vec![7]), "sparse");
+        assert_eq!(split(&[3]), (false, vec![], vec![]), "one CPU: no pinning");
+        assert_eq!(split(&[]), (false, vec![], vec![]));
+        for pin in [split_cpus(false, &[0, 1, 2, 3]), plan_pinning(false)] {
+            assert!(!pin.enabled && pin.server_cpus.is_empty() && pin.client_cpus.is_empty());
         }
-        assert!(!plan_pinning(false).enabled);
     }
 }

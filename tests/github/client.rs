@@ -1,4 +1,5 @@
-//! A client pointed at the fake, with test timings (no spacing, short backoff).
+//! A client pointed at the fake, with test timings (no spacing, short backoff,
+//! secondary rate limits scaled from a minute to 150 ms).
 
 use std::time::Duration;
 
@@ -18,6 +19,12 @@ pub fn config(fake: &FakeGitHub, token: &str) -> GitHubConfig {
         base: Duration::from_millis(10),
         cap: Duration::from_millis(100),
         deadline: Duration::from_secs(10),
+    };
+    config.secondary_limit = RetryPolicy {
+        max_attempts: 3,
+        base: Duration::from_millis(150),
+        cap: Duration::from_millis(300),
+        deadline: Duration::from_secs(5),
     };
     config
 }

@@ -1,7 +1,8 @@
 //! A fake GitHub REST API on 127.0.0.1:0 (hyper), answering from the recorded
 //! payloads in `fixtures/github/` and keeping comments, pull requests and a
 //! repository's branches and files in memory. It records every request (method,
-//! path and query, headers, body) and injects failures on demand ([`Fault`]).
+//! path and query, headers, body, the status answered) and injects failures on
+//! demand ([`Fault`]).
 //!
 //! Tokens map to [`Account`]s: a personal token (`GET /user` works), a workflow
 //! `GITHUB_TOKEN` (`GET /user` is 403, the identity is `github-actions[bot]`) and a
@@ -39,6 +40,8 @@ pub struct Recorded {
     pub uri: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// The status the fake answered.
+    pub status: u16,
 }
 
 /// What an injected failure does.
@@ -53,6 +56,9 @@ pub enum FaultAction {
     ApplyThenDelay(Duration),
     /// Handle the request, then answer this status with a server error body.
     ApplyThenStatus(u16),
+    /// Handle the request, then hold the answer until as many requests as the
+    /// barrier counts have reached it (forces concurrent callers to overlap).
+    ApplyThenMeet(Arc<tokio::sync::Barrier>),
     /// Change the state (another writer), then handle the request.
     Before(Box<dyn FnMut(&mut State) + Send>),
 }
@@ -229,18 +235,26 @@ async fn handle(
         .collect();
     let body = req.into_body().collect().await.unwrap().to_bytes();
     let body = String::from_utf8_lossy(&body).into_owned();
-    let (answer, delay) = {
+    let (answer, hold) = {
         let mut state = state.lock().unwrap();
+        let i = state.requests.len();
         state.requests.push(Recorded {
             method: method.clone(),
             uri: uri.clone(),
             headers: headers.clone(),
             body: body.clone(),
+            status: 0,
         });
-        respond(&mut state, &method, &uri, &headers, &body)
+        let (answer, hold) = respond(&mut state, &method, &uri, &headers, &body);
+        state.requests[i].status = answer.0;
+        (answer, hold)
     };
-    if let Some(delay) = delay {
-        tokio::time::sleep(delay).await;
+    match hold {
+        Some(Hold::Delay(delay)) => tokio::time::sleep(delay).await,
+        Some(Hold::Meet(barrier)) => {
+            barrier.wait().await;
+        }
+        None => {}
     }
     let (status, extra, json) = answer;
     let mut builder = Response::builder()
@@ -258,13 +272,19 @@ async fn handle(
     Ok(builder.body(Full::new(bytes)).unwrap())
 }
 
+/// What to wait for before sending an answer.
+enum Hold {
+    Delay(Duration),
+    Meet(Arc<tokio::sync::Barrier>),
+}
+
 fn respond(
     state: &mut State,
     method: &str,
     uri: &str,
     headers: &[(String, String)],
     body: &str,
-) -> (Answer, Option<Duration>) {
+) -> (Answer, Option<Hold>) {
     let path = uri.split('?').next().unwrap_or("").to_string();
     let mut after: Option<FaultAction> = None;
     if let Some(i) = state
@@ -293,6 +313,7 @@ fn respond(
                 },
                 FaultAction::ApplyThenDelay(d) => FaultAction::ApplyThenDelay(*d),
                 FaultAction::ApplyThenStatus(s) => FaultAction::ApplyThenStatus(*s),
+                FaultAction::ApplyThenMeet(b) => FaultAction::ApplyThenMeet(b.clone()),
                 FaultAction::Before(_) => panic!("Before faults fire once (times: 1)"),
             },
         };
@@ -341,7 +362,8 @@ fn respond(
         error(404, "not_found")
     };
     match after {
-        Some(FaultAction::ApplyThenDelay(d)) => (answer, Some(d)),
+        Some(FaultAction::ApplyThenDelay(d)) => (answer, Some(Hold::Delay(d))),
+        Some(FaultAction::ApplyThenMeet(b)) => (answer, Some(Hold::Meet(b))),
         Some(FaultAction::ApplyThenStatus(s)) => (super::fake::error(s, "server_error"), None),
         _ => (answer, None),
     }
