@@ -129,6 +129,9 @@ pub fn percentiles(sides: &Sides) -> String {
         };
         let _ = writeln!(body, "{prefix} {cols} |");
     });
+    body.push_str(
+        "\nEvery request of every trial in one histogram. The verdict tables compare each trial's own percentiles (their median; paired by round side by side), so a p99 here can differ from the p99 there.\n",
+    );
     details(
         "Latency percentiles (merged HDR histograms of all trials)",
         &body,
