@@ -195,3 +195,35 @@ fn write_keeps_comments_and_sets_a_metric_written_as_a_sub_table() {
     assert!(g("cpu_us_per_request").warn.is_some());
     assert!(g("throughput_rps").fail.unwrap().relative >= 0.02);
 }
+
+/// A config that compares within the run is told that calibration measures
+/// the noise between runs, and what measures its own gate.
+#[test]
+fn calibrate_says_what_it_measures_for_a_side_by_side_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = CONFIG.replace(
+        "[[scenario]]",
+        "[[client]]\nname = \"other\"\nkind = \"hyper\"\n\n[compare]\nbaseline_client = \"scripted\"\n\n[[scenario]]",
+    );
+    assert_ne!(config, CONFIG);
+    std::fs::write(dir.path().join("benchgate.toml"), config).unwrap();
+    let out = calibrate(dir.path(), &["--runs", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("compares within the run ([compare]), paired by round"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("scripts/gate-quality-paired.sh"),
+        "{stdout}"
+    );
+    // A config without [compare] gets no such note.
+    std::fs::write(dir.path().join("benchgate.toml"), CONFIG).unwrap();
+    let out = calibrate(dir.path(), &["--runs", "2"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("compares within the run"));
+}

@@ -14,6 +14,7 @@ use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
 use crate::orchestrate::{self, RunOptions};
+use crate::plan::{Against, Asked, ComparisonPlan};
 use crate::results::RunResults;
 
 /// `benchgate calibrate`.
@@ -50,7 +51,16 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         }
         runs
     };
-    let calibration = cal::calibrate(&runs, &suite.gate, Options::default());
+    // Calibration measures run-to-run noise: the noise of a comparison with
+    // a stored run. A config that compares within the run is told so.
+    let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, &suite.source)?;
+    if let Some(Against::SideBySide { .. } | Against::BaseVsHead { .. }) = &plan.against {
+        println!(
+            "note: {} compares within the run ([compare]), paired by round; these thresholds come from the noise between separate runs, which is larger: they suit comparisons with a stored baseline (push, nightly). For the paired gate, scripts/gate-quality-paired.sh measures detection and false alarms.",
+            suite.source
+        );
+    }
+    let calibration = cal::calibrate(&runs, &plan.gate, Options::default());
     anyhow::ensure!(
         !calibration.cells.is_empty(),
         "no gating metric was measured by at least 2 runs; nothing to calibrate"
