@@ -10,7 +10,7 @@ use std::process::{Output, Stdio};
 use common::action_env::{self, ActionEnv, ActionFiles};
 use common::git_repo::{config, Repo};
 use github::fake::{FakeGitHub, REPO};
-use github::workflow::{add_bot_token, comments_on, open_pull, pr_event};
+use github::workflow::{add_bot_token, comments_on, event, open_pull, pr_event};
 
 fn log(out: &Output) -> String {
     format!(
@@ -164,7 +164,21 @@ fn the_action_gates_a_pull_request_base_vs_head() {
     let mut payload = pr_event("opened", &head);
     payload["pull_request"]["base"]["sha"] = base.clone().into();
 
+    // A push to main stored a baseline of the base commit earlier: the pull
+    // request shows it beside the verdict, informative.
     let files = ActionFiles::new(&env, "github_output", "step_summary");
+    let mut push_event = event("push_main.json");
+    push_event["after"] = base.clone().into();
+    let mut cmd = env.command("push", &push_event.to_string(), REPO, &files);
+    cmd.env("GITHUB_API_URL", &fake.url)
+        .env("GITHUB_REF", "refs/heads/main")
+        .env("GITHUB_SHA", &base)
+        .env("GITHUB_RUN_ID", "6")
+        .env("INPUT_GITHUB-TOKEN", TOKEN);
+    let push = action_env::run(cmd, &[], &files);
+    assert_eq!(push.code(), 0, "{}", push.log());
+    fake.clear_requests();
+
     let mut cmd = env.command("pull_request", &payload.to_string(), REPO, &files);
     cmd.env("GITHUB_API_URL", &fake.url)
         .env("GITHUB_REF", "refs/pull/42/merge")
@@ -189,10 +203,18 @@ fn the_action_gates_a_pull_request_base_vs_head() {
     assert!(body.contains(&format!("`{}`", &head[..12])), "{body}");
     // Names are escaped against @-mentions.
     assert!(body.contains("py vs py@\u{200d}base"), "{body}");
+    // The stored baseline beside it, informative, never written to.
+    assert!(
+        body.contains(&format!(
+            "Against the stored baseline of main (commit `{}`; informative, not gated)",
+            &base[..12]
+        )),
+        "{body}"
+    );
     assert_eq!(
-        fake.count("GET", "/contents/"),
+        fake.count("PUT", "/contents/"),
         0,
-        "base vs head read the baseline store"
+        "a pull request wrote the store"
     );
     assert_eq!(repo.worktrees(), 1, "the base checkout was left behind");
 }

@@ -12,6 +12,7 @@ use crate::results::RunResults;
 use super::comment::{CommentSink, SummaryOnly};
 use super::event::PullRequest;
 use super::github;
+use super::history;
 use super::inputs::CommentMode;
 use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
@@ -33,6 +34,9 @@ struct Lookup<'a> {
     ancestors: bool,
     /// The pull request's head, named in a base-vs-head note.
     head: Option<&'a str>,
+    /// Also look the stored baseline up when the plan compares base vs head,
+    /// to show it beside the verdict (informative; pull requests).
+    informative: bool,
 }
 
 /// What a flow measured, compared as planned.
@@ -42,6 +46,9 @@ struct Measurement {
     results: RunResults,
     /// How the baseline was chosen, for the report.
     note: String,
+    /// Base vs head: the stored baseline of the base branch, shown beside
+    /// the verdict, never gated; with the branch's name.
+    history: Option<(FoundBaseline, String)>,
 }
 
 impl Measurement {
@@ -53,11 +60,19 @@ impl Measurement {
             .plan
             .compare(&self.results)
             .ok_or_else(|| anyhow::anyhow!("the action's comparison plan compares nothing"))?;
+        let appendix = match &self.history {
+            Some((found, branch)) => {
+                let cmp = history::compare_with_stored(found, &self.results, &self.plan.gate);
+                history::section(&cmp, found, branch)
+            }
+            None => String::new(),
+        };
         Ok(Report {
             comparison,
             current: &self.results,
             baseline: self.found.as_ref(),
             note: self.note.clone(),
+            appendix,
             comment,
             no_baseline_passes: false,
         })
@@ -75,21 +90,36 @@ fn measure(
     lookup: &Lookup<'_>,
     extend: bool,
 ) -> anyhow::Result<Result<Measurement, u8>> {
-    let (plan, found, note) = if plan.wants_stored() {
-        let Some(looked) = a.looked_up(lookup.flow, || {
-            let store = a.store()?;
-            let ancestors = match lookup.ancestors {
-                true => ancestors(lookup.sha),
-                false => Vec::new(),
+    let base_vs_head = matches!(plan.against, Some(Against::BaseVsHead { .. }));
+    let look = |informative: bool| {
+        a.looked_up(lookup.flow, || {
+            let read = || -> anyhow::Result<Looked> {
+                let store = a.store()?;
+                let ancestors = match lookup.ancestors {
+                    true => ancestors(lookup.sha),
+                    false => Vec::new(),
+                };
+                let found = store.lookup(lookup.branch, lookup.sha, &ancestors)?;
+                Ok(Looked {
+                    found,
+                    history: !ancestors.is_empty(),
+                    notes: store.notes(),
+                })
             };
-            let found = store.lookup(lookup.branch, lookup.sha, &ancestors)?;
-            Ok(Looked {
-                found,
-                history: !ancestors.is_empty(),
-                notes: store.notes(),
-            })
-        })?
-        else {
+            match (read(), informative) {
+                // Informative only: a store that cannot be read costs the
+                // section, never the gate.
+                (Err(e), true) => Ok(Looked {
+                    found: None,
+                    history: false,
+                    notes: vec![format!("the stored baseline could not be read: {e:#}")],
+                }),
+                (r, _) => r,
+            }
+        })
+    };
+    let (plan, found, note, history) = if plan.wants_stored() {
+        let Some(looked) = look(false)? else {
             return Ok(Err(0));
         };
         let wanted = lookup.ancestors.then_some(lookup.sha);
@@ -98,11 +128,21 @@ fn measure(
             note.push_str(&format!("> **Note:** {}\n\n", md(n)));
         }
         let stored = looked.found.as_ref().map(|f| f.results.clone());
-        (plan.with_stored(stored), looked.found, note)
+        (plan.with_stored(stored), looked.found, note, None)
+    } else if base_vs_head && lookup.informative {
+        let Some(looked) = look(true)? else {
+            return Ok(Err(0));
+        };
+        let mut note = side_by_side_note(&plan, lookup.head);
+        for n in &looked.notes {
+            note.push_str(&format!("> **Note:** {}\n\n", md(n)));
+        }
+        let history = looked.found.map(|f| (f, lookup.branch.to_string()));
+        (plan, None, note, history)
     } else {
         // The lookup step has nothing to look up; it measures nothing either.
         let note = side_by_side_note(&plan, lookup.head);
-        (plan, None, note)
+        (plan, None, note, None)
     };
     let results = match a.measured(suite, extend.then_some(&plan))? {
         Measured::Results(r) => *r,
@@ -113,6 +153,7 @@ fn measure(
         found,
         results,
         note,
+        history,
     }))
 }
 
@@ -128,6 +169,7 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
         sha: &pr.base_sha,
         ancestors: true,
         head: Some(&pr.head_sha),
+        informative: true,
     };
     let m = match measure(a, &suite, plan, &lookup, true)? {
         Ok(m) => m,
@@ -151,6 +193,7 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
         sha,
         ancestors: false,
         head: None,
+        informative: false,
     };
     // A stored baseline gets the configured rounds, no more: the comparison
     // with the previous one is shown, never gated on.
@@ -187,6 +230,7 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
         sha: sha.unwrap_or(""),
         ancestors: false,
         head: None,
+        informative: false,
     };
     let m = match measure(a, &suite, plan, &lookup, true)? {
         Ok(m) => m,

@@ -15,6 +15,7 @@ pub mod comment;
 pub mod event;
 mod flows;
 pub mod github;
+mod history;
 pub mod inputs;
 pub mod mode;
 pub mod outputs;

@@ -14,7 +14,7 @@ use super::comment::{CommentResult, CommentSink, MAX_BODY_CHARS};
 use super::inputs::CommentMode;
 use super::outputs::{annotation, command, untrusted_block, Level};
 use super::Action;
-use crate::commands::output::{ReportFiles, Sides, SummaryFile};
+use crate::commands::output::{Frame, ReportFiles, Sides, SummaryFile};
 
 /// Most regression annotations per run (GitHub shows 10 per step).
 const MAX_ANNOTATIONS: usize = 10;
@@ -26,6 +26,9 @@ pub(crate) struct Report<'a> {
     pub baseline: Option<&'a FoundBaseline>,
     /// Trusted markdown: which baseline was used (from [`baseline_note`]).
     pub note: String,
+    /// Trusted markdown after the report: an informative comparison (base
+    /// vs head: the stored baseline of the base branch, not gated).
+    pub appendix: String,
     /// The pull request's sink and head sha; `None`: no comment (not a PR).
     pub comment: Option<(Box<dyn CommentSink>, String)>,
     /// A missing baseline never fails the step (baseline refresh runs).
@@ -57,7 +60,11 @@ impl Report<'_> {
             max_chars: MAX_BODY_CHARS,
             ..Default::default()
         };
-        let body = files.write(cmp, sides, &self.note, &opts)?;
+        let frame = Frame {
+            note: &self.note,
+            appendix: &self.appendix,
+        };
+        let body = files.write(cmp, sides, frame, &opts)?;
         let url = match &self.comment {
             Some((sink, head)) => comment(a.inputs.comment, sink.as_ref(), &body, head, cmp),
             None => None,

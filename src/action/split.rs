@@ -210,6 +210,7 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
         current: &results,
         baseline: found.as_ref(),
         note,
+        appendix: String::new(),
         comment: Some((sink, pr.head_sha.clone())),
         no_baseline_passes: false,
     }

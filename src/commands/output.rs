@@ -32,6 +32,13 @@ pub struct ReportFiles {
     pub export_dir: Option<PathBuf>,
 }
 
+/// Trusted markdown around a report: before it and after it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Frame<'a> {
+    pub note: &'a str,
+    pub appendix: &'a str,
+}
+
 /// Where the job summary goes.
 #[derive(Debug, Clone)]
 pub enum SummaryFile {
@@ -64,25 +71,29 @@ impl ReportFiles {
         })
     }
 
-    /// Writes every file asked for. `note`: trusted markdown put before the
-    /// comment and the summary (how the action chose its baseline). Returns
-    /// the comment's body, which fits `opts.max_chars` with the note.
+    /// Writes every file asked for. `frame`: trusted markdown put before
+    /// (how the action chose its baseline) and after (an informative
+    /// comparison) the comment and the summary. Returns the comment's body,
+    /// which fits `opts.max_chars` with the frame.
     pub fn write(
         &self,
         c: &Comparison,
         sides: Sides<'_>,
-        note: &str,
+        frame: Frame<'_>,
         opts: &MarkdownOptions,
     ) -> anyhow::Result<String> {
+        let Frame { note, appendix } = frame;
         if let Some(path) = &self.json {
             write_file(path, &report::json::render(c), "the comparison JSON")?;
         }
         let opts = MarkdownOptions {
-            max_chars: opts.max_chars.saturating_sub(note.chars().count()),
+            max_chars: opts
+                .max_chars
+                .saturating_sub(note.chars().count() + appendix.chars().count()),
             ..opts.clone()
         };
         let body = format!(
-            "{note}{}",
+            "{note}{}{appendix}",
             markdown::render(c, sides.current, sides.baseline, &opts)
         );
         if let Some(path) = &self.markdown {
@@ -90,7 +101,7 @@ impl ReportFiles {
         }
         if let Some(summary) = &self.summary {
             let text = format!(
-                "{note}{}\n",
+                "{note}{}{appendix}\n",
                 markdown::render_job_summary(c, sides.current, sides.baseline, &opts)
             );
             match summary {
@@ -113,7 +124,12 @@ pub(crate) fn finish_comparison(
     json: Option<&Path>,
     outputs: &ReportArgs,
 ) -> anyhow::Result<u8> {
-    ReportFiles::from_args(outputs, json)?.write(c, sides, "", &MarkdownOptions::default())?;
+    ReportFiles::from_args(outputs, json)?.write(
+        c,
+        sides,
+        Frame::default(),
+        &MarkdownOptions::default(),
+    )?;
     print!(
         "{}",
         report::terminal::render_comparison(c, report::terminal::color_stdout())
