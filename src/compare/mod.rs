@@ -31,6 +31,7 @@
 //! metrics are `no_baseline`, as for a missing cell.
 
 pub mod calibrate;
+pub mod changepoint;
 pub mod model;
 pub mod stats;
 pub mod verdict;
