@@ -38,6 +38,24 @@ pub enum Command {
     /// Internal: run one trial in this process (started by `run`).
     #[command(name = "__drive", hide = true)]
     Drive(DriveArgs),
+    /// Change points of series read from stdin, one JSON array of numbers per
+    /// line; one JSON line of change points per series on stdout (the
+    /// building block of drift detection; scripts/changepoint-vs-otava.py).
+    #[command(hide = true)]
+    Changepoints(ChangepointArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ChangepointArgs {
+    /// Significance level of each split.
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Shuffles per permutation test.
+    #[arg(long, default_value_t = 199)]
+    pub permutations: usize,
+    /// Fewest values on each side of a change point.
+    #[arg(long, default_value_t = 3)]
+    pub min_size: usize,
 }
 
 #[derive(Debug, Args)]

@@ -24,6 +24,7 @@ fn main() -> ExitCode {
             benchgate::commands::publish_cloudwatch(args)
         }
         Command::Action(args) => return ExitCode::from(benchgate::action::main(args.step)),
+        Command::Changepoints(args) => benchgate::commands::changepoints::run(args),
         Command::Drive(args) => {
             benchgate::orchestrate::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }

@@ -4,6 +4,7 @@
 //! report files ([`output`]); CloudWatch publishing is in [`cloudwatch`].
 
 pub mod calibrate;
+pub mod changepoints;
 pub mod cloudwatch;
 pub mod output;
 
