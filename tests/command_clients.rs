@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{cell, run_config, PY_CLIENT};
+use common::{cell, median, run_config, PY_CLIENT};
 
 fn config(clients: &str, extra_run: &str) -> String {
     format!(
@@ -163,4 +163,49 @@ command = ["sh", "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end
     let good = cell(&r, "get", "good");
     assert_eq!(good.trials[0].failure, None);
     assert!(good.trials[0].metrics.as_ref().unwrap().ok > 0);
+}
+
+/// Burns one second of CPU (busy loop on the process clock) before the
+/// program's first request: a cold start.
+const BURN: &str =
+    "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0:\n    pass\n";
+
+#[test]
+fn cpu_burnt_before_the_window_is_start_up_not_cost_per_request() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plain.py"), PY_CLIENT).unwrap();
+    std::fs::write(dir.path().join("cold.py"), format!("{BURN}{PY_CLIENT}")).unwrap();
+    let cwd = dir.path().display().to_string();
+    let clients: String = ["plain", "cold"]
+        .iter()
+        .map(|n| {
+            format!("[[client]]\nname = \"{n}\"\nkind = \"command\"\ncommand = [\"python3\", \"{n}.py\"]\ncwd = {cwd:?}\n")
+        })
+        .collect();
+    let run = run_config(&config(&clients, ""), &[]);
+    let r = run.results();
+    let (plain, cold) = (cell(&r, "get", "plain"), cell(&r, "get", "cold"));
+    for t in plain.trials.iter().chain(&cold.trials) {
+        assert_eq!(t.failure, None);
+    }
+    for t in &cold.trials {
+        let m = t.metrics.as_ref().unwrap();
+        // The whole second is before the first request, in wall time too.
+        assert!(m.startup_ms.unwrap() > 900.0, "{:?}", m.startup_ms);
+        assert!(
+            m.startup_cpu_ms.unwrap() < 5_000.0,
+            "{:?}",
+            m.startup_cpu_ms
+        );
+    }
+    // The second shows in start-up (both warm up for 300 ms besides) ...
+    let extra = median(cold, "startup_cpu_ms") - median(plain, "startup_cpu_ms");
+    assert!(extra > 500.0, "start-up CPU {extra:.0} ms more than plain");
+    // ... and not per request: spread over the window's ~1.5 s of requests it
+    // would at least double the cost of each.
+    let (p, c) = (
+        median(plain, "cpu_us_per_request"),
+        median(cold, "cpu_us_per_request"),
+    );
+    assert!(c < p * 1.5, "cpu_us_per_request: plain {p:.1}, cold {c:.1}");
 }

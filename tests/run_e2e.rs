@@ -104,6 +104,11 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
             assert!(m.server_peak_threads.unwrap() >= 1);
             assert!(m.server_peak_rss_bytes.unwrap() > 1 << 20);
             assert!(m.server_cpu_us_per_request.is_some());
+            // Start-up: the driver's spawn to its first response, which comes
+            // within the 100 ms warmup; its CPU until the window opened.
+            let startup = m.startup_ms.unwrap();
+            assert!(startup > 0.0 && startup < 5_000.0, "startup_ms {startup}");
+            assert!(m.startup_cpu_ms.unwrap() > 0.0);
             // The server's window brackets the client's: the two differ by the
             // requests in flight at the edges, plus what completes while the
             // driver's control call to start or stop the server's window is on

@@ -28,6 +28,9 @@ pub struct Recorder {
     pub in_flight_at_deadline: u64,
     /// Completions during the warmup (not in any figure; shows the warmup ran).
     pub warmup_requests: u64,
+    /// When the first response (any status, warmup included) arrived: the
+    /// end of the client's start-up.
+    pub first_response: Option<Instant>,
 }
 
 impl Recorder {
@@ -47,6 +50,9 @@ impl Recorder {
         done: Instant,
         result: Result<Exchange, ErrorClass>,
     ) {
+        if self.first_response.is_none() && responded(&result) {
+            self.first_response = Some(done);
+        }
         match slot {
             Slot::Warmup => self.warmup_requests += 1,
             Slot::Late => self.in_flight_at_deadline += 1,
@@ -77,7 +83,19 @@ impl Recorder {
         self.bytes_sent += other.bytes_sent;
         self.in_flight_at_deadline += other.in_flight_at_deadline;
         self.warmup_requests += other.warmup_requests;
+        self.first_response = match (self.first_response, other.first_response) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
+}
+
+/// Whether the server answered (a status error is an answer too).
+fn responded(result: &Result<Exchange, ErrorClass>) -> bool {
+    matches!(
+        result,
+        Ok(_) | Err(ErrorClass::Status4xx | ErrorClass::Status5xx)
+    )
 }
 
 /// Recorder shards shared by a trial's workers.

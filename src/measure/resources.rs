@@ -42,6 +42,25 @@ fn rusage(who: libc::c_int) -> libc::rusage {
     }
 }
 
+/// Nanoseconds on the system-wide monotonic clock (`CLOCK_MONOTONIC`): one
+/// time line for the parent and its driver process, so a spawn and an event
+/// in the child can be subtracted.
+pub fn monotonic_ns() -> u64 {
+    // SAFETY: clock_gettime fills the zeroed struct; CLOCK_MONOTONIC is valid.
+    let ts = unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+        ts
+    };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// An earlier instant of this process on the [`monotonic_ns`] clock.
+pub fn monotonic_ns_at(t: std::time::Instant) -> u64 {
+    let ago = std::time::Instant::now().saturating_duration_since(t);
+    monotonic_ns().saturating_sub(ago.as_nanos() as u64)
+}
+
 /// CPU used so far by this process, all threads.
 pub fn self_cpu() -> CpuTimes {
     let ru = rusage(libc::RUSAGE_SELF);

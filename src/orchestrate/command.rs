@@ -10,6 +10,9 @@
 //! without one, throughput and status errors come from the server's window and
 //! latency is absent ("n/a"), never invented. CPU, RSS and threads are those of
 //! the whole process group (a shell wrapper and its JVM alike), from /proc.
+//! What the program does before its window (start-up, warmup) is reported
+//! apart, as start-up metrics: the time from spawn to the first request the
+//! server answered, and the group's CPU until the window opened.
 //! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
 //! The program and its setup run without benchgate's credentials, the Actions
 //! runtime and the runner's file commands ([`super::child_env`]).
@@ -34,7 +37,7 @@ use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, StopRule};
 use crate::measure::resources::{pin_command, sample_group, wait_child, GroupSampler};
 use crate::measure::ErrorCounts;
-use crate::results::metrics::Measured;
+use crate::results::metrics::{Measured, Startup};
 use crate::results::TrialMetrics;
 
 /// Bytes of a program's stdout/stderr shown when it fails.
@@ -316,6 +319,13 @@ pub fn run_trial(
     };
 
     let window_cpu = cpu_end.unwrap_or(usage.cpu).since(&cpu_start);
+    // Start-up: spawn to the first request the server answered (or to the
+    // open marker, if printed before any), and the group's CPU until the
+    // window opened, which `window_cpu` leaves out.
+    let startup = Startup {
+        ms: first_request.map(|t| t.duration_since(started).as_secs_f64() * 1e3),
+        cpu_ms: Some(cpu_start.total_us() as f64 / 1e3),
+    };
 
     let result = match std::fs::metadata(&result_path) {
         Ok(_) => {
@@ -367,6 +377,7 @@ pub fn run_trial(
         latency: histogram.as_ref(),
         latency_uncorrected: None,
         server: server_cost(server_cpu, server_window.requests, server_peaks),
+        startup,
     });
     Ok(TrialRun {
         metrics,

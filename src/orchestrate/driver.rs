@@ -4,7 +4,8 @@
 //! driver runs the engine with the client of its spec, starts and stops the
 //! reference server's counting window through its control port at the moments
 //! its own window opens and closes (so both count the same interval), reads the
-//! server's CPU at the same moments, and writes a [`DriverReport`] as JSON to
+//! server's CPU at the same moments, its own CPU when the window opens and
+//! when its first response arrived (start-up), and writes a [`DriverReport`] as JSON to
 //! the out file. Against a server under test there is no control port: the
 //! window is the driver's own.
 
@@ -20,7 +21,7 @@ use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
 use crate::config::{ClientKind, ClientSpec, Scenario};
 use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
-use crate::measure::resources::CpuTimes;
+use crate::measure::resources::{monotonic_ns_at, self_cpu, CpuTimes};
 use crate::measure::ErrorCounts;
 use crate::server::ServerCounters;
 
@@ -64,6 +65,13 @@ pub struct DriverReport {
     pub server_error: Option<String>,
     /// The server process (tree)'s CPU during the window, when it was watched.
     pub server_cpu: Option<CpuTimes>,
+    /// When the first response arrived, on the system-wide monotonic clock (the
+    /// parent subtracts its spawn time: the start-up time).
+    #[serde(default)]
+    pub first_response_ns: Option<u64>,
+    /// The driver's own CPU from its start until the window opened.
+    #[serde(default)]
+    pub startup_cpu: Option<CpuTimes>,
 }
 
 impl DriverReport {
@@ -87,6 +95,8 @@ impl DriverReport {
             server_cpu: window_cpu(window.cpu_start, window.cpu_end),
             server: window.counters,
             server_error: window.error,
+            first_response_ns: r.first_response.map(|t| monotonic_ns_at(t.into_std())),
+            startup_cpu: window.client_cpu_at_open,
         }
     }
 }
@@ -102,6 +112,8 @@ pub struct ServerWindow {
     error: Option<String>,
     cpu_start: Option<CpuTimes>,
     cpu_end: Option<CpuTimes>,
+    /// The driver's own CPU when the window opened: its start-up cost.
+    client_cpu_at_open: Option<CpuTimes>,
 }
 
 impl ServerWindow {
@@ -112,6 +124,7 @@ impl ServerWindow {
 
 impl WindowHooks for ServerWindow {
     fn opened(&mut self) {
+        self.client_cpu_at_open = Some(self_cpu());
         if let Some(url) = &self.control_url {
             if let Err(e) = control::window_start(url) {
                 self.fail(e);

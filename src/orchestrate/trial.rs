@@ -3,7 +3,8 @@
 //! The parent writes the trial spec, starts `benchgate __drive` pinned to the
 //! client cores, samples its thread count (and the server's threads and RSS)
 //! from /proc, reaps it with `wait4` (CPU and max RSS), reads the reference
-//! server's total connection count before and after, and turns the driver's
+//! server's total connection count before and after, takes the spawn time
+//! (the start of start-up, `startup_ms`), and turns the driver's
 //! report (with the server's counters and CPU for its window) into
 //! [`TrialMetrics`]. Against a server under test the reference server's
 //! counters are absent. Anything that goes wrong fails this trial only; a
@@ -21,9 +22,9 @@ use super::driver::{DriverReport, TrialSpec};
 use super::interrupt;
 use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
-use crate::measure::resources::{pin_command, wait_child, PeakSampler};
+use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
 use crate::measure::LatencyHistogram;
-use crate::results::metrics::Measured;
+use crate::results::metrics::{Measured, Startup};
 use crate::results::TrialMetrics;
 use crate::server::ServerCounters;
 
@@ -103,6 +104,7 @@ pub fn run_trial(
     if !cpus.is_empty() {
         pin_command(&mut cmd, cpus);
     }
+    let spawned_ns = monotonic_ns();
     let child = cmd.spawn().context("starting the driver process")?;
     let pid = child.id();
     let sampler = PeakSampler::start(pid, Duration::from_millis(20));
@@ -175,6 +177,12 @@ pub fn run_trial(
         latency: histogram.as_ref(),
         latency_uncorrected: histogram_uncorrected.as_ref(),
         server: server_cost(report.server_cpu, requests, server_peaks),
+        startup: Startup {
+            ms: report
+                .first_response_ns
+                .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
+            cpu_ms: report.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
+        },
     });
     Ok(TrialRun {
         metrics,

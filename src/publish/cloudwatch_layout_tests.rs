@@ -28,6 +28,8 @@ fn metrics(rps: f64, p99: Option<f64>) -> TrialMetrics {
         server_cpu_us_per_request: None,
         server_peak_rss_bytes: None,
         server_peak_threads: None,
+        startup_ms: None,
+        startup_cpu_ms: None,
         requests: 1000,
         ok: 1000,
         elapsed_s: 1.0,

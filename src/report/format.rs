@@ -14,6 +14,7 @@ pub fn with_unit(metric: &str, v: f64) -> String {
     match def.format {
         Format::Duration | Format::CpuTime if v < 100.0 => format!("{v:.1}us"),
         Format::Duration | Format::CpuTime => micros(v),
+        Format::Millis => micros(v * 1e3),
         Format::Rate => format!("{} {}", si(v), def.unit),
         Format::ByteRate => format!("{}/s", bytes(v)),
         Format::Bytes => bytes(v),
@@ -32,6 +33,7 @@ pub fn compact(metric: &str, v: f64) -> String {
     match def.format {
         Format::Duration => micros(v),
         Format::CpuTime => format!("{v:.1}us"),
+        Format::Millis => micros(v * 1e3),
         Format::Rate => si(v),
         Format::ByteRate => format!("{}/s", bytes(v)),
         Format::Bytes => bytes(v),
@@ -219,6 +221,8 @@ mod tests {
             ("cpu_us_per_request", 12.5, "12.5us", "12.5us"),
             ("cpu_us_per_request", 150.0, "150us", "150.0us"),
             ("server_cpu_us_per_request", 12.5, "12.5us", "12.5us"),
+            ("startup_ms", 45.2, "45.2ms", "45.2ms"),
+            ("startup_cpu_ms", 1234.0, "1.23s", "1.23s"),
             ("peak_rss_bytes", 512.0, "512B", "512B"),
             ("server_peak_rss_bytes", 512.0, "512B", "512B"),
             ("peak_threads", 17.0, "17", "17"),

@@ -59,6 +59,15 @@ pub struct TrialMetrics {
     /// Peak thread count of the server's process tree during the trial.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_peak_threads: Option<u64>,
+    /// Start-up: milliseconds from the client's spawn to its first response
+    /// (docs/external-clients.md, "Start-up"). Absent when not measured and
+    /// in results from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_ms: Option<f64>,
+    /// Start-up: the client's user+sys CPU, milliseconds, from its spawn until
+    /// the window opened (warmup included); never in `cpu_us_per_request`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub startup_cpu_ms: Option<f64>,
 
     /// Requests completed in the window, successes and errors.
     pub requests: u64,
@@ -100,6 +109,18 @@ pub struct Measured<'a> {
     pub latency_uncorrected: Option<&'a LatencyHistogram>,
     /// The server's cost in the trial, as far as it was measured.
     pub server: ServerCost,
+    /// The client's cost before its window, as far as it was measured.
+    pub startup: Startup,
+}
+
+/// What a client cost before its measurement window opened. `None`: not
+/// measured (never estimated).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Startup {
+    /// Milliseconds from the spawn to the first response.
+    pub ms: Option<f64>,
+    /// User+sys CPU milliseconds from the spawn until the window opened.
+    pub cpu_ms: Option<f64>,
 }
 
 /// The server process tree's cost during one trial. `None`: not measured (a
@@ -140,6 +161,8 @@ impl TrialMetrics {
             server_cpu_us_per_request: m.server.cpu_us_per_request,
             server_peak_rss_bytes: m.server.peak_rss_bytes,
             server_peak_threads: m.server.peak_threads,
+            startup_ms: m.startup.ms,
+            startup_cpu_ms: m.startup.cpu_ms,
             requests,
             ok: m.ok,
             elapsed_s: m.elapsed_s,
@@ -242,5 +265,20 @@ mod tests {
             Direction::LowerIsBetter
         );
         assert!(metric_def("p99").is_none());
+    }
+
+    /// Results files from before the start-up metrics still read, and a
+    /// trial without them writes none.
+    #[test]
+    fn results_without_the_startup_metrics_still_read() {
+        let mut json =
+            serde_json::to_value(crate::results::synthetic::every_field_measured()).unwrap();
+        let fields = json.as_object_mut().unwrap();
+        assert!(fields.remove("startup_ms").is_some());
+        assert!(fields.remove("startup_cpu_ms").is_some());
+        let m: TrialMetrics = serde_json::from_value(json).unwrap();
+        assert_eq!((m.startup_ms, m.startup_cpu_ms), (None, None));
+        let written = serde_json::to_string(&m).unwrap();
+        assert!(!written.contains("startup"), "{written}");
     }
 }

@@ -31,6 +31,8 @@
 //! | `server_cpu_us_per_request` |         | +10%     |        | no    |
 //! | `server_peak_rss_bytes`   |           | +20%     | 1 MiB  | no    |
 //! | `server_peak_threads`     |           | +25%     | 2      | no    |
+//! | `startup_ms`              |           | +20%     | 50 ms  | no    |
+//! | `startup_cpu_ms`          |           | +20%     | 50 ms  | no    |
 //!
 //! Why: the four gating metrics are the (throughput, tail latency, CPU per
 //! request, errors). Tails are noisier than centres (statistics.md), so the tail
@@ -38,7 +40,12 @@
 //! the scheduler alone, and a 2 ms floor keeps those from gating while a real
 //! stall still fails. The error rate and counts are compared as absolute
 //! differences (they are usually 0, where a ratio is undefined), so their
-//! thresholds are absolute: `+0.01` is one percentage point.
+//! thresholds are absolute: `+0.01` is one percentage point. Start-up (spawn
+//! to first response, CPU before the window) happens once per trial, so it is
+//! read from one sample per round and moves with the machine's load: it
+//! informs (a cold-start regression shows) and never gates unless `[gate]`
+//! says so; the 50 ms floor keeps scheduler and clock-tick noise (CPU is read
+//! in 10 ms ticks for command clients) from warning.
 
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +103,7 @@ pub enum CloudWatchUnit {
     CountPerSecond,
     BytesPerSecond,
     Microseconds,
+    Milliseconds,
     Bytes,
     Count,
     Percent,
@@ -109,6 +117,7 @@ impl CloudWatchUnit {
             CloudWatchUnit::CountPerSecond => "Count/Second",
             CloudWatchUnit::BytesPerSecond => "Bytes/Second",
             CloudWatchUnit::Microseconds => "Microseconds",
+            CloudWatchUnit::Milliseconds => "Milliseconds",
             CloudWatchUnit::Bytes => "Bytes",
             CloudWatchUnit::Count => "Count",
             CloudWatchUnit::Percent => "Percent",
@@ -134,6 +143,8 @@ pub enum Format {
     Duration,
     /// CPU time per request in µs, tens of µs: `12.5us`.
     CpuTime,
+    /// A duration in ms (start-up), from microseconds to seconds: `45.2ms`.
+    Millis,
     /// Requests per second: `12.3k req/s`.
     Rate,
     /// Bytes per second: `3.4MiB/s`.
@@ -393,6 +404,19 @@ pub const METRICS: &[MetricDef] = &[
         |m| Some(m.server_peak_threads? as f64),
     )
     .warn(rel(0.25, Some(2.0))),
+    metric("startup_ms", Down, "ms", F::Millis, Cw::Milliseconds, |m| {
+        m.startup_ms
+    })
+    .warn(rel(0.20, Some(50.0))),
+    metric(
+        "startup_cpu_ms",
+        Down,
+        "ms",
+        F::Millis,
+        Cw::Milliseconds,
+        |m| m.startup_cpu_ms,
+    )
+    .warn(rel(0.20, Some(50.0))),
 ];
 
 /// Looks up a metric by its stable name.

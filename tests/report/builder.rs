@@ -42,6 +42,8 @@ pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {
         server_cpu_us_per_request: None,
         server_peak_rss_bytes: None,
         server_peak_threads: None,
+        startup_ms: None,
+        startup_cpu_ms: None,
         requests: 10_000,
         ok: 9_990,
         elapsed_s: 1.0,

@@ -187,12 +187,13 @@ pub fn errors(sides: &Sides) -> String {
     details("Errors by class and failed trials", &body)
 }
 
-/// The client's own cost (and the server's, when any cell measured it):
-/// medians across trials.
+/// The client's own cost (its start-up, and the server's cost, when any cell
+/// measured them): medians across trials.
 pub fn resources(sides: &Sides) -> String {
-    let mut server_cost = false;
+    let (mut server_cost, mut startup) = (false, false);
     sides.each(|_, cell| {
         server_cost |= cell.is_some_and(|c| c.summary.contains_key("server_cpu_us_per_request"));
+        startup |= cell.is_some_and(|c| STARTUP.iter().any(|m| c.summary.contains_key(*m)));
     });
     let mut body = String::from(
         "| scenario | client | side | CPU/request | peak RSS | peak threads | connections | requests/connection |",
@@ -200,9 +201,15 @@ pub fn resources(sides: &Sides) -> String {
     if server_cost {
         body.push_str(" server CPU/request | server peak RSS | server peak threads |");
     }
+    if startup {
+        body.push_str(" start-up | start-up CPU |");
+    }
     body.push_str("\n|:--|:--|:--|--:|--:|--:|--:|--:|");
     if server_cost {
         body.push_str("--:|--:|--:|");
+    }
+    if startup {
+        body.push_str("--:|--:|");
     }
     body.push('\n');
     sides.each(|prefix, cell| {
@@ -224,10 +231,18 @@ pub fn resources(sides: &Sides) -> String {
                 median(cell, "server_peak_threads"),
             );
         }
+        if startup {
+            for m in STARTUP {
+                let _ = write!(body, " {} |", median(cell, m));
+            }
+        }
         body.push('\n');
     });
     details("Resources (medians across trials)", &body)
 }
+
+/// The start-up metrics, shown when any cell measured them.
+const STARTUP: [&str; 2] = ["startup_ms", "startup_cpu_ms"];
 
 fn env_rows(e: &Environment, r: &RunResults) -> Vec<String> {
     let pin = if e.pinning.enabled {
@@ -315,4 +330,38 @@ pub fn reasons(cmp: &Comparison) -> String {
         );
     }
     details("Why: the reason for each notable verdict", &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::compare::compare;
+    use crate::config::gate::default_gate;
+    use crate::config::Suite;
+    use crate::report::markdown::{self, MarkdownOptions};
+    use crate::results::synthetic::{self, every_field_measured};
+
+    /// The resources table shows start-up columns only for cells that measured
+    /// start-up (results from before it existed render as they did).
+    #[test]
+    fn start_up_columns_only_when_measured() {
+        let render = |startup: bool| {
+            let mut suite = Suite::default_suite();
+            suite.scenarios.truncate(1);
+            suite.scenarios[0].clients.truncate(1);
+            let r = synthetic::run(suite, 3, |_, _, _| {
+                let mut m = every_field_measured();
+                if !startup {
+                    (m.startup_ms, m.startup_cpu_ms) = (None, None);
+                }
+                Some(m)
+            });
+            let cmp = compare(None, &r, &default_gate());
+            markdown::render(&cmp, &r, None, &MarkdownOptions::default())
+        };
+        let with = render(true);
+        assert!(with.contains(" start-up | start-up CPU |"), "{with}");
+        assert!(with.contains(" 29.0ms | 30.0ms |\n"), "{with}");
+        let without = render(false);
+        assert!(!without.contains("start-up"), "{without}");
+    }
 }

@@ -1,8 +1,8 @@
 //! The terminal report: one table, a row per (scenario, client[, server]), each
 //! figure the median across rounds with its spread (half the min-max range),
 //! then failed trials and the environment; and the comparison table
-//! ([`render_comparison`]). The server's own cost gets columns when any cell
-//! measured it; with servers under test a note says the reference server's
+//! ([`render_comparison`]). The server's own cost and the client's start-up
+//! get columns when any cell measured them; with servers under test a note says the reference server's
 //! counters are absent.
 
 mod compare;
@@ -27,6 +27,11 @@ const HEADERS: [&str; 12] = [
 
 /// Extra columns when any cell measured the server's cost.
 const SERVER_HEADERS: [&str; 3] = ["srv cpu/req", "srv rss", "srv threads"];
+
+/// Extra columns when any cell measured the client's start-up.
+const STARTUP_HEADERS: [&str; 2] = ["startup", "startup cpu"];
+/// The metrics of the start-up columns.
+const STARTUP_METRICS: [&str; 2] = ["startup_ms", "startup_cpu_ms"];
 
 /// The note shown once when cells ran against a server under test.
 pub const SERVER_UNDER_TEST_NOTE: &str =
@@ -71,7 +76,7 @@ fn errors_value(c: &CellResult) -> String {
     }
 }
 
-fn row(c: &CellResult, server_columns: bool) -> Vec<String> {
+fn row(c: &CellResult, server_columns: bool, startup_columns: bool) -> Vec<String> {
     let failed = c.trials.iter().filter(|t| t.failure.is_some()).count();
     let mut client = c.label();
     if failed > 0 {
@@ -99,6 +104,9 @@ fn row(c: &CellResult, server_columns: bool) -> Vec<String> {
                 .map(|(m, spread)| cell_value(c, m, spread)),
         );
     }
+    if startup_columns {
+        row.extend(STARTUP_METRICS.iter().map(|m| cell_value(c, m, false)));
+    }
     row
 }
 
@@ -108,6 +116,14 @@ fn has_server_cost(results: &RunResults) -> bool {
         .results
         .iter()
         .any(|c| SERVER_METRICS.iter().any(|m| c.summary.contains_key(*m)))
+}
+
+/// Whether any cell measured the client's start-up.
+fn has_startup(results: &RunResults) -> bool {
+    results
+        .results
+        .iter()
+        .any(|c| STARTUP_METRICS.iter().any(|m| c.summary.contains_key(*m)))
 }
 
 /// The metrics of the server columns ([`SERVER_HEADERS`]).
@@ -127,11 +143,15 @@ pub fn render(results: &RunResults, color: bool) -> String {
     if server_columns {
         headers.extend(SERVER_HEADERS);
     }
+    let startup_columns = has_startup(results);
+    if startup_columns {
+        headers.extend(STARTUP_HEADERS);
+    }
     let rows: Vec<Vec<String>> = results
         .results
         .iter()
         .map(|c| {
-            row(c, server_columns)
+            row(c, server_columns, startup_columns)
                 .into_iter()
                 .map(|s| s.escape_debug().to_string())
                 .collect()
@@ -178,6 +198,12 @@ pub fn render(results: &RunResults, color: bool) -> String {
             "srv = the server's own process (tree): CPU in the window per request, peak RSS and threads"
         );
     }
+    if startup_columns {
+        let _ = writeln!(
+            out,
+            "startup = from the client's spawn to its first response, and its CPU until the window opened (never in cpu/req)"
+        );
+    }
     if results.has_servers() {
         let _ = writeln!(out, "{SERVER_UNDER_TEST_NOTE}");
     }
@@ -214,4 +240,41 @@ pub fn render(results: &RunResults, color: bool) -> String {
         }
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Suite;
+    use crate::results::synthetic::{self, every_field_measured};
+
+    /// Start-up gets its columns only when some cell measured it (results
+    /// from before it existed render as they did).
+    #[test]
+    fn start_up_columns_only_when_measured() {
+        let render = |startup: bool| {
+            let mut suite = Suite::default_suite();
+            suite.scenarios.truncate(1);
+            suite.scenarios[0].clients.truncate(1);
+            let r = synthetic::run(suite, 3, |_, _, _| {
+                let mut m = every_field_measured();
+                if !startup {
+                    (m.startup_ms, m.startup_cpu_ms) = (None, None);
+                }
+                Some(m)
+            });
+            super::render(&r, false)
+        };
+        let with = render(true);
+        let header = with.lines().next().unwrap();
+        assert!(header.ends_with("startup  startup cpu"), "{with}");
+        assert!(
+            with.lines()
+                .nth(1)
+                .unwrap()
+                .ends_with("29.0ms       30.0ms"),
+            "{with}"
+        );
+        let without = render(false);
+        assert!(!without.contains("startup"), "{without}");
+    }
 }
