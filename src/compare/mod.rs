@@ -36,6 +36,7 @@ pub mod stats;
 pub mod verdict;
 
 mod cells;
+mod validity;
 
 pub use model::*;
 
@@ -187,6 +188,7 @@ pub fn compare(
             metrics.push(c.comparison(cell, same, g, &evidence, gate));
         }
     }
+    validity::guard(&mut metrics, current, baseline, gate);
     finish(
         "baseline",
         method(false, gate.alpha),
@@ -370,6 +372,7 @@ pub fn compare_side_by_side_with(
             metrics.push(c.comparison(cell, (base_client, base_server), g, &evidence, gate));
         }
     }
+    validity::guard(&mut metrics, run, Some(run), gate);
     let this = run_ref(run);
     finish(
         if base.variant.is_some() {
