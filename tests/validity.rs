@@ -65,7 +65,8 @@ fn an_open_loop_under_its_rate_is_marked_and_warns_then_fails_under_the_switch()
     // The terminal table marks the cells and lists the trials.
     assert!(out.contains("hyper @ slow (invalid)"), "{out}");
     assert!(
-        out.lines().any(|l| l.starts_with("invalid: open / reqwest @ slow round 1: open loop reached")
+        out.lines().any(|l| l
+            .starts_with("invalid: open / reqwest @ slow round 1: open loop reached")
             && l.contains("of 1000 req/s")),
         "{out}"
     );
