@@ -13,6 +13,10 @@ use crate::results::{CellResult, RunResults};
 
 use super::model::{MetricComparison, Tier};
 
+/// Marks listed per row; the rest are counted (a results file is untrusted
+/// input, and a reason stays a sentence).
+const MAX_LISTED: usize = 4;
+
 /// Applies the guard to every row: `current` is the run under test, `baseline`
 /// the run the baseline side comes from (the same run side by side).
 pub fn guard(
@@ -40,6 +44,11 @@ pub fn guard(
         }
         if marks.is_empty() {
             continue;
+        }
+        if marks.len() > MAX_LISTED {
+            let more = marks.len() - MAX_LISTED;
+            marks.truncate(MAX_LISTED);
+            marks.push(format!("and {more} more"));
         }
         if row.gating {
             row.tier = row.tier.max(floor);

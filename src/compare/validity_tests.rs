@@ -88,3 +88,19 @@ fn side_by_side_counts_marks_on_the_baseline_client() {
     assert_eq!(row.tier, Tier::Fail, "{row:?}");
     assert_eq!(c.exit_code, 1);
 }
+
+#[test]
+fn a_row_lists_a_few_marks_and_counts_the_rest() {
+    let base = run(10);
+    let mut cur = run(10);
+    for t in &mut cur.results[0].trials {
+        t.invalid = vec![InvalidMark::RateShortfall {
+            target_rps: 2000.0,
+            achieved_rps: 1000.0,
+        }];
+    }
+    let c = compare(Some(&base), &cur, &default_gate());
+    let row = c.metrics.iter().find(|m| !m.invalid.is_empty()).unwrap();
+    assert_eq!(row.invalid.len(), 5, "{:?}", row.invalid);
+    assert_eq!(row.invalid[4], "and 6 more");
+}
