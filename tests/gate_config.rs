@@ -4,7 +4,9 @@
 mod common;
 
 use benchgate::compare::gate_for;
-use benchgate::config::gate::{MetricGate, MissingBaseline, NotComparablePolicy, Threshold};
+use benchgate::config::gate::{
+    InvalidPolicy, MetricGate, MissingBaseline, NotComparablePolicy, Threshold,
+};
 use benchgate::config::{ConfigError, Suite};
 
 const FILE: &str = "bench.toml";
@@ -47,6 +49,7 @@ fn defaults_gate_the_four_metrics() {
     assert_eq!(s.gate.alpha, 0.05);
     assert_eq!(s.gate.missing_baseline, MissingBaseline::Neutral);
     assert_eq!(s.gate.not_comparable, NotComparablePolicy::Warn);
+    assert_eq!(s.gate.invalid, InvalidPolicy::Warn);
     assert_eq!(s.compare, None);
     assert_eq!(s.gate.metrics.len(), benchgate::results::METRICS.len());
 }
@@ -59,6 +62,7 @@ fn the_issue_example_parses() {
 alpha = 0.01
 missing_baseline = "fail"
 not_comparable = "fail"
+invalid = "fail"
 throughput_rps = "-5%"
 latency_p99_us = { fail = "+10%", floor = "2ms", warn = "+5%" }
 peak_rss_bytes = { fail = "+20%", floor = "1MiB", gating = false }
@@ -84,6 +88,7 @@ baseline_client = "hyper"
         (g.alpha, g.missing_baseline, g.not_comparable),
         (0.01, MissingBaseline::Fail, NotComparablePolicy::Fail)
     );
+    assert_eq!(g.invalid, InvalidPolicy::Fail);
     let rps = gate_of(&s, "throughput_rps");
     assert_eq!(
         rps.fail,
@@ -307,6 +312,13 @@ fn gate_errors_name_the_line_field_and_fix() {
         "[gate]\nnot_comparable = \"pass\"\n",
         L + 1,
         "gate.not_comparable",
+        "unknown value",
+        "\"warn\", \"fail\"",
+    );
+    invalid(
+        "[gate]\ninvalid = \"ignore\"\n",
+        L + 1,
+        "gate.invalid",
         "unknown value",
         "\"warn\", \"fail\"",
     );

@@ -213,6 +213,7 @@ impl Cell {
             tier: decision.tier,
             gating: gate.gating,
             reason: decision.reason,
+            invalid: Vec::new(),
             baseline: Vec::new(),
             current: Vec::new(),
         };

@@ -37,6 +37,7 @@ pub mod stats;
 pub mod verdict;
 
 mod cells;
+mod validity;
 
 pub use model::*;
 
@@ -188,6 +189,7 @@ pub fn compare(
             metrics.push(c.comparison(cell, same, g, &evidence, gate));
         }
     }
+    validity::guard(&mut metrics, current, baseline, gate);
     finish(
         "baseline",
         method(false, gate.alpha),
@@ -371,6 +373,7 @@ pub fn compare_side_by_side_with(
             metrics.push(c.comparison(cell, (base_client, base_server), g, &evidence, gate));
         }
     }
+    validity::guard(&mut metrics, run, Some(run), gate);
     let this = run_ref(run);
     finish(
         if base.variant.is_some() {

@@ -82,6 +82,10 @@ pub struct MetricComparison {
     pub gating: bool,
     /// One sentence on why: method, threshold, what decided it.
     pub reason: String,
+    /// The validity guard's marks on the trials of either side (`round 2:
+    /// open loop reached ...`); absent: every trial valid.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<String>,
 }
 
 impl MetricComparison {

@@ -88,6 +88,18 @@ pub enum NotComparablePolicy {
     Fail,
 }
 
+/// What a cell with trials the validity guard marked (`results::validity`)
+/// does to its gating metrics: at least a warning, or a failure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InvalidPolicy {
+    /// Report it as a warning; the gate passes.
+    #[default]
+    Warn,
+    /// The gate fails.
+    Fail,
+}
+
 /// The `[gate]` table, validated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,6 +112,10 @@ pub struct GateConfig {
     pub overrides: Vec<GateOverride>,
     pub missing_baseline: MissingBaseline,
     pub not_comparable: NotComparablePolicy,
+    /// `[gate] invalid`: marked trials warn (default) or fail. Absent in
+    /// results written before the validity guard existed.
+    #[serde(default)]
+    pub invalid: InvalidPolicy,
 }
 
 impl Default for GateConfig {
@@ -126,5 +142,6 @@ pub fn default_gate() -> GateConfig {
         overrides: Vec::new(),
         missing_baseline: MissingBaseline::Neutral,
         not_comparable: NotComparablePolicy::Warn,
+        invalid: InvalidPolicy::Warn,
     }
 }

@@ -13,13 +13,19 @@ use super::error::Problem;
 use super::gate::{
     default_gate, CompareBase, CompareSettings, GateConfig, GateOverride, MetricGate,
 };
-use super::gate::{MissingBaseline, NotComparablePolicy, Threshold};
+use super::gate::{InvalidPolicy, MissingBaseline, NotComparablePolicy, Threshold};
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
 use crate::results::metrics::{metric_def, Direction, MetricDef, Scale, METRICS};
 
-const GATE_KEYS: &[&str] = &["alpha", "missing_baseline", "not_comparable", "override"];
+const GATE_KEYS: &[&str] = &[
+    "alpha",
+    "missing_baseline",
+    "not_comparable",
+    "invalid",
+    "override",
+];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
 
 /// Builds the gate from the `[gate]` table (absent: every default).
@@ -47,6 +53,12 @@ pub(super) fn build_gate(
                 {
                     "warn" => NotComparablePolicy::Warn,
                     _ => NotComparablePolicy::Fail,
+                }
+            }
+            "invalid" => {
+                gate.invalid = match choice(value, "gate.invalid", &["warn", "fail"])? {
+                    "warn" => InvalidPolicy::Warn,
+                    _ => InvalidPolicy::Fail,
                 }
             }
             "override" => overrides = Some(value),

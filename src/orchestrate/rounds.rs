@@ -19,7 +19,7 @@ use super::trial::{self, TrialRun};
 use crate::config::{Scenario, ServerSpec, ServerTarget, Suite};
 use crate::measure::LatencyHistogram;
 use crate::results::environment::Pinning;
-use crate::results::{client_label, CellResult, RunResults, Trial};
+use crate::results::{client_label, validity, CellResult, RunResults, Trial};
 
 /// What every trial of a run shares.
 pub(super) struct Rounds<'a> {
@@ -218,11 +218,14 @@ impl Rounds<'_> {
             Ok(run) => {
                 progress.finish_trial(Some(&run.metrics), None);
                 cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
+                let invalid =
+                    validity::assess(&scenario.load, &run.metrics, self.placement(target));
                 cell.result.trials.push(Trial {
                     round,
                     failure: None,
                     metrics: Some(run.metrics),
                     server: run.server,
+                    invalid,
                 });
             }
             Err(e) => {
@@ -235,6 +238,24 @@ impl Rounds<'_> {
                 progress.finish_trial(None, Some(&reason));
                 cell.fail(round, reason);
             }
+        }
+    }
+
+    /// Where a trial against `target` runs, for the validity guard: the cores
+    /// of the pinning plan, or every core when nothing is pinned.
+    fn placement(&self, target: &Target) -> validity::Placement {
+        let all = self.header.environment.cores as usize;
+        let cores = |pinned: &[usize]| {
+            if self.pinning.enabled {
+                pinned.len()
+            } else {
+                all
+            }
+        };
+        validity::Placement {
+            server_under_test: target.name.is_some(),
+            client_cores: cores(&self.pinning.client_cpus),
+            server_cores: cores(&self.pinning.server_cpus),
         }
     }
 
@@ -321,6 +342,7 @@ impl CellAcc {
             failure: Some(reason),
             metrics: None,
             server: None,
+            invalid: vec![],
         });
     }
 

@@ -48,6 +48,7 @@ fn trial(round: u32, m: Option<TrialMetrics>) -> Trial {
         failure: m.is_none().then(|| "driver crashed".to_string()),
         metrics: m,
         server: None,
+        invalid: vec![],
     }
 }
 

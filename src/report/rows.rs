@@ -71,6 +71,16 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
     }
 }
 
+/// [`verdict_text`], then `, invalid trials` when the validity guard marked
+/// trials of either side (`compare::validity`): the mark every report shows.
+pub fn verdict_words(m: &MetricComparison) -> String {
+    if m.invalid.is_empty() {
+        verdict_text(m).to_string()
+    } else {
+        format!("{}, invalid trials", verdict_text(m))
+    }
+}
+
 /// The emoji mark of a verdict for markdown.
 pub fn verdict_mark(m: &MetricComparison) -> &'static str {
     match (m.tier, m.verdict) {

@@ -9,6 +9,7 @@ pub mod profile;
 pub mod registry;
 #[doc(hidden)]
 pub mod synthetic;
+pub mod validity;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -83,6 +84,11 @@ pub struct Trial {
     /// The reference server's counters for the trial's measurement window
     /// (absent with a server under test: it has none).
     pub server: Option<ServerCounters>,
+    /// Why the trial does not measure what its scenario asked for (the
+    /// validity guard, [`validity`]); absent: valid, and in files written
+    /// before the guard existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub invalid: Vec<validity::InvalidMark>,
 }
 
 impl RunResults {

@@ -30,6 +30,7 @@ pub fn run(
                         failure: m.is_none().then(|| "synthetic failure".to_string()),
                         metrics: m,
                         server: None,
+                        invalid: vec![],
                     }
                 })
                 .collect();

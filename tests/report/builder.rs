@@ -83,12 +83,14 @@ pub fn cell(
                 failure: Some(reason.to_string()),
                 metrics: None,
                 server: None,
+                invalid: vec![],
             },
             _ => Trial {
                 round,
                 failure: None,
                 metrics: Some(trial_metrics(latency_us, round)),
                 server: None,
+                invalid: vec![],
             },
         })
         .collect();
@@ -219,6 +221,7 @@ pub fn metric(
         tier,
         gating,
         reason: format!("Hodges-Lehmann shift {verdict:?} against a 10% threshold"),
+        invalid: vec![],
     }
 }
 

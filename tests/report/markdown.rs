@@ -132,3 +132,44 @@ fn truncated_comment_keeps_the_most_important_rows() {
     };
     insta::assert_snapshot!(comment(&c, &opts));
 }
+
+/// A trial the validity guard marked shows in the comment's table and its
+/// reasons, and in the terminal comparison, as decided by `compare` itself.
+#[test]
+fn invalid_trials_are_marked_in_every_report() {
+    use benchgate::config::Suite;
+    use benchgate::results::synthetic;
+    use benchgate::results::validity::InvalidMark;
+
+    let run = || {
+        let mut s = Suite::default_suite();
+        s.scenarios.truncate(1);
+        synthetic::run(s, 5, |_, _, _| {
+            Some(synthetic::metrics(10_000.0, 2000.0, 50.0))
+        })
+    };
+    let (baseline, mut current) = (run(), run());
+    current.results[0].trials[2].invalid = vec![InvalidMark::RateShortfall {
+        target_rps: 2000.0,
+        achieved_rps: 1234.0,
+    }];
+    let cmp = benchgate::compare::compare(
+        Some(&baseline),
+        &current,
+        &benchgate::config::gate::default_gate(),
+    );
+    let md = markdown::render(&cmp, &current, Some(&baseline), &MarkdownOptions::default());
+    assert_balanced(&md);
+    let client = &current.results[0].client;
+    assert!(
+        md.lines().any(|l| l.contains(&format!("| {client} |"))
+            && l.contains("⚠️ unchanged, invalid trials |")),
+        "{md}"
+    );
+    assert!(
+        md.contains(r"round 3: open loop reached 1234 of 2000 req/s \(62%, under 95%\)"),
+        "{md}"
+    );
+    let term = benchgate::report::terminal::render_comparison(&cmp, false);
+    assert!(term.contains("unchanged, invalid trials"), "{term}");
+}

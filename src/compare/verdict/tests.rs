@@ -8,6 +8,7 @@ fn config() -> GateConfig {
         overrides: vec![],
         missing_baseline: MissingBaseline::Neutral,
         not_comparable: NotComparablePolicy::Warn,
+        invalid: Default::default(),
     }
 }
 

@@ -10,7 +10,7 @@ use crate::compare::Comparison;
 use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{md, md_n, md_who};
 use crate::report::format::{compact, micros};
-use crate::report::rows::{is_side_by_side, rank, verdict_mark, verdict_text};
+use crate::report::rows::{is_side_by_side, rank, verdict_mark, verdict_words};
 use crate::results::{CellResult, Environment, RunResults};
 
 /// Most failed trials listed.
@@ -325,7 +325,7 @@ pub fn reasons(cmp: &Comparison) -> String {
             md_who(&m.client, m.server.as_deref()),
             md(&m.metric),
             verdict_mark(m),
-            verdict_text(m),
+            verdict_words(m),
             md_n(&m.reason, 300)
         );
     }

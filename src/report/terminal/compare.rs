@@ -10,7 +10,7 @@ use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
     change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde, row_order,
-    value, verdict_text,
+    value, verdict_words,
 };
 
 const RED: &str = "\x1b[31m";
@@ -135,7 +135,7 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
                 value(&m.metric, m.current_median),
                 change_with_ci(m),
                 mde(m),
-                verdict_text(m).to_string(),
+                verdict_words(m),
             ]
         })
         .collect();

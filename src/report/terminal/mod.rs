@@ -151,10 +151,14 @@ pub fn render(results: &RunResults, color: bool) -> String {
         .results
         .iter()
         .map(|c| {
-            row(c, server_columns, startup_columns)
+            let mut r: Vec<String> = row(c, server_columns, startup_columns)
                 .into_iter()
                 .map(|s| s.escape_debug().to_string())
-                .collect()
+                .collect();
+            if c.trials.iter().any(|t| !t.invalid.is_empty()) {
+                r[1].push_str(" (invalid)");
+            }
+            r
         })
         .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
@@ -217,6 +221,16 @@ pub fn render(results: &RunResults, color: bool) -> String {
                     c.label().escape_debug(),
                     t.round,
                     f.escape_debug()
+                );
+            }
+            for mark in &t.invalid {
+                let _ = writeln!(
+                    out,
+                    "invalid: {} / {} round {}: {}",
+                    c.scenario.escape_debug(),
+                    c.label().escape_debug(),
+                    t.round,
+                    mark.describe()
                 );
             }
         }

@@ -1,0 +1,148 @@
+//! The validity guard: marks on a trial whose figures do not measure what its
+//! scenario asked for. A marked trial stays in the results as measured; the
+//! comparison will not let a cell with marked trials pass silently
+//! (`compare::validity`, `[gate] invalid`).
+//!
+//! Two rules, both on figures the trial measured (nothing is estimated):
+//!
+//! - **Rate shortfall** (open loop only): the trial completed fewer than
+//!   [`MIN_RATE_SHARE`] (95%) of its target rate, `requests / elapsed_s <
+//!   0.95 * rate`, where `requests` counts successes and errors completed in
+//!   the window. The load was not the load the scenario describes.
+//! - **Client bound** (server under test only, any load model): the load
+//!   generator was the bottleneck. Its CPU in the window (`cpu_user_us +
+//!   cpu_sys_us`) is at least [`SATURATED_SHARE`] (90%) of its cores times the
+//!   window, while the server's (`server_cpu_us_per_request * requests`) is
+//!   below 90% of the server's cores times the window. Cores are those of the
+//!   pinning plan (client CPUs, server CPUs), or every core of the machine when
+//!   nothing is pinned. Unmarked when the server's CPU was not measured (a
+//!   `url` server).
+//!
+//! A closed loop against the reference server saturating its client core is
+//! what a client benchmark measures, and is not marked.
+
+use serde::{Deserialize, Serialize};
+
+use super::TrialMetrics;
+use crate::config::Load;
+
+/// An open-loop trial is marked below this share of its target rate.
+pub const MIN_RATE_SHARE: f64 = 0.95;
+/// A CPU share of `cores × window` at or above which a side counts as saturated.
+pub const SATURATED_SHARE: f64 = 0.90;
+
+/// Why a trial does not measure what its scenario asked for, with the
+/// measured figures that decided it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum InvalidMark {
+    /// Open loop: completed requests per second fell below 95% of the rate.
+    RateShortfall {
+        /// The scenario's `rate`, requests per second.
+        target_rps: f64,
+        /// Requests completed in the window (successes and errors) per second.
+        achieved_rps: f64,
+    },
+    /// Server under test: the client's cores were saturated, the server's not.
+    ClientBound {
+        /// Client CPU in the window / (its cores × window), 1.0 = all busy.
+        client_cpu_share: f64,
+        client_cores: u32,
+        /// Server CPU in the window / (its cores × window).
+        server_cpu_share: f64,
+        server_cores: u32,
+    },
+}
+
+impl InvalidMark {
+    /// One short phrase with the figures, for reports.
+    pub fn describe(&self) -> String {
+        match *self {
+            InvalidMark::RateShortfall {
+                target_rps,
+                achieved_rps,
+            } => format!(
+                "open loop reached {achieved_rps:.0} of {target_rps:.0} req/s ({:.0}%, under {:.0}%)",
+                100.0 * achieved_rps / target_rps,
+                100.0 * MIN_RATE_SHARE
+            ),
+            InvalidMark::ClientBound {
+                client_cpu_share,
+                client_cores,
+                server_cpu_share,
+                server_cores,
+            } => format!(
+                "load generator saturated: client CPU {:.0}% of {client_cores} core(s), server {:.0}% of {server_cores}",
+                100.0 * client_cpu_share,
+                100.0 * server_cpu_share
+            ),
+        }
+    }
+}
+
+/// Where a trial ran: whether against a server under test, and how many
+/// cores each side could use.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placement {
+    pub server_under_test: bool,
+    pub client_cores: usize,
+    pub server_cores: usize,
+}
+
+/// Every mark the trial earns (empty: valid).
+pub fn assess(load: &Load, m: &TrialMetrics, at: Placement) -> Vec<InvalidMark> {
+    let mut marks = Vec::new();
+    if let Some(mark) = rate_shortfall(load, m) {
+        marks.push(mark);
+    }
+    if at.server_under_test {
+        if let Some(mark) = client_bound(m, at.client_cores, at.server_cores) {
+            marks.push(mark);
+        }
+    }
+    marks
+}
+
+/// The rate-shortfall rule (module docs); `None` for a closed loop.
+pub fn rate_shortfall(load: &Load, m: &TrialMetrics) -> Option<InvalidMark> {
+    let Load::Open { rate, .. } = *load else {
+        return None;
+    };
+    if rate <= 0.0 || m.elapsed_s <= 0.0 {
+        return None;
+    }
+    let achieved = m.requests as f64 / m.elapsed_s;
+    (achieved < MIN_RATE_SHARE * rate).then_some(InvalidMark::RateShortfall {
+        target_rps: rate,
+        achieved_rps: achieved,
+    })
+}
+
+/// The client-bound rule (module docs); `None` when the server's CPU was not
+/// measured.
+pub fn client_bound(
+    m: &TrialMetrics,
+    client_cores: usize,
+    server_cores: usize,
+) -> Option<InvalidMark> {
+    let window_us = m.elapsed_s * 1e6;
+    if window_us <= 0.0 || client_cores == 0 || server_cores == 0 {
+        return None;
+    }
+    let server_us = m.server_cpu_us_per_request? * m.requests as f64;
+    let client_us = (m.cpu_user_us + m.cpu_sys_us) as f64;
+    let client_share = client_us / (client_cores as f64 * window_us);
+    let server_share = server_us / (server_cores as f64 * window_us);
+    (client_share >= SATURATED_SHARE && server_share < SATURATED_SHARE).then_some(
+        InvalidMark::ClientBound {
+            client_cpu_share: client_share,
+            client_cores: client_cores as u32,
+            server_cpu_share: server_share,
+            server_cores: server_cores as u32,
+        },
+    )
+}
+
+#[cfg(test)]
+#[path = "validity_tests.rs"]
+mod tests;
