@@ -14,6 +14,12 @@
 //! ([`super::config::MutationBudget`]) none is sent. A POST
 //! that fails after it was sent is not retried: it returns
 //! [`GitHubError::Ambiguous`] and the caller re-lists before posting again.
+//!
+//! Two things end a call early, whatever it is doing (waiting for an answer,
+//! backing off, spacing mutations): SIGINT/SIGTERM recorded by
+//! [`crate::orchestrate::interrupt`] (polled every [`POLL`]; the request in
+//! flight is dropped, [`GitHubError::Interrupted`]), and the run's
+//! [`TimeBudget`] running out ([`GitHubError::OutOfTime`]).
 
 use std::fmt;
 use std::future::Future;
@@ -25,8 +31,12 @@ use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use serde::de::DeserializeOwned;
 
-pub use super::config::{GitHubConfig, Identity, IdentityMode, Token};
+pub use super::config::{GitHubConfig, Identity, IdentityMode, TimeBudget, Token};
 use super::error::GitHubError;
+use crate::orchestrate::interrupt;
+
+/// How often a call checks for SIGINT/SIGTERM while it waits.
+pub const POLL: Duration = Duration::from_millis(20);
 use super::policy::{self, Class, Pause};
 
 /// A successful (2xx) answer.
@@ -136,12 +146,20 @@ impl GitHub {
         body: Option<&serde_json::Value>,
     ) -> Result<ApiResponse, GitHubError> {
         let start = Instant::now();
+        // The call's time counts against the run's budget however it ends.
+        let _spend = self
+            .config
+            .time
+            .as_ref()
+            .map(|budget| Spend { budget, start });
         let mutating = method != Method::GET && method != Method::HEAD;
         let mut last =
             mutating.then(|| self.last_mutation.lock().unwrap_or_else(|e| e.into_inner()));
         let mut attempts = 0u32;
         let mut untold = 0u32;
+        let mut last_error = String::new();
         loop {
+            self.still_wanted(&method, path, start, &last_error)?;
             if mutating && !self.config.mutations.take() {
                 return Err(GitHubError::MutationCap {
                     method: method.to_string(),
@@ -152,15 +170,32 @@ impl GitHub {
             if let Some(Some(at)) = last.as_deref() {
                 let since = at.elapsed();
                 if since < self.config.mutation_spacing {
-                    std::thread::sleep(self.config.mutation_spacing - since);
+                    self.pause(self.config.mutation_spacing - since);
+                    self.still_wanted(&method, path, start, &last_error)?;
                 }
             }
             let remaining = self.config.overall_timeout.saturating_sub(start.elapsed());
             attempts += 1;
-            let timeout = self.config.request_timeout.min(remaining);
-            let outcome = self.block_on(self.attempt(&method, path, body, timeout));
+            let timeout = self
+                .config
+                .request_timeout
+                .min(remaining)
+                .min(self.time_left(start));
+            let outcome = self.block_on(async {
+                tokio::select! {
+                    outcome = self.attempt(&method, path, body, timeout) => Some(outcome),
+                    () = signalled() => None,
+                }
+            });
             if let Some(last) = last.as_deref_mut() {
                 *last = Some(Instant::now());
+            }
+            let Some(outcome) = outcome else {
+                return Err(self.interrupted(&method, path));
+            };
+            if let Err(AttemptError::NotSent(m) | AttemptError::AfterSend(m)) = &outcome {
+                // Cut short by the run's budget rather than by `request_timeout`.
+                self.still_wanted(&method, path, start, m)?;
             }
             let m = method.to_string();
             let p = path.to_string();
@@ -256,7 +291,76 @@ impl GitHub {
             else {
                 return Err(err);
             };
-            std::thread::sleep(delay);
+            last_error = err.to_string();
+            if delay >= self.time_left(start) {
+                return Err(self.out_of_time(&method, path, &last_error));
+            }
+            self.pause(delay);
+        }
+    }
+
+    /// The run's time left for the call started at `start`.
+    fn time_left(&self, start: Instant) -> Duration {
+        match &self.config.time {
+            Some(budget) => budget.remaining(start.elapsed()),
+            None => Duration::MAX,
+        }
+    }
+
+    /// `Err` when the call must end now: a signal arrived, or the run's time
+    /// is up (`last`: the last failure, for the message).
+    fn still_wanted(
+        &self,
+        method: &Method,
+        path: &str,
+        start: Instant,
+        last: &str,
+    ) -> Result<(), GitHubError> {
+        if interrupt::received().is_some() {
+            return Err(self.interrupted(method, path));
+        }
+        if self.time_left(start).is_zero() {
+            return Err(self.out_of_time(method, path, last));
+        }
+        Ok(())
+    }
+
+    fn interrupted(&self, method: &Method, path: &str) -> GitHubError {
+        GitHubError::Interrupted {
+            method: method.to_string(),
+            path: path.to_string(),
+            signal: interrupt::received()
+                .map_or("a signal", |s| s.name())
+                .into(),
+        }
+    }
+
+    fn out_of_time(&self, method: &Method, path: &str, last: &str) -> GitHubError {
+        let (limit, setting) = match &self.config.time {
+            Some(b) => (b.limit(), b.setting().to_string()),
+            None => (self.config.overall_timeout, "overall_timeout".to_string()),
+        };
+        GitHubError::OutOfTime {
+            method: method.to_string(),
+            path: path.to_string(),
+            limit: crate::config::units::format_duration(limit),
+            setting,
+            last: match last {
+                "" => String::new(),
+                last => format!(" (last failure: {})", self.redact(last)),
+            },
+        }
+    }
+
+    /// Sleeps `delay`, or less when a signal arrives.
+    fn pause(&self, delay: Duration) {
+        let end = Instant::now() + delay;
+        while interrupt::received().is_none() {
+            let left = end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            std::thread::sleep(left.min(POLL));
         }
     }
 
@@ -318,6 +422,25 @@ impl GitHub {
         } else {
             rt.block_on(future)
         }
+    }
+}
+
+/// Ready once SIGINT or SIGTERM has been recorded.
+async fn signalled() {
+    while interrupt::received().is_none() {
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Adds a call's time to the run's [`TimeBudget`] when the call ends.
+struct Spend<'a> {
+    budget: &'a TimeBudget,
+    start: Instant,
+}
+
+impl Drop for Spend<'_> {
+    fn drop(&mut self) {
+        self.budget.spend(self.start.elapsed());
     }
 }
 
