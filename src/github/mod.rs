@@ -22,6 +22,7 @@ pub mod marker;
 mod pages;
 pub(crate) mod policy;
 pub mod pulls;
+mod stop;
 
 use std::fmt;
 
