@@ -5,7 +5,8 @@
 //! lookup, the store or the comment must end the step with 143 within
 //! [`EXIT_BOUND`], outputs `verdict: cancelled`, and no baseline listed; with
 //! `github-timeout: 2s` and a fake that never answers, the step fails within
-//! the limit with an error naming the input.
+//! the limit with an error naming the input, and the limit spans calls and
+//! clients (a spent budget sends nothing).
 
 mod common;
 mod github;
@@ -14,6 +15,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use benchgate::github::{GitHub, GitHubError, TimeBudget};
 use common::action_env::{ActionEnv, ActionFiles};
 use github::fake::{FakeGitHub, Fault, FaultAction, REPO};
 use github::workflow::{add_bot_token, comments_on, event, open_pull, pr_event, stored_file};
@@ -305,4 +307,35 @@ fn a_bad_github_timeout_names_the_input_and_the_fix() {
         step.log()
     );
     assert!(step.fake.requests().is_empty(), "{}", step.log());
+}
+
+#[test]
+fn the_time_budget_spans_calls_and_clients_and_a_spent_one_sends_nothing() {
+    let fake = FakeGitHub::start();
+    add_bot_token(&fake, TOKEN);
+    fake.inject(Fault {
+        method: "GET",
+        path_contains: "/repos/".into(),
+        times: 1000,
+        action: FaultAction::ApplyThenDelay(HOLD),
+    });
+    // Attempts of 800 ms, 4 of them: the budget, not the retries, ends the call.
+    let mut config = github::client::config(&fake, TOKEN);
+    let limit = Duration::from_millis(1500);
+    config.time = Some(TimeBudget::new(limit, "input `github-timeout`"));
+    let path = format!("/repos/{REPO}/branches/main");
+    let started = Instant::now();
+    let err = GitHub::new(config.clone()).unwrap().get(&path).unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(err, GitHubError::OutOfTime { .. }), "{err}");
+    assert!(
+        took >= limit && took < limit + Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert!(err.to_string().contains("time limit of 1500ms"), "{err}");
+    // Another client of the same run: no time left, no request sent.
+    let sent = fake.requests().len();
+    let err = GitHub::new(config).unwrap().get(&path).unwrap_err();
+    assert!(matches!(err, GitHubError::OutOfTime { .. }), "{err}");
+    assert_eq!(fake.requests().len(), sent);
 }
