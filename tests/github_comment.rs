@@ -286,6 +286,7 @@ fn the_action_sink_updates_an_existing_comment_only() {
         repository: REPO.into(),
         token: Secret::new("actions-token".into()),
         run_id: "20".into(),
+        timeout: std::time::Duration::from_secs(300),
     };
     let sink = comment_sink(&target, PR, "default").unwrap();
     let skipped = sink.update_existing("pass table", HEAD).unwrap();
@@ -317,6 +318,7 @@ fn the_action_sink_updates_an_existing_comment_only() {
     let fork = GithubTarget {
         token: Secret::new("fork-token".into()),
         run_id: "21".into(),
+        timeout: std::time::Duration::from_secs(300),
         ..target
     };
     let sink = comment_sink(&fork, PR, "default").unwrap();

@@ -7,12 +7,13 @@
 //! here.
 
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use crate::baseline::{BaselineStore, GitHubStore};
 use crate::github::marker::Marker;
 use crate::github::{
     self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, GitHubConfig,
-    MutationBudget, Repo, Token,
+    MutationBudget, Repo, TimeBudget, Token,
 };
 
 use super::comment::{CommentResult, CommentSink, PrResolver, ResolvedPr};
@@ -28,6 +29,9 @@ pub struct GithubTarget {
     pub token: Secret,
     /// `GITHUB_RUN_ID`, for the comment marker and logs.
     pub run_id: String,
+    /// Input `github-timeout`: the time all GitHub calls of this process may
+    /// take together.
+    pub timeout: Duration,
 }
 
 /// A client for `target`; the token goes into the client only, never into a
@@ -44,6 +48,7 @@ fn client(target: &GithubTarget) -> anyhow::Result<(Arc<GitHub>, Repo)> {
         Some(Token::new(target.token.expose().to_string())),
     );
     config.mutations = run_mutations();
+    config.time = Some(run_time(target.timeout));
     let gh = GitHub::new(config)
         .map_err(|e| anyhow::anyhow!("setting up the GitHub client for {}: {e}", target.api_url))?;
     Ok((Arc::new(gh), repo))
@@ -54,6 +59,15 @@ fn client(target: &GithubTarget) -> anyhow::Result<(Arc<GitHub>, Repo)> {
 fn run_mutations() -> MutationBudget {
     static BUDGET: OnceLock<MutationBudget> = OnceLock::new();
     BUDGET.get_or_init(MutationBudget::default).clone()
+}
+
+/// The run's one time budget for GitHub calls (input `github-timeout`),
+/// shared by all its clients: the limit bounds the whole GitHub phase.
+fn run_time(limit: Duration) -> TimeBudget {
+    static BUDGET: OnceLock<TimeBudget> = OnceLock::new();
+    BUDGET
+        .get_or_init(|| TimeBudget::new(limit, "input `github-timeout`"))
+        .clone()
 }
 
 /// The baseline store on `data_branch` (created when missing), through the

@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// A value that must never be printed: `Debug` and `Display` show `***`.
 #[derive(Clone, PartialEq, Eq)]
@@ -84,10 +85,16 @@ pub struct Inputs {
     pub cloudwatch: bool,
     pub results_path: Option<PathBuf>,
     pub working_directory: Option<PathBuf>,
+    /// `github-timeout`: the time this process's GitHub calls (lookup, store,
+    /// comment, pull-request resolution) may take together.
+    pub github_timeout: Duration,
 }
 
+/// `github-timeout` when unset.
+pub const DEFAULT_GITHUB_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// The input names this action declares (`action.yml`).
-pub const NAMES: [&str; 11] = [
+pub const NAMES: [&str; 12] = [
     "config",
     "github-token",
     "mode",
@@ -99,6 +106,7 @@ pub const NAMES: [&str; 11] = [
     "cloudwatch",
     "results-path",
     "working-directory",
+    "github-timeout",
 ];
 
 /// Reads the inputs from an environment (`std::env::vars()` in production).
@@ -163,7 +171,27 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Inputs> {
         cloudwatch: boolean(&raw, "cloudwatch", false)?,
         results_path: raw.get("results-path").map(PathBuf::from),
         working_directory: raw.get("working-directory").map(PathBuf::from),
+        github_timeout: github_timeout(&raw)?,
     })
+}
+
+/// `github-timeout`: a duration of the config's form, from 1 s to 6 h (the
+/// longest a job may run).
+fn github_timeout(raw: &RawInputs) -> anyhow::Result<Duration> {
+    let Some(text) = raw.get("github-timeout") else {
+        return Ok(DEFAULT_GITHUB_TIMEOUT);
+    };
+    let shown = crate::report::escape::truncate_chars(text, 80);
+    let d = crate::config::units::parse_duration(text).map_err(|e| {
+        anyhow::anyhow!(
+            "input `github-timeout`: {e}; give how long the GitHub calls of a step may take together, e.g. `5m` or `90s` (or remove it for the default, 5m)"
+        )
+    })?;
+    anyhow::ensure!(
+        (Duration::from_secs(1)..=Duration::from_secs(6 * 3600)).contains(&d),
+        "input `github-timeout`: {shown:?} is out of range; give a duration from `1s` to `6h`, e.g. `5m` (or remove it for the default, 5m)"
+    );
+    Ok(d)
 }
 
 /// Inputs by canonical name (lower case, dashes).
@@ -318,6 +346,7 @@ mod tests {
         assert!(i.fail_on_regression && !i.cloudwatch);
         assert_eq!(i.baseline_store, StoreSpec::Branch);
         assert_eq!(i.data_branch, "benchgate-data");
+        assert_eq!(i.github_timeout, Duration::from_secs(300));
         assert_eq!((i.config, i.token, i.baseline_branch), (None, None, None));
     }
 
@@ -364,6 +393,14 @@ mod tests {
     }
 
     #[test]
+    fn github_timeout_takes_the_configs_durations() {
+        let i = from_env(&env(&[("INPUT_GITHUB_TIMEOUT", "90s")])).unwrap();
+        assert_eq!(i.github_timeout, Duration::from_secs(90));
+        let i = from_env(&env(&[("INPUT_GITHUB-TIMEOUT", "1.5m")])).unwrap();
+        assert_eq!(i.github_timeout, Duration::from_secs(90));
+    }
+
+    #[test]
     fn bad_values_name_the_input_and_the_choices() {
         for (k, v, want) in [
             ("INPUT_MODE", "nightly", "input `mode`"),
@@ -378,6 +415,14 @@ mod tests {
             ("INPUT_BASELINE-STORE", "local:", "input `baseline-store`"),
             ("INPUT_BASELINE-BRANCH", "refs/heads/main", "short name"),
             ("INPUT_DATA-BRANCH", "a b", "input `data-branch`"),
+            (
+                "INPUT_GITHUB-TIMEOUT",
+                "300",
+                "input `github-timeout`: `300` has no unit",
+            ),
+            ("INPUT_GITHUB-TIMEOUT", "soon", "input `github-timeout`"),
+            ("INPUT_GITHUB-TIMEOUT", "0s", "from `1s` to `6h`"),
+            ("INPUT_GITHUB-TIMEOUT", "7h", "from `1s` to `6h`"),
         ] {
             let err = from_env(&env(&[(k, v)])).unwrap_err().to_string();
             assert!(err.contains(want), "{k}={v}: {err}");

@@ -11,6 +11,7 @@
 //! with unit tests; `tests/action.rs` runs the binary exactly as the container
 //! does. The GitHub REST pieces are constructed only in [`github`].
 
+mod cancel;
 pub mod comment;
 pub mod event;
 mod flows;
@@ -56,13 +57,26 @@ pub fn main(step: ActionStep) -> u8 {
     let env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .collect();
-    let result = match step {
-        // Never returns while a credential is in the environment.
-        ActionStep::Measure => steps::scrub_secrets().and_then(|()| run(&env, step)),
-        _ => run(&env, step),
+    // Never returns while a credential is in the environment (it re-executes
+    // benchgate without them; exec resets the signal handler installed below).
+    let scrubbed = match step {
+        ActionStep::Measure => steps::scrub_secrets(),
+        _ => Ok(()),
+    };
+    // SIGINT/SIGTERM are recorded, never fatal and never ignored, from here to
+    // the exit: every phase polls the flag and ends with 130/143 ([`cancel`]).
+    let signals = orchestrate::interrupt::Handler::install();
+    let result = match (scrubbed, &signals) {
+        (Err(e), _) => Err(e),
+        (_, Err(e)) => Err(anyhow::anyhow!("handling SIGINT and SIGTERM: {e}")),
+        (Ok(()), Ok(_)) => run(&env, step),
     };
     match result {
         Ok(code) => code,
+        // Cancelled before the inputs were read: nothing to report.
+        Err(_) if orchestrate::interrupt::received().is_some() => {
+            orchestrate::interrupt::received().map_or(2, |s| s.exit_code())
+        }
         Err(e) => {
             let mut msg = format!("{e:#}");
             for key in ["INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN", "GITHUB_TOKEN"] {
@@ -115,7 +129,7 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
         step == ActionStep::Measure,
         step == ActionStep::Publish,
     );
-    match plan {
+    let result = match plan {
         Plan::PullRequest(pr) => flows::pull_request(&action, &pr),
         Plan::StoreBaseline { branch, sha } => flows::store_baseline(&action, &branch, &sha),
         Plan::CompareLatest { branch, sha } => {
@@ -133,7 +147,8 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
             action.write_outputs(&[("verdict", "skipped".into())])?;
             Ok(0)
         }
-    }
+    };
+    action.after_signal(result)
 }
 
 fn step_name(s: ActionStep) -> &'static str {
@@ -271,6 +286,7 @@ impl Action {
             repository: self.ctx.repository.clone(),
             token: self.inputs.token.clone()?,
             run_id: self.ctx.run_id.clone(),
+            timeout: self.inputs.github_timeout,
         })
     }
 

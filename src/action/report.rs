@@ -69,6 +69,11 @@ impl Report<'_> {
             Some((sink, head)) => comment(a.inputs.comment, sink.as_ref(), &body, head, cmp),
             None => None,
         };
+        // A comment abandoned by SIGINT/SIGTERM: the step ends as cancelled
+        // (`Action::after_signal`), not with this verdict.
+        if let Some(signal) = crate::orchestrate::interrupt::received() {
+            anyhow::bail!("{} received while writing the report", signal.name());
+        }
         let verdict = serde_json::to_value(cmp.outcome)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))

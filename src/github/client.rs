@@ -14,6 +14,12 @@
 //! ([`super::config::MutationBudget`]) none is sent. A POST
 //! that fails after it was sent is not retried: it returns
 //! [`GitHubError::Ambiguous`] and the caller re-lists before posting again.
+//!
+//! Two things end a call early, whatever it is doing (waiting for an answer,
+//! backing off, spacing mutations) ([`super::stop`]): SIGINT/SIGTERM recorded
+//! by [`crate::orchestrate::interrupt`] (polled every [`POLL`]; the request
+//! in flight is dropped, [`GitHubError::Interrupted`]), and the run's
+//! [`TimeBudget`] running out ([`GitHubError::OutOfTime`]).
 
 use std::fmt;
 use std::future::Future;
@@ -25,9 +31,11 @@ use http::{HeaderMap, Method, StatusCode};
 use http_body_util::BodyExt as _;
 use serde::de::DeserializeOwned;
 
-pub use super::config::{GitHubConfig, Identity, IdentityMode, Token};
+pub use super::config::{GitHubConfig, Identity, IdentityMode, TimeBudget, Token};
 use super::error::GitHubError;
 use super::policy::{self, Class, Pause};
+pub use super::stop::POLL;
+use super::stop::{signalled, Spend};
 
 /// A successful (2xx) answer.
 #[derive(Debug, Clone)]
@@ -136,12 +144,20 @@ impl GitHub {
         body: Option<&serde_json::Value>,
     ) -> Result<ApiResponse, GitHubError> {
         let start = Instant::now();
+        // The call's time counts against the run's budget however it ends.
+        let _spend = self
+            .config
+            .time
+            .as_ref()
+            .map(|budget| Spend { budget, start });
         let mutating = method != Method::GET && method != Method::HEAD;
         let mut last =
             mutating.then(|| self.last_mutation.lock().unwrap_or_else(|e| e.into_inner()));
         let mut attempts = 0u32;
         let mut untold = 0u32;
+        let mut last_error = String::new();
         loop {
+            self.still_wanted(&method, path, start, &last_error)?;
             if mutating && !self.config.mutations.take() {
                 return Err(GitHubError::MutationCap {
                     method: method.to_string(),
@@ -152,15 +168,32 @@ impl GitHub {
             if let Some(Some(at)) = last.as_deref() {
                 let since = at.elapsed();
                 if since < self.config.mutation_spacing {
-                    std::thread::sleep(self.config.mutation_spacing - since);
+                    self.pause(self.config.mutation_spacing - since);
+                    self.still_wanted(&method, path, start, &last_error)?;
                 }
             }
             let remaining = self.config.overall_timeout.saturating_sub(start.elapsed());
             attempts += 1;
-            let timeout = self.config.request_timeout.min(remaining);
-            let outcome = self.block_on(self.attempt(&method, path, body, timeout));
+            let timeout = self
+                .config
+                .request_timeout
+                .min(remaining)
+                .min(self.time_left(start));
+            let outcome = self.block_on(async {
+                tokio::select! {
+                    outcome = self.attempt(&method, path, body, timeout) => Some(outcome),
+                    () = signalled() => None,
+                }
+            });
             if let Some(last) = last.as_deref_mut() {
                 *last = Some(Instant::now());
+            }
+            let Some(outcome) = outcome else {
+                return Err(self.interrupted(&method, path));
+            };
+            if let Err(AttemptError::NotSent(m) | AttemptError::AfterSend(m)) = &outcome {
+                // Cut short by the run's budget rather than by `request_timeout`.
+                self.still_wanted(&method, path, start, m)?;
             }
             let m = method.to_string();
             let p = path.to_string();
@@ -256,7 +289,11 @@ impl GitHub {
             else {
                 return Err(err);
             };
-            std::thread::sleep(delay);
+            last_error = err.to_string();
+            if delay >= self.time_left(start) {
+                return Err(self.out_of_time(&method, path, &last_error));
+            }
+            self.pause(delay);
         }
     }
 

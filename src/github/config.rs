@@ -4,7 +4,7 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::retry::RetryPolicy;
@@ -115,6 +115,50 @@ impl Default for MutationBudget {
     }
 }
 
+/// The time all of a run's calls may take together, waits and retries
+/// included: the deadline of the whole GitHub phase (a lookup, a store, a
+/// comment), not of one call. Clones share one account, so clients built from
+/// clones of one [`GitHubConfig`] draw on the same time. A call that would run
+/// past it ends with [`super::GitHubError::OutOfTime`], which names `setting`,
+/// where the limit comes from (e.g. "input `github-timeout`").
+#[derive(Debug, Clone)]
+pub struct TimeBudget {
+    limit: Duration,
+    setting: String,
+    spent: Arc<Mutex<Duration>>,
+}
+
+impl TimeBudget {
+    /// A fresh budget of `limit`, set by `setting`.
+    pub fn new(limit: Duration, setting: impl Into<String>) -> TimeBudget {
+        TimeBudget {
+            limit,
+            setting: setting.into(),
+            spent: Arc::new(Mutex::new(Duration::ZERO)),
+        }
+    }
+
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// Where the limit comes from, for the error that says it ran out.
+    pub fn setting(&self) -> &str {
+        &self.setting
+    }
+
+    /// What is left, before the call in progress (which has used `running`).
+    pub fn remaining(&self, running: Duration) -> Duration {
+        let spent = *self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        self.limit.saturating_sub(spent + running)
+    }
+
+    /// Counts a finished call's time.
+    pub(super) fn spend(&self, took: Duration) {
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += took;
+    }
+}
+
 /// How to reach GitHub and how hard to try.
 #[derive(Debug, Clone)]
 pub struct GitHubConfig {
@@ -138,6 +182,9 @@ pub struct GitHubConfig {
     pub mutation_spacing: Duration,
     /// The mutating requests this run may still send.
     pub mutations: MutationBudget,
+    /// The time all calls may take together; `None`: each call is bounded by
+    /// `overall_timeout` only.
+    pub time: Option<TimeBudget>,
     pub identity: IdentityMode,
 }
 
@@ -167,6 +214,7 @@ impl GitHubConfig {
             },
             mutation_spacing: Duration::from_secs(1),
             mutations: MutationBudget::default(),
+            time: None,
             identity: IdentityMode::default(),
         }
     }
@@ -192,5 +240,19 @@ mod tests {
         assert!(budget.take() && clone.take());
         assert!(!budget.take() && !clone.take());
         assert_eq!((budget.sent(), clone.cap()), (2, 2));
+    }
+
+    #[test]
+    fn the_time_budget_is_shared_by_clones_and_counts_the_running_call() {
+        let budget = TimeBudget::new(Duration::from_secs(10), "input `x`");
+        let clone = budget.clone();
+        budget.spend(Duration::from_secs(4));
+        assert_eq!(
+            clone.remaining(Duration::from_secs(1)),
+            Duration::from_secs(5)
+        );
+        clone.spend(Duration::from_secs(7));
+        assert_eq!(budget.remaining(Duration::ZERO), Duration::ZERO);
+        assert_eq!(budget.setting(), "input `x`");
     }
 }

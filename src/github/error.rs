@@ -58,6 +58,26 @@ pub enum GitHubError {
         path: String,
         cap: u32,
     },
+    /// Not finished: the run's GitHub calls used up their time together
+    /// ([`super::config::TimeBudget`]); `last` is the last failure, if any.
+    #[error("GitHub API {method} {path}: the GitHub calls of this run used up their time limit of {limit} ({setting}){last}; GitHub is slow or unreachable: re-run the job, or raise {setting}")]
+    OutOfTime {
+        method: String,
+        path: String,
+        limit: String,
+        setting: String,
+        last: String,
+    },
+    /// Abandoned: SIGINT or SIGTERM arrived (the job is being cancelled). A
+    /// request in flight was dropped: it may or may not have been applied.
+    #[error(
+        "GitHub API {method} {path}: abandoned: {signal} received (the job is being cancelled)"
+    )]
+    Interrupted {
+        method: String,
+        path: String,
+        signal: String,
+    },
     /// Bad configuration or an answer that does not decode.
     #[error("GitHub API: {0}")]
     Invalid(String),

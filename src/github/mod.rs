@@ -22,12 +22,13 @@ pub mod marker;
 mod pages;
 pub(crate) mod policy;
 pub mod pulls;
+mod stop;
 
 use std::fmt;
 
 pub use client::{ApiResponse, GitHub, GitHubConfig, Identity, IdentityMode, Token};
 pub use comment::{update_comment, upsert_comment, CommentMode, CommentResult, MAX_COMMENT_CHARS};
-pub use config::MutationBudget;
+pub use config::{MutationBudget, TimeBudget};
 pub use error::GitHubError;
 pub use pulls::{pull_for_head, PullInfo};
 

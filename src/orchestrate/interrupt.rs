@@ -10,6 +10,12 @@
 //! write the results file marked `interrupted`. The caller then exits with
 //! [`Signal::exit_code`] (130 for SIGINT, 143 for SIGTERM).
 //!
+//! `benchgate action` installs a [`Handler`] from its start to its exit (the
+//! run's own one nests inside it), so that a signal during the baseline
+//! lookup, the store or the comment is not ignored either: the GitHub client
+//! polls [`received`] while it waits and abandons the request in flight, and
+//! the step ends with the same exit codes (`crate::action`'s `cancel`).
+//!
 //! The flag is never cleared: a process that received one of these signals is
 //! on its way out. Child processes start with the default dispositions again
 //! (exec resets handled signals).
