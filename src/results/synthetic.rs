@@ -131,6 +131,21 @@ fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
         .collect()
 }
 
+/// One scenario, one client, 3 rounds of [`every_field_measured`], with or
+/// without the start-up metrics (a run from before they existed).
+pub fn one_cell_run(startup: bool) -> RunResults {
+    let mut suite = crate::config::Suite::default_suite();
+    suite.scenarios.truncate(1);
+    suite.scenarios[0].clients.truncate(1);
+    run(suite, 3, |_, _, _| {
+        let mut m = every_field_measured();
+        if !startup {
+            (m.startup_ms, m.startup_cpu_ms) = (None, None);
+        }
+        Some(m)
+    })
+}
+
 /// A trial where every field is measured and has a value of its own (1, 2,
 /// 3, ...), so an entry reading the wrong field is caught.
 pub fn every_field_measured() -> TrialMetrics {

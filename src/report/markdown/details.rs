@@ -336,25 +336,15 @@ pub fn reasons(cmp: &Comparison) -> String {
 mod tests {
     use crate::compare::compare;
     use crate::config::gate::default_gate;
-    use crate::config::Suite;
     use crate::report::markdown::{self, MarkdownOptions};
-    use crate::results::synthetic::{self, every_field_measured};
+    use crate::results::synthetic;
 
     /// The resources table shows start-up columns only for cells that measured
     /// start-up (results from before it existed render as they did).
     #[test]
     fn start_up_columns_only_when_measured() {
         let render = |startup: bool| {
-            let mut suite = Suite::default_suite();
-            suite.scenarios.truncate(1);
-            suite.scenarios[0].clients.truncate(1);
-            let r = synthetic::run(suite, 3, |_, _, _| {
-                let mut m = every_field_measured();
-                if !startup {
-                    (m.startup_ms, m.startup_cpu_ms) = (None, None);
-                }
-                Some(m)
-            });
+            let r = synthetic::one_cell_run(startup);
             let cmp = compare(None, &r, &default_gate());
             markdown::render(&cmp, &r, None, &MarkdownOptions::default())
         };

@@ -258,24 +258,14 @@ pub fn render(results: &RunResults, color: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::Suite;
-    use crate::results::synthetic::{self, every_field_measured};
+    use crate::results::synthetic;
 
     /// Start-up gets its columns only when some cell measured it (results
     /// from before it existed render as they did).
     #[test]
     fn start_up_columns_only_when_measured() {
         let render = |startup: bool| {
-            let mut suite = Suite::default_suite();
-            suite.scenarios.truncate(1);
-            suite.scenarios[0].clients.truncate(1);
-            let r = synthetic::run(suite, 3, |_, _, _| {
-                let mut m = every_field_measured();
-                if !startup {
-                    (m.startup_ms, m.startup_cpu_ms) = (None, None);
-                }
-                Some(m)
-            });
+            let r = synthetic::one_cell_run(startup);
             super::render(&r, false)
         };
         let with = render(true);
