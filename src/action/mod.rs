@@ -320,20 +320,19 @@ impl Action {
         }
         // Base vs head: the base commit checked out beside the workspace
         // (removed when `_base` drops) and its variants in the suite.
-        let plan_or_none = plan.cloned().unwrap_or(ComparisonPlan {
-            against: None,
-            gate: suite.gate.clone(),
-            gate_note: None,
-        });
-        if let Some(why) = plan_or_none.unreachable(&suite.run, &suite.source) {
-            command(&annotation(
-                Level::Warning,
-                "benchgate: no verdict possible",
-                &why,
-            ));
-        }
-        let (suite, _base) =
-            crate::orchestrate::base_tree::prepare(suite.clone(), &plan_or_none, &self.workdir)?;
+        let (suite, _base) = match plan {
+            Some(plan) => {
+                if let Some(why) = plan.unreachable(&suite.run, &suite.source) {
+                    command(&annotation(
+                        Level::Warning,
+                        "benchgate: no verdict possible",
+                        &why,
+                    ));
+                }
+                crate::orchestrate::base_tree::prepare(suite.clone(), plan, &self.workdir)?
+            }
+            None => (suite.clone(), None),
+        };
         let suite = &suite;
         let opts = RunOptions {
             out: out.clone(),
