@@ -123,20 +123,15 @@ fn measure(
             return Ok(Err(0));
         };
         let wanted = lookup.ancestors.then_some(lookup.sha);
-        let mut note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history);
-        for n in &looked.notes {
-            note.push_str(&format!("> **Note:** {}\n\n", md(n)));
-        }
+        let note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history)
+            + &store_notes(&looked.notes);
         let stored = looked.found.as_ref().map(|f| f.results.clone());
         (plan.with_stored(stored), looked.found, note, None)
     } else if base_vs_head && lookup.informative {
         let Some(looked) = look(true)? else {
             return Ok(Err(0));
         };
-        let mut note = side_by_side_note(&plan, lookup.head);
-        for n in &looked.notes {
-            note.push_str(&format!("> **Note:** {}\n\n", md(n)));
-        }
+        let note = side_by_side_note(&plan, lookup.head) + &store_notes(&looked.notes);
         let history = looked.found.map(|f| (f, lookup.branch.to_string()));
         (plan, None, note, history)
     } else {
@@ -155,6 +150,14 @@ fn measure(
         note,
         history,
     }))
+}
+
+/// What the store said about a lookup, as markdown paragraphs (escaped).
+fn store_notes(notes: &[String]) -> String {
+    notes
+        .iter()
+        .map(|n| format!("> **Note:** {}\n\n", md(n)))
+        .collect()
 }
 
 /// `pull_request`: run, compare as planned (the base commit's baseline or
