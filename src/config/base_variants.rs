@@ -10,9 +10,10 @@
 //! reported, and gate nothing. Scenarios run each client's variant right after
 //! it, so rounds interleave head and base as side-by-side mode does.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{ClientKind, CommandSpec, ServerTarget, Suite};
+use super::{ClientKind, CommandSpec, ServerCommand, ServerTarget, Suite};
 use crate::plan::BASE_SUFFIX;
 
 /// Where the two sides live: the repository (head, the checkout the config
@@ -51,19 +52,24 @@ impl Trees<'_> {
         v.to_string()
     }
 
+    /// An argv moved to the base tree ([`Trees::value`] of each argument).
+    fn argv(&self, argv: &[String]) -> Vec<String> {
+        argv.iter().map(|a| self.value(a)).collect()
+    }
+
+    /// An environment table moved to the base tree.
+    fn env(&self, env: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+        env.iter()
+            .map(|(k, v)| (k.clone(), self.value(v)))
+            .collect()
+    }
+
     fn command(&self, cmd: &CommandSpec, cwd: String) -> CommandSpec {
         CommandSpec {
-            command: cmd.command.iter().map(|a| self.value(a)).collect(),
-            setup: cmd
-                .setup
-                .as_ref()
-                .map(|s| s.iter().map(|a| self.value(a)).collect()),
+            command: self.argv(&cmd.command),
+            setup: cmd.setup.as_deref().map(|s| self.argv(s)),
             cwd,
-            env: cmd
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), self.value(v)))
-                .collect(),
+            env: self.env(&cmd.env),
             pass_env: cmd.pass_env.clone(),
             timeout: cmd.timeout,
         }
@@ -124,18 +130,13 @@ impl Suite {
             let Some(cwd) = trees.to_base(&cmd.cwd, &here) else {
                 continue;
             };
-            let mut moved = cmd.clone();
-            moved.command = cmd.command.iter().map(|a| trees.value(a)).collect();
-            moved.setup = cmd
-                .setup
-                .as_ref()
-                .map(|s| s.iter().map(|a| trees.value(a)).collect());
-            moved.env = cmd
-                .env
-                .iter()
-                .map(|(k, v)| (k.clone(), trees.value(v)))
-                .collect();
-            moved.cwd = cwd;
+            let moved = ServerCommand {
+                command: trees.argv(&cmd.command),
+                setup: cmd.setup.as_deref().map(|s| trees.argv(s)),
+                env: trees.env(&cmd.env),
+                cwd,
+                ..cmd.clone()
+            };
             let mut v = s.clone();
             v.name = base_name(&s.name);
             v.target = ServerTarget::Command(moved);
