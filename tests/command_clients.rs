@@ -144,7 +144,7 @@ command = ["sh", "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end
         .parse()
         .unwrap();
     assert!(
-        !std::path::Path::new(&format!("/proc/{child}")).exists(),
+        killed_within(child, std::time::Duration::from_secs(5)),
         "the hung program's child was killed with its process group"
     );
     let f = failure("chatty");
@@ -208,4 +208,59 @@ fn cpu_burnt_before_the_window_is_start_up_not_cost_per_request() {
         median(cold, "cpu_us_per_request"),
     );
     assert!(c < p * 1.5, "cpu_us_per_request: plain {p:.1}, cold {c:.1}");
+}
+
+#[test]
+fn a_process_that_leaves_the_group_is_killed_with_it() {
+    // The program starts `sleep 60` in a session of its own (setsid: outside
+    // the trial's process group), records its pid, then runs one request.
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let clients = format!(
+        r#"[[client]]
+name = "escapes"
+kind = "command"
+command = ["sh", "-c", "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' {pidfile} </dev/null >/dev/null 2>&1 & end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end ]; do curl -s -o /dev/null \"$BENCHGATE_URL\"; done"]
+"#,
+        pidfile = pidfile.display()
+    );
+    let run = run_config(
+        &config(&clients, "").replace("rounds = 2", "rounds = 1"),
+        &[],
+    );
+    let r = run.results();
+    assert_eq!(cell(&r, "get", "escapes").trials[0].failure, None);
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .expect("the escaped process wrote its pid")
+        .trim()
+        .parse()
+        .unwrap();
+    let sid = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+    assert!(
+        killed_within(pid, std::time::Duration::from_secs(5)),
+        "the process that left the group (pid {pid}, stat {sid:?}) outlived the trial"
+    );
+}
+
+/// Whether process `pid` is gone or dead within `limit`: its /proc entry has
+/// vanished, or it is a zombie (killed, waiting for whoever adopted it to reap
+/// it; reaping an orphan is asynchronous, so its entry can outlive the kill).
+fn killed_within(pid: u32, limit: std::time::Duration) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return true,
+            // The state is the field after the parenthesised command name.
+            Ok(stat) => {
+                let state = stat.rsplit_once(')').map(|(_, rest)| rest.trim_start());
+                if state.is_some_and(|s| s.starts_with('Z') || s.starts_with('X')) {
+                    return true;
+                }
+            }
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }

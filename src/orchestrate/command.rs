@@ -29,7 +29,7 @@ use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
 use super::interrupt;
-use super::markers::{Mark, Markers};
+use super::markers::{Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
@@ -84,6 +84,8 @@ pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)
             if spec.client.tls { "1" } else { "0" }.to_string(),
         ),
         ("BENCHGATE_RESULT_PATH", result_path.display().to_string()),
+        // The window markers are acknowledged on stdin (ACK_OPENED, ACK_CLOSED).
+        ("BENCHGATE_WINDOW_ACK", "stdin".to_string()),
         ("BENCHGATE_SCENARIO", s.name.clone()),
         ("BENCHGATE_CLIENT", spec.client.name.clone()),
         ("BENCHGATE_ROUND", spec.round.to_string()),
@@ -130,13 +132,15 @@ fn kill_group(pgid: u32) {
     }
 }
 
-/// Kills a trial's process group when dropped, unless already killed.
-struct GroupKiller(Option<u32>);
+/// Kills a trial's process group, and the processes that left it
+/// ([`super::escapees`]), when dropped, unless already killed.
+struct GroupKiller(Option<(u32, super::escapees::Tag)>);
 
 impl GroupKiller {
     fn kill_now(&mut self) {
-        if let Some(pgid) = self.0.take() {
+        if let Some((pgid, tag)) = self.0.take() {
             kill_group(pgid);
+            tag.kill_tagged();
         }
     }
 }
@@ -212,6 +216,7 @@ pub fn run_trial(
     let before = server.counters()?;
     let server_peaks = PeakWatch::start(watch);
 
+    let tag = super::escapees::Tag::new();
     let mut command = Command::new(&cmd.command[0]);
     child_env::scrub(&mut command, &cmd.pass_env);
     command
@@ -219,7 +224,8 @@ pub fn run_trial(
         .current_dir(&cmd.cwd)
         .envs(&cmd.env)
         .envs(environment(spec, &result_path))
-        .stdin(Stdio::null())
+        .env(tag.env().0, tag.env().1)
+        .stdin(Stdio::piped())
         .stdout(File::create(&stdout_path)?)
         .stderr(File::create(&stderr_path)?)
         .process_group(0);
@@ -228,12 +234,13 @@ pub fn run_trial(
     }
     super::interrupt::die_with_parent(&mut command);
     let started = Instant::now();
-    let child = command
+    let mut child = command
         .spawn()
         .with_context(|| format!("starting {:?} in {}", cmd.command, cmd.cwd))?;
     let pgid = child.id();
     // From here on, every way out (an error on the way included) kills the group.
-    let mut group = GroupKiller(Some(pgid));
+    let mut group = GroupKiller(Some((pgid, tag)));
+    let mut acks = Acks(child.stdin.take());
     let sampler = GroupSampler::start(pgid, Duration::from_millis(50));
     let reaper = std::thread::spawn(move || wait_child(pgid));
     let exited = |r: &std::thread::JoinHandle<_>| r.is_finished();
@@ -266,6 +273,7 @@ pub fn run_trial(
         if !exited(&reaper) && !interrupted() {
             let cpu_start = sample_group(pgid).cpu;
             server.window_start()?;
+            acks.send(ACK_OPENED);
             let server_cpu_start = watch.and_then(|w| w.cpu());
             let close_at = match (s.stop, marks.opened) {
                 (StopRule::Duration(d), false) => Instant::now() + d,
@@ -278,12 +286,14 @@ pub fn run_trial(
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
             let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
             let counters = server.window_stop()?;
+            acks.send(ACK_CLOSED);
             window = Some((counters, cpu_start, cpu_end, server_cpu));
         }
     }
     while !exited(&reaper) && !interrupted() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
+    drop(acks); // end of file on its stdin: nothing more will come
     let cut_short = !exited(&reaper);
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);
@@ -385,6 +395,27 @@ pub fn run_trial(
         histogram,
         histogram_uncorrected: None,
     })
+}
+
+/// The program's stdin, on which the window's acknowledgements go.
+struct Acks(Option<std::process::ChildStdin>);
+
+impl Acks {
+    /// Writes `line` and a newline. A program that does not read its stdin
+    /// never notices (two short lines fit any pipe buffer); one that closed
+    /// it gets nothing more (the write fails with EPIPE, which is ignored:
+    /// benchgate does not die of SIGPIPE).
+    fn send(&mut self, line: &str) {
+        use std::io::Write as _;
+        if let Some(stdin) = &mut self.0 {
+            let sent = stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .and_then(|()| stdin.flush());
+            if sent.is_err() {
+                self.0 = None;
+            }
+        }
+    }
 }
 
 /// Waits until `t` (at most until `limit`), until the program exits, or until

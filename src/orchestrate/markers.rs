@@ -9,6 +9,27 @@ use std::path::Path;
 pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
 pub const MARK_CLOSE: &str = "BENCHGATE-WINDOW-CLOSE";
 
+/// The acknowledgements benchgate writes on the program's stdin, one line
+/// each, once the server's window has opened and once it has closed: a
+/// program that waits for them (`BENCHGATE_WINDOW_ACK=stdin`) counts exactly
+/// the span the server counts, however late benchgate sees a marker.
+pub const ACK_OPENED: &str = "BENCHGATE-WINDOW-OPENED";
+pub const ACK_CLOSED: &str = "BENCHGATE-WINDOW-CLOSED";
+
+/// Testing knob (environment): milliseconds benchgate waits after seeing a
+/// marker before acting on it, as a loaded machine's scheduler might; the
+/// acknowledgements must keep the counts exact anyway (tests/window_ack.rs).
+pub const LAG_VAR: &str = "BENCHGATE_TEST_MARKER_LAG_MS";
+
+/// [`LAG_VAR`]'s delay, read once.
+fn test_lag() -> Option<std::time::Duration> {
+    static LAG: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *LAG.get_or_init(|| {
+        let ms: u64 = std::env::var(LAG_VAR).ok()?.trim().parse().ok()?;
+        (ms > 0).then(|| std::time::Duration::from_millis(ms.min(10_000)))
+    })
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Mark {
     Open,
@@ -60,6 +81,9 @@ impl Markers {
         }
         if self.partial.len() > 4096 {
             self.partial.clear(); // a line this long is not a marker
+        }
+        if let (Some(_), Some(lag)) = (found, test_lag()) {
+            std::thread::sleep(lag);
         }
         found
     }

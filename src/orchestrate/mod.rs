@@ -16,6 +16,7 @@ pub mod child_env;
 pub mod command;
 pub mod control;
 pub mod driver;
+pub mod escapees;
 pub mod extend;
 pub mod external;
 pub mod failure;

@@ -67,7 +67,7 @@ impl Rounds<'_> {
         'rounds: loop {
             round += 1;
             for cell in cells.iter_mut() {
-                self.run_one(scenario, cell, &target, round, progress);
+                self.run_one(scenario, cell, &target, round, progress, &mut || None);
                 if interrupt::received().is_some() {
                     break 'rounds;
                 }
@@ -137,7 +137,7 @@ impl Rounds<'_> {
                 return;
             }
         };
-        let (process, url) = match started {
+        let (mut process, url) = match started {
             Started::Process(p) => {
                 let url = p.url.clone();
                 (Some(p), url)
@@ -151,8 +151,12 @@ impl Rounds<'_> {
             reference: None,
             watch: process.as_ref().map(SutProcess::watch),
         };
+        // A server that dies mid-run fails the trial it died in, and the
+        // round's later trials, with its exit status and output (its clients
+        // would otherwise just count connection errors).
+        let mut gone = || process.as_mut().and_then(SutProcess::exited);
         for cell in cells.iter_mut() {
-            self.run_one(scenario, cell, &target, round, progress);
+            self.run_one(scenario, cell, &target, round, progress, &mut gone);
             if interrupt::received().is_some() {
                 break;
             }
@@ -192,7 +196,9 @@ impl Rounds<'_> {
         }
     }
 
-    /// Runs one trial and records it in the cell, failed or not.
+    /// Runs one trial and records it in the cell, failed or not. The trial
+    /// fails when `server_gone` gives a reason, before or after it runs (a
+    /// server under test that exited).
     fn run_one(
         &self,
         scenario: &Scenario,
@@ -200,6 +206,7 @@ impl Rounds<'_> {
         target: &Target,
         round: u32,
         progress: &mut Progress,
+        server_gone: &mut dyn FnMut() -> Option<String>,
     ) {
         progress.start(
             &scenario.name,
@@ -214,8 +221,18 @@ impl Rounds<'_> {
             cell.result.server.as_deref(),
             round,
         );
+        if let Some(reason) = server_gone() {
+            progress.finish_trial(None, Some(&reason));
+            cell.fail(round, reason);
+            return;
+        }
         match self.try_trial(scenario, &cell.result.client, target, round, &log) {
             Ok(run) => {
+                if let Some(reason) = server_gone() {
+                    progress.finish_trial(None, Some(&reason));
+                    cell.fail(round, reason);
+                    return;
+                }
                 progress.finish_trial(Some(&run.metrics), None);
                 cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
                 let invalid =

@@ -34,6 +34,8 @@ pub struct SutProcess {
     child: Child,
     /// The process group (the leader's pid).
     pgid: u32,
+    /// Finds the processes that left the group ([`super::escapees`]).
+    tag: super::escapees::Tag,
     stop_timeout: Duration,
     /// `http://127.0.0.1:PORT`: where the clients send their requests.
     pub url: String,
@@ -61,12 +63,14 @@ impl SutProcess {
         let port = free_port()?;
         let argv = spec.argv(port);
         let (stdout, stderr) = (dir.join("server.stdout"), dir.join("server.stderr"));
+        let tag = super::escapees::Tag::new();
         let mut cmd = Command::new(&argv[0]);
         super::child_env::scrub(&mut cmd, &spec.pass_env);
         cmd.args(&argv[1..])
             .current_dir(&spec.cwd)
             .envs(&spec.env)
             .env("BENCHGATE_SERVER_PORT", port.to_string())
+            .env(tag.env().0, tag.env().1)
             .stdin(Stdio::null())
             .stdout(File::create(&stdout)?)
             .stderr(File::create(&stderr)?)
@@ -88,6 +92,7 @@ impl SutProcess {
             name: name.to_string(),
             pgid: child.id(),
             child,
+            tag,
             stop_timeout: spec.stop_timeout,
             url: format!("http://127.0.0.1:{port}"),
             stdout,
@@ -105,6 +110,18 @@ impl SutProcess {
     /// Its process group, for resource accounting.
     pub fn watch(&self) -> ServerWatch {
         ServerWatch::Group(self.pgid)
+    }
+
+    /// Whether the server's main process has exited since it became ready
+    /// (a crash mid-run): the reason a trial against it fails, with its exit
+    /// status and output; `None` while it runs.
+    pub fn exited(&mut self) -> Option<String> {
+        let status = self.child.try_wait().ok()??;
+        Some(format!(
+            "server {:?} exited ({status}) while it was being measured{}",
+            self.name.escape_debug().to_string(),
+            self.output_tail()
+        ))
     }
 
     /// The tails of its captured stdout and stderr, for failure messages.
@@ -176,6 +193,7 @@ impl SutProcess {
         while Instant::now() < deadline {
             let leader_gone = !matches!(self.child.try_wait(), Ok(None));
             if leader_gone && !group_alive(self.pgid) {
+                self.tag.kill_tagged(); // what left the group goes with it
                 return Ok(());
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -193,6 +211,7 @@ impl SutProcess {
     fn kill_now(&mut self) {
         self.stopped = true;
         signal_group(self.pgid, libc::SIGKILL);
+        self.tag.kill_tagged();
         let _ = self.child.wait();
         let deadline = Instant::now() + Duration::from_secs(2);
         while group_alive(self.pgid) && Instant::now() < deadline {
@@ -314,9 +333,19 @@ mod tests {
         let port = l.local_addr().unwrap().port();
         let mut s = spec(&["sleep", "30"], None, 2_000);
         s.ready = Some(format!("http://127.0.0.1:{port}/"));
-        // Answer one probe with an HTTP status line.
+        // Answer one probe with an HTTP status line, after reading its request:
+        // closing a socket with unread bytes sends a reset, which the probe may
+        // see before the answer, and its retry would find no listener.
         let answer = std::thread::spawn(move || {
             let (mut c, _) = l.accept().unwrap();
+            let mut request = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                match c.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => request.extend_from_slice(&buf[..n]),
+                }
+            }
             let _ = c.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n");
         });
         let sut = SutProcess::start("ok", &s, &[], dir.path()).unwrap();

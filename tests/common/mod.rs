@@ -18,11 +18,14 @@ use std::process::{Command, Output};
 use benchgate::results::{CellResult, RunResults};
 
 /// A closed-loop Python client (standard library only, one keep-alive
-/// connection) that prints the window markers and writes a result file with a
-/// latency list; it sleeps `delay_ms.txt` (in its directory, when there is
-/// one) before each request.
+/// connection) that prints the window markers, waits for their
+/// acknowledgements on stdin (no request is in flight meanwhile, so its count
+/// and the server's agree exactly), and writes a result file with a latency
+/// list; it sleeps `delay_ms.txt` (in its directory, when there is one)
+/// before each request.
 pub const PY_CLIENT: &str = r#"
-import http.client, json, os, time, urllib.parse
+import http.client, json, os, sys, time, urllib.parse
+ack = os.environ.get("BENCHGATE_WINDOW_ACK") == "stdin"
 delay = float(open("delay_ms.txt").read()) / 1000 if os.path.exists("delay_ms.txt") else 0
 u = urllib.parse.urlparse(os.environ["BENCHGATE_URL"])
 conn = http.client.HTTPConnection(u.hostname, u.port)
@@ -37,6 +40,8 @@ while True:
         break
     if t - t0 >= warm and not opened:
         print("BENCHGATE-WINDOW-OPEN", flush=True)
+        if ack:
+            sys.stdin.readline()
         opened = True
     if delay:
         time.sleep(delay)
@@ -45,6 +50,8 @@ while True:
     if opened:
         lat.append(int((time.monotonic() - t) * 1e6))
 print("BENCHGATE-WINDOW-CLOSE", flush=True)
+if ack:
+    sys.stdin.readline()
 out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s": dur, "latency_us": lat}
 json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
 "#;
