@@ -23,8 +23,17 @@
 # in 4 of 20 runs), warn at half; the suite's rounds, warmup and duration unless ROUNDS / WARMUP /
 # DURATION are set. No calibration: the A/A arm measures what this gate costs.
 #
+# KNOB=tail measures the tail-latency gate instead: hyper-inj delays a share
+# (TAIL_SHARE, default 2%) of its requests by a fixed wait (`inject_tail`)
+# chosen from the probe run so that p99 rises by about P99_PCT% (default 20):
+# with share s > 1%, p99 lands inside the delayed share, near its median, so
+# wait = (1 + P99_PCT/100) * p99 - p50 of the probe. The gate's latency_p99_us
+# fails at P99_FAIL_PCT (default 10%), warns at half, with no absolute floor,
+# and only latency_p99_us failures count (the wait is off the CPU).
+#
 # Usage: scripts/gate-quality-paired.sh
 #   env: RUNS=20 INJECT_PCT=10 FAIL_PCT=3 SCENARIO=get-22b CLIENT=hyper
+#        KNOB=cpu|tail TAIL_SHARE=2% P99_PCT=20 P99_FAIL_PCT=10
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
 #        wait, bounded, for other processes to leave the machine quiet)
 #        BENCHGATE=path/to/benchgate (default: target/release/benchgate, built if
@@ -42,6 +51,11 @@ INJECT_PCT=${INJECT_PCT:-10}
 FAIL_PCT=${FAIL_PCT:-3}
 SCENARIO=${SCENARIO:-get-22b}
 CLIENT=${CLIENT:-hyper}
+KNOB=${KNOB:-cpu}
+TAIL_SHARE=${TAIL_SHARE:-2%}
+P99_PCT=${P99_PCT:-20}
+P99_FAIL_PCT=${P99_FAIL_PCT:-10}
+case "$KNOB" in cpu | tail) ;; *) echo "KNOB must be cpu or tail, got $KNOB" >&2; exit 2 ;; esac
 OUT=${OUT:-$ROOT/target/gate-quality-paired.md}
 DEFAULTS=$ROOT/fixtures/configs/default.toml
 
@@ -51,11 +65,12 @@ GQ_NAME=gate-quality-paired
 . "$ROOT/scripts/gate-quality-common.sh"
 START=$SECONDS
 
-# make_config OUT INJECT_NS: the scenario with CLIENT, its twin and its injected copy.
+# make_config OUT INJECT: the scenario with CLIENT, its twin and its injected
+# copy; INJECT is ns of CPU (KNOB=cpu) or the tail's wait in ns (KNOB=tail).
 make_config() {
-    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" <<'EOF'
+    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" <<'EOF'
 import json, sys, tomllib
-src, out, inject, scenario, client, rounds, warmup, duration, fail = sys.argv[1:]
+src, out, inject, scenario, client, rounds, warmup, duration, fail, knob, share, p99_fail = sys.argv[1:]
 d = tomllib.load(open(src, "rb"))
 def val(v):
     if isinstance(v, bool): return "true" if v else "false"
@@ -76,7 +91,9 @@ lines += [f"{k} = {val(v)}" for k, v in run.items()]
 names = [client, client + "-twin", client + "-inj"]
 for name in names:
     c = dict(base[0], name=name)
-    if name.endswith("-inj"): c["inject_cpu"] = f"{int(inject)}ns"
+    if name.endswith("-inj") and int(inject) > 0:
+        if knob == "cpu": c["inject_cpu"] = f"{int(inject)}ns"
+        else: c["inject_tail"] = {"share": share, "delay": f"{int(inject)}ns"}
     lines += ["", "[[client]]"] + [f"{k} = {val(v)}" for k, v in c.items()]
 s = dict(scen[0], clients=names)
 lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
@@ -85,6 +102,8 @@ gate = dict(d.get("gate", {}))
 warn = float(fail) / 2
 gate["throughput_rps"] = {"fail": f"-{fail}%", "warn": f"-{warn:g}%"}
 gate["cpu_us_per_request"] = {"fail": f"+{fail}%", "warn": f"+{warn:g}%"}
+if knob == "tail":
+    gate["latency_p99_us"] = {"fail": f"+{p99_fail}%", "warn": f"+{float(p99_fail) / 2:g}%"}
 lines += ["", "[gate]"] + [f"{k} = {val(v)}" for k, v in gate.items()]
 open(out, "w").write("\n".join(lines) + "\n")
 print(run["rounds"], run.get("warmup"), run.get("duration"))
@@ -96,33 +115,62 @@ EOF
 # scripts/gate-quality-common.sh).
 read -r R W D < <(make_config "$WORK/probe.toml" 0)
 log "settings: scenario $SCENARIO, client $CLIENT, rounds $R, warmup $W, duration $D, $RUNS runs"
-"$BIN" run --config "$WORK/probe.toml" --out "$WORK/probe.json" --quiet >"$WORK/probe.log" 2>&1 ||
-    { cat "$WORK/probe.log" >&2; die "the probe run failed"; }
+code=0
+"$BIN" run --config "$WORK/probe.toml" --out "$WORK/probe.json" --quiet >"$WORK/probe.log" 2>&1 || code=$?
+[ "$code" -le 1 ] && [ -s "$WORK/probe.json" ] || { cat "$WORK/probe.log" >&2; die "the probe run failed (exit $code)"; }
 CPU=$(jq --arg c "$CLIENT" '[.results[] | select(.client == $c) | .summary.cpu_us_per_request.median][0]' "$WORK/probe.json")
-INJECT=$(inject_ns "$CPU" "$INJECT_PCT")
+P50=$(jq --arg c "$CLIENT" '[.results[] | select(.client == $c) | .summary.latency_p50_us.median][0]' "$WORK/probe.json")
+P99=$(jq --arg c "$CLIENT" '[.results[] | select(.client == $c) | .summary.latency_p99_us.median][0]' "$WORK/probe.json")
+if [ "$KNOB" = cpu ]; then
+    INJECT=$(inject_ns "$CPU" "$INJECT_PCT")
+    KNOB_TEXT="inject_cpu = \"${INJECT}ns\", ${INJECT_PCT}% of $(printf '%.2f' "$CPU") µs"
+else
+    INJECT=$(awk -v p50="$P50" -v p99="$P99" -v pct="$P99_PCT" 'BEGIN { n = int(((1 + pct / 100) * p99 - p50) * 1000 + 0.5); print (n < 1000) ? 1000 : n }')
+    KNOB_TEXT="inject_tail = { share = \"$TAIL_SHARE\", delay = \"${INJECT}ns\" }: for p99 +${P99_PCT}% of $P99 µs (p50 $P50 µs)"
+fi
 CPU=$(printf '%.2f' "$CPU")
-log "$CLIENT cpu_us_per_request $CPU µs; inject_cpu = \"${INJECT}ns\" (nominal +${INJECT_PCT}%)"
+log "$CLIENT cpu_us_per_request $CPU µs, p50 $P50 µs, p99 $P99 µs; $KNOB_TEXT"
 make_config "$WORK/suite.toml" "$INJECT" >/dev/null
 
 : >"$WORK/results.txt"
 for i in $(seq 1 "$RUNS"); do
     wait_quiet
     log "run $i/$RUNS"
-    "$BIN" run --config "$WORK/suite.toml" --out "$WORK/run-$i.json" --quiet >"$WORK/run-$i.log" 2>&1 ||
-        { cat "$WORK/run-$i.log" >&2; die "benchgate run $i failed"; }
+    # Exit 1 is the run's own side-by-side verdict (a gate failed): judged below.
+    code=0
+    "$BIN" run --config "$WORK/suite.toml" --out "$WORK/run-$i.json" --quiet >"$WORK/run-$i.log" 2>&1 || code=$?
+    [ "$code" -le 1 ] && [ -s "$WORK/run-$i.json" ] || { cat "$WORK/run-$i.log" >&2; die "benchgate run $i failed (exit $code)"; }
     code=0
     "$BIN" compare --current "$WORK/run-$i.json" --json "$WORK/cmp-$i.json" >"$WORK/cmp-$i.txt" 2>&1 || code=$?
     [ "$code" -le 1 ] || { cat "$WORK/cmp-$i.txt" >&2; die "compare $i: error"; }
     for arm in twin inj; do
-        failed=$(jq -r --arg c "$CLIENT-$arm" '[.metrics[] | select(.client == $c and .tier == "fail") | .metric] | join(",")' "$WORK/cmp-$i.json")
+        failed=$(jq -r --arg c "$CLIENT-$arm" --arg knob "$KNOB" '[.metrics[] | select(.client == $c and .tier == "fail") | select($knob == "cpu" or .metric == "latency_p99_us") | .metric] | join(",")' "$WORK/cmp-$i.json")
         echo "$arm $i ${failed:--}" >>"$WORK/results.txt"
         log "  $arm: $([ -n "$failed" ] && echo "gate FAILED ($failed)" || echo "gate passed")"
     done
 done
 
 # The change the injection caused, against the twin, run by run.
-CAUSED=$(for i in $(seq 1 "$RUNS"); do echo "$WORK/run-$i.json $CLIENT-twin $WORK/run-$i.json $CLIENT-inj"; done |
-    caused_change "$(jq -n --arg c "$CLIENT-inj" --argjson ns "$INJECT" --argjson cpu "$CPU" '{($c): {ns: $ns, base_us: $cpu}}')")
+if [ "$KNOB" = cpu ]; then
+    CAUSED=$(for i in $(seq 1 "$RUNS"); do echo "$WORK/run-$i.json $CLIENT-twin $WORK/run-$i.json $CLIENT-inj"; done |
+        caused_change "$(jq -n --arg c "$CLIENT-inj" --argjson ns "$INJECT" --argjson cpu "$CPU" '{($c): {ns: $ns, base_us: $cpu}}')")
+else
+    # The tail: per run, the median over rounds of p99 (and p50) of hyper-inj
+    # against hyper-twin; the median of those changes over the runs.
+    CAUSED=$(python3 - "$CLIENT" "$WORK"/run-*.json <<'EOF'
+import json, statistics, sys
+client, files = sys.argv[1], sys.argv[2:]
+ch = {"latency_p99_us": [], "latency_p50_us": [], "cpu_us_per_request": []}
+for f in files:
+    cells = {c["client"]: c["summary"] for c in json.load(open(f))["results"]}
+    for m in ch:
+        a, b = cells[client + "-twin"][m]["median"], cells[client + "-inj"][m]["median"]
+        ch[m].append(b / a - 1)
+med = {m: 100 * statistics.median(v) for m, v in ch.items()}
+print(f"- Change caused (hyper-inj vs twin, medians over {len(files)} runs): p99 {med['latency_p99_us']:+.1f}%, p50 {med['latency_p50_us']:+.1f}%, CPU per request {med['cpu_us_per_request']:+.1f}%")
+EOF
+)
+fi
 log "$CAUSED"
 
 AA_FAIL=$(awk '$1 == "twin" && $3 != "-"' "$WORK/results.txt" | wc -l)
@@ -151,16 +199,20 @@ mkdir -p "$(dirname "$OUT")"
     echo "Command: \`scripts/gate-quality-paired.sh\` (benchgate $SHA, $(date -u +%Y-%m-%dT%H:%MZ))."
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
-    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj (inject_cpu = \"${INJECT}ns\", ${INJECT_PCT}% of $CPU µs), rounds $R interleaved, warmup $W, duration $D"
+    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R interleaved, warmup $W, duration $D"
     echo "$CAUSED"
-    echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, Wilcoxon signed-rank)"
+    if [ "$KNOB" = cpu ]; then
+        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, Wilcoxon signed-rank)"
+    else
+        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}% and latency_p99_us at +${P99_FAIL_PCT}% (no floor); only latency_p99_us failures counted; side-by-side (paired by round, Wilcoxon signed-rank)"
+    fi
     echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $RUNS (waited ${WAITED}s in all for quiet)"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"
     echo
     echo "| | gates failed | target | |"
     echo "|---|---|---|---|"
     echo "| A/A (false alarms) | **$AA_FAIL / $RUNS** | <= $AA_MAX | $([ "$AA_FAIL" -le "$AA_MAX" ] && echo met || echo MISSED) |"
-    echo "| injected ${INJECT_PCT}% (detections) | **$INJ_FAIL / $RUNS** | >= $INJ_MIN | $([ "$INJ_FAIL" -ge "$INJ_MIN" ] && echo met || echo MISSED) |"
+    echo "| injected $([ "$KNOB" = cpu ] && echo "CPU +${INJECT_PCT}%" || echo "tail, p99 +${P99_PCT}%") (detections) | **$INJ_FAIL / $RUNS** | >= $INJ_MIN | $([ "$INJ_FAIL" -ge "$INJ_MIN" ] && echo met || echo MISSED) |"
     echo
     echo "Per gating metric (medians over the runs; MDE = minimum detectable effect at the A/A noise):"
     echo

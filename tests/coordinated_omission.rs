@@ -72,6 +72,7 @@ async fn trial(load: Load) -> Outcome {
         http: HttpVersion::Http1,
         tls: false,
         inject_cpu_ns: 0,
+        inject_tail: None,
     };
     let client = AsyncClient::build(&spec, RequestTemplate::new(&scenario, &base), 1).unwrap();
     run_async(Arc::new(client), TrialPlan::of(&scenario), &mut NoHooks).await

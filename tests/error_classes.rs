@@ -133,6 +133,7 @@ fn client(kind: ClientKind) -> ClientSpec {
         http: HttpVersion::Http1,
         tls: false,
         inject_cpu_ns: 0,
+        inject_tail: None,
     }
 }
 

@@ -30,6 +30,8 @@ pub struct HyperClient {
     limit: PoolLimit,
     /// `inject_cpu`: CPU to burn per request (testing knob).
     spin: super::CpuSpin,
+    /// `inject_tail`: a share of requests delayed (testing knob).
+    tail: super::tail::TailDelay,
 }
 
 impl HyperClient {
@@ -69,10 +71,12 @@ impl HyperClient {
             body: request.body,
             limit,
             spin: super::CpuSpin::new(spec.inject_cpu_ns),
+            tail: super::tail::TailDelay::new(spec.inject_tail),
         })
     }
 
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
+        self.tail.wait().await;
         let _permit = self.limit.acquire().await;
         self.spin.burn();
         let req = Request::builder()
@@ -132,6 +136,7 @@ mod tests {
                 http,
                 tls: true,
                 inject_cpu_ns: 0,
+                inject_tail: None,
             };
             let request = RequestTemplate {
                 method: Method::Get,

@@ -17,6 +17,8 @@ pub struct MockClient {
     /// mock's own CPU per request is small and steady: tests/inject_cpu.rs
     /// measures the knob's precision on it).
     spin: super::CpuSpin,
+    /// `inject_tail`: a share of requests delayed, as in the built-in drivers.
+    tail: super::tail::TailDelay,
 }
 
 /// Testing knob (environment) for how benchgate reports a driver process
@@ -61,6 +63,7 @@ impl MockClient {
             script,
             sent: AtomicU64::new(0),
             spin: super::CpuSpin::OFF,
+            tail: super::tail::TailDelay::default(),
         }
     }
 
@@ -69,10 +72,16 @@ impl MockClient {
         MockClient { spin, ..self }
     }
 
+    /// The same client delaying a share of its requests.
+    pub fn with_tail(self, tail: super::tail::TailDelay) -> MockClient {
+        MockClient { tail, ..self }
+    }
+
     /// Waits the next scripted latency (0: only yields); every
     /// `error_every`-th request is a 503.
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
         let i = self.sent.fetch_add(1, Ordering::Relaxed);
+        self.tail.wait().await;
         self.spin.burn();
         let lat = match self.script.latencies_us.len() {
             0 => 0,

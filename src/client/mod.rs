@@ -5,6 +5,7 @@
 //!   (one OS thread per worker, the "old SDK" shape).
 //! - [`mock`]: scripted latencies without sockets, for deterministic tests.
 //! - [`spin`]: the `inject_cpu` knob's busy-spin (CPU burned per request).
+//! - [`tail`]: the `inject_tail` knob (a share of requests delayed).
 //!
 //! Every driver classifies its failures into [`ErrorClass`]es; none panics.
 
@@ -12,6 +13,7 @@ pub mod hyper_driver;
 pub mod mock;
 pub mod reqwest_driver;
 pub mod spin;
+pub mod tail;
 pub mod tls;
 
 use std::sync::Arc;
@@ -93,7 +95,8 @@ impl AsyncClient {
                 mock::scripted_failure(&spec.name);
                 AsyncClient::Mock(
                     mock::MockClient::new(script.clone())
-                        .with_spin(CpuSpin::new(spec.inject_cpu_ns)),
+                        .with_spin(CpuSpin::new(spec.inject_cpu_ns))
+                        .with_tail(tail::TailDelay::new(spec.inject_tail)),
                 )
             }
             ClientKind::ReqwestBlocking | ClientKind::Command(_) => {
@@ -207,6 +210,7 @@ mod tests {
             http: HttpVersion::Http1,
             tls: false,
             inject_cpu_ns: 0,
+            inject_tail: None,
         }
     }
 

@@ -49,6 +49,8 @@ pub struct ReqwestClient {
     limit: PoolLimit,
     /// `inject_cpu`: CPU to burn per request (testing knob).
     spin: super::CpuSpin,
+    /// `inject_tail`: a share of requests delayed (testing knob).
+    tail: super::tail::TailDelay,
 }
 
 impl ReqwestClient {
@@ -65,10 +67,12 @@ impl ReqwestClient {
             body: request.body,
             limit,
             spin: super::CpuSpin::new(spec.inject_cpu_ns),
+            tail: super::tail::TailDelay::new(spec.inject_tail),
         })
     }
 
     pub async fn send(&self) -> Result<Exchange, ErrorClass> {
+        self.tail.wait().await;
         let _permit = self.limit.acquire().await;
         self.spin.burn();
         let mut req = self.client.request(self.method.clone(), self.url.clone());
@@ -100,6 +104,8 @@ pub struct BlockingClient {
     limit: Option<std::sync::Arc<(std::sync::Mutex<usize>, std::sync::Condvar)>>,
     /// `inject_cpu`: CPU to burn per request (testing knob).
     spin: super::CpuSpin,
+    /// `inject_tail`: a share of requests delayed (testing knob).
+    tail: super::tail::TailDelay,
 }
 
 impl BlockingClient {
@@ -125,10 +131,12 @@ impl BlockingClient {
             body: request.body,
             limit: permits,
             spin: super::CpuSpin::new(spec.inject_cpu_ns),
+            tail: super::tail::TailDelay::new(spec.inject_tail),
         })
     }
 
     pub fn send(&self) -> Result<Exchange, ErrorClass> {
+        self.tail.wait_blocking();
         let _permit = self.limit.as_ref().map(BlockingPermit::acquire);
         self.spin.burn();
         let mut req = self.client.request(self.method.clone(), self.url.clone());

@@ -135,6 +135,7 @@ fn client(name: &str, kind: ClientKind, pool: Option<u32>) -> ClientSpec {
         http: HttpVersion::Http1,
         tls: false,
         inject_cpu_ns: 0,
+        inject_tail: None,
     }
 }
 

@@ -15,6 +15,7 @@ pub mod error;
 pub mod gate;
 pub mod gate_edit;
 mod gate_parse;
+mod inject;
 pub mod publish;
 pub mod raw;
 mod scenario;
@@ -180,6 +181,12 @@ pub struct ClientSpec {
     /// it stays readable by versions that predate the field.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub inject_cpu_ns: u64,
+    /// Testing knob for validating tail-latency gates (`inject_tail`): a share
+    /// of requests delayed by a fixed time inside the built-in drivers
+    /// ([`crate::client::tail`]). Like `inject_cpu`, not part of the load
+    /// profile, and written to results files only when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inject_tail: Option<crate::client::tail::TailInjection>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -200,6 +207,8 @@ struct ClientSpecFile {
     inject_cpu_ns: Option<u64>,
     #[serde(default)]
     inject_cpu_us: Option<u64>,
+    #[serde(default)]
+    inject_tail: Option<crate::client::tail::TailInjection>,
 }
 
 impl TryFrom<ClientSpecFile> for ClientSpec {
@@ -226,6 +235,7 @@ impl TryFrom<ClientSpecFile> for ClientSpec {
             http: f.http,
             tls: f.tls,
             inject_cpu_ns,
+            inject_tail: f.inject_tail,
         })
     }
 }

@@ -83,6 +83,8 @@ pub struct RawClient {
     pub inject_cpu: Option<At<String>>,
     /// Deprecated spelling of `inject_cpu`: whole microseconds.
     pub inject_cpu_us: Option<At<i64>>,
+    /// A share of requests delayed: `{ share = "2%", delay = "1ms" }`.
+    pub inject_tail: Option<At<StringTable>>,
 }
 
 /// One `[[scenario]]`.
@@ -215,6 +217,11 @@ const CLIENT: &[Spec] = &[
     spec("timeout", DURATION, "timeout = \"60s\""),
     spec("inject_cpu", DURATION, "inject_cpu = \"1300ns\""),
     spec("inject_cpu_us", INTEGER, "inject_cpu_us = 50"),
+    spec(
+        "inject_tail",
+        "a table of strings",
+        "inject_tail = { share = \"2%\", delay = \"1ms\" }",
+    ),
 ];
 
 const SCENARIO: &[Spec] = &[
@@ -379,6 +386,7 @@ fn read_client(
         timeout: f.string("timeout")?,
         inject_cpu: f.string("inject_cpu")?,
         inject_cpu_us: f.integer("inject_cpu_us")?,
+        inject_tail: f.string_table("inject_tail")?,
         label: f.label,
     })
 }

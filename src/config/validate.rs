@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::error::{line_col, Problem};
 use super::raw::{self, At, RawClient, RawConfig, RawRun};
 use super::units::{format_duration, parse_duration};
-use super::{gate_parse, scenario};
+use super::{gate_parse, inject, scenario};
 use super::{tree, ClientKind, ClientSpec, ConfigError, HttpVersion, RunSettings, StopRule, Suite};
 
 /// `[run] rounds` when absent.
@@ -295,7 +295,9 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
         }
     };
     let tls = c.tls.as_ref().is_some_and(|t| t.value);
-    let inject_cpu_ns = inject_cpu(c, matches!(kind, ClientKind::Command(_)))?;
+    let command = matches!(kind, ClientKind::Command(_));
+    let inject_cpu_ns = inject::cpu(c, command)?;
+    let inject_tail = inject::tail(c, command)?;
     Ok(ClientSpec {
         name,
         kind,
@@ -303,66 +305,8 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
         http,
         tls,
         inject_cpu_ns,
+        inject_tail,
     })
-}
-
-/// Longest `inject_cpu`: 1 s per request.
-pub const MAX_INJECT_CPU: Duration = Duration::from_secs(1);
-
-/// `inject_cpu` (a duration, ns resolution) or its deprecated spelling
-/// `inject_cpu_us` (whole microseconds), in nanoseconds; 0 when neither is set.
-fn inject_cpu(c: &RawClient, command: bool) -> Result<u64, Problem> {
-    let path = |field: &str| format!("{}.{field}", c.label);
-    let example = "inject_cpu = \"1300ns\" (or \"1.3us\")";
-    if let (Some(_), Some(us)) = (&c.inject_cpu, &c.inject_cpu_us) {
-        return Err(Problem::new(
-            us.span.clone(),
-            path("inject_cpu_us"),
-            "inject_cpu and inject_cpu_us are both set (inject_cpu_us is the older spelling of inject_cpu, in whole microseconds)",
-            "remove inject_cpu_us and keep inject_cpu",
-        ));
-    }
-    let (field, span) = match (&c.inject_cpu, &c.inject_cpu_us) {
-        (Some(v), _) => ("inject_cpu", v.span.clone()),
-        (None, Some(v)) => ("inject_cpu_us", v.span.clone()),
-        (None, None) => return Ok(0),
-    };
-    if command {
-        return Err(Problem::new(
-            span,
-            path(field),
-            format!("{field} applies to the built-in clients only"),
-            "remove it; add the cost inside your program instead",
-        ));
-    }
-    if let Some(us) = &c.inject_cpu_us {
-        let max_us = MAX_INJECT_CPU.as_micros() as i64;
-        let us = int_in(us, &path(field), 0, max_us, "inject_cpu = \"50us\"")?;
-        return Ok(us as u64 * 1_000);
-    }
-    let v = c.inject_cpu.as_ref().expect("matched above");
-    let d = parse_duration(&v.value).map_err(|msg| {
-        let (message, _) = split_fix(&msg, "");
-        Problem::new(
-            span.clone(),
-            path(field),
-            message,
-            format!("write it like {example}, in ns, us, ms or s"),
-        )
-    })?;
-    if d > MAX_INJECT_CPU {
-        return Err(Problem::new(
-            span,
-            path(field),
-            format!(
-                "must be at most {} per request, got {}",
-                format_duration(MAX_INJECT_CPU),
-                v.value.trim()
-            ),
-            format!("set a smaller amount, like {example}"),
-        ));
-    }
-    Ok(d.as_nanos() as u64)
 }
 
 pub(super) fn required_name(

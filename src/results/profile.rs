@@ -204,6 +204,7 @@ mod tests {
         // So is an injected CPU cost.
         let injected = ClientSpec {
             inject_cpu_ns: 1_299,
+            inject_tail: None,
             ..c.clone()
         };
         assert!(load_profile_differences((s, c), (s, &injected)).is_empty());

@@ -193,8 +193,8 @@ pub fn render(results: &RunResults, color: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "\nmedian of {} rounds (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
-        results.config.run.rounds
+        "\nmedian of {} (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
+        rounds_measured(results)
     );
     if server_columns {
         let _ = writeln!(
@@ -254,6 +254,21 @@ pub fn render(results: &RunResults, color: bool) -> String {
         }
     );
     out
+}
+
+/// The rounds the cells were measured in, which extra rounds
+/// (`[run] max_rounds`) can raise above `[run] rounds`: "10 rounds", or
+/// "10-30 rounds" when cells differ.
+fn rounds_measured(results: &RunResults) -> String {
+    let counts = results.results.iter().map(|c| c.trials.len());
+    let (low, high) = match (counts.clone().min(), counts.max()) {
+        (Some(low), Some(high)) => (low, high),
+        _ => (0, 0),
+    };
+    match low == high {
+        true => format!("{low} rounds"),
+        false => format!("{low}-{high} rounds"),
+    }
 }
 
 #[cfg(test)]
