@@ -126,6 +126,7 @@ fn two_hundred_stores_by_two_writers_keep_the_history_and_a_clone_bounded() {
     let tree_bytes: usize = state.branches[DATA].values().map(Vec::len).sum();
     let largest = state.branches[DATA].values().map(Vec::len).max().unwrap();
     drop(state);
+    eprintln!("after {ALL} stores: {clone:?}, longest history {longest}, current files {tree_bytes} bytes (largest {largest})");
     assert!(clone.commits <= HISTORY_COMMITS, "{clone:?}");
     assert!(longest <= 2 * HISTORY_COMMITS, "longest history {longest}");
     // A clone fetches the current files and at most one blob per commit of the
