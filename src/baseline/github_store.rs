@@ -15,7 +15,8 @@
 //! Writes: the results file, then the index by compare-and-swap (PUT with the
 //! sha read; on 409/422 re-read, re-merge, retry with jitter, bounded), then the
 //! files dropped from the bounded history are deleted, then the index is read
-//! back to check that it holds exactly one entry for the commit, ours. A stored
+//! back to check that it holds exactly one entry for the commit, ours, then the
+//! data branch's commit history is kept bounded ([`super::rotation`]). A stored
 //! file that does not parse or has an unknown schema stops the write with an
 //! error naming it; it is never replaced.
 //!
@@ -36,6 +37,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use super::index::{check_sha, Index, IndexEntry, V1Layout};
+use super::rotation::HISTORY_COMMITS;
 use super::{BaselineKey, BaselineStore, FoundBaseline};
 use crate::github::{GitHub, Repo};
 use crate::results::RunResults;
@@ -55,14 +57,18 @@ pub struct GitHubStore {
     conflicts: RetryPolicy,
     /// Reads again on a 404 for what this run wrote or an index lists.
     pub(super) read_back: RetryPolicy,
-    /// What lookups said about a missing branch or index ([`GitHubStore::notes`]).
+    /// The data branch restarts past this many commits ([`super::rotation`]).
+    pub(super) history_commits: usize,
+    /// What lookups said about a missing branch or index, and what the check
+    /// of the history after a store did ([`GitHubStore::notes`]).
     notes: Arc<Mutex<Vec<String>>>,
 }
 
 impl GitHubStore {
     /// The store on `benchgate-data` of `repo`, retrying a conflicting index
     /// write up to 8 times and a 404 on a read of its own writes up to 6 times
-    /// within 10 s.
+    /// within 10 s, restarting the data branch's history past
+    /// [`HISTORY_COMMITS`] commits.
     pub fn new(gh: Arc<GitHub>, repo: Repo) -> GitHubStore {
         GitHubStore {
             gh,
@@ -80,8 +86,15 @@ impl GitHubStore {
                 cap: Duration::from_secs(2),
                 deadline: Duration::from_secs(10),
             },
+            history_commits: HISTORY_COMMITS,
             notes: Arc::default(),
         }
+    }
+
+    /// Another bound on the data branch's history, in commits (at least 1).
+    pub fn with_history_commits(mut self, commits: usize) -> GitHubStore {
+        self.history_commits = commits.max(1);
+        self
     }
 
     /// Another data branch.
@@ -106,23 +119,29 @@ impl GitHubStore {
         &self.data_branch
     }
 
-    /// What lookups said about a missing data branch or index, oldest first
-    /// (each is also printed to stderr when said).
+    /// What lookups said about a missing data branch or index, and what the
+    /// history check after a store did, oldest first (each is also printed to
+    /// stderr when said).
     pub fn recorded_notes(&self) -> Vec<String> {
         self.notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// Records a note and prints it to stderr, as a `::warning` when `loud`.
-    fn say(&self, loud: bool, text: String) {
-        match loud {
-            // The workflow command's escaping: the text is one message.
-            true => eprintln!(
-                "::warning title=benchgate%3A no data branch::{}",
-                text.replace('%', "%25")
-                    .replace('\r', "%0D")
-                    .replace('\n', "%0A")
+    /// Records a note and prints it to stderr, as a `::warning` with this
+    /// title when `warning` is given.
+    pub(super) fn say(&self, warning: Option<&str>, text: String) {
+        // The workflow command's escaping: the text is one message.
+        let escape = |s: &str| {
+            s.replace('%', "%25")
+                .replace('\r', "%0D")
+                .replace('\n', "%0A")
+        };
+        match warning {
+            Some(title) => eprintln!(
+                "::warning title={}::{}",
+                escape(title).replace(':', "%3A").replace(',', "%2C"),
+                escape(&text)
             ),
-            false => eprintln!("benchgate: note: {text}"),
+            None => eprintln!("benchgate: note: {text}"),
         }
         self.notes
             .lock()
@@ -137,11 +156,11 @@ impl GitHubStore {
         let repo = &self.repo;
         if self.branch_exists()? {
             let index = format!("{}/index.json", self.dir(branch));
-            self.say(false, format!(
+            self.say(None, format!(
                 "the data branch {data:?} in {repo} has no baseline of {branch:?} ({index} is absent), so nothing is compared (a neutral result); a run on a push to {branch:?} stores one; if the pushes that store baselines are to another branch, set input `baseline-branch` to it"
             ));
         } else {
-            self.say(true, format!(
+            self.say(Some("benchgate: no data branch"), format!(
                 "the data branch {data:?} does not exist in {repo} (GitHub answers 404 for it), so no baseline of {branch:?} is stored and nothing is compared (a neutral result). Before the first run on a push to {branch:?} this is expected: that run creates the branch. Otherwise input `data-branch` ({data:?}) is not the branch the push runs store to: set it to that branch (default benchgate-data) and check `baseline-branch`; or the token cannot read {repo}"
             ));
         }
@@ -345,6 +364,7 @@ impl BaselineStore for GitHubStore {
                 ours.len()
             );
         }
+        self.keep_history_bounded();
         Ok(entry.key(branch))
     }
 

@@ -17,6 +17,7 @@ mod github_files;
 pub mod github_store;
 pub mod index;
 pub mod local;
+pub mod rotation;
 
 use serde::{Deserialize, Serialize};
 

@@ -64,6 +64,8 @@ enum AttemptError {
 /// A GitHub API client (see the module docs). Shareable across threads.
 pub struct GitHub {
     pub(super) octo: octocrab::Octocrab,
+    /// The same transport on the GraphQL endpoint's base ([`super::graphql`]).
+    pub(super) graphql_octo: octocrab::Octocrab,
     pub(super) rt: Option<tokio::runtime::Runtime>,
     pub(super) config: GitHubConfig,
     pub(super) base: String,
@@ -93,24 +95,11 @@ impl GitHub {
             .enable_all()
             .build()
             .map_err(|e| GitHubError::Invalid(format!("starting the HTTP runtime: {e}")))?;
-        let octo = {
-            let _in_rt = rt.enter();
-            let mut builder = octocrab::Octocrab::builder()
-                .base_uri(base.as_str())
-                .map_err(|e| GitHubError::Invalid(format!("GITHUB_API_URL {base:?}: {e}")))?
-                .add_header(http::header::ACCEPT, "application/vnd.github+json".into())
-                .set_connect_timeout(Some(config.connect_timeout))
-                .set_read_timeout(Some(config.request_timeout))
-                .set_write_timeout(Some(config.request_timeout));
-            if let Some(token) = &config.token {
-                builder = builder.personal_token(token.0.clone());
-            }
-            builder
-                .build()
-                .map_err(|e| GitHubError::Invalid(format!("building the client: {e}")))?
-        };
+        let octo = transport(&rt, &base, &config)?;
+        let graphql_octo = transport(&rt, &super::graphql::graphql_base(&base), &config)?;
         Ok(GitHub {
             octo,
+            graphql_octo,
             rt: Some(rt),
             config,
             base,
@@ -136,9 +125,21 @@ impl GitHub {
         self.send(Method::GET, path, None)
     }
 
-    /// Sends one call under the retry policy; `Ok` only for a 2xx answer.
+    /// Sends one REST call under the retry policy; `Ok` only for a 2xx answer.
     pub fn send(
         &self,
+        method: Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<ApiResponse, GitHubError> {
+        self.send_to(Api::Rest, method, path, body)
+    }
+
+    /// Sends one call to `api` under the retry policy (the same for both APIs:
+    /// budgets, spacing and the mutation cap count every call).
+    pub(super) fn send_to(
+        &self,
+        api: Api,
         method: Method,
         path: &str,
         body: Option<&serde_json::Value>,
@@ -181,7 +182,7 @@ impl GitHub {
                 .min(self.time_left(start));
             let outcome = self.block_on(async {
                 tokio::select! {
-                    outcome = self.attempt(&method, path, body, timeout) => Some(outcome),
+                    outcome = self.attempt(api, &method, path, body, timeout) => Some(outcome),
                     () = signalled() => None,
                 }
             });
@@ -300,12 +301,16 @@ impl GitHub {
     /// One request: send, read the whole body, within `timeout`.
     async fn attempt(
         &self,
+        api: Api,
         method: &Method,
         path: &str,
         body: Option<&serde_json::Value>,
         timeout: Duration,
     ) -> Result<(StatusCode, HeaderMap, Bytes), AttemptError> {
-        let octo = &self.octo;
+        let octo = match api {
+            Api::Rest => &self.octo,
+            Api::GraphQl => &self.graphql_octo,
+        };
         let exchange = async {
             let uri = path.to_string();
             let response = match *method {
@@ -365,6 +370,38 @@ impl Drop for GitHub {
             rt.shutdown_background();
         }
     }
+}
+
+/// Which of GitHub's APIs a call goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Api {
+    /// The REST API at `GITHUB_API_URL`.
+    Rest,
+    /// The GraphQL endpoint derived from it ([`super::graphql::graphql_base`]).
+    GraphQl,
+}
+
+/// octocrab on `base` (no path rewriting beyond octocrab's own joining of
+/// `base`'s path and the request's), with the client's timeouts and token.
+fn transport(
+    rt: &tokio::runtime::Runtime,
+    base: &str,
+    config: &GitHubConfig,
+) -> Result<octocrab::Octocrab, GitHubError> {
+    let _in_rt = rt.enter();
+    let mut builder = octocrab::Octocrab::builder()
+        .base_uri(base)
+        .map_err(|e| GitHubError::Invalid(format!("GITHUB_API_URL {base:?}: {e}")))?
+        .add_header(http::header::ACCEPT, "application/vnd.github+json".into())
+        .set_connect_timeout(Some(config.connect_timeout))
+        .set_read_timeout(Some(config.request_timeout))
+        .set_write_timeout(Some(config.request_timeout));
+    if let Some(token) = &config.token {
+        builder = builder.personal_token(token.0.clone());
+    }
+    builder
+        .build()
+        .map_err(|e| GitHubError::Invalid(format!("building the client: {e}")))
 }
 
 /// Whether a transport error happened before the request left (a connect

@@ -78,6 +78,10 @@ pub enum GitHubError {
         path: String,
         signal: String,
     },
+    /// A GraphQL answer that lists errors (GitHub answers them with HTTP 200):
+    /// `message` holds each error's type and message.
+    #[error("GitHub GraphQL {operation}: {message}")]
+    GraphQl { operation: String, message: String },
     /// Bad configuration or an answer that does not decode.
     #[error("GitHub API: {0}")]
     Invalid(String),

@@ -10,6 +10,8 @@
 //!   marker in a comment written by the authenticated identity; [`update_comment`]
 //!   updates it only when it exists.
 //! - [`pulls`]: [`pull_for_head`], the PR of a head commit, from the API only.
+//! - [`graphql`]: GraphQL calls (the data branch's compare-and-swap ref update),
+//!   on the endpoint derived from the REST base.
 //!
 //! Everything here is synchronous: [`GitHub`] owns a small tokio runtime and blocks
 //! on it (from a helper thread when the caller is itself inside a runtime).
@@ -18,6 +20,7 @@ pub mod client;
 pub mod comment;
 pub mod config;
 pub mod error;
+pub mod graphql;
 pub mod marker;
 mod pages;
 pub(crate) mod policy;

@@ -1,6 +1,8 @@
 //! A fake GitHub REST API on 127.0.0.1:0 (hyper), answering from the recorded
 //! payloads in `fixtures/github/` and keeping comments, pull requests and a
-//! repository's branches and files in memory. It records every request (method,
+//! repository's branches, files and commit history in memory, with GraphQL's
+//! `updateRefs` ([`super::fake_git`]). It serves GitHub Enterprise Server's
+//! layout too: REST under `/api/v3`, GraphQL at `/api/graphql`. It records every request (method,
 //! path and query, headers, body, the status answered) and injects failures on
 //! demand ([`Fault`]).
 //!
@@ -85,8 +87,16 @@ pub struct State {
     pub commit_pulls: HashMap<String, Vec<u64>>,
     /// Branch -> path -> bytes.
     pub branches: BTreeMap<String, BTreeMap<String, Vec<u8>>>,
-    /// Git Data API objects created through the fake: sha -> JSON.
-    pub objects: HashMap<String, Value>,
+    /// Branch -> the commit it points at ([`super::fake_git`]).
+    pub heads: BTreeMap<String, String>,
+    /// Commit sha -> commit.
+    pub commits: HashMap<String, super::fake_git::FakeCommit>,
+    /// Tree sha -> path -> blob sha.
+    pub trees: HashMap<String, BTreeMap<String, String>>,
+    /// Blob sha -> bytes.
+    pub blobs: HashMap<String, Vec<u8>>,
+    /// Branch -> the most commits ever reachable from its head.
+    pub longest_history: HashMap<String, usize>,
     pub commits_made: u64,
     /// Replication lag: the first this many reads of a file just written
     /// (`GET .../contents/{path}`) or a branch just created
@@ -341,7 +351,15 @@ fn respond(
     };
     let body: Value = serde_json::from_str(body).unwrap_or(Value::Null);
     let prefix = format!("/repos/{REPO}");
-    let answer = if path == "/user" {
+    let graphql = path == "/graphql" || path == "/api/graphql";
+    // GitHub Enterprise Server serves REST under /api/v3 (and GraphQL beside it).
+    let path = path.strip_prefix("/api/v3").unwrap_or(&path).to_string();
+    let answer = if graphql {
+        match account.read_only {
+            true => answer(200, fixture("errors/graphql_forbidden.json")),
+            false => super::fake_git::graphql(state, &body),
+        }
+    } else if path == "/user" {
         if account.can_get_user {
             let mut user = fixture("user.json");
             user["login"] = account.login.clone().into();
@@ -356,6 +374,9 @@ fn respond(
         } else {
             super::fake_issues::route(state, &account, method, rest, uri, &body)
                 .or_else(|| super::fake_contents::route(state, &account, method, rest, uri, &body))
+                .or_else(|| {
+                    super::fake_git::route(state, method, rest.trim_start_matches('/'), uri)
+                })
                 .unwrap_or_else(|| error(404, "not_found"))
         }
     } else {

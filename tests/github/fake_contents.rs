@@ -1,6 +1,8 @@
 //! The fake's branches, Contents API and the Git Data API calls that create a
-//! branch. Blob shas are real git blob shas of the stored bytes, so a stale sha
-//! is detected exactly as GitHub does (409 on mismatch, 422 when missing).
+//! branch or a commit. Blob shas are real git blob shas of the stored bytes, so
+//! a stale sha is detected exactly as GitHub does (409 on mismatch, 422 when
+//! missing). Every write, delete and seeded file is a commit
+//! ([`super::fake_git`]).
 
 use std::collections::BTreeMap;
 
@@ -9,6 +11,7 @@ use serde_json::Value;
 use sha1::{Digest, Sha1};
 
 use super::fake::{answer, error, fixture, lags, query, Account, Answer, State, REPO};
+use super::fake_git::{commit_change, new_commit, set_head, store_blob, store_tree};
 
 pub fn route(
     state: &mut State,
@@ -28,7 +31,7 @@ pub fn route(
             true if method == "GET" => {
                 let mut b = fixture("branch.json");
                 b["name"] = branch.clone().into();
-                b["commit"]["sha"] = format!("{:040x}", state.commits_made).into();
+                b["commit"]["sha"] = state.heads.get(&branch).cloned().unwrap_or_default().into();
                 answer(200, b)
             }
             _ => error(404, "branch_not_found"),
@@ -51,20 +54,34 @@ pub fn route(
     }
     Some(match (method, rest) {
         ("POST", "git/trees") => {
-            let sha = object_sha(body);
-            state.objects.insert(sha.clone(), body.clone());
+            let mut files = BTreeMap::new();
+            for entry in body["tree"].as_array().cloned().unwrap_or_default() {
+                let path = entry["path"].as_str().unwrap_or("").to_string();
+                let content = entry["content"].as_str().unwrap_or("").as_bytes();
+                files.insert(path, store_blob(state, content));
+            }
+            let sha = store_tree(state, files);
             let mut tree = fixture("git_tree.json");
             tree["sha"] = sha.into();
             answer(201, tree)
         }
         ("POST", "git/commits") => {
-            let sha = object_sha(body);
-            state.objects.insert(sha.clone(), body.clone());
-            let mut commit = fixture("git_commit.json");
-            commit["sha"] = sha.into();
-            commit["tree"]["sha"] = body["tree"].clone();
-            commit["message"] = body["message"].clone();
-            answer(201, commit)
+            let tree = body["tree"].as_str().unwrap_or("");
+            let parents: Vec<String> = body["parents"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .iter()
+                .map(|p| p.as_str().unwrap_or("").to_string())
+                .collect();
+            if !state.trees.contains_key(tree)
+                || parents.iter().any(|p| !state.commits.contains_key(p))
+            {
+                return Some(error(422, "validation_failed"));
+            }
+            let message = body["message"].as_str().unwrap_or("");
+            let sha = new_commit(state, tree, parents, message);
+            answer(201, super::fake_git::git_commit(&sha, &state.commits[&sha]))
         }
         ("POST", "git/refs") => {
             let name = body["ref"].as_str().unwrap_or("");
@@ -74,18 +91,11 @@ pub fn route(
             if state.branches.contains_key(branch) {
                 return Some(error(422, "reference_exists"));
             }
-            let commit = body["sha"].as_str().unwrap_or("");
-            let tree_sha = state.objects.get(commit).map(|c| c["tree"].clone());
-            let Some(tree) = tree_sha.and_then(|t| state.objects.get(t.as_str()?).cloned()) else {
+            let commit = body["sha"].as_str().unwrap_or("").to_string();
+            if !state.commits.contains_key(&commit) {
                 return Some(error(422, "validation_failed"));
-            };
-            let mut files = BTreeMap::new();
-            for entry in tree["tree"].as_array().cloned().unwrap_or_default() {
-                let path = entry["path"].as_str().unwrap_or("").to_string();
-                let content = entry["content"].as_str().unwrap_or("").as_bytes().to_vec();
-                files.insert(path, content);
             }
-            state.branches.insert(branch.to_string(), files);
+            set_head(state, branch, &commit);
             let lag = state.replication_lag;
             state.lagging.insert(format!("{branch}:"), lag);
             let mut reference = fixture("git_ref.json");
@@ -109,11 +119,7 @@ pub fn blob_sha(bytes: &[u8]) -> String {
         .collect()
 }
 
-fn object_sha(body: &Value) -> String {
-    blob_sha(body.to_string().as_bytes())
-}
-
-fn decode(text: &str) -> String {
+pub fn decode(text: &str) -> String {
     let mut out = Vec::new();
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -161,7 +167,6 @@ fn put_file(state: &mut State, path: &str, body: &Value) -> Answer {
     let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(content) else {
         return error(422, "validation_failed");
     };
-    state.commits_made += 1;
     let Some(files) = state.branches.get_mut(&branch) else {
         return error(404, "branch_not_found");
     };
@@ -174,7 +179,9 @@ fn put_file(state: &mut State, path: &str, body: &Value) -> Answer {
     };
     let sha = blob_sha(&bytes);
     let size = bytes.len();
-    files.insert(path.to_string(), bytes);
+    files.insert(path.to_string(), bytes.clone());
+    let message = body["message"].as_str().unwrap_or("");
+    commit_change(state, &branch, path, Some(&bytes), message);
     let lag = state.replication_lag;
     state.lagging.insert(format!("{branch}:{path}"), lag);
     let mut out = fixture("contents_put.json");
@@ -183,14 +190,13 @@ fn put_file(state: &mut State, path: &str, body: &Value) -> Answer {
     out["content"]["sha"] = sha.into();
     out["content"]["size"] = size.into();
     out["commit"]["message"] = body["message"].clone();
-    out["commit"]["sha"] = format!("{:040x}", state.commits_made).into();
+    out["commit"]["sha"] = state.heads[&branch].clone().into();
     answer(status, out)
 }
 
 fn delete_file(state: &mut State, path: &str, body: &Value) -> Answer {
     let branch = body["branch"].as_str().unwrap_or("main").to_string();
     let given = body["sha"].as_str().unwrap_or("");
-    state.commits_made += 1;
     let Some(files) = state.branches.get_mut(&branch) else {
         return error(404, "branch_not_found");
     };
@@ -199,19 +205,23 @@ fn delete_file(state: &mut State, path: &str, body: &Value) -> Answer {
         Some(old) if blob_sha(old) != given => error(409, "conflict"),
         Some(_) => {
             files.remove(path);
+            let message = body["message"].as_str().unwrap_or("");
+            commit_change(state, &branch, path, None, message);
             let mut out = fixture("contents_put.json");
             out["content"] = Value::Null;
             out["commit"]["message"] = body["message"].clone();
+            out["commit"]["sha"] = state.heads[&branch].clone().into();
             answer(200, out)
         }
     }
 }
 
-/// Seeds a file on a branch (tests).
+/// Seeds a file on a branch, as a commit on top of its head (tests).
 pub fn seed(state: &mut State, branch: &str, path: &str, bytes: &[u8]) {
     state
         .branches
         .entry(branch.to_string())
         .or_default()
         .insert(path.to_string(), bytes.to_vec());
+    commit_change(state, branch, path, Some(bytes), &format!("seed {path}"));
 }

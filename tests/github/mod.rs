@@ -5,5 +5,6 @@ pub mod client;
 pub mod comments;
 pub mod fake;
 pub mod fake_contents;
+pub mod fake_git;
 pub mod fake_issues;
 pub mod workflow;
