@@ -66,7 +66,10 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let request = WireRequest::new(template)?;
     let workers = plan.load.workers().max(1) as usize;
-    let connections = spec.pool.map_or(workers, |p| (p as usize).min(workers)).max(1);
+    let connections = spec
+        .pool
+        .map_or(workers, |p| (p as usize).min(workers))
+        .max(1);
     let poll = Poll::new()?;
     let wakeup = Wakeup::new(poll.registry(), WAKEUP)?;
     let start = Instant::now();

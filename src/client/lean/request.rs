@@ -38,7 +38,10 @@ impl WireRequest {
             .authority()
             .with_context(|| format!("target URL {url} has no host"))?;
         let port = authority.port_u16().unwrap_or(80);
-        let host = authority.host().trim_start_matches('[').trim_end_matches(']');
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
         let addr = (host, port)
             .to_socket_addrs()
             .with_context(|| format!("resolving the host of {url}"))?
@@ -83,8 +86,12 @@ mod tests {
 
     #[test]
     fn get_has_host_and_no_length() {
-        let r = WireRequest::new(&template(Method::Get, "http://127.0.0.1:8080/bytes/22?x=1", b""))
-            .unwrap();
+        let r = WireRequest::new(&template(
+            Method::Get,
+            "http://127.0.0.1:8080/bytes/22?x=1",
+            b"",
+        ))
+        .unwrap();
         assert_eq!(
             &*r.bytes,
             b"GET /bytes/22?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
@@ -96,8 +103,8 @@ mod tests {
 
     #[test]
     fn put_carries_its_body_after_the_head() {
-        let r = WireRequest::new(&template(Method::Put, "http://127.0.0.1:1/upload", b"abc"))
-            .unwrap();
+        let r =
+            WireRequest::new(&template(Method::Put, "http://127.0.0.1:1/upload", b"abc")).unwrap();
         assert_eq!(
             &*r.bytes,
             b"PUT /upload HTTP/1.1\r\nHost: 127.0.0.1:1\r\nContent-Length: 3\r\n\r\nabc"
@@ -120,6 +127,9 @@ mod tests {
         let e = WireRequest::new(&template(Method::Get, "https://127.0.0.1:1/", b""))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("plain http:// only") && e.contains("kind = \"hyper\""), "{e}");
+        assert!(
+            e.contains("plain http:// only") && e.contains("kind = \"hyper\""),
+            "{e}"
+        );
     }
 }

@@ -273,13 +273,17 @@ impl ResponseParser {
                     return Err(ParseError::Chunk("CR without LF after a chunk size"))
                 }
                 (Chunk::DataCr, b'\r') => Chunk::DataLf,
-                (Chunk::DataCr, _) => return Err(ParseError::Chunk("chunk data not followed by CRLF")),
+                (Chunk::DataCr, _) => {
+                    return Err(ParseError::Chunk("chunk data not followed by CRLF"))
+                }
                 (Chunk::DataLf, b'\n') => Chunk::Size {
                     size: 0,
                     digits: 0,
                     line: 0,
                 },
-                (Chunk::DataLf, _) => return Err(ParseError::Chunk("chunk data not followed by CRLF")),
+                (Chunk::DataLf, _) => {
+                    return Err(ParseError::Chunk("chunk data not followed by CRLF"))
+                }
                 (Chunk::Trailer { line, total }, b'\r') => Chunk::TrailerLf {
                     empty: line == 0,
                     total,
@@ -300,9 +304,13 @@ impl ResponseParser {
                     self.state = State::Done;
                     return Ok(i);
                 }
-                (Chunk::TrailerLf { empty: false, total }, b'\n') => {
-                    Chunk::Trailer { line: 0, total }
-                }
+                (
+                    Chunk::TrailerLf {
+                        empty: false,
+                        total,
+                    },
+                    b'\n',
+                ) => Chunk::Trailer { line: 0, total },
                 (Chunk::TrailerLf { .. }, _) => {
                     return Err(ParseError::Chunk("CR without LF in the trailer section"))
                 }
@@ -371,7 +379,11 @@ impl Framing {
             // Transfer-Encoding overrides Content-Length (RFC 9112 6.3, rule 3);
             // the connection is not reused after such a message.
             Some(te) => {
-                let last = te.rsplit(|&b| b == b',').next().unwrap_or_default().trim_ascii();
+                let last = te
+                    .rsplit(|&b| b == b',')
+                    .next()
+                    .unwrap_or_default()
+                    .trim_ascii();
                 let chunked = last.eq_ignore_ascii_case(b"chunked");
                 Framing {
                     chunked,

@@ -61,9 +61,8 @@ impl Wakeup {
         };
         // SAFETY: `spec` is a valid itimerspec on the stack; the old value is
         // not asked for (null).
-        let rc = unsafe {
-            libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut())
-        };
+        let rc =
+            unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
         if rc < 0 {
             return Err(std::io::Error::last_os_error());
         }
