@@ -4,9 +4,10 @@
 #
 # 1. Client cost: CPU µs per request for a keep-alive GET /bytes/22 at 16
 #    connections against the reference server, for benchgate's hyper driver
-#    (`benchgate run`), oha, wrk and examples/bare_hyper_loop.rs (the floor: a
-#    hyper-util client loop with no harness). Targets: benchgate <= 1.1x bare,
-#    <= 1.0x oha.
+#    and its lean generator (`benchgate run`, kind = "hyper" / "h1-lean"), oha,
+#    wrk and examples/bare_hyper_loop.rs (the floor of a hyper-util client loop
+#    with no harness). Targets: benchgate (hyper) <= 1.1x bare, <= 1.0x oha;
+#    h1-lean <= 1.0x wrk.
 # 2. Server headroom: `wrk -t1 -c16` against `benchgate serve` and against nginx
 #    (one worker, same 22-byte body). Target: reference server >= 1.2x nginx req/s.
 #
@@ -200,16 +201,17 @@ log "nginx $NGINX_URL (pid $NGINX_PID, CPU $SERVER_CPU)"
 # ---------------------------------------------------------------- one run of each tool
 # Each prints "req_per_s cpu_us_per_request" on stdout; raw output stays in $WORK.
 
-BG_CONFIG=$WORK/benchgate.toml
-cat >"$BG_CONFIG" <<EOF
+# One config per built-in driver measured: $WORK/<kind>.toml.
+for kind in hyper h1-lean; do
+    cat >"$WORK/$kind.toml" <<EOF
 [run]
 rounds = 3
 warmup = "${WARMUP}s"
 duration = "${DURATION}s"
 
 [[client]]
-name = "hyper"
-kind = "hyper"
+name = "$kind"
+kind = "$kind"
 
 [[scenario]]
 name = "get-22b"
@@ -217,13 +219,15 @@ method = "GET"
 path = "$BODY_PATH"
 concurrency = $CONCURRENCY
 EOF
+done
 
+# `run_benchgate RUN KIND`: three trials of the built-in driver KIND.
 run_benchgate() {
-    local out=$WORK/benchgate-$1.json
+    local out=$WORK/$2-$1.json
     # Restricted to CPUs 0,1, `benchgate run` puts its server on the last allowed CPU
     # (1) and its driver processes on the others (0): the same placement as the rest.
-    taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$BG_CONFIG" --out "$out" --quiet \
-        >"$WORK/benchgate-$1.log" 2>&1 || { cat "$WORK/benchgate-$1.log" >&2; die "benchgate run failed"; }
+    taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$WORK/$2.toml" --out "$out" --quiet \
+        >"$WORK/$2-$1.log" 2>&1 || { cat "$WORK/$2-$1.log" >&2; die "benchgate run ($2) failed"; }
     local rps cpu
     rps=$(jq '[.results[].trials[].metrics.throughput_rps] | .[]' "$out" | median)
     cpu=$(jq '[.results[].trials[].metrics.cpu_us_per_request] | .[]' "$out" | median)
@@ -276,13 +280,14 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- 1. client cost
 declare -A RPS CPU
-TOOLS_ORDER=(benchgate oha wrk bare)
-log "client cost: $RUNS x (benchgate oha wrk bare), ${DURATION}s each, c=$CONCURRENCY, GET $BODY_PATH"
+TOOLS_ORDER=(benchgate h1-lean oha wrk bare)
+log "client cost: $RUNS x (${TOOLS_ORDER[*]}), ${DURATION}s each, c=$CONCURRENCY, GET $BODY_PATH"
 for r in $(seq "$RUNS"); do
     for tool in "${TOOLS_ORDER[@]}"; do
         wait_quiet
         case $tool in
-            benchgate) line=$(run_benchgate "$r") ;;
+            benchgate) line=$(run_benchgate "$r" hyper) ;;
+            h1-lean) line=$(run_benchgate "$r" h1-lean) ;;
             oha) line=$(run_oha "$r") ;;
             wrk) line=$(run_wrk "client-$r" "$URL") ;;
             bare) line=$(run_bare "$r") ;;
@@ -319,22 +324,24 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     echo "# bench-engine"
     echo
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r)"
-    echo "- load average at start / end: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) ; runs started on a busy machine (> ${QUIET_PCT}% CPU after waiting ${QUIET_WAIT}s): $NOISY_RUNS of $((RUNS * 6))"
+    echo "- load average at start / end: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) ; runs started on a busy machine (> ${QUIET_PCT}% CPU after waiting ${QUIET_WAIT}s): $NOISY_RUNS of $((RUNS * (${#TOOLS_ORDER[@]} + 2)))"
     echo "- oha $("$OHA" --version | awk '{print $2}') with --worker-threads $OHA_THREADS; $(wrk -v 2>&1 | awk 'NR==1 {print $1, $2}'); nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
     echo "- commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
     echo "- pinning: load generator on CPU $CLIENT_CPU, server on CPU $SERVER_CPU; GET $BODY_PATH keep-alive, $CONCURRENCY connections, ${DURATION}s per run, $RUNS runs interleaved, medians"
-    echo "- CPU: benchgate = getrusage(SELF) of the driver in its window (median of 3 trials per run); bare loop = getrusage(SELF) after ${WARMUP}s warmup; oha, wrk = user+sys of the whole process (bash time), no warmup"
+    echo "- benchgate = the hyper driver (kind = \"hyper\"); h1-lean = the lean generator (kind = \"h1-lean\"), both through \`benchgate run\`"
+    echo "- CPU: benchgate, h1-lean = getrusage(SELF) of the driver in its window (median of 3 trials per run); bare loop = getrusage(SELF) after ${WARMUP}s warmup; oha, wrk = user+sys of the whole process (bash time), no warmup"
     echo
     echo "## 1. Client cost (against benchgate serve)"
     echo
-    echo "| tool | req/s | CPU µs/request | vs bare loop | vs oha | runs (µs/req) |"
-    echo "|---|---:|---:|---:|---:|---|"
+    echo "| tool | req/s | CPU µs/request | vs bare loop | vs oha | vs wrk | runs (µs/req) |"
+    echo "|---|---:|---:|---:|---:|---:|---|"
     bare_cpu=$(med "${CPU[bare]}")
     oha_cpu=$(med "${CPU[oha]}")
+    wrk_cpu=$(med "${CPU[wrk]}")
     for tool in "${TOOLS_ORDER[@]}"; do
         c=$(med "${CPU[$tool]}")
-        printf '| %s | %.0f | %.2f | %sx | %sx | %s |\n' "$tool" "$(med "${RPS[$tool]}")" "$c" \
-            "$(ratio "$c" "$bare_cpu")" "$(ratio "$c" "$oha_cpu")" \
+        printf '| %s | %.0f | %.2f | %sx | %sx | %sx | %s |\n' "$tool" "$(med "${RPS[$tool]}")" "$c" \
+            "$(ratio "$c" "$bare_cpu")" "$(ratio "$c" "$oha_cpu")" "$(ratio "$c" "$wrk_cpu")" \
             "$(for v in ${CPU[$tool]}; do printf '%.2f ' "$v"; done)"
     done
     bg_cpu=$(med "${CPU[benchgate]}")
@@ -347,6 +354,8 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     verdict() { awk -v r="$1" -v t="$2" 'BEGIN {print (r == "n/a") ? "not measured" : (r+0 <= t+0) ? "met" : "MISSED"}'; }
     echo "- target benchgate <= 1.10x bare loop: ${vs_bare}x, $(verdict "$vs_bare" 1.10)"
     echo "- target benchgate <= 1.00x oha: ${vs_oha}x, $(verdict "$vs_oha" 1.00)"
+    lean_vs_wrk=$(ratio "$(med "${CPU[h1-lean]}")" "$wrk_cpu")
+    echo "- target h1-lean <= 1.00x wrk: ${lean_vs_wrk}x, $(verdict "$lean_vs_wrk" 1.00) (paired by run: $(paired "${CPU[h1-lean]}" "${CPU[wrk]}" | tr '\n' ' '))"
     echo
     echo "## 2. Server headroom (wrk -t1 -c$CONCURRENCY on CPU $CLIENT_CPU)"
     echo

@@ -6,7 +6,8 @@
 //!
 //! The kinds come from `ClientKind::BUILT_IN`, the only list of built-in
 //! kinds config validation accepts, so every kind a config can name is run
-//! here; [`expected_kind`] matches the enum exhaustively, so a new kind does
+//! here (a kind that speaks plain HTTP/1.1 only, `h1-lean`, runs that cell;
+//! a test checks that config validation refuses the others with the fix); [`expected_kind`] matches the enum exhaustively, so a new kind does
 //! not compile here until it is classified, and a test checks `BUILT_IN`
 //! against that classification.
 
@@ -28,6 +29,7 @@ fn expected_kind(kind: &ClientKind) -> Option<&'static str> {
         ClientKind::Hyper => Some("hyper"),
         ClientKind::Reqwest => Some("reqwest"),
         ClientKind::ReqwestBlocking => Some("reqwest-blocking"),
+        ClientKind::H1Lean => Some("h1-lean"),
         // No sockets: tests/run_e2e.rs runs it.
         ClientKind::Mock(_) => None,
         // External programs: tests/command_clients.rs and tests/example_clients.rs.
@@ -53,11 +55,17 @@ struct Entry {
     tls: bool,
 }
 
-fn matrix() -> Vec<Entry> {
+/// Every combination of a built-in kind, HTTP version and TLS; `supported`
+/// picks those the kind speaks (or those it does not).
+fn combinations(supported: bool) -> Vec<Entry> {
     let mut entries = vec![];
     for (kind_name, kind) in ClientKind::BUILT_IN.iter() {
         for http in HTTP_VERSIONS {
             for tls in [false, true] {
+                let speaks = !kind.plain_http1_only() || (http == HttpVersion::Http1 && !tls);
+                if speaks != supported {
+                    continue;
+                }
                 entries.push(Entry {
                     name: format!(
                         "{kind_name}-h{}-{}",
@@ -72,6 +80,10 @@ fn matrix() -> Vec<Entry> {
         }
     }
     entries
+}
+
+fn matrix() -> Vec<Entry> {
+    combinations(true)
 }
 
 #[test]
@@ -172,9 +184,14 @@ fn check_trial(e: &Entry, scenario: &str, t: &Trial) -> Result<(), String> {
 #[test]
 fn every_built_in_client_over_every_http_version_plain_and_tls() {
     let entries = matrix();
+    let plain_http1_only = ClientKind::BUILT_IN
+        .iter()
+        .filter(|(_, k)| k.plain_http1_only())
+        .count();
     assert_eq!(
         entries.len(),
-        ClientKind::BUILT_IN.len() * HTTP_VERSIONS.len() * 2
+        (ClientKind::BUILT_IN.len() - plain_http1_only) * HTTP_VERSIONS.len() * 2
+            + plain_http1_only
     );
     let run = run_config(&config(&entries), &[]);
     let results = run.results();
@@ -198,4 +215,29 @@ fn every_built_in_client_over_every_http_version_plain_and_tls() {
         entries.len() * 2,
         problems.join("\n")
     );
+}
+
+/// The cells a plain-HTTP/1.1-only kind does not speak are refused by config
+/// validation, naming the field and the fix, instead of running something else.
+#[test]
+fn unsupported_cells_are_config_errors_with_the_fix() {
+    let refused = combinations(false);
+    assert!(!refused.is_empty(), "h1-lean refuses HTTP/2 and TLS");
+    for e in &refused {
+        let text = config(std::slice::from_ref(e));
+        let err = benchgate::config::Suite::from_toml(&text, "matrix.toml")
+            .expect_err(&e.name)
+            .to_string();
+        let field = if e.http == HttpVersion::Http2 {
+            "http"
+        } else {
+            "tls"
+        };
+        assert!(
+            err.contains(&format!("{}.{field}", e.name)) || err.contains(&format!(".{field}")),
+            "{}: {err}",
+            e.name
+        );
+        assert!(err.contains("kind = \"hyper\""), "{}: {err}", e.name);
+    }
 }

@@ -142,6 +142,14 @@ async fn trial(kind: ClientKind, base: &str, body: u64) -> Outcome {
     let spec = client(kind.clone());
     let request = RequestTemplate::new(&s, base);
     let plan = TrialPlan::of(&s);
+    if kind == ClientKind::H1Lean {
+        // Runs the trial on its own thread, as in its driver process.
+        return tokio::task::spawn_blocking(move || {
+            benchgate::client::lean::run(&spec, &request, plan, &mut NoHooks).unwrap()
+        })
+        .await
+        .unwrap();
+    }
     if kind == ClientKind::ReqwestBlocking {
         let limit = pool_limit(&spec, 1);
         return tokio::task::spawn_blocking(move || {
@@ -173,6 +181,7 @@ async fn check_with_body(peer: Peer, class: ErrorClass, body: u64) {
         ClientKind::Hyper,
         ClientKind::Reqwest,
         ClientKind::ReqwestBlocking,
+        ClientKind::H1Lean,
     ] {
         let out = trial(kind.clone(), &base, body).await;
         assert_eq!(out.recorder.ok, 0, "{peer:?} with {kind:?}");

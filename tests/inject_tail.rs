@@ -129,6 +129,12 @@ fn a_half_written_or_misplaced_knob_is_a_config_error() {
         "inject_tail = {",
     );
     invalid(
+        "kind = \"h1-lean\"\ninject_tail = { share = \"2%\", delay = \"1ms\" }",
+        "client \"c\".inject_tail",
+        "not available with kind = \"h1-lean\"",
+        "kind = \"hyper\"",
+    );
+    invalid(
         "kind = \"command\"\ncommand = [\"true\"]\ninject_tail = { share = \"2%\", delay = \"1ms\" }",
         "client \"c\".inject_tail",
         "built-in clients only",

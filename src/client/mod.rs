@@ -3,6 +3,8 @@
 //! - [`hyper`](hyper_driver): hyper-util's pooled legacy client on tokio.
 //! - [`reqwest`](reqwest_driver): reqwest's async client, and its blocking client
 //!   (one OS thread per worker, the "old SDK" shape).
+//! - [`lean`]: `h1-lean`, the lean HTTP/1.1 load generator on its own epoll
+//!   loop (it runs the trial itself: [`lean::run`]).
 //! - [`mock`]: scripted latencies without sockets, for deterministic tests.
 //! - [`spin`]: the `inject_cpu` knob's busy-spin (CPU burned per request).
 //! - [`tail`]: the `inject_tail` knob (a share of requests delayed).
@@ -10,6 +12,7 @@
 //! Every driver classifies its failures into [`ErrorClass`]es; none panics.
 
 pub mod hyper_driver;
+pub mod lean;
 pub mod mock;
 pub mod reqwest_driver;
 pub mod spin;
@@ -99,7 +102,7 @@ impl AsyncClient {
                         .with_tail(tail::TailDelay::new(spec.inject_tail)),
                 )
             }
-            ClientKind::ReqwestBlocking | ClientKind::Command(_) => {
+            ClientKind::ReqwestBlocking | ClientKind::H1Lean | ClientKind::Command(_) => {
                 anyhow::bail!("client {} is not an async driver", spec.name)
             }
         })

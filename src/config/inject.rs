@@ -10,6 +10,7 @@ use super::error::Problem;
 use super::raw::RawClient;
 use super::units::{format_duration, parse_duration};
 use super::validate::{int_in, split_fix};
+use super::ClientKind;
 use crate::client::tail::{TailInjection, PPM};
 
 /// Longest `inject_cpu`: 1 s per request.
@@ -77,19 +78,25 @@ pub const MAX_INJECT_TAIL_DELAY: Duration = Duration::from_secs(10);
 pub const MAX_INJECT_TAIL_SHARE_PPM: u32 = PPM / 2;
 
 /// `inject_tail = { share = "2%", delay = "1ms" }`: `None` when absent.
-pub(super) fn tail(c: &RawClient, command: bool) -> Result<Option<TailInjection>, Problem> {
+pub(super) fn tail(c: &RawClient, kind: &ClientKind) -> Result<Option<TailInjection>, Problem> {
     let Some(table) = &c.inject_tail else {
         return Ok(None);
     };
     let path = format!("{}.inject_tail", c.label);
     let example = "inject_tail = { share = \"2%\", delay = \"1ms\" }";
-    if command {
-        return Err(Problem::new(
-            table.span.clone(),
-            path,
+    let refused = match kind {
+        ClientKind::Command(_) => Some((
             "inject_tail applies to the built-in clients only",
             "remove it; add the delay inside your program instead",
-        ));
+        )),
+        ClientKind::H1Lean => Some((
+            "inject_tail is not available with kind = \"h1-lean\" (its event loop has no per-request wait)",
+            "remove it, or use kind = \"hyper\" to validate a tail gate",
+        )),
+        _ => None,
+    };
+    if let Some((message, fix)) = refused {
+        return Err(Problem::new(table.span.clone(), path, message, fix));
     }
     let (mut share, mut delay) = (None, None);
     for (key, value) in &table.value {

@@ -98,6 +98,9 @@ pub enum ClientKind {
     Reqwest,
     /// reqwest's blocking client, one OS thread per worker (the "old SDK" shape).
     ReqwestBlocking,
+    /// The lean load generator: HTTP/1.1 over plain TCP on one epoll thread,
+    /// wrk's cost per request; for servers under test ([`crate::client::lean`]).
+    H1Lean,
     /// Scripted latencies, no sockets. Hidden: for tests of the engine and reports.
     Mock(MockScript),
     /// Any program, started once per trial with `BENCHGATE_*` variables
@@ -110,11 +113,18 @@ impl ClientKind {
     /// config accepts besides `"command"` (the mock is hidden, for tests).
     /// Config validation reads this list, and tests/client_matrix.rs runs every
     /// entry over HTTP/1.1 and HTTP/2, plain and TLS.
-    pub const BUILT_IN: [(&'static str, ClientKind); 3] = [
+    pub const BUILT_IN: [(&'static str, ClientKind); 4] = [
         ("hyper", ClientKind::Hyper),
         ("reqwest", ClientKind::Reqwest),
         ("reqwest-blocking", ClientKind::ReqwestBlocking),
+        ("h1-lean", ClientKind::H1Lean),
     ];
+
+    /// Whether the driver speaks HTTP/1.1 over plain TCP only (no `http = "2"`,
+    /// no `tls = true`). Config validation refuses the other combinations.
+    pub fn plain_http1_only(&self) -> bool {
+        matches!(self, ClientKind::H1Lean)
+    }
 }
 
 /// An external client program.

@@ -151,7 +151,7 @@ fn built_in_clients_only(raw: &RawConfig) -> Result<(), Problem> {
             k.span.clone(),
             format!("{}.kind", c.label),
             super::server::NO_COMMAND_CLIENTS,
-            "drive the server with a built-in client (kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\"), or benchmark this client against the reference server in a config without [[server]]",
+            "drive the server with a built-in client (kind = \"h1-lean\", \"hyper\", \"reqwest\" or \"reqwest-blocking\"), or benchmark this client against the reference server in a config without [[server]]",
         ));
     }
     let tls = raw
@@ -244,7 +244,7 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
             &c.span,
             &path("kind"),
             "kind",
-            "kind = \"hyper\" (or \"reqwest\", \"reqwest-blocking\")",
+            "kind = \"hyper\" (or \"reqwest\", \"reqwest-blocking\", \"h1-lean\")",
             "[[client]]",
         )
     })?;
@@ -295,9 +295,10 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
         }
     };
     let tls = c.tls.as_ref().is_some_and(|t| t.value);
+    plain_http1_only(c, &kind, http)?;
     let command = matches!(kind, ClientKind::Command(_));
     let inject_cpu_ns = inject::cpu(c, command)?;
-    let inject_tail = inject::tail(c, command)?;
+    let inject_tail = inject::tail(c, &kind)?;
     Ok(ClientSpec {
         name,
         kind,
@@ -307,6 +308,33 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
         inject_cpu_ns,
         inject_tail,
     })
+}
+
+/// A driver that speaks HTTP/1.1 over plain TCP only is not asked for
+/// HTTP/2 or TLS.
+fn plain_http1_only(c: &RawClient, kind: &ClientKind, http: HttpVersion) -> Result<(), Problem> {
+    if !kind.plain_http1_only() {
+        return Ok(());
+    }
+    let path = |field: &str| format!("{}.{field}", c.label);
+    let name = c.kind.as_ref().map_or("", |k| k.value.as_str());
+    if let Some(h) = c.http.as_ref().filter(|_| http != HttpVersion::Http1) {
+        return Err(Problem::new(
+            h.span.clone(),
+            path("http"),
+            format!("kind = {name:?} speaks HTTP/1.1 only"),
+            "remove http (or set http = \"1.1\"), or use kind = \"hyper\" for HTTP/2",
+        ));
+    }
+    if let Some(t) = c.tls.as_ref().filter(|t| t.value) {
+        return Err(Problem::new(
+            t.span.clone(),
+            path("tls"),
+            format!("kind = {name:?} speaks plain TCP only, no TLS"),
+            "remove tls = true, or use kind = \"hyper\" for HTTPS",
+        ));
+    }
+    Ok(())
 }
 
 pub(super) fn required_name(

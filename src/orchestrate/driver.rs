@@ -167,6 +167,9 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
     let plan = TrialPlan::of(&spec.scenario);
     let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
     let workers = plan.load.workers();
+    if spec.client.kind == ClientKind::H1Lean {
+        return crate::client::lean::run(&spec.client, &request, plan, hooks);
+    }
     if spec.client.kind == ClientKind::ReqwestBlocking {
         let limit = crate::client::pool_limit(&spec.client, workers);
         let client = Arc::new(BlockingClient::new(

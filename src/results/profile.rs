@@ -135,6 +135,7 @@ fn kind(k: &ClientKind) -> &'static str {
         ClientKind::Hyper => "hyper",
         ClientKind::Reqwest => "reqwest",
         ClientKind::ReqwestBlocking => "reqwest-blocking",
+        ClientKind::H1Lean => "h1-lean",
         ClientKind::Mock(_) => "mock",
         // The program may change between runs: that is what is being measured.
         ClientKind::Command(_) => "command",
