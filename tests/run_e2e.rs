@@ -95,7 +95,7 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
             assert_eq!(t.failure, None, "{}/{}", c.scenario, c.client);
             let m = t.metrics.as_ref().unwrap();
             let server = t.server.as_ref().unwrap();
-            assert!(m.ok > 0 && m.throughput_rps > 0.0);
+            assert!(m.ok > 0 && m.throughput_rps.unwrap() > 0.0);
             assert_eq!(m.errors.total(), 0);
             assert!(m.cpu_us_per_request.unwrap() > 0.0);
             assert!(m.peak_rss_bytes > 1 << 20);
@@ -113,7 +113,7 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
             // requests in flight at the edges, plus what completes while the
             // driver's control call to start or stop the server's window is on
             // its way (bounded here at 10 ms per edge).
-            let skew = (m.throughput_rps * 0.010 * 2.0).ceil() as u64;
+            let skew = (m.throughput_rps.unwrap() * 0.010 * 2.0).ceil() as u64;
             let slack = 2 * 8 + m.in_flight_at_deadline + skew;
             assert!(
                 server.requests + slack >= m.ok && server.requests <= m.ok + slack,
@@ -167,9 +167,9 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
     assert!(open.histogram_uncorrected.is_some());
     let om = open.trials[0].metrics.as_ref().unwrap();
     assert!(
-        (om.throughput_rps - 200.0).abs() < 20.0,
+        (om.throughput_rps.unwrap() - 200.0).abs() < 20.0,
         "open loop rate {}",
-        om.throughput_rps
+        om.throughput_rps.unwrap()
     );
     assert!(om.latency_uncorrected.is_some());
 
@@ -182,7 +182,7 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
     for t in &put.trials {
         let (m, s) = (t.metrics.as_ref().unwrap(), t.server.as_ref().unwrap());
         assert_eq!(m.bytes_sent, m.ok * 65536);
-        let edge = (2 * 2 + (m.throughput_rps * 0.010 * 2.0).ceil() as u64) * 65536;
+        let edge = (2 * 2 + (m.throughput_rps.unwrap() * 0.010 * 2.0).ceil() as u64) * 65536;
         assert!(s.bytes_in + edge >= m.bytes_sent && s.bytes_in <= m.bytes_sent + edge);
     }
 

@@ -72,6 +72,7 @@ impl Trees<'_> {
             env: self.env(&cmd.env),
             pass_env: cmd.pass_env.clone(),
             timeout: cmd.timeout,
+            result: cmd.result.clone(),
         }
     }
 }

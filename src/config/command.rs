@@ -1,6 +1,7 @@
 //! `[[client]] kind = "command"`: an external program as a client. Validates
 //! its argv, setup, working directory (resolved against the config file's
-//! directory), environment and time limit.
+//! directory), environment, time limit and result format (benchgate's own,
+//! or JMH's with the benchmark method it runs).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -8,10 +9,19 @@ use std::path::Path;
 use super::error::Problem;
 use super::raw::{At, RawClient, StringTable};
 use super::validate::opt_duration;
-use super::CommandSpec;
+use super::{CommandSpec, ResultFormat};
 
 /// Fields only a command client may set, for the error on other kinds.
-const COMMAND_ONLY: [&str; 6] = ["command", "setup", "cwd", "env", "pass_env", "timeout"];
+const COMMAND_ONLY: [&str; 8] = [
+    "command",
+    "setup",
+    "cwd",
+    "env",
+    "pass_env",
+    "timeout",
+    "result",
+    "benchmark",
+];
 
 /// The first command-only field set on a built-in client, if any.
 pub(super) fn stray_field(c: &RawClient) -> Option<(&'static str, std::ops::Range<usize>)> {
@@ -22,6 +32,8 @@ pub(super) fn stray_field(c: &RawClient) -> Option<(&'static str, std::ops::Rang
         c.env.as_ref().map(|v| v.span.clone()),
         c.pass_env.as_ref().map(|v| v.span.clone()),
         c.timeout.as_ref().map(|v| v.span.clone()),
+        c.result.as_ref().map(|v| v.span.clone()),
+        c.benchmark.as_ref().map(|v| v.span.clone()),
     ];
     COMMAND_ONLY
         .iter()
@@ -99,6 +111,7 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
     let env = env_table(c.env.as_ref(), &path("env"))?;
     let pass_env = pass_env(c.pass_env.as_ref(), &env, &path("pass_env"))?;
     let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
+    let result = result_format(c, &command)?;
     Ok(CommandSpec {
         command,
         setup,
@@ -106,6 +119,98 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
         env,
         pass_env,
         timeout,
+        result,
+    })
+}
+
+/// `result` and `benchmark`: benchgate's result file (the default), or JMH's
+/// for one benchmark method, whose options reach the program through the
+/// `{jmh_args}` element of `command` (which only a JMH client may use).
+fn result_format(c: &RawClient, command: &[String]) -> Result<ResultFormat, Problem> {
+    let path = |field: &str| format!("{}.{field}", c.label);
+    let placeholder = ResultFormat::JMH_ARGS;
+    let jmh = match &c.result {
+        None => false,
+        Some(r) if r.value == "benchgate" => false,
+        Some(r) if r.value == "jmh" => true,
+        Some(r) => {
+            return Err(Problem::new(
+                r.span.clone(),
+                path("result"),
+                format!("{:?} is not a result format", r.value),
+                "write result = \"jmh\" for a JMH benchmark, or remove result for benchgate's own result file",
+            ))
+        }
+    };
+    let placed = command.iter().any(|a| a == placeholder);
+    if !jmh {
+        if let Some(b) = &c.benchmark {
+            return Err(Problem::new(
+                b.span.clone(),
+                path("benchmark"),
+                "benchmark names a JMH method, but this client does not say it writes JMH's result",
+                "add result = \"jmh\", or remove benchmark",
+            ));
+        }
+        if let Some(i) = command.iter().position(|a| a.contains(placeholder)) {
+            return Err(Problem::new(
+                c.command
+                    .as_ref()
+                    .map_or(c.span.clone(), |v| v.span.clone()),
+                format!("{}[{i}]", path("command")),
+                format!("{placeholder} is only replaced for JMH clients"),
+                "add result = \"jmh\" and benchmark = \"package.Class.method\", or remove it",
+            ));
+        }
+        return Ok(ResultFormat::Benchgate);
+    }
+    let Some(benchmark) = &c.benchmark else {
+        return Err(super::validate::missing(
+            &c.span,
+            &path("benchmark"),
+            "benchmark",
+            "benchmark = \"org.example.HttpBench.get\" (the JMH method this client runs)",
+            "[[client]]",
+        ));
+    };
+    let name = &benchmark.value;
+    let part_ok = |p: &str| {
+        !p.is_empty()
+            && !p.starts_with(|ch: char| ch.is_ascii_digit())
+            && p.chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '$')
+    };
+    if !name.contains('.') || !name.split('.').all(part_ok) {
+        return Err(Problem::new(
+            benchmark.span.clone(),
+            path("benchmark"),
+            format!("{name:?} is not a benchmark method's full name"),
+            "name one method as JMH lists it (java -jar benchmarks.jar -l), like benchmark = \"org.example.HttpBench.get\"; each method is a client of its own",
+        ));
+    }
+    if let Some(i) = command
+        .iter()
+        .position(|a| a != placeholder && a.contains(placeholder))
+    {
+        return Err(Problem::new(
+            c.command
+                .as_ref()
+                .map_or(c.span.clone(), |v| v.span.clone()),
+            format!("{}[{i}]", path("command")),
+            format!("{placeholder} is replaced only as a whole argument (it becomes several)"),
+            format!("give it as an argument of its own: \"{placeholder}\""),
+        ));
+    }
+    if !placed {
+        return Err(Problem::new(
+            c.command.as_ref().map_or(c.span.clone(), |v| v.span.clone()),
+            path("command"),
+            format!("a JMH client's command needs a {placeholder} argument, where benchgate puts the benchmark, its threads, fork, times, result file and URL"),
+            format!("add it after the JMH jar, like command = [\"java\", \"-jar\", \"target/benchmarks.jar\", \"{placeholder}\"]"),
+        ));
+    }
+    Ok(ResultFormat::Jmh {
+        benchmark: name.clone(),
     })
 }
 

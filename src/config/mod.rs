@@ -147,6 +147,34 @@ pub struct CommandSpec {
     /// `None`: warmup + duration + request timeout + 30 s.
     #[serde(with = "units::serde_opt_duration")]
     pub timeout: Option<Duration>,
+    /// The result file the program writes: benchgate's own, or JMH's.
+    #[serde(default, skip_serializing_if = "ResultFormat::is_benchgate")]
+    pub result: ResultFormat,
+}
+
+/// The result file a command client writes (`result = "..."`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum ResultFormat {
+    /// benchgate's result file, optional (docs/external-clients.md).
+    #[default]
+    Benchgate,
+    /// JMH's JSON result (`-rf json`) of one benchmark method, run with the
+    /// options benchgate derives from the workload (`{jmh_args}`).
+    Jmh {
+        /// The method's full name, `package.Class.method`.
+        benchmark: String,
+    },
+}
+
+impl ResultFormat {
+    /// The argv element replaced by the JMH options of a trial.
+    pub const JMH_ARGS: &'static str = "{jmh_args}";
+
+    /// benchgate's own format (the default, left out when serialized).
+    pub fn is_benchgate(&self) -> bool {
+        *self == ResultFormat::Benchgate
+    }
 }
 
 /// A mock driver's script: latencies (µs) served round-robin, and every

@@ -79,6 +79,10 @@ pub struct RawClient {
     pub env: Option<At<StringTable>>,
     pub pass_env: Option<At<Vec<At<String>>>>,
     pub timeout: Option<At<String>>,
+    /// `kind = "command"` only: the result format (`"jmh"`) and, for JMH,
+    /// the benchmark method.
+    pub result: Option<At<String>>,
+    pub benchmark: Option<At<String>>,
     /// CPU to burn per request, a duration string (`"1300ns"`).
     pub inject_cpu: Option<At<String>>,
     /// Deprecated spelling of `inject_cpu`: whole microseconds.
@@ -215,6 +219,12 @@ const CLIENT: &[Spec] = &[
         "pass_env = [\"NPM_TOKEN\"]",
     ),
     spec("timeout", DURATION, "timeout = \"60s\""),
+    spec("result", "a string", "result = \"jmh\""),
+    spec(
+        "benchmark",
+        "a string (a JMH benchmark method)",
+        "benchmark = \"org.example.HttpBench.get\"",
+    ),
     spec("inject_cpu", DURATION, "inject_cpu = \"1300ns\""),
     spec("inject_cpu_us", INTEGER, "inject_cpu_us = 50"),
     spec(
@@ -384,6 +394,8 @@ fn read_client(
         env: f.string_table("env")?,
         pass_env: f.strings_of("pass_env", "a variable name")?,
         timeout: f.string("timeout")?,
+        result: f.string("result")?,
+        benchmark: f.string("benchmark")?,
         inject_cpu: f.string("inject_cpu")?,
         inject_cpu_us: f.integer("inject_cpu_us")?,
         inject_tail: f.string_table("inject_tail")?,

@@ -29,16 +29,18 @@ use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
 use super::interrupt;
+use super::jmh;
 use super::markers::{Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
 use super::trial::TrialRun;
-use crate::config::{CommandSpec, HttpVersion, Load, StopRule};
+use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::measure::resources::{pin_command, sample_group, wait_child, GroupSampler};
-use crate::measure::ErrorCounts;
-use crate::results::metrics::{Measured, Startup};
+use crate::measure::{ErrorCounts, LatencyHistogram};
+use crate::results::metrics::{Measured, Startup, Throughput};
 use crate::results::TrialMetrics;
+use crate::server::ServerCounters;
 
 /// Bytes of a program's stdout/stderr shown when it fails.
 const TAIL_BYTES: u64 = 2048;
@@ -213,14 +215,16 @@ pub fn run_trial(
     let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));
     let _ = std::fs::remove_file(&result_path);
     let limit = time_limit(cmd, spec);
+    let argv = jmh::argv(&cmd.command, &cmd.result, spec, &result_path)
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     let before = server.counters()?;
     let server_peaks = PeakWatch::start(watch);
 
     let tag = super::escapees::Tag::new();
-    let mut command = Command::new(&cmd.command[0]);
+    let mut command = Command::new(&argv[0]);
     child_env::scrub(&mut command, &cmd.pass_env);
     command
-        .args(&cmd.command[1..])
+        .args(&argv[1..])
         .current_dir(&cmd.cwd)
         .envs(&cmd.env)
         .envs(environment(spec, &result_path))
@@ -337,56 +341,39 @@ pub fn run_trial(
         cpu_ms: Some(cpu_start.total_us() as f64 / 1e3),
     };
 
-    let result = match std::fs::metadata(&result_path) {
-        Ok(_) => {
-            let bytes = read_bounded(&result_path)?;
-            Some(
-                external::parse(&bytes)
-                    .map_err(|e| anyhow::anyhow!("result file {}: {e}", result_path.display()))?,
-            )
-        }
-        Err(_) => None,
-    };
-    let (requests, ok, errors, elapsed_s, histogram) = match &result {
-        Some(r) => (r.requests, r.ok, r.errors, r.elapsed_s, r.latency.clone()),
-        None => {
-            // Black box: what the server answered in its window.
-            let errors = ErrorCounts {
-                status_4xx: server_window.status_4xx,
-                status_5xx: server_window.status_5xx,
-                ..ErrorCounts::default()
-            };
-            let ok = server_window.requests.saturating_sub(errors.total());
-            (
-                server_window.requests,
-                ok,
-                errors,
-                server_window.window_secs,
-                None,
-            )
-        }
-    };
+    let figures = read_result(&cmd.result, spec, &result_path, &server_window)
+        .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?;
+    let histogram = figures.histogram;
     let (connections_opened, requests_per_connection) =
         super::trial::server_side(&before, &after, &server_window);
+    // JMH takes no part in the window handshake: the server's window figures
+    // are unavailable for it, never estimated.
+    let window = figures.window.then_some(&server_window);
     let metrics = TrialMetrics::new(Measured {
-        ok,
-        errors,
-        elapsed_s,
-        bytes_per_sec: (server_window.bytes_in + server_window.bytes_out) as f64
-            / server_window.window_secs.max(f64::MIN_POSITIVE),
+        throughput: figures.throughput,
+        ok: figures.ok,
+        errors: figures.errors,
+        elapsed_s: figures.elapsed_s,
+        bytes_per_sec: window
+            .map(|w| (w.bytes_in + w.bytes_out) as f64 / w.window_secs.max(f64::MIN_POSITIVE)),
         cpu: window_cpu,
-        cpu_us_per_request: (requests > 0 && window_cpu.total_us() > 0)
-            .then(|| window_cpu.total_us() as f64 / server_window.requests.max(1) as f64),
+        cpu_us_per_request: window
+            .filter(|_| figures.requests > 0 && window_cpu.total_us() > 0)
+            .map(|w| window_cpu.total_us() as f64 / w.requests.max(1) as f64),
         peak_rss_bytes: peaks.rss_bytes.max(usage.max_rss_bytes),
         peak_threads: peaks.threads,
         connections_opened,
-        requests_per_connection,
+        requests_per_connection: requests_per_connection.filter(|_| figures.window),
         in_flight_at_deadline: 0,
-        bytes_received: server_window.bytes_out,
-        bytes_sent: server_window.bytes_in,
+        bytes_received: window.map_or(0, |w| w.bytes_out),
+        bytes_sent: window.map_or(0, |w| w.bytes_in),
         latency: histogram.as_ref(),
         latency_uncorrected: None,
-        server: server_cost(server_cpu, server_window.requests, server_peaks),
+        server: server_cost(
+            server_cpu.filter(|_| figures.window),
+            server_window.requests,
+            server_peaks,
+        ),
         startup,
     });
     Ok(TrialRun {
@@ -416,6 +403,86 @@ impl Acks {
             }
         }
     }
+}
+
+/// What a trial's result reading gives: the client's own figures, or the
+/// server's window for a black box.
+struct Figures {
+    throughput: Throughput,
+    requests: u64,
+    ok: u64,
+    errors: ErrorCounts,
+    elapsed_s: f64,
+    histogram: Option<LatencyHistogram>,
+    /// Whether the server's window figures (bytes, CPU per request, requests
+    /// per connection, server CPU) apply to this client.
+    window: bool,
+}
+
+/// Reads the trial's result: JMH's file (required) for a JMH client;
+/// benchgate's file when the program wrote one; otherwise the server's
+/// window (black box).
+fn read_result(
+    format: &ResultFormat,
+    spec: &TrialSpec,
+    result_path: &Path,
+    server_window: &ServerCounters,
+) -> anyhow::Result<Figures> {
+    let exists = std::fs::metadata(result_path).is_ok();
+    if let ResultFormat::Jmh { benchmark } = format {
+        if !exists {
+            bail!(
+                "JMH wrote no result file at {} (the program must hand the {} argument to JMH, whose -rf json -rff name that file)",
+                result_path.display(),
+                ResultFormat::JMH_ARGS
+            );
+        }
+        let r = jmh::parse(&read_bounded(result_path)?, benchmark)
+            .map_err(|e| anyhow::anyhow!("JMH result file {}: {e}", result_path.display()))?;
+        // JMH reports a rate and sampled latencies, no request counts: those
+        // stay 0 and the rate is JMH's own (n/a without a Throughput result).
+        let elapsed_s = match spec.scenario.stop {
+            StopRule::Duration(d) => d.as_secs_f64(),
+            StopRule::Requests(_) => bail!("JMH measures for a time, not a request count"),
+        };
+        return Ok(Figures {
+            throughput: Throughput::Reported(r.throughput_rps),
+            requests: 0,
+            ok: 0,
+            errors: ErrorCounts::default(),
+            elapsed_s,
+            histogram: r.latency,
+            window: false,
+        });
+    }
+    if exists {
+        let r = external::parse(&read_bounded(result_path)?)
+            .map_err(|e| anyhow::anyhow!("result file {}: {e}", result_path.display()))?;
+        return Ok(Figures {
+            throughput: Throughput::Window,
+            requests: r.requests,
+            ok: r.ok,
+            errors: r.errors,
+            elapsed_s: r.elapsed_s,
+            histogram: r.latency,
+            window: true,
+        });
+    }
+    // Black box: what the server answered in its window.
+    let errors = ErrorCounts {
+        status_4xx: server_window.status_4xx,
+        status_5xx: server_window.status_5xx,
+        ..ErrorCounts::default()
+    };
+    Ok(Figures {
+        throughput: Throughput::Window,
+        requests: server_window.requests,
+        ok: server_window.requests.saturating_sub(errors.total()),
+        errors,
+        elapsed_s: server_window.window_secs,
+        histogram: None,
+        window: true,
+    })
 }
 
 /// Waits until `t` (at most until `limit`), until the program exits, or until

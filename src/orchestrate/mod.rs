@@ -21,6 +21,7 @@ pub mod extend;
 pub mod external;
 pub mod failure;
 pub mod interrupt;
+pub mod jmh;
 mod markers;
 pub mod progress;
 mod rounds;

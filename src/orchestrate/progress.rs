@@ -40,9 +40,9 @@ impl Progress {
     pub fn finish_trial(&mut self, metrics: Option<&TrialMetrics>, failure: Option<&str>) {
         let line = match (metrics, failure) {
             (Some(m), _) => format!(
-                "{}: {:.0} req/s, p50 {}, errors {}",
+                "{}: {} req/s, p50 {}, errors {}",
                 self.label,
-                m.throughput_rps,
+                m.throughput_rps.map_or("n/a".into(), |v| format!("{v:.0}")),
                 m.latency_p50_us
                     .map_or("n/a".into(), |v| format!("{v:.0}us")),
                 m.errors.total()

@@ -24,7 +24,7 @@ use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
 use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
 use crate::measure::LatencyHistogram;
-use crate::results::metrics::{Measured, Startup};
+use crate::results::metrics::{Measured, Startup, Throughput};
 use crate::results::TrialMetrics;
 use crate::server::ServerCounters;
 
@@ -161,10 +161,11 @@ pub fn run_trial(
     let elapsed = report.elapsed_s.max(f64::MIN_POSITIVE);
     let requests = report.ok + report.errors.total();
     let metrics = TrialMetrics::new(Measured {
+        throughput: Throughput::Window,
         ok: report.ok,
         errors: report.errors,
         elapsed_s: report.elapsed_s,
-        bytes_per_sec: (report.bytes_received + report.bytes_sent) as f64 / elapsed,
+        bytes_per_sec: Some((report.bytes_received + report.bytes_sent) as f64 / elapsed),
         cpu: report.cpu,
         cpu_us_per_request: (requests > 0).then(|| report.cpu.total_us() as f64 / requests as f64),
         peak_rss_bytes: usage.max_rss_bytes,

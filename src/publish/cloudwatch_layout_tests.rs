@@ -9,8 +9,8 @@ const START_SECS: i64 = 1_796_000_523;
 
 fn metrics(rps: f64, p99: Option<f64>) -> TrialMetrics {
     TrialMetrics {
-        throughput_rps: rps,
-        bytes_per_sec: rps * 22.0,
+        throughput_rps: Some(rps),
+        bytes_per_sec: Some(rps * 22.0),
         latency_mean_us: p99.map(|v| v / 2.0),
         latency_stdev_us: p99.map(|_| 1.0),
         latency_p50_us: p99.map(|v| v / 2.0),

@@ -22,10 +22,13 @@ use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrialMetrics {
-    /// Successful responses per second of the measurement window.
-    pub throughput_rps: f64,
-    /// Request plus response body bytes per second of the window.
-    pub bytes_per_sec: f64,
+    /// Successful responses per second of the measurement window, or the
+    /// rate a client's tool reported ([`Throughput::Reported`]); `None` when
+    /// not measured (a JMH module without a Throughput-mode result).
+    pub throughput_rps: Option<f64>,
+    /// Request plus response body bytes per second of the window; `None`
+    /// when the window's figures are unavailable (JMH clients).
+    pub bytes_per_sec: Option<f64>,
     pub latency_mean_us: Option<f64>,
     pub latency_stdev_us: Option<f64>,
     pub latency_p50_us: Option<f64>,
@@ -91,11 +94,13 @@ pub struct TrialMetrics {
 /// are computed from it. Built by the runner for built-in drivers and for
 /// command clients alike.
 pub struct Measured<'a> {
+    /// Where `throughput_rps` comes from.
+    pub throughput: Throughput,
     pub ok: u64,
     pub errors: ErrorCounts,
     /// Length of the measurement window, seconds.
     pub elapsed_s: f64,
-    pub bytes_per_sec: f64,
+    pub bytes_per_sec: Option<f64>,
     pub cpu: CpuTimes,
     pub cpu_us_per_request: Option<f64>,
     pub peak_rss_bytes: u64,
@@ -111,6 +116,16 @@ pub struct Measured<'a> {
     pub server: ServerCost,
     /// The client's cost before its window, as far as it was measured.
     pub startup: Startup,
+}
+
+/// Where a trial's throughput comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Throughput {
+    /// Successes over the measurement window: `ok / elapsed_s`.
+    Window,
+    /// The rate the client's own tool reported (JMH's Throughput mode), or
+    /// `None` when it reported none: then n/a, never derived from other figures.
+    Reported(Option<f64>),
 }
 
 /// What a client cost before its measurement window opened. `None`: not
@@ -138,7 +153,10 @@ impl TrialMetrics {
     pub fn new(m: Measured<'_>) -> TrialMetrics {
         let requests = m.ok + m.errors.total();
         let mut metrics = TrialMetrics {
-            throughput_rps: m.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE),
+            throughput_rps: match m.throughput {
+                Throughput::Window => Some(m.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE)),
+                Throughput::Reported(rps) => rps,
+            },
             bytes_per_sec: m.bytes_per_sec,
             latency_mean_us: None,
             latency_stdev_us: None,

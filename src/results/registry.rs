@@ -298,7 +298,7 @@ pub const METRICS: &[MetricDef] = &[
         "req/s",
         F::Rate,
         Cw::CountPerSecond,
-        |m| Some(m.throughput_rps),
+        |m| m.throughput_rps,
     )
     .fail(rel(0.05, None), rel(0.03, None))
     .published(),
@@ -308,7 +308,7 @@ pub const METRICS: &[MetricDef] = &[
         "B/s",
         F::ByteRate,
         Cw::BytesPerSecond,
-        |m| Some(m.bytes_per_sec),
+        |m| m.bytes_per_sec,
     )
     .warn(rel(0.05, None)),
     latency("latency_mean_us", 0.10, 100.0, |m| m.latency_mean_us),

@@ -85,8 +85,8 @@ pub fn environment() -> Environment {
 pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) -> TrialMetrics {
     let requests = throughput_rps.round() as u64;
     TrialMetrics {
-        throughput_rps,
-        bytes_per_sec: throughput_rps * 100.0,
+        throughput_rps: Some(throughput_rps),
+        bytes_per_sec: Some(throughput_rps * 100.0),
         latency_mean_us: Some(latency_us * 1.1),
         latency_stdev_us: Some(latency_us * 0.3),
         latency_p50_us: Some(latency_us),
@@ -150,8 +150,8 @@ pub fn one_cell_run(startup: bool) -> RunResults {
 /// 3, ...), so an entry reading the wrong field is caught.
 pub fn every_field_measured() -> TrialMetrics {
     TrialMetrics {
-        throughput_rps: 1.0,
-        bytes_per_sec: 2.0,
+        throughput_rps: Some(1.0),
+        bytes_per_sec: Some(2.0),
         latency_mean_us: Some(3.0),
         latency_stdev_us: Some(4.0),
         latency_p50_us: Some(5.0),

@@ -145,7 +145,7 @@ fn requests_stay_within_1000_data_and_1_mb() {
                 t.round = i;
                 let m = t.metrics.as_mut().unwrap();
                 let f = i as f64;
-                m.throughput_rps = 1000.0 + f;
+                m.throughput_rps = Some(1000.0 + f);
                 m.latency_p50_us = Some(100.0 + f);
                 m.latency_p99_us = Some(900.0 + f);
                 m.error_rate = f / 1e4;

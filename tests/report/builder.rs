@@ -16,8 +16,8 @@ pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {
     let wiggle = 1.0 + 0.01 * f64::from(round);
     let lat = latency_us * wiggle;
     TrialMetrics {
-        throughput_rps: 1e6 / lat * 10.0,
-        bytes_per_sec: 1e6 / lat * 10.0 * 22.0,
+        throughput_rps: Some(1e6 / lat * 10.0),
+        bytes_per_sec: Some(1e6 / lat * 10.0 * 22.0),
         latency_mean_us: Some(lat * 1.1),
         latency_stdev_us: Some(lat * 0.2),
         latency_p50_us: Some(lat),
