@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-
 use super::event::{PullRequest, WorkflowRun};
 use super::github;
 use super::outputs::{annotation, command, Level};

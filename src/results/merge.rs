@@ -299,7 +299,9 @@ mod tests {
     #[test]
     fn an_untrusted_shard_header_is_checked() {
         assert!(check(&header(Some(2), 2), "f.json").is_ok());
-        let e = check(&header(Some(3), 2), "f.json").unwrap_err().to_string();
+        let e = check(&header(Some(3), 2), "f.json")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "f.json: shard.index is 3, not from 1 to 2; the file is corrupt or was not written by benchgate: re-run the shard"
@@ -323,9 +325,12 @@ mod tests {
         check(merged.shard.as_ref().unwrap(), "merged").unwrap();
         let notes = runner_notes(&merged);
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(notes[0].starts_with("shard 2 ran on another kind of runner than shard 1 (cpu_model differs"));
+        assert!(notes[0]
+            .starts_with("shard 2 ran on another kind of runner than shard 1 (cpu_model differs"));
         // A merged file is not a shard.
-        let e = merge(vec![("m.json".into(), merged)]).unwrap_err().to_string();
+        let e = merge(vec![("m.json".into(), merged)])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("m.json is already a merged file"), "{e}");
     }
 }
