@@ -223,3 +223,66 @@ fn two_shard_jobs_and_a_merge_job_store_one_baseline_and_write_one_comment() {
     let index = Index::parse(&index, "index.json", "main", V1Layout::DataBranch).unwrap();
     assert_eq!(index.entries.len(), 1, "a pull request stored a baseline");
 }
+
+/// The fork-safe split with shards: the measure workflow's matrix runs
+/// `mode: measure` with `shard: K/2` (no token), and the `workflow_run`
+/// report merges the downloaded shards (input `shards`), checks every
+/// shard's recorded head, and comments once on the fork's pull request.
+#[test]
+fn the_fork_safe_split_reports_a_sharded_measure_once() {
+    const FORK_HEAD: &str = "3333333333333333333333333333333333333333";
+    let r = Runner::new();
+    {
+        let mut pull = open_pull(43, FORK_HEAD, "stranger/app");
+        pull["base"]["sha"] = BASE_SHA.into();
+        let mut state = r.fake.state.lock().unwrap();
+        state.pulls.push(pull);
+        state.commit_pulls.insert(FORK_HEAD.into(), vec![43]);
+    }
+    let measure = [
+        ("GITHUB_REF", "refs/pull/43/merge"),
+        ("GITHUB_SHA", FORK_HEAD),
+        ("GITHUB_RUN_ID", "303"),
+    ];
+    r.fake.clear_requests();
+    for k in 1..=2 {
+        let shard = format!("{k}/2");
+        let path = format!("{DOWNLOADED}/benchgate-measure-{k}/benchgate-results.json");
+        let mut env = measure.to_vec();
+        env.extend([
+            ("INPUT_MODE", "measure"),
+            ("INPUT_SHARD", shard.as_str()),
+            ("INPUT_RESULTS-PATH", path.as_str()),
+        ]);
+        let run = r.action("pull_request", &event("pull_request_fork.json"), None, &env);
+        assert_eq!(run.code(), 0, "{}", run.log());
+        assert_eq!(run.expect_output("verdict"), "measured");
+    }
+    assert!(r.fake.requests().is_empty(), "a measure job called GitHub");
+    let report = r.action(
+        "workflow_run",
+        &event("workflow_run.json"),
+        None,
+        &[
+            ("GITHUB_REF", "refs/heads/main"),
+            ("GITHUB_SHA", BASE_SHA),
+            ("GITHUB_RUN_ID", "304"),
+            ("INPUT_MODE", "report"),
+            ("INPUT_SHARDS", DOWNLOADED),
+            ("INPUT_GITHUB-TOKEN", TOKEN),
+        ],
+    );
+    assert_eq!(report.code(), 0, "{}", report.log());
+    let comments = comments_on(&r.fake, 43);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let body = &comments[0].2;
+    assert!(
+        body.contains("get-22b") && body.contains("get-1k"),
+        "{body}"
+    );
+    assert_eq!(
+        r.fake.count("PUT", "/contents/"),
+        0,
+        "report mode wrote the store"
+    );
+}
