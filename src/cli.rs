@@ -19,6 +19,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the benchmark suite and write the results file.
     Run(RunArgs),
+    /// Merge the results files of every shard of one suite (`run --shard K/N`)
+    /// into one results file.
+    Merge(MergeArgs),
     /// Compare two results files (or two clients of one) and apply the gate.
     /// Exit code: 0 the gate passed, 1 it failed, 2 an error.
     Compare(CompareArgs),
@@ -101,6 +104,10 @@ pub struct RunArgs {
     /// Run only these scenarios (repeatable).
     #[arg(long = "scenario", value_name = "NAME")]
     pub scenarios: Vec<String>,
+    /// Run shard K of N: whole scenarios, balanced by expected time, the
+    /// same cut in every job; `benchgate merge` joins the N results files.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// No progress output; the report still prints.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -128,6 +135,16 @@ pub struct RunArgs {
     /// Testing: with --mock-latencies-us, every N-th request fails with a 503.
     #[arg(long, hide = true, default_value_t = 0)]
     pub mock_error_every: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The shards' results files, one per shard, in any order.
+    #[arg(required = true, value_name = "FILES")]
+    pub files: Vec<PathBuf>,
+    /// Where to write the merged results.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, Args)]

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => benchgate::commands::run(args),
+        Command::Merge(args) => benchgate::commands::merge::merge(args),
         Command::Compare(args) => benchgate::commands::compare(args),
         Command::Calibrate(args) => benchgate::commands::calibrate::calibrate(args),
         Command::Serve(args) => benchgate::commands::serve(args),

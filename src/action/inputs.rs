@@ -12,6 +12,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::orchestrate::shard::Shard;
+
 /// A value that must never be printed: `Debug` and `Display` show `***`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -48,6 +50,13 @@ pub enum ModeInput {
     Schedule,
     Measure,
     Report,
+    /// Run one shard of the suite (input `shard`) for a later merge job: like
+    /// `measure`, the results (and the meta file) for upload, nothing else.
+    Shard,
+    /// Merge the downloaded shards (input `shards`) instead of running the
+    /// suite, then what `auto` does for the event: compare, comment once,
+    /// gate, store the baseline on push.
+    Merge,
 }
 
 /// `comment`: when to write the sticky pull-request comment.
@@ -88,13 +97,18 @@ pub struct Inputs {
     /// `github-timeout`: the time this process's GitHub calls (lookup, store,
     /// comment, pull-request resolution) may take together.
     pub github_timeout: Duration,
+    /// `shard`: run only this shard of the suite (`K/N`).
+    pub shard: Option<Shard>,
+    /// `shards`: the directory the shard jobs' results were downloaded to
+    /// (merge mode; report mode of a sharded measure).
+    pub shards: Option<PathBuf>,
 }
 
 /// `github-timeout` when unset.
 pub const DEFAULT_GITHUB_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The input names this action declares (`action.yml`).
-pub const NAMES: [&str; 12] = [
+pub const NAMES: [&str; 14] = [
     "config",
     "github-token",
     "mode",
@@ -107,6 +121,8 @@ pub const NAMES: [&str; 12] = [
     "results-path",
     "working-directory",
     "github-timeout",
+    "shard",
+    "shards",
 ];
 
 /// Reads the inputs from an environment (`std::env::vars()` in production).
@@ -129,14 +145,45 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Inputs> {
         "schedule" | "workflow_dispatch" => ModeInput::Schedule,
         "measure" => ModeInput::Measure,
         "report" => ModeInput::Report,
+        "shard" => ModeInput::Shard,
+        "merge" => ModeInput::Merge,
         other => {
             return Err(bad(
                 "mode",
                 other,
-                "auto, pull_request, push, schedule, measure, report",
+                "auto, pull_request, push, schedule, measure, report, shard, merge",
             ))
         }
     };
+    let shard = match raw.get("shard") {
+        Some(text) => Some(text.parse::<Shard>().map_err(|_| {
+            anyhow::anyhow!(
+                "input `shard`: {:?} is not K/N; give shard K of N, 1 <= K <= N, e.g. `shard: ${{{{ matrix.shard }}}}/3`",
+                crate::report::escape::truncate_chars(text, 80)
+            )
+        })?),
+        None => None,
+    };
+    let shards = raw.get("shards").map(PathBuf::from);
+    match mode {
+        ModeInput::Shard => anyhow::ensure!(
+            shard.is_some(),
+            "input `mode: shard` needs input `shard` (K/N, e.g. `${{{{ matrix.shard }}}}/3`): which shard this job runs"
+        ),
+        ModeInput::Merge => anyhow::ensure!(
+            shards.is_some(),
+            "input `mode: merge` needs input `shards`: the directory the shard jobs' results were downloaded to (actions/download-artifact with `path:`)"
+        ),
+        _ => {}
+    }
+    anyhow::ensure!(
+        shard.is_none() || matches!(mode, ModeInput::Shard | ModeInput::Measure),
+        "input `shard` is for `mode: shard` (or `measure`, the fork-safe split); a job that runs one shard cannot gate or store the whole suite: add a merge job with `mode: merge`"
+    );
+    anyhow::ensure!(
+        shards.is_none() || matches!(mode, ModeInput::Merge | ModeInput::Report),
+        "input `shards` is for `mode: merge` (or `report`, the fork-safe split); remove it or set `mode: merge`"
+    );
     let comment = match raw.get("comment").unwrap_or("always") {
         "always" => CommentMode::Always,
         "on-change" | "on_change" => CommentMode::OnChange,
@@ -172,6 +219,8 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Inputs> {
         results_path: raw.get("results-path").map(PathBuf::from),
         working_directory: raw.get("working-directory").map(PathBuf::from),
         github_timeout: github_timeout(&raw)?,
+        shard,
+        shards,
     })
 }
 

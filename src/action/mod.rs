@@ -21,6 +21,7 @@ pub mod inputs;
 pub mod mode;
 pub mod outputs;
 mod report;
+mod shards;
 mod split;
 pub mod steps;
 
@@ -318,6 +319,17 @@ impl Action {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("input `results-path`: creating {}", dir.display()))?;
         }
+        // A shard job runs its share of the suite (whole scenarios, so base
+        // and head twins stay together), cut before the base variants join.
+        let (suite, shard) = match self.inputs.shard {
+            Some(shard) => {
+                let (cut, info) =
+                    crate::orchestrate::shard::select(suite.clone(), shard, "input `shard`")?;
+                (cut, Some(info))
+            }
+            None => (suite.clone(), None),
+        };
+        let suite = &suite;
         // Base vs head: the base commit checked out beside the workspace
         // (removed when `_base` drops) and its variants in the suite.
         let (suite, _base) = match plan {
@@ -340,6 +352,7 @@ impl Action {
             exe: std::env::current_exe().context("finding the benchgate executable")?,
             quiet: false,
             extend: plan.map(|plan| crate::orchestrate::extend::Extend { plan: plan.clone() }),
+            shard,
         };
         command(&format!(
             "::group::benchgate run ({} scenarios, {} rounds)",

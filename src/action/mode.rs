@@ -102,7 +102,12 @@ pub fn decide(mode: ModeInput, ctx: &Context, baseline: &str) -> anyhow::Result<
             }
         }
         ModeInput::Schedule => latest(),
-        ModeInput::Measure => Plan::Measure(pr_event),
+        // One shard of a matrix: measured like the fork-safe split's first
+        // half (results for upload); the merge job compares.
+        ModeInput::Measure | ModeInput::Shard => Plan::Measure(pr_event),
+        // The merge job does what `auto` does for its event, on the merged
+        // shards (`Action::measured`).
+        ModeInput::Merge => return decide(ModeInput::Auto, ctx, baseline),
         ModeInput::Report => match &ctx.event {
             Event::WorkflowRun(run) => Plan::Report(run.clone()),
             _ => anyhow::bail!(
@@ -185,6 +190,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("fork-safe split"), "{err}");
+    }
+
+    #[test]
+    fn shard_jobs_measure_and_the_merge_job_follows_the_event() {
+        let pr = ctx("pull_request", "pull_request.json", "refs/pull/42/merge");
+        assert!(matches!(
+            decide(ModeInput::Shard, &pr, "main").unwrap(),
+            Plan::Measure(Some(p)) if p.number == 42
+        ));
+        assert!(matches!(
+            decide(ModeInput::Merge, &pr, "main").unwrap(),
+            Plan::PullRequest(p) if p.number == 42
+        ));
+        let push = ctx("push", "push_main.json", "refs/heads/main");
+        assert!(matches!(
+            decide(ModeInput::Merge, &push, "main").unwrap(),
+            Plan::StoreBaseline { branch, .. } if branch == "main"
+        ));
+        let wr = ctx("workflow_run", "workflow_run.json", "refs/heads/main");
+        assert!(matches!(
+            decide(ModeInput::Merge, &wr, "main").unwrap(),
+            Plan::Report(_)
+        ));
     }
 
     #[test]

@@ -11,8 +11,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use crate::results::RunResults;
-
 use super::event::{PullRequest, WorkflowRun};
 use super::github;
 use super::outputs::{annotation, command, Level};
@@ -146,20 +144,20 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
             ),
         );
     }
-    let results_path = a.results_path();
-    let results = RunResults::read(&results_path).with_context(|| {
-        "input `results-path`: download the measure run's artifact first (actions/download-artifact with `run-id: ${{ github.event.workflow_run.id }}`)"
-    })?;
-    if let Some(text) = read_meta(&meta_path(&results_path))? {
-        let meta: Meta = serde_json::from_str(&text).context(
-            "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
-        )?;
-        anyhow::ensure!(
-            meta.head_sha.eq_ignore_ascii_case(&run.head_sha),
-            "the artifact was measured on {:?}, but the workflow run's head is {}: refusing to report it",
-            crate::report::escape::truncate_chars(&meta.head_sha, 64),
-            run.head_sha
-        );
+    // A sharded measure's artifacts are merged (input `shards`).
+    let (results, files) = super::shards::downloaded(a)?;
+    for results_path in &files {
+        if let Some(text) = read_meta(&meta_path(results_path))? {
+            let meta: Meta = serde_json::from_str(&text).context(
+                "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
+            )?;
+            anyhow::ensure!(
+                meta.head_sha.eq_ignore_ascii_case(&run.head_sha),
+                "the artifact was measured on {:?}, but the workflow run's head is {}: refusing to report it",
+                crate::report::escape::truncate_chars(&meta.head_sha, 64),
+                run.head_sha
+            );
+        }
     }
     // The gate comes from this (trusted, default-branch) checkout, never from the artifact.
     let suite = a.suite()?;

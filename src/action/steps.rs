@@ -10,7 +10,8 @@
 //! 1. `lookup` (token): finds the stored baseline the flow compares with and
 //!    writes it to [`lookup_path`];
 //! 2. `measure` (no token; [`scrub_secrets`] re-executes itself without any):
-//!    runs the suite and writes the results file;
+//!    runs the suite and writes the results file (`mode: merge`: merges the
+//!    shard jobs' results instead, `shards`);
 //! 3. `publish` (token): reads both files back, compares, comments, stores,
 //!    publishes.
 //!
@@ -31,6 +32,7 @@ use crate::orchestrate::child_env::secret_vars;
 use crate::plan::ComparisonPlan;
 use crate::results::RunResults;
 
+use super::inputs::ModeInput;
 use super::Action;
 
 /// What the lookup step found: the baseline (if any) and whether the base
@@ -163,10 +165,16 @@ impl Action {
         match self.step {
             ActionStep::Lookup => Ok(Measured::Done(0)),
             ActionStep::All | ActionStep::Measure => {
-                let results = self.run_suite(suite, plan)?;
-                if let Some(code) = self.cancelled(&results)? {
-                    return Ok(Measured::Done(code));
-                }
+                // The merge job merges the shard jobs' results; it runs nothing.
+                let results = if self.inputs.mode == ModeInput::Merge {
+                    self.merged_shards(suite)?
+                } else {
+                    let results = self.run_suite(suite, plan)?;
+                    if let Some(code) = self.cancelled(&results)? {
+                        return Ok(Measured::Done(code));
+                    }
+                    results
+                };
                 if self.step == ActionStep::Measure {
                     self.write_outputs(&[(
                         "results-path",

@@ -133,6 +133,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             exe: current_exe()?,
             quiet: true,
             extend: None,
+            shard: None,
         };
         let run = orchestrate::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
         if let Some(signal) = &run.interrupted {

@@ -6,6 +6,7 @@
 pub mod calibrate;
 pub mod changepoints;
 pub mod cloudwatch;
+pub mod merge;
 pub mod output;
 
 use std::path::PathBuf;
@@ -31,6 +32,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         no_pin: args.no_pin,
         scenarios: args.scenarios.clone(),
     })?;
+    // Shards cut the suite as overridden, so every job of a matrix agrees.
+    let (suite, shard) = match &args.shard {
+        Some(text) => {
+            let (suite, info) = orchestrate::shard::select(suite, text.parse()?, "--shard")?;
+            (suite, Some(info))
+        }
+        None => (suite, None),
+    };
     let mock = (!args.mock_latencies_us.is_empty()).then(|| MockScript {
         latencies_us: args.mock_latencies_us.clone(),
         error_every: args.mock_error_every,
@@ -42,11 +51,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         exe: current_exe()?,
         quiet: args.quiet,
         extend: None,
+        shard,
     };
     if !args.quiet {
         eprintln!(
-            "benchgate: running {} ({} scenarios, {} rounds), results to {}",
+            "benchgate: running {}{} ({} scenarios, {} rounds), results to {}",
             suite.source,
+            args.shard
+                .as_deref()
+                .map_or(String::new(), |s| format!(", shard {s}")),
             suite.scenarios.len(),
             suite.run.rounds,
             args.out.display()

@@ -147,6 +147,10 @@ pub fn compare(
                 f.trials, f.first
             )
         });
+        // Each cell on its own runner: a merged file's shards ran on several.
+        let cell_env_diffs = baseline
+            .map(|b| profile::cell_environment_differences(b, current, &cell.scenario))
+            .unwrap_or_default();
         let profile_diffs = match (baseline, base_cell) {
             (Some(b), Some(_)) => profile::profile_differences(b, current, cell),
             _ => Vec::new(),
@@ -168,8 +172,8 @@ pub fn compare(
             };
             let evidence = if baseline.is_none() {
                 missing(false, "no baseline run to compare with")
-            } else if !env_diffs.is_empty() {
-                Evidence::NotComparable(env_diffs.clone())
+            } else if !cell_env_diffs.is_empty() {
+                Evidence::NotComparable(cell_env_diffs.clone())
             } else if base_cell.is_none() {
                 missing(
                     false,

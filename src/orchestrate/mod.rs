@@ -26,6 +26,7 @@ mod markers;
 pub mod progress;
 mod rounds;
 pub mod server_proc;
+pub mod shard;
 pub mod sut;
 pub mod target;
 pub mod trial;
@@ -55,6 +56,9 @@ pub struct RunOptions {
     /// Extra rounds (up to `[run] max_rounds`) while this comparison is
     /// inconclusive; `None`: exactly `rounds`.
     pub extend: Option<extend::Extend>,
+    /// `run --shard K/N`: recorded in the results header
+    /// ([`shard::select`] has already cut the suite).
+    pub shard: Option<crate::results::ShardInfo>,
 }
 
 /// Splits the allowed CPUs: the server gets the last, clients the rest.
@@ -120,6 +124,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         config: suite.clone(),
         results: vec![],
         interrupted: None,
+        shard: opts.shard.clone(),
     };
 
     // Setup steps of command clients and servers under test run once, before

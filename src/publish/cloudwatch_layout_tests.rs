@@ -88,6 +88,7 @@ fn results(cells: Vec<CellResult>) -> RunResults {
         config: Suite::default_suite(),
         results: cells,
         interrupted: None,
+        shard: None,
     }
 }
 

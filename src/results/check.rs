@@ -132,6 +132,9 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
             }
         }
     }
+    if let Some(info) = &r.shard {
+        super::merge::check(info, source)?;
+    }
     let alpha = r.config.gate.alpha;
     if !(alpha > 0.0 && alpha <= 0.5) {
         return Err(bad(

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod environment;
+pub mod merge;
 pub mod metrics;
 pub mod profile;
 pub mod registry;
@@ -21,6 +22,7 @@ use crate::config::Suite;
 use crate::server::ServerCounters;
 
 pub use environment::{Environment, GitInfo};
+pub use merge::ShardInfo;
 pub use metrics::{Spread, TrialMetrics, METRICS};
 
 /// Version of the results document layout. Bump on any incompatible change.
@@ -48,6 +50,11 @@ pub struct RunResults {
     /// run that finished (and in files written before the field existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
+    /// `run --shard K/N`: which shard of which suite this is; a merged file:
+    /// every shard's runner and scenarios ([`merge`]). Absent for a whole
+    /// run (and in files written before shards existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<merge::ShardInfo>,
 }
 
 /// All trials of one (scenario, client).

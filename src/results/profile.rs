@@ -33,6 +33,28 @@ pub fn environment_differences(baseline: &Environment, current: &Environment) ->
     out
 }
 
+/// [`environment_differences`] of the cells of `scenario`, each side on
+/// the runner that measured it ([`RunResults::environment_of`]: a merged
+/// file's shards ran on several). A difference on a shard's runner other
+/// than shard 1's names that shard, so the report says it per cell.
+pub fn cell_environment_differences(
+    baseline: &RunResults,
+    current: &RunResults,
+    scenario: &str,
+) -> Vec<String> {
+    let diffs = environment_differences(
+        baseline.environment_of(scenario),
+        current.environment_of(scenario),
+    );
+    match current.other_runner_shard(scenario) {
+        Some(k) => diffs
+            .into_iter()
+            .map(|d| format!("measured on shard {k}'s runner: {d}"))
+            .collect(),
+        None => diffs,
+    }
+}
+
 /// Differences in what a (scenario, client) asked for: method, path, body, load,
 /// stop rule, warmup, and the client's kind, pool, HTTP version and TLS.
 ///

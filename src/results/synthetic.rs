@@ -59,6 +59,7 @@ pub fn run(
         config: suite,
         results,
         interrupted: None,
+        shard: None,
     }
 }
 

@@ -160,6 +160,7 @@ pub fn run(
         config,
         results: cells,
         interrupted: None,
+        shard: None,
     }
 }
 

@@ -1,0 +1,22 @@
+//! `benchgate merge FILES... --out FILE`: the edge of [`results::merge`]:
+//! reads every shard's results file, merges them, writes one results file and
+//! says which shards ran on another kind of runner than shard 1.
+
+use crate::cli::MergeArgs;
+use crate::results::merge;
+
+/// `benchgate merge`.
+pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
+    let merged = merge::read_and_merge(&args.files)?;
+    merged.write_atomic(&args.out)?;
+    eprintln!(
+        "benchgate: merged {} shards ({} cells) into {}",
+        args.files.len(),
+        merged.results.len(),
+        args.out.display()
+    );
+    for note in merge::runner_notes(&merged) {
+        eprintln!("benchgate: note: {note}");
+    }
+    Ok(0)
+}
