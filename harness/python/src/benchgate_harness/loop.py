@@ -1,0 +1,205 @@
+"""The load loop: workers, schedule, warmup and the measured window.
+
+Concurrency is one OS thread per worker (``BENCHGATE_CONCURRENCY`` of them): a
+blocking client such as ``requests`` or ``http.client`` releases the GIL while it
+waits on the socket, so N threads keep N requests in flight. Each worker calls
+your factory once, on its own thread, before the clock starts, so a client that is
+not thread-safe (a ``requests.Session``) gets one per worker.
+
+- Closed loop (rate 0): each worker sends its next request as soon as the previous
+  one completed; latency runs from the send.
+- Open loop (rate > 0): request ``i`` is *intended* to start at ``t0 + i / rate``
+  (one global sequence, so the arrival rate holds whatever the responses do); a free
+  worker waits for the next intended start and sends. At most
+  ``BENCHGATE_CONCURRENCY`` are in flight. Latency runs from the intended start, so
+  a stalled server's queueing delay is charged to latency (coordinated omission
+  corrected).
+
+Measured requests: those sent after the warmup that complete inside the
+``duration_ms`` window (duration mode), or the first ``requests`` sent after the
+warmup (request-count mode). Requests in flight at the deadline are counted apart
+and in no figure. The window markers ``BENCHGATE-WINDOW-OPEN``/``-CLOSE`` go to
+stdout when the warmup ends and when the measurement ends, so benchgate counts the
+reference server's requests over the same span.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Dict, List, Optional
+
+from hdrh.histogram import HdrHistogram
+
+from .result import ERROR_CLASSES, HIGHEST_US, Result, classify, error_class_of_status, new_histogram
+from .workload import Unsupported, Workload
+
+#: Sends one request, reads the whole response body, returns the HTTP status.
+Send = Callable[[], int]
+#: Builds one worker's send function (and the client behind it) for a workload.
+Factory = Callable[[Workload], Send]
+#: Receives the window marker lines.
+Marker = Callable[[str], None]
+
+OPEN_MARKER = "BENCHGATE-WINDOW-OPEN"
+CLOSE_MARKER = "BENCHGATE-WINDOW-CLOSE"
+
+
+def print_marker(line: str) -> None:
+    """Prints a window marker on stdout and flushes, as benchgate reads it."""
+    print(line, flush=True)
+
+
+def _sleep_until(t_ns: int) -> None:
+    while True:
+        wait = t_ns - time.perf_counter_ns()
+        if wait <= 0:
+            return
+        time.sleep(wait / 1e9)
+
+
+class _Schedule:
+    """The trial's clock and the tickets all workers share."""
+
+    def __init__(self, w: Workload, t0: int) -> None:
+        self.w = w
+        self.t0 = t0
+        self.warm_end = t0 + w.warmup_ms * 1_000_000
+        self.end: Optional[int] = self.warm_end + w.duration_ms * 1_000_000 if w.duration_ms > 0 else None
+        self.ns_per_request = 1e9 / w.rate if w.rate > 0 else 0.0
+        self._lock = threading.Lock()
+        self._next_ticket = 0
+        self._measured_sent = 0
+
+    def intended_start(self) -> Optional[int]:
+        """Open loop: the next request's intended start, None past the deadline."""
+        with self._lock:
+            i = self._next_ticket
+            self._next_ticket += 1
+        t = self.t0 + round(i * self.ns_per_request)
+        return None if self.end is not None and t >= self.end else t
+
+    def take_measured(self) -> bool:
+        """Request-count mode: claims one of the ``requests`` measured sends."""
+        with self._lock:
+            self._measured_sent += 1
+            return self._measured_sent <= self.w.requests
+
+
+class _WorkerStats:
+    """One worker's figures: nothing is shared on the hot path; merged at the end."""
+
+    def __init__(self) -> None:
+        self.latency_us = new_histogram()
+        self.errors: Dict[str, int] = dict.fromkeys(ERROR_CLASSES, 0)
+        self.in_flight_at_deadline = 0
+        self.last_end_ns = 0
+
+
+def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
+    open_loop = s.w.rate > 0
+    while True:
+        if open_loop:
+            intended = s.intended_start()
+            if intended is None:
+                return
+            _sleep_until(intended)
+            start = time.perf_counter_ns()
+            if s.end is not None and start >= s.end:
+                return  # behind schedule: nothing is sent after the deadline
+        else:
+            start = intended = time.perf_counter_ns()
+            if s.end is not None and start >= s.end:
+                return
+        measured = start >= s.warm_end
+        if measured and s.end is None and not s.take_measured():
+            return
+        error: Optional[str] = None
+        try:
+            error = error_class_of_status(send())
+        except Unsupported:
+            raise
+        except Exception as exc:  # every failed request is counted in its class
+            error = classify(exc)
+        done = time.perf_counter_ns()
+        if not measured:
+            continue
+        if s.end is not None and done > s.end:
+            stats.in_flight_at_deadline += 1
+            continue
+        stats.last_end_ns = max(stats.last_end_ns, done)
+        if error is None:
+            stats.latency_us.record_value(min((done - intended) // 1000, HIGHEST_US))
+        else:
+            stats.errors[error] += 1
+
+
+def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Result:
+    """Runs the workload: builds every worker's client, warms up, measures, and
+    returns the window's figures. Raises what a factory raised (:class:`Unsupported`
+    for a workload the client cannot run)."""
+    ready = threading.Barrier(w.concurrency + 1)
+    go = threading.Event()
+    failures: List[BaseException] = []
+    stats = [_WorkerStats() for _ in range(w.concurrency)]
+    schedule: List[_Schedule] = []
+
+    def worker(i: int) -> None:
+        try:
+            send = factory(w)
+            ready.wait()
+            go.wait()
+            _work(schedule[0], send, stats[i])
+        except threading.BrokenBarrierError:
+            pass  # another worker's factory failed; its failure is reported
+        except BaseException as exc:  # reported by measure() after the join
+            failures.append(exc)
+            ready.abort()
+
+    threads = [threading.Thread(target=worker, args=(i,), name=f"bench-worker-{i}") for i in range(w.concurrency)]
+    for t in threads:
+        t.start()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        for t in threads:
+            t.join()
+        raise failures[0] from None
+    schedule.append(_Schedule(w, time.perf_counter_ns()))
+    s = schedule[0]
+    go.set()
+    _sleep_until(s.warm_end)
+    marker(OPEN_MARKER)
+    if s.end is not None:
+        _sleep_until(s.end)
+        marker(CLOSE_MARKER)
+    for t in threads:
+        t.join()
+    stopped = time.perf_counter_ns()
+    if s.end is None:
+        marker(CLOSE_MARKER)
+    if failures:
+        raise failures[0]
+    return _merge(s, stats, stopped)
+
+
+def _merge(s: _Schedule, stats: List[_WorkerStats], stopped_ns: int) -> Result:
+    latency: HdrHistogram = new_histogram()
+    errors = dict.fromkeys(ERROR_CLASSES, 0)
+    for st in stats:
+        latency.add(st.latency_us)
+        for c in ERROR_CLASSES:
+            errors[c] += st.errors[c]
+    if s.end is not None:
+        elapsed_ns = s.end - s.warm_end
+    else:
+        # Up to the last measured completion; with none, up to when the workers stopped.
+        last = max(st.last_end_ns for st in stats) or stopped_ns
+        elapsed_ns = max(last - s.warm_end, 1)
+    return Result(
+        ok=latency.get_total_count(),
+        errors=errors,
+        elapsed_s=elapsed_ns / 1e9,
+        latency_us=latency,
+        in_flight_at_deadline=sum(st.in_flight_at_deadline for st in stats),
+    )
