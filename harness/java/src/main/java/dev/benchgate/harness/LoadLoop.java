@@ -1,0 +1,125 @@
+package dev.benchgate.harness;
+
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The trial's clock and one worker's loop (the same rules as the Python and Node
+ * harnesses; docs/external-clients.md, "What to measure").
+ *
+ * <p>Closed loop: send as soon as the previous request completed; latency from the
+ * send. Open loop: request {@code i} is intended to start at {@code t0 + i / rate}
+ * (one global sequence); a free worker waits for the next intended start; latency
+ * from the intended start, so queueing behind a stalled server is charged to latency.
+ * Measured: sent after the warmup and completed inside the window (duration mode), or
+ * the first {@code requests} sent after the warmup (request-count mode).
+ */
+final class LoadLoop {
+    final Workload w;
+    final long t0;
+    final long warmEnd;
+    /** End of the window, or {@link Long#MAX_VALUE} in request-count mode. */
+    final long end;
+    final boolean byDuration;
+    private final double nsPerRequest;
+    private final AtomicLong nextTicket = new AtomicLong();
+    private final AtomicLong measuredSent = new AtomicLong();
+
+    LoadLoop(Workload w, long t0) {
+        this.w = w;
+        this.t0 = t0;
+        warmEnd = t0 + w.warmupMs * 1_000_000L;
+        byDuration = w.durationMs > 0;
+        end = byDuration ? warmEnd + w.durationMs * 1_000_000L : Long.MAX_VALUE;
+        nsPerRequest = w.openLoop() ? 1e9 / w.rate : 0;
+    }
+
+    /** One worker's figures: nothing shared on the hot path; merged after the run. */
+    static final class Stats {
+        final Histogram latencyUs = new Histogram(3);
+        final long[] errors = new long[ErrorClasses.NAMES.size()];
+        long inFlightAtDeadline;
+        long lastEndNs = Long.MIN_VALUE;
+    }
+
+    static void sleepUntil(long nanoTime) throws InterruptedException {
+        long wait;
+        while ((wait = nanoTime - System.nanoTime()) > 0) {
+            Thread.sleep(wait / 1_000_000L, (int) (wait % 1_000_000L));
+        }
+    }
+
+    void work(Request req, Stats s) throws InterruptedException {
+        while (true) {
+            long intended;
+            long start;
+            if (w.openLoop()) {
+                intended = t0 + Math.round(nextTicket.getAndIncrement() * nsPerRequest);
+                if (byDuration && intended - end >= 0) {
+                    return;
+                }
+                sleepUntil(intended);
+                start = System.nanoTime();
+                if (byDuration && start - end >= 0) {
+                    return; // behind schedule: nothing is sent after the deadline
+                }
+            } else {
+                start = intended = System.nanoTime();
+                if (byDuration && start - end >= 0) {
+                    return;
+                }
+            }
+            boolean measured = start - warmEnd >= 0;
+            if (measured && !byDuration && measuredSent.incrementAndGet() > w.requests) {
+                return;
+            }
+            String error;
+            try {
+                error = ErrorClasses.ofStatus(req.send());
+            } catch (Unsupported e) {
+                throw e;
+            } catch (Exception e) {
+                error = ErrorClasses.classify(e);
+            }
+            long done = System.nanoTime();
+            if (!measured) {
+                continue;
+            }
+            if (byDuration && done - end > 0) {
+                s.inFlightAtDeadline++;
+                continue;
+            }
+            s.lastEndNs = s.lastEndNs == Long.MIN_VALUE ? done : Math.max(s.lastEndNs, done);
+            if (error == null) {
+                s.latencyUs.recordValue(Math.max(0, (done - intended) / 1000));
+            } else {
+                s.errors[ErrorClasses.index(error)]++;
+            }
+        }
+    }
+
+    /** Merges the workers' figures; {@code stoppedNs}: when the last worker stopped. */
+    Result merge(Stats[] stats, long stoppedNs) {
+        Histogram all = new Histogram(3);
+        long[] errors = new long[ErrorClasses.NAMES.size()];
+        long inFlight = 0;
+        long lastEnd = Long.MIN_VALUE;
+        for (Stats s : stats) {
+            all.add(s.latencyUs);
+            for (int i = 0; i < errors.length; i++) {
+                errors[i] += s.errors[i];
+            }
+            inFlight += s.inFlightAtDeadline;
+            lastEnd = Math.max(lastEnd, s.lastEndNs);
+        }
+        double elapsedS;
+        if (byDuration) {
+            elapsedS = w.durationMs / 1000.0;
+        } else {
+            // Up to the last measured completion; with none, up to when the workers stopped.
+            long last = lastEnd == Long.MIN_VALUE ? stoppedNs : lastEnd;
+            elapsedS = Math.max(last - warmEnd, 1) / 1e9;
+        }
+        return new Result(all, errors, elapsedS, inFlight);
+    }
+}
