@@ -1,0 +1,121 @@
+// The load loop: async workers on Node's one event loop, the schedule, warmup and
+// the measured window (the same rules as the Java and Python harnesses).
+//
+// - Closed loop (rate 0): BENCHGATE_CONCURRENCY async workers, each sending its next
+//   request as soon as the previous one completed; latency from the send.
+// - Open loop (rate > 0): request i is intended to start at t0 + i / rate (one
+//   global sequence); a free worker waits for the next intended start and sends, at
+//   most BENCHGATE_CONCURRENCY in flight. Latency runs from the intended start, so
+//   queueing behind a stalled server is charged to latency (coordinated omission).
+// - Measured: sent after the warmup and completed inside the window (duration
+//   mode), or the first `requests` sent after the warmup (request-count mode).
+//   Requests in flight at the deadline are counted apart, in no figure.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ERROR_CLASSES, HIGHEST_US, Result, classify, errorClassOfStatus, newHistogram } from './result.js';
+import { Unsupported } from './workload.js';
+
+export const OPEN_MARKER = 'BENCHGATE-WINDOW-OPEN';
+export const CLOSE_MARKER = 'BENCHGATE-WINDOW-CLOSE';
+
+const now = () => process.hrtime.bigint();
+
+/** Waits until `t` (hrtime ns): a timer for the bulk, then yields to the event loop. */
+async function sleepUntil(t) {
+  for (;;) {
+    const wait = Number(t - now()) / 1e6;
+    if (wait <= 0) return;
+    await (wait >= 1 ? sleep(Math.floor(wait)) : new Promise(setImmediate));
+  }
+}
+
+/** Prints a window marker on stdout. */
+export function printMarker(line) {
+  process.stdout.write(`${line}\n`);
+}
+
+/**
+ * Runs the workload and returns the window's figures. `factory(workload)` is called
+ * once (one event loop) and returns the async `send() -> status` every worker calls.
+ * Throws what the factory threw, or an Unsupported thrown by send.
+ * @param {import('./workload.js').Workload} w
+ * @param {(w: import('./workload.js').Workload) => (() => Promise<number>) | Promise<() => Promise<number>>} factory
+ * @param {(line: string) => void} [marker]
+ * @returns {Promise<Result>}
+ */
+export async function measure(w, factory, marker = printMarker) {
+  const send = await factory(w);
+  const t0 = now();
+  const warmEnd = t0 + BigInt(w.warmupMs) * 1_000_000n;
+  const end = w.durationMs > 0 ? warmEnd + BigInt(w.durationMs) * 1_000_000n : null;
+  const nsPerRequest = w.rate > 0 ? 1e9 / w.rate : 0;
+  const latencyUs = newHistogram();
+  const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0]));
+  let nextTicket = 0;
+  let measuredSent = 0;
+  let inFlightAtDeadline = 0;
+  let lastEnd = null;
+
+  async function worker() {
+    for (;;) {
+      let intended;
+      let start;
+      if (nsPerRequest > 0) {
+        intended = t0 + BigInt(Math.round(nextTicket++ * nsPerRequest));
+        if (end !== null && intended >= end) return;
+        await sleepUntil(intended);
+        start = now();
+        if (end !== null && start >= end) return; // behind schedule: nothing after the deadline
+      } else {
+        start = intended = now();
+        if (end !== null && start >= end) return;
+      }
+      const measured = start >= warmEnd;
+      if (measured && end === null && ++measuredSent > w.requests) return;
+      let error = null;
+      try {
+        error = errorClassOfStatus(await send());
+      } catch (err) {
+        if (err instanceof Unsupported) throw err;
+        error = classify(err);
+      }
+      const done = now();
+      if (!measured) continue;
+      if (end !== null && done > end) {
+        inFlightAtDeadline++;
+        continue;
+      }
+      if (lastEnd === null || done > lastEnd) lastEnd = done;
+      if (error === null) {
+        const us = Number((done - intended) / 1000n);
+        latencyUs.recordValue(Math.min(Math.max(us, 0), HIGHEST_US));
+      } else {
+        errors[error]++;
+      }
+    }
+  }
+
+  const markers = (async () => {
+    await sleepUntil(warmEnd);
+    marker(OPEN_MARKER);
+    if (end !== null) {
+      await sleepUntil(end);
+      marker(CLOSE_MARKER);
+    }
+  })();
+  const workers = Array.from({ length: w.concurrency }, worker);
+  const settled = await Promise.allSettled(workers);
+  await markers;
+  const stopped = now();
+  if (end === null) marker(CLOSE_MARKER);
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  // Up to the last measured completion; with none, up to when the workers stopped.
+  const elapsedNs = end !== null ? end - warmEnd : (lastEnd ?? stopped) - warmEnd;
+  return new Result({
+    latencyUs,
+    errors,
+    elapsedS: Math.max(Number(elapsedNs), 1) / 1e9,
+    inFlightAtDeadline,
+  });
+}
