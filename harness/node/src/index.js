@@ -61,7 +61,14 @@ export async function main(what, { name = process.argv[1]?.split('/').pop() ?? '
     say(`the client failed: ${err?.stack ?? err}`);
     return EXIT_NO_RESPONSE;
   }
-  if (w.resultPath) writeResult(w.resultPath, result);
+  if (w.resultPath) {
+    try {
+      writeResult(w.resultPath, result);
+    } catch (err) {
+      say(`cannot write the result file ${w.resultPath}: ${err.message}`);
+      return EXIT_NO_RESPONSE;
+    }
+  }
   process.stdout.write(`${result.hdrLine()}\n`);
   say(result.summary());
   if (result.answered === 0) {

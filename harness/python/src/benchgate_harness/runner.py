@@ -77,7 +77,11 @@ def main(
         traceback.print_exc()
         return EXIT_NO_RESPONSE
     if w.result_path:
-        write_result(w.result_path, result)
+        try:
+            write_result(w.result_path, result)
+        except OSError as e:
+            say(f"cannot write the result file {w.result_path}: {e}")
+            return EXIT_NO_RESPONSE
     h = result.latency_us
     print(
         f"HDR count={h.get_total_count()} min={h.get_min_value()} max={h.get_max_value()} "

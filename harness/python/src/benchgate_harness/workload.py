@@ -81,7 +81,7 @@ class Workload:
             raw = e.get(name, "")
             if raw == "":
                 return default
-            if not raw.isdigit():
+            if not (raw.isascii() and raw.isdigit()):
                 raise BadWorkload(f"{name} must be a non-negative integer, got {raw!r}")
             return int(raw)
 
