@@ -7,9 +7,12 @@
 //   global sequence); a free worker waits for the next intended start and sends, at
 //   most BENCHGATE_CONCURRENCY in flight. Latency runs from the intended start, so
 //   queueing behind a stalled server is charged to latency (coordinated omission).
-// - Measured: sent after the warmup and completed inside the window (duration
-//   mode), or the first `requests` sent after the warmup (request-count mode).
-//   Requests in flight at the deadline are counted apart, in no figure.
+// - Measured: completed inside the window (duration mode; the reference server
+//   counts the same way), or the first `requests` sent after it opened
+//   (request-count mode).
+//   Requests in flight at the deadline are counted apart, in no figure. The window
+//   opens once the open marker is printed (a late timer must not count requests
+//   the server's window cannot see); a duration window ends `durationMs` later.
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CLASSES, HIGHEST_US, Result, classify, errorClassOfStatus, newHistogram } from './result.js';
@@ -47,7 +50,8 @@ export async function measure(w, factory, marker = printMarker) {
   const send = await factory(w);
   const t0 = now();
   const warmEnd = t0 + BigInt(w.warmupMs) * 1_000_000n;
-  const end = w.durationMs > 0 ? warmEnd + BigInt(w.durationMs) * 1_000_000n : null;
+  let openedAt = null;
+  let end = null; // set when a duration window opens
   const nsPerRequest = w.rate > 0 ? 1e9 / w.rate : 0;
   const latencyUs = newHistogram();
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0]));
@@ -70,8 +74,8 @@ export async function measure(w, factory, marker = printMarker) {
         start = intended = now();
         if (end !== null && start >= end) return;
       }
-      const measured = start >= warmEnd;
-      if (measured && end === null && ++measuredSent > w.requests) return;
+      const sentInWindow = openedAt !== null && start >= openedAt;
+      if (sentInWindow && w.durationMs === 0 && ++measuredSent > w.requests) return;
       let error = null;
       try {
         error = errorClassOfStatus(await send());
@@ -80,6 +84,8 @@ export async function measure(w, factory, marker = printMarker) {
         error = classify(err);
       }
       const done = now();
+      // Duration mode: completed in the window, as the server counts.
+      const measured = w.durationMs > 0 ? openedAt !== null && done >= openedAt : sentInWindow;
       if (!measured) continue;
       if (end !== null && done > end) {
         inFlightAtDeadline++;
@@ -98,7 +104,9 @@ export async function measure(w, factory, marker = printMarker) {
   const markers = (async () => {
     await sleepUntil(warmEnd);
     marker(OPEN_MARKER);
-    if (end !== null) {
+    openedAt = now();
+    if (w.durationMs > 0) {
+      end = openedAt + BigInt(w.durationMs) * 1_000_000n;
       await sleepUntil(end);
       marker(CLOSE_MARKER);
     }
@@ -107,11 +115,11 @@ export async function measure(w, factory, marker = printMarker) {
   const settled = await Promise.allSettled(workers);
   await markers;
   const stopped = now();
-  if (end === null) marker(CLOSE_MARKER);
+  if (w.durationMs === 0) marker(CLOSE_MARKER);
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
   // Up to the last measured completion; with none, up to when the workers stopped.
-  const elapsedNs = end !== null ? end - warmEnd : (lastEnd ?? stopped) - warmEnd;
+  const elapsedNs = end !== null ? end - openedAt : (lastEnd ?? stopped) - (openedAt ?? warmEnd);
   return new Result({
     latencyUs,
     errors,

@@ -2,6 +2,7 @@
 // (docs/external-clients.md, "The result file").
 
 import { renameSync, writeFileSync } from 'node:fs';
+import { deflateSync, inflateSync } from 'node:zlib';
 import * as hdr from 'hdr-histogram-js';
 
 /** benchgate's error classes, in the order the result file lists them. */
@@ -18,6 +19,31 @@ export function newHistogram() {
     bitBucketSize: 64,
     useWebAssembly: false,
   });
+}
+
+/**
+ * The histogram in HdrHistogram's V2 compressed encoding, base64. hdr-histogram-js
+ * 3.0.1 writes two header fields unlike the other ports: normalizingIndexOffset 1
+ * (Java and benchgate's reader: 0, as nothing here shifts the histogram) and the
+ * integer-to-double conversion ratio as the integer 1 (the spec: the double 1.0).
+ * Its counts are right; this rewrites those two fields of its output.
+ * @param {import('hdr-histogram-js').Histogram} h
+ * @returns {string}
+ */
+export function encodeHistogram(h) {
+  const wrapped = Buffer.from(hdr.encodeIntoCompressedBase64(h), 'base64');
+  // Compressed wrapper: cookie (4), deflated length (4), deflated V2 payload.
+  const payload = inflateSync(wrapped.subarray(8));
+  // V2 header: cookie, payload length, normalizingIndexOffset (bytes 8-11),
+  // significant digits, lowest (8), highest (8), conversion ratio (bytes 32-39).
+  payload.writeInt32BE(0, 8);
+  payload.writeDoubleBE(1.0, 32);
+  const deflated = deflateSync(payload);
+  const out = Buffer.alloc(8 + deflated.length);
+  wrapped.copy(out, 0, 0, 4);
+  out.writeInt32BE(deflated.length, 4);
+  deflated.copy(out, 8);
+  return out.toString('base64');
 }
 
 /** Throw from a send function to say which error class a failed request is in. */
@@ -106,7 +132,7 @@ export class Result {
       ok: this.ok,
       errors: Object.fromEntries(ERROR_CLASSES.map((c) => [c, this.errors[c]])),
       elapsed_s: this.elapsedS,
-      latency_histogram: hdr.encodeIntoCompressedBase64(this.latencyUs),
+      latency_histogram: encodeHistogram(this.latencyUs),
     };
   }
 

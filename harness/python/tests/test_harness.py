@@ -44,9 +44,10 @@ def test_request_count_mode_measures_exactly_that_many(server: CountingServer) -
 def test_duration_mode_accounts_for_every_request_the_server_saw(server: CountingServer) -> None:
     w = Workload.from_env(env(server.base_url + "/bytes", duration_ms="400", concurrency="3"))
     r = measure(w, stdlib_factory, lambda _: None)
-    # No warmup: every request sent is measured or was in flight at the deadline.
+    # No warmup: every request sent is measured or was in flight at the deadline,
+    # but for at most one per worker sent before the open marker was printed.
     assert r.ok > 50
-    assert server.count == r.requests + r.in_flight_at_deadline
+    assert 0 <= server.count - (r.requests + r.in_flight_at_deadline) <= 3
     assert r.elapsed_s == pytest.approx(0.4)
 
 

@@ -15,9 +15,10 @@ not thread-safe (a ``requests.Session``) gets one per worker.
   a stalled server's queueing delay is charged to latency (coordinated omission
   corrected).
 
-Measured requests: those sent after the warmup that complete inside the
-``duration_ms`` window (duration mode), or the first ``requests`` sent after the
-warmup (request-count mode). Requests in flight at the deadline are counted apart
+Measured requests: those that complete inside the ``duration_ms`` window
+(duration mode; the reference server counts the same way), or the first
+``requests`` sent after it opened (request-count mode). The window opens once the open marker is printed at
+the end of the warmup. Requests in flight at the deadline are counted apart
 and in no figure. The window markers ``BENCHGATE-WINDOW-OPEN``/``-CLOSE`` go to
 stdout when the warmup ends and when the measurement ends, so benchgate counts the
 reference server's requests over the same span.
@@ -59,17 +60,35 @@ def _sleep_until(t_ns: int) -> None:
 
 
 class _Schedule:
-    """The trial's clock and the tickets all workers share."""
+    """The trial's clock and the tickets all workers share.
+
+    The window opens when the open marker has been printed (``opened_at``), not at
+    the scheduled end of the warmup: a main thread that wakes late must not count
+    requests the server's window cannot see. In duration mode ``end`` is set with it.
+    """
 
     def __init__(self, w: Workload, t0: int) -> None:
         self.w = w
         self.t0 = t0
         self.warm_end = t0 + w.warmup_ms * 1_000_000
-        self.end: Optional[int] = self.warm_end + w.duration_ms * 1_000_000 if w.duration_ms > 0 else None
+        self.by_duration = w.duration_ms > 0
+        self.opened_at: Optional[int] = None
+        self.end: Optional[int] = None
         self.ns_per_request = 1e9 / w.rate if w.rate > 0 else 0.0
         self._lock = threading.Lock()
         self._next_ticket = 0
         self._measured_sent = 0
+
+    def open(self, now: int) -> None:
+        """Called right after the open marker was printed."""
+        if self.by_duration:
+            self.end = now + self.w.duration_ms * 1_000_000
+        self.opened_at = now
+
+    def past_end(self, t: int) -> bool:
+        """True when ``t`` is at or past the end of a duration window."""
+        end = self.end
+        return end is not None and t >= end
 
     def intended_start(self) -> Optional[int]:
         """Open loop: the next request's intended start, None past the deadline."""
@@ -77,7 +96,7 @@ class _Schedule:
             i = self._next_ticket
             self._next_ticket += 1
         t = self.t0 + round(i * self.ns_per_request)
-        return None if self.end is not None and t >= self.end else t
+        return None if self.past_end(t) else t
 
     def take_measured(self) -> bool:
         """Request-count mode: claims one of the ``requests`` measured sends."""
@@ -105,14 +124,15 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
                 return
             _sleep_until(intended)
             start = time.perf_counter_ns()
-            if s.end is not None and start >= s.end:
+            if s.past_end(start):
                 return  # behind schedule: nothing is sent after the deadline
         else:
             start = intended = time.perf_counter_ns()
-            if s.end is not None and start >= s.end:
+            if s.past_end(start):
                 return
-        measured = start >= s.warm_end
-        if measured and s.end is None and not s.take_measured():
+        opened_at = s.opened_at
+        sent_in_window = opened_at is not None and start >= opened_at
+        if sent_in_window and not s.by_duration and not s.take_measured():
             return
         error: Optional[str] = None
         try:
@@ -122,9 +142,14 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
         except Exception as exc:  # every failed request is counted in its class
             error = classify(exc)
         done = time.perf_counter_ns()
+        if s.by_duration:  # completed in the window, as the server counts
+            opened_at = s.opened_at
+            measured = opened_at is not None and done >= opened_at
+        else:
+            measured = sent_in_window
         if not measured:
             continue
-        if s.end is not None and done > s.end:
+        if s.past_end(done):
             stats.in_flight_at_deadline += 1
             continue
         stats.last_end_ns = max(stats.last_end_ns, done)
@@ -170,13 +195,14 @@ def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Res
     go.set()
     _sleep_until(s.warm_end)
     marker(OPEN_MARKER)
+    s.open(time.perf_counter_ns())
     if s.end is not None:
         _sleep_until(s.end)
         marker(CLOSE_MARKER)
     for t in threads:
         t.join()
     stopped = time.perf_counter_ns()
-    if s.end is None:
+    if not s.by_duration:
         marker(CLOSE_MARKER)
     if failures:
         raise failures[0]
@@ -190,12 +216,13 @@ def _merge(s: _Schedule, stats: List[_WorkerStats], stopped_ns: int) -> Result:
         latency.add(st.latency_us)
         for c in ERROR_CLASSES:
             errors[c] += st.errors[c]
+    opened_at = s.opened_at if s.opened_at is not None else s.warm_end
     if s.end is not None:
-        elapsed_ns = s.end - s.warm_end
+        elapsed_ns = s.end - opened_at
     else:
         # Up to the last measured completion; with none, up to when the workers stopped.
         last = max(st.last_end_ns for st in stats) or stopped_ns
-        elapsed_ns = max(last - s.warm_end, 1)
+        elapsed_ns = max(last - opened_at, 1)
     return Result(
         ok=latency.get_total_count(),
         errors=errors,

@@ -140,8 +140,9 @@ public final class Harness {
         go.countDown();
         LoadLoop.sleepUntil(l.warmEnd);
         marker.accept(OPEN_MARKER);
+        long end = l.open(System.nanoTime());
         if (l.byDuration) {
-            LoadLoop.sleepUntil(l.end);
+            LoadLoop.sleepUntil(end);
             marker.accept(CLOSE_MARKER);
         }
         for (Thread t : threads) {

@@ -11,16 +11,23 @@ import org.HdrHistogram.Histogram;
  * send. Open loop: request {@code i} is intended to start at {@code t0 + i / rate}
  * (one global sequence); a free worker waits for the next intended start; latency
  * from the intended start, so queueing behind a stalled server is charged to latency.
- * Measured: sent after the warmup and completed inside the window (duration mode), or
- * the first {@code requests} sent after the warmup (request-count mode).
+ * Measured: completed inside the window (duration mode; the reference server counts
+ * the same way), or the first {@code requests} sent after it opened (request-count mode). The window
+ * opens once the open marker is printed ({@link #open}), not at the scheduled end of
+ * the warmup: a main thread that wakes late must not count requests the server's
+ * window cannot see.
  */
 final class LoadLoop {
     final Workload w;
     final long t0;
     final long warmEnd;
-    /** End of the window, or {@link Long#MAX_VALUE} in request-count mode. */
-    final long end;
     final boolean byDuration;
+    /** When the window opened; valid once {@link #opened} is true. */
+    private volatile long openedAt;
+    /** End of a duration window; valid once {@link #opened} is true. */
+    private volatile long end;
+    /** Written last by {@link #open}: publishes openedAt and end. */
+    private volatile boolean opened;
     private final double nsPerRequest;
     private final AtomicLong nextTicket = new AtomicLong();
     private final AtomicLong measuredSent = new AtomicLong();
@@ -30,7 +37,6 @@ final class LoadLoop {
         this.t0 = t0;
         warmEnd = t0 + w.warmupMs * 1_000_000L;
         byDuration = w.durationMs > 0;
-        end = byDuration ? warmEnd + w.durationMs * 1_000_000L : Long.MAX_VALUE;
         nsPerRequest = w.openLoop() ? 1e9 / w.rate : 0;
     }
 
@@ -40,6 +46,18 @@ final class LoadLoop {
         final long[] errors = new long[ErrorClasses.NAMES.size()];
         long inFlightAtDeadline;
         long lastEndNs = Long.MIN_VALUE;
+    }
+
+    /** Opens the window (called right after the open marker was printed); returns its end. */
+    long open(long now) {
+        openedAt = now;
+        end = now + w.durationMs * 1_000_000L;
+        opened = true;
+        return end;
+    }
+
+    private boolean pastEnd(long t) {
+        return byDuration && opened && t - end >= 0;
     }
 
     static void sleepUntil(long nanoTime) throws InterruptedException {
@@ -55,22 +73,22 @@ final class LoadLoop {
             long start;
             if (w.openLoop()) {
                 intended = t0 + Math.round(nextTicket.getAndIncrement() * nsPerRequest);
-                if (byDuration && intended - end >= 0) {
+                if (pastEnd(intended)) {
                     return;
                 }
                 sleepUntil(intended);
                 start = System.nanoTime();
-                if (byDuration && start - end >= 0) {
+                if (pastEnd(start)) {
                     return; // behind schedule: nothing is sent after the deadline
                 }
             } else {
                 start = intended = System.nanoTime();
-                if (byDuration && start - end >= 0) {
+                if (pastEnd(start)) {
                     return;
                 }
             }
-            boolean measured = start - warmEnd >= 0;
-            if (measured && !byDuration && measuredSent.incrementAndGet() > w.requests) {
+            boolean sentInWindow = opened && start - openedAt >= 0;
+            if (sentInWindow && !byDuration && measuredSent.incrementAndGet() > w.requests) {
                 return;
             }
             String error;
@@ -82,10 +100,12 @@ final class LoadLoop {
                 error = ErrorClasses.classify(e);
             }
             long done = System.nanoTime();
+            // Duration mode: completed in the window, as the server counts.
+            boolean measured = byDuration ? opened && done - openedAt >= 0 : sentInWindow;
             if (!measured) {
                 continue;
             }
-            if (byDuration && done - end > 0) {
+            if (pastEnd(done)) {
                 s.inFlightAtDeadline++;
                 continue;
             }
@@ -118,7 +138,7 @@ final class LoadLoop {
         } else {
             // Up to the last measured completion; with none, up to when the workers stopped.
             long last = lastEnd == Long.MIN_VALUE ? stoppedNs : lastEnd;
-            elapsedS = Math.max(last - warmEnd, 1) / 1e9;
+            elapsedS = Math.max(last - (opened ? openedAt : warmEnd), 1) / 1e9;
         }
         return new Result(all, errors, elapsedS, inFlight);
     }

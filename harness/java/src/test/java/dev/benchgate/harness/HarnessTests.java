@@ -150,7 +150,10 @@ public final class HarnessTests {
         Result r = quiet(workload("/bytes", "DURATION_MS", "400", "CONCURRENCY", "3"));
         long served = SERVED.get() - before;
         check(r.ok() > 50, "some load: " + r.summary());
-        check(served == r.requests() + r.inFlightAtDeadline, "server " + served + " vs " + r.summary());
+        // Every request is measured or in flight at the deadline, but for at most one
+        // per worker sent before the open marker was printed.
+        long unmeasured = served - (r.requests() + r.inFlightAtDeadline);
+        check(unmeasured >= 0 && unmeasured <= 3, "server " + served + " vs " + r.summary());
         check(r.elapsedS == 0.4, "elapsed " + r.elapsedS);
     }
 
