@@ -23,6 +23,14 @@ export const CLOSE_MARKER = 'BENCHGATE-WINDOW-CLOSE';
 
 const now = () => process.hrtime.bigint();
 
+/**
+ * Duration mode: the load goes on this long after the window's end, so the server's
+ * window, which closes when benchgate has read the close marker, sees the same
+ * steady load at its closing edge as at its opening edge. Requests sent then count
+ * nowhere.
+ */
+export const TAIL_NS = 100_000_000n;
+
 /** Waits until `t` (hrtime ns): a timer for the bulk, then yields to the event loop. */
 async function sleepUntil(t) {
   for (;;) {
@@ -52,6 +60,8 @@ export async function measure(w, factory, marker = printMarker) {
   const warmEnd = t0 + BigInt(w.warmupMs) * 1_000_000n;
   let openedAt = null;
   let end = null; // set when a duration window opens
+  let stop = null; // end + TAIL_NS
+  let sentAfterWindow = 0;
   const nsPerRequest = w.rate > 0 ? 1e9 / w.rate : 0;
   const latencyUs = newHistogram();
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0]));
@@ -66,13 +76,13 @@ export async function measure(w, factory, marker = printMarker) {
       let start;
       if (nsPerRequest > 0) {
         intended = t0 + BigInt(Math.round(nextTicket++ * nsPerRequest));
-        if (end !== null && intended >= end) return;
+        if (stop !== null && intended >= stop) return;
         await sleepUntil(intended);
         start = now();
-        if (end !== null && start >= end) return; // behind schedule: nothing after the deadline
+        if (stop !== null && start >= stop) return; // behind schedule: nothing after the tail
       } else {
         start = intended = now();
-        if (end !== null && start >= end) return;
+        if (stop !== null && start >= stop) return;
       }
       const sentInWindow = openedAt !== null && start >= openedAt;
       if (sentInWindow && w.durationMs === 0 && ++measuredSent > w.requests) return;
@@ -84,6 +94,10 @@ export async function measure(w, factory, marker = printMarker) {
         error = classify(err);
       }
       const done = now();
+      if (end !== null && start >= end) {
+        sentAfterWindow++; // the tail
+        continue;
+      }
       // Duration mode: completed in the window, as the server counts.
       const measured = w.durationMs > 0 ? openedAt !== null && done >= openedAt : sentInWindow;
       if (!measured) continue;
@@ -107,6 +121,7 @@ export async function measure(w, factory, marker = printMarker) {
     openedAt = now();
     if (w.durationMs > 0) {
       end = openedAt + BigInt(w.durationMs) * 1_000_000n;
+      stop = end + TAIL_NS;
       await sleepUntil(end);
       marker(CLOSE_MARKER);
     }
@@ -125,5 +140,6 @@ export async function measure(w, factory, marker = printMarker) {
     errors,
     elapsedS: Math.max(Number(elapsedNs), 1) / 1e9,
     inFlightAtDeadline,
+    sentAfterWindow,
   });
 }

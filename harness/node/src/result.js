@@ -101,12 +101,14 @@ export class Result {
    * @param {Record<string, number>} f.errors failed requests per class
    * @param {number} f.elapsedS length of the measured window
    * @param {number} f.inFlightAtDeadline completed after the window closed: in no figure
+   * @param {number} f.sentAfterWindow sent in the tail after the window's end: in no figure
    */
-  constructor({ latencyUs, errors, elapsedS, inFlightAtDeadline }) {
+  constructor({ latencyUs, errors, elapsedS, inFlightAtDeadline, sentAfterWindow = 0 }) {
     this.latencyUs = latencyUs;
     this.errors = errors;
     this.elapsedS = elapsedS;
     this.inFlightAtDeadline = inFlightAtDeadline;
+    this.sentAfterWindow = sentAfterWindow;
   }
 
   /** Successful requests. */
@@ -147,7 +149,7 @@ export class Result {
   summary() {
     const errs = ERROR_CLASSES.map((c) => `${c}=${this.errors[c]}`).join(' ');
     return `requests=${this.requests} ok=${this.ok} errors{${errs}} elapsed_s=${this.elapsedS.toFixed(3)} ` +
-      `in_flight_at_deadline=${this.inFlightAtDeadline}`;
+      `in_flight_at_deadline=${this.inFlightAtDeadline} sent_after_window=${this.sentAfterWindow}`;
   }
 }
 

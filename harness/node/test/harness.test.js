@@ -79,8 +79,9 @@ test('duration mode accounts for every request the server saw', async () => {
   assert.ok(r.ok > 50, r.summary());
   // Every request is measured or in flight at the deadline, but for at most one per
   // worker sent before the open marker was printed.
-  const unmeasured = served - before - (r.requests + r.inFlightAtDeadline);
+  const unmeasured = served - before - (r.requests + r.inFlightAtDeadline + r.sentAfterWindow);
   assert.ok(unmeasured >= 0 && unmeasured <= 3, `${unmeasured} unmeasured: ${r.summary()}`);
+  assert.ok(r.sentAfterWindow > 0, 'the load goes on in the tail');
   assert.equal(r.elapsedS, 0.4);
 });
 
@@ -88,6 +89,7 @@ test('open loop holds the rate', async () => {
   const r = await quiet({ RATE: '200', DURATION_MS: '500', CONCURRENCY: '4' });
   const sent = r.requests + r.inFlightAtDeadline;
   assert.ok(sent >= 95 && sent <= 101, r.summary());
+  assert.ok(r.sentAfterWindow >= 15 && r.sentAfterWindow <= 21, `the tail: 100 ms at 200/s: ${r.summary()}`);
 });
 
 test('open loop latency runs from the intended start', async () => {

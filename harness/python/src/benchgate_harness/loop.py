@@ -42,6 +42,11 @@ Factory = Callable[[Workload], Send]
 #: Receives the window marker lines.
 Marker = Callable[[str], None]
 
+#: Duration mode: the load goes on this long after the window's end, so the server's
+#: window, which closes when benchgate has read the close marker, sees the same steady
+#: load at its closing edge as at its opening edge. Requests sent then count nowhere.
+TAIL_NS = 100_000_000
+
 OPEN_MARKER = "BENCHGATE-WINDOW-OPEN"
 CLOSE_MARKER = "BENCHGATE-WINDOW-CLOSE"
 
@@ -74,6 +79,7 @@ class _Schedule:
         self.by_duration = w.duration_ms > 0
         self.opened_at: Optional[int] = None
         self.end: Optional[int] = None
+        self.stop: Optional[int] = None
         self.ns_per_request = 1e9 / w.rate if w.rate > 0 else 0.0
         self._lock = threading.Lock()
         self._next_ticket = 0
@@ -83,7 +89,13 @@ class _Schedule:
         """Called right after the open marker was printed."""
         if self.by_duration:
             self.end = now + self.w.duration_ms * 1_000_000
+            self.stop = self.end + TAIL_NS
         self.opened_at = now
+
+    def past_stop(self, t: int) -> bool:
+        """True when ``t`` is past the window's end and its tail: no more sends."""
+        stop = self.stop
+        return stop is not None and t >= stop
 
     def past_end(self, t: int) -> bool:
         """True when ``t`` is at or past the end of a duration window."""
@@ -96,7 +108,7 @@ class _Schedule:
             i = self._next_ticket
             self._next_ticket += 1
         t = self.t0 + round(i * self.ns_per_request)
-        return None if self.past_end(t) else t
+        return None if self.past_stop(t) else t
 
     def take_measured(self) -> bool:
         """Request-count mode: claims one of the ``requests`` measured sends."""
@@ -112,6 +124,7 @@ class _WorkerStats:
         self.latency_us = new_histogram()
         self.errors: Dict[str, int] = dict.fromkeys(ERROR_CLASSES, 0)
         self.in_flight_at_deadline = 0
+        self.sent_after_window = 0
         self.last_end_ns = 0
 
 
@@ -124,11 +137,11 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
                 return
             _sleep_until(intended)
             start = time.perf_counter_ns()
-            if s.past_end(start):
-                return  # behind schedule: nothing is sent after the deadline
+            if s.past_stop(start):
+                return  # behind schedule: nothing is sent after the tail
         else:
             start = intended = time.perf_counter_ns()
-            if s.past_end(start):
+            if s.past_stop(start):
                 return
         opened_at = s.opened_at
         sent_in_window = opened_at is not None and start >= opened_at
@@ -142,6 +155,9 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
         except Exception as exc:  # every failed request is counted in its class
             error = classify(exc)
         done = time.perf_counter_ns()
+        if s.past_end(start):
+            stats.sent_after_window += 1  # the tail
+            continue
         if s.by_duration:  # completed in the window, as the server counts
             opened_at = s.opened_at
             measured = opened_at is not None and done >= opened_at
@@ -229,4 +245,5 @@ def _merge(s: _Schedule, stats: List[_WorkerStats], stopped_ns: int) -> Result:
         elapsed_s=elapsed_ns / 1e9,
         latency_us=latency,
         in_flight_at_deadline=sum(st.in_flight_at_deadline for st in stats),
+        sent_after_window=sum(st.sent_after_window for st in stats),
     )

@@ -87,6 +87,9 @@ class Result:
     latency_us: HdrHistogram
     #: Requests that completed after the window closed (duration mode): in no figure.
     in_flight_at_deadline: int = 0
+    #: Requests sent after the window's end, in the tail that keeps the load on while
+    #: the server's window closes: in no figure.
+    sent_after_window: int = 0
 
     @property
     def requests(self) -> int:
@@ -114,7 +117,7 @@ class Result:
         errs = " ".join(f"{c}={self.errors[c]}" for c in ERROR_CLASSES)
         return (
             f"requests={self.requests} ok={self.ok} errors{{{errs}}} elapsed_s={self.elapsed_s:.3f} "
-            f"in_flight_at_deadline={self.in_flight_at_deadline}"
+            f"in_flight_at_deadline={self.in_flight_at_deadline} sent_after_window={self.sent_after_window}"
         )
 
 

@@ -18,6 +18,13 @@ import org.HdrHistogram.Histogram;
  * window cannot see.
  */
 final class LoadLoop {
+    /**
+     * Duration mode: the load goes on this long after the window's end, so the
+     * server's window, which closes when benchgate has read the close marker, sees
+     * the same steady load at its closing edge as at its opening edge. Requests sent
+     * then count nowhere.
+     */
+    static final long TAIL_NS = 100_000_000L;
     final Workload w;
     final long t0;
     final long warmEnd;
@@ -45,6 +52,7 @@ final class LoadLoop {
         final Histogram latencyUs = new Histogram(3);
         final long[] errors = new long[ErrorClasses.NAMES.size()];
         long inFlightAtDeadline;
+        long sentAfterWindow;
         long lastEndNs = Long.MIN_VALUE;
     }
 
@@ -60,6 +68,10 @@ final class LoadLoop {
         return byDuration && opened && t - end >= 0;
     }
 
+    private boolean pastStop(long t) {
+        return byDuration && opened && t - (end + TAIL_NS) >= 0;
+    }
+
     static void sleepUntil(long nanoTime) throws InterruptedException {
         long wait;
         while ((wait = nanoTime - System.nanoTime()) > 0) {
@@ -73,17 +85,17 @@ final class LoadLoop {
             long start;
             if (w.openLoop()) {
                 intended = t0 + Math.round(nextTicket.getAndIncrement() * nsPerRequest);
-                if (pastEnd(intended)) {
+                if (pastStop(intended)) {
                     return;
                 }
                 sleepUntil(intended);
                 start = System.nanoTime();
-                if (pastEnd(start)) {
-                    return; // behind schedule: nothing is sent after the deadline
+                if (pastStop(start)) {
+                    return; // behind schedule: nothing is sent after the tail
                 }
             } else {
                 start = intended = System.nanoTime();
-                if (pastEnd(start)) {
+                if (pastStop(start)) {
                     return;
                 }
             }
@@ -100,6 +112,10 @@ final class LoadLoop {
                 error = ErrorClasses.classify(e);
             }
             long done = System.nanoTime();
+            if (pastEnd(start)) {
+                s.sentAfterWindow++; // the tail
+                continue;
+            }
             // Duration mode: completed in the window, as the server counts.
             boolean measured = byDuration ? opened && done - openedAt >= 0 : sentInWindow;
             if (!measured) {
@@ -123,6 +139,7 @@ final class LoadLoop {
         Histogram all = new Histogram(3);
         long[] errors = new long[ErrorClasses.NAMES.size()];
         long inFlight = 0;
+        long afterWindow = 0;
         long lastEnd = Long.MIN_VALUE;
         for (Stats s : stats) {
             all.add(s.latencyUs);
@@ -130,6 +147,7 @@ final class LoadLoop {
                 errors[i] += s.errors[i];
             }
             inFlight += s.inFlightAtDeadline;
+            afterWindow += s.sentAfterWindow;
             lastEnd = Math.max(lastEnd, s.lastEndNs);
         }
         double elapsedS;
@@ -140,6 +158,6 @@ final class LoadLoop {
             long last = lastEnd == Long.MIN_VALUE ? stoppedNs : lastEnd;
             elapsedS = Math.max(last - (opened ? openedAt : warmEnd), 1) / 1e9;
         }
-        return new Result(all, errors, elapsedS, inFlight);
+        return new Result(all, errors, elapsedS, inFlight, afterWindow);
     }
 }

@@ -21,12 +21,15 @@ public final class Result {
     public final double elapsedS;
     /** Requests that completed after the window closed (duration mode): in no figure. */
     public final long inFlightAtDeadline;
+    /** Requests sent after the window's end, in the tail that keeps the load on: in no figure. */
+    public final long sentAfterWindow;
 
-    Result(Histogram latencyUs, long[] errors, double elapsedS, long inFlightAtDeadline) {
+    Result(Histogram latencyUs, long[] errors, double elapsedS, long inFlightAtDeadline, long sentAfterWindow) {
         this.latencyUs = latencyUs;
         this.errors = errors;
         this.elapsedS = elapsedS;
         this.inFlightAtDeadline = inFlightAtDeadline;
+        this.sentAfterWindow = sentAfterWindow;
     }
 
     /** Successful requests. */
@@ -86,7 +89,7 @@ public final class Result {
         for (int i = 0; i < errors.length; i++) {
             errs.append(i == 0 ? "" : " ").append(ErrorClasses.NAMES.get(i)).append('=').append(errors[i]);
         }
-        return String.format(Locale.ROOT, "requests=%d ok=%d errors{%s} elapsed_s=%.3f in_flight_at_deadline=%d",
-                requests(), ok(), errs, elapsedS, inFlightAtDeadline);
+        return String.format(Locale.ROOT, "requests=%d ok=%d errors{%s} elapsed_s=%.3f in_flight_at_deadline=%d sent_after_window=%d",
+                requests(), ok(), errs, elapsedS, inFlightAtDeadline, sentAfterWindow);
     }
 }

@@ -152,8 +152,9 @@ public final class HarnessTests {
         check(r.ok() > 50, "some load: " + r.summary());
         // Every request is measured or in flight at the deadline, but for at most one
         // per worker sent before the open marker was printed.
-        long unmeasured = served - (r.requests() + r.inFlightAtDeadline);
+        long unmeasured = served - (r.requests() + r.inFlightAtDeadline + r.sentAfterWindow);
         check(unmeasured >= 0 && unmeasured <= 3, "server " + served + " vs " + r.summary());
+        check(r.sentAfterWindow > 0, "the load goes on in the tail");
         check(r.elapsedS == 0.4, "elapsed " + r.elapsedS);
     }
 
@@ -161,6 +162,7 @@ public final class HarnessTests {
         Result r = quiet(workload("/bytes", "RATE", "200", "DURATION_MS", "500", "CONCURRENCY", "4"));
         long sent = r.requests() + r.inFlightAtDeadline;
         check(sent >= 95 && sent <= 101, "about 100 sent at 200/s in 0.5 s: " + r.summary());
+        check(r.sentAfterWindow >= 15 && r.sentAfterWindow <= 21, "the tail: 100 ms at 200/s: " + r.summary());
     }
 
     static void openLoopLatency() throws Exception {
