@@ -62,6 +62,13 @@ export async function measure(w, factory, marker = printMarker) {
   let end = null; // set when a duration window opens
   let stop = null; // end + TAIL_NS
   let sentAfterWindow = 0;
+  let closedAt = null; // when the close marker was printed
+  const afterEnd = []; // [start, done, error, latency µs] completed after the scheduled end
+  const add = (done, error, us) => {
+    if (lastEnd === null || done > lastEnd) lastEnd = done;
+    if (error === null) latencyUs.recordValue(Math.min(Math.max(us, 0), HIGHEST_US));
+    else errors[error]++;
+  };
   const nsPerRequest = w.rate > 0 ? 1e9 / w.rate : 0;
   const latencyUs = newHistogram();
   const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0]));
@@ -94,24 +101,18 @@ export async function measure(w, factory, marker = printMarker) {
         error = classify(err);
       }
       const done = now();
-      if (end !== null && start >= end) {
-        sentAfterWindow++; // the tail
+      if (w.durationMs > 0) { // completed in the window, as the server counts
+        if (openedAt === null || done < openedAt) continue;
+        if (end !== null && done > end) {
+          // Past the scheduled end: whether it is in the window depends on when the
+          // close marker was printed; decided after the run.
+          afterEnd.push([start, done, error, Number((done - intended) / 1000n)]);
+          continue;
+        }
+      } else if (!sentInWindow) {
         continue;
       }
-      // Duration mode: completed in the window, as the server counts.
-      const measured = w.durationMs > 0 ? openedAt !== null && done >= openedAt : sentInWindow;
-      if (!measured) continue;
-      if (end !== null && done > end) {
-        inFlightAtDeadline++;
-        continue;
-      }
-      if (lastEnd === null || done > lastEnd) lastEnd = done;
-      if (error === null) {
-        const us = Number((done - intended) / 1000n);
-        latencyUs.recordValue(Math.min(Math.max(us, 0), HIGHEST_US));
-      } else {
-        errors[error]++;
-      }
+      add(done, error, Number((done - intended) / 1000n));
     }
   }
 
@@ -123,6 +124,7 @@ export async function measure(w, factory, marker = printMarker) {
       end = openedAt + BigInt(w.durationMs) * 1_000_000n;
       stop = end + TAIL_NS;
       await sleepUntil(end);
+      closedAt = now(); // a late timer widens the window: the server's too
       marker(CLOSE_MARKER);
     }
   })();
@@ -133,8 +135,14 @@ export async function measure(w, factory, marker = printMarker) {
   if (w.durationMs === 0) marker(CLOSE_MARKER);
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
-  // Up to the last measured completion; with none, up to when the workers stopped.
-  const elapsedNs = end !== null ? end - openedAt : (lastEnd ?? stopped) - (openedAt ?? warmEnd);
+  for (const [start, done, error, us] of afterEnd) {
+    if (done <= closedAt) add(done, error, us);
+    else if (start < closedAt) inFlightAtDeadline++;
+    else sentAfterWindow++; // the tail
+  }
+  // Duration: open to close marker. Requests: up to the last measured completion
+  // (with none, up to when the workers stopped).
+  const elapsedNs = closedAt !== null ? closedAt - openedAt : (lastEnd ?? stopped) - (openedAt ?? warmEnd);
   return new Result({
     latencyUs,
     errors,

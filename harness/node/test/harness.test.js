@@ -82,7 +82,7 @@ test('duration mode accounts for every request the server saw', async () => {
   const unmeasured = served - before - (r.requests + r.inFlightAtDeadline + r.sentAfterWindow);
   assert.ok(unmeasured >= 0 && unmeasured <= 3, `${unmeasured} unmeasured: ${r.summary()}`);
   assert.ok(r.sentAfterWindow > 0, 'the load goes on in the tail');
-  assert.equal(r.elapsedS, 0.4);
+  assert.ok(Math.abs(r.elapsedS - 0.4) < 0.05, `elapsed ${r.elapsedS}: from the open to the close marker`);
 });
 
 test('open loop holds the rate', async () => {

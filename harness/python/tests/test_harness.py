@@ -49,7 +49,7 @@ def test_duration_mode_accounts_for_every_request_the_server_saw(server: Countin
     assert r.ok > 50
     assert 0 <= server.count - (r.requests + r.in_flight_at_deadline + r.sent_after_window) <= 3
     assert r.sent_after_window > 0, "the load goes on in the tail"
-    assert r.elapsed_s == pytest.approx(0.4)
+    assert r.elapsed_s == pytest.approx(0.4, abs=0.05)  # from the open to the close marker
 
 
 def test_open_loop_holds_the_rate(server: CountingServer) -> None:

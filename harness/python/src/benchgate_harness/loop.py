@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 from hdrh.histogram import HdrHistogram
 
@@ -80,6 +80,8 @@ class _Schedule:
         self.opened_at: Optional[int] = None
         self.end: Optional[int] = None
         self.stop: Optional[int] = None
+        #: Duration mode: when the close marker was printed (at or after ``end``).
+        self.closed_at: Optional[int] = None
         self.ns_per_request = 1e9 / w.rate if w.rate > 0 else 0.0
         self._lock = threading.Lock()
         self._next_ticket = 0
@@ -126,6 +128,17 @@ class _WorkerStats:
         self.in_flight_at_deadline = 0
         self.sent_after_window = 0
         self.last_end_ns = 0
+        #: Duration mode: (start, done, error class, latency µs) completed after the
+        #: scheduled end, sorted into the window or not once it has closed.
+        self.after_end: List[Tuple[int, int, Optional[str], int]] = []
+
+    def add(self, done: int, error: Optional[str], latency_us: int) -> None:
+        """Records one measured completion."""
+        self.last_end_ns = max(self.last_end_ns, done)
+        if error is None:
+            self.latency_us.record_value(min(latency_us, HIGHEST_US))
+        else:
+            self.errors[error] += 1
 
 
 def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
@@ -155,24 +168,18 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
         except Exception as exc:  # every failed request is counted in its class
             error = classify(exc)
         done = time.perf_counter_ns()
-        if s.past_end(start):
-            stats.sent_after_window += 1  # the tail
-            continue
         if s.by_duration:  # completed in the window, as the server counts
             opened_at = s.opened_at
-            measured = opened_at is not None and done >= opened_at
-        else:
-            measured = sent_in_window
-        if not measured:
+            if opened_at is None or done < opened_at:
+                continue
+            if s.past_end(done):
+                # Past the scheduled end: whether it is in the window depends on when
+                # the close marker was printed; decided after the run (_merge).
+                stats.after_end.append((start, done, error, (done - intended) // 1000))
+                continue
+        elif not sent_in_window:
             continue
-        if s.past_end(done):
-            stats.in_flight_at_deadline += 1
-            continue
-        stats.last_end_ns = max(stats.last_end_ns, done)
-        if error is None:
-            stats.latency_us.record_value(min((done - intended) // 1000, HIGHEST_US))
-        else:
-            stats.errors[error] += 1
+        stats.add(done, error, (done - intended) // 1000)
 
 
 def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Result:
@@ -214,6 +221,7 @@ def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Res
     s.open(time.perf_counter_ns())
     if s.end is not None:
         _sleep_until(s.end)
+        s.closed_at = time.perf_counter_ns()  # a late wake-up widens the window: the server's too
         marker(CLOSE_MARKER)
     for t in threads:
         t.join()
@@ -226,6 +234,15 @@ def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Res
 
 
 def _merge(s: _Schedule, stats: List[_WorkerStats], stopped_ns: int) -> Result:
+    if s.closed_at is not None:
+        for st in stats:
+            for start, done, error, latency_us in st.after_end:
+                if done <= s.closed_at:
+                    st.add(done, error, latency_us)
+                elif start < s.closed_at:
+                    st.in_flight_at_deadline += 1
+                else:
+                    st.sent_after_window += 1  # the tail
     latency: HdrHistogram = new_histogram()
     errors = dict.fromkeys(ERROR_CLASSES, 0)
     for st in stats:
@@ -233,8 +250,8 @@ def _merge(s: _Schedule, stats: List[_WorkerStats], stopped_ns: int) -> Result:
         for c in ERROR_CLASSES:
             errors[c] += st.errors[c]
     opened_at = s.opened_at if s.opened_at is not None else s.warm_end
-    if s.end is not None:
-        elapsed_ns = s.end - opened_at
+    if s.closed_at is not None:
+        elapsed_ns = s.closed_at - opened_at
     else:
         # Up to the last measured completion; with none, up to when the workers stopped.
         last = max(st.last_end_ns for st in stats) or stopped_ns

@@ -141,8 +141,10 @@ public final class Harness {
         LoadLoop.sleepUntil(l.warmEnd);
         marker.accept(OPEN_MARKER);
         long end = l.open(System.nanoTime());
+        long closed = 0;
         if (l.byDuration) {
             LoadLoop.sleepUntil(end);
+            closed = System.nanoTime(); // a late wake-up widens the window: the server's too
             marker.accept(CLOSE_MARKER);
         }
         for (Thread t : threads) {
@@ -155,7 +157,7 @@ public final class Harness {
         if (!failures.isEmpty()) {
             throw failures.get(0);
         }
-        return l.merge(stats, stopped);
+        return l.merge(stats, stopped, closed);
     }
 
     private static void printMarker(String line) {

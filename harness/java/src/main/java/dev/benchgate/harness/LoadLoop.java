@@ -1,5 +1,7 @@
 package dev.benchgate.harness;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
 
@@ -54,6 +56,17 @@ final class LoadLoop {
         long inFlightAtDeadline;
         long sentAfterWindow;
         long lastEndNs = Long.MIN_VALUE;
+        /** Duration mode: {start, done, error index or -1, latency µs} completed after the scheduled end. */
+        final List<long[]> afterEnd = new ArrayList<>();
+
+        void add(long done, int errorIndex, long us) {
+            lastEndNs = lastEndNs == Long.MIN_VALUE ? done : Math.max(lastEndNs, done);
+            if (errorIndex < 0) {
+                latencyUs.recordValue(us);
+            } else {
+                errors[errorIndex]++;
+            }
+        }
     }
 
     /** Opens the window (called right after the open marker was printed); returns its end. */
@@ -112,30 +125,43 @@ final class LoadLoop {
                 error = ErrorClasses.classify(e);
             }
             long done = System.nanoTime();
-            if (pastEnd(start)) {
-                s.sentAfterWindow++; // the tail
+            long latencyUs = Math.max(0, (done - intended) / 1000);
+            int errorIndex = error == null ? -1 : ErrorClasses.index(error);
+            if (byDuration) { // completed in the window, as the server counts
+                if (!opened || done - openedAt < 0) {
+                    continue;
+                }
+                if (pastEnd(done)) {
+                    // Past the scheduled end: whether it is in the window depends on
+                    // when the close marker was printed; decided in merge().
+                    s.afterEnd.add(new long[] {start, done, errorIndex, latencyUs});
+                    continue;
+                }
+            } else if (!sentInWindow) {
                 continue;
             }
-            // Duration mode: completed in the window, as the server counts.
-            boolean measured = byDuration ? opened && done - openedAt >= 0 : sentInWindow;
-            if (!measured) {
-                continue;
-            }
-            if (pastEnd(done)) {
-                s.inFlightAtDeadline++;
-                continue;
-            }
-            s.lastEndNs = s.lastEndNs == Long.MIN_VALUE ? done : Math.max(s.lastEndNs, done);
-            if (error == null) {
-                s.latencyUs.recordValue(Math.max(0, (done - intended) / 1000));
-            } else {
-                s.errors[ErrorClasses.index(error)]++;
-            }
+            s.add(done, errorIndex, latencyUs);
         }
     }
 
-    /** Merges the workers' figures; {@code stoppedNs}: when the last worker stopped. */
-    Result merge(Stats[] stats, long stoppedNs) {
+    /**
+     * Merges the workers' figures; {@code stoppedNs}: when the last worker stopped;
+     * {@code closedNs}: when the close marker was printed (duration mode).
+     */
+    Result merge(Stats[] stats, long stoppedNs, long closedNs) {
+        if (byDuration) {
+            for (Stats s : stats) {
+                for (long[] c : s.afterEnd) {
+                    if (c[1] - closedNs <= 0) {
+                        s.add(c[1], (int) c[2], c[3]);
+                    } else if (c[0] - closedNs < 0) {
+                        s.inFlightAtDeadline++;
+                    } else {
+                        s.sentAfterWindow++; // the tail
+                    }
+                }
+            }
+        }
         Histogram all = new Histogram(3);
         long[] errors = new long[ErrorClasses.NAMES.size()];
         long inFlight = 0;
@@ -152,7 +178,7 @@ final class LoadLoop {
         }
         double elapsedS;
         if (byDuration) {
-            elapsedS = w.durationMs / 1000.0;
+            elapsedS = Math.max(closedNs - openedAt, 1) / 1e9; // open to close marker
         } else {
             // Up to the last measured completion; with none, up to when the workers stopped.
             long last = lastEnd == Long.MIN_VALUE ? stoppedNs : lastEnd;

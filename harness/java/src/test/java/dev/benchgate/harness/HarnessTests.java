@@ -155,7 +155,7 @@ public final class HarnessTests {
         long unmeasured = served - (r.requests() + r.inFlightAtDeadline + r.sentAfterWindow);
         check(unmeasured >= 0 && unmeasured <= 3, "server " + served + " vs " + r.summary());
         check(r.sentAfterWindow > 0, "the load goes on in the tail");
-        check(r.elapsedS == 0.4, "elapsed " + r.elapsedS);
+        check(Math.abs(r.elapsedS - 0.4) < 0.05, "elapsed " + r.elapsedS + ": from the open to the close marker");
     }
 
     static void openLoopRate() throws Exception {
