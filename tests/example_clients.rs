@@ -10,13 +10,19 @@ mod common;
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use benchgate::measure::LatencyHistogram;
 use common::{cell, exe, run_config};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-fn require_deps() {
+/// One client at a time: two clients and their servers at once on a 2-core
+/// machine delay the window markers and skew the counts being compared.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn require_deps() -> std::sync::MutexGuard<'static, ()> {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let java_built = Path::new(ROOT)
         .join("fixtures/clients/java/out/ApacheBench.class")
         .exists();
@@ -28,6 +34,7 @@ fn require_deps() {
         java_built && requests,
         "example client dependencies are missing (java classes built: {java_built}, python requests: {requests}); run scripts/install-test-deps.sh (scripts/test.sh does)"
     );
+    serial
 }
 
 fn config(client: &str, command: &str) -> String {
@@ -54,7 +61,7 @@ concurrency = 4
 
 /// Runs one example client; its own count must match the server's within 1%.
 fn own_count_agrees(client: &str, command: &str) {
-    require_deps();
+    let _serial = require_deps();
     let run = run_config(&config(client, command), &[]);
     let r = run.results();
     let c = cell(&r, "get", client);
@@ -95,7 +102,7 @@ fn java_apache_httpclient5_agrees_with_the_server() {
 
 #[test]
 fn curl_black_box_has_throughput_and_no_latency() {
-    require_deps();
+    let _serial = require_deps();
     let run = run_config(
         &config("curl", r#"["bash", "fixtures/clients/curl.sh"]"#),
         &[],
@@ -111,7 +118,7 @@ fn curl_black_box_has_throughput_and_no_latency() {
 
 #[test]
 fn java_histogram_decodes_to_what_java_printed() {
-    require_deps();
+    let _serial = require_deps();
     // A reference server of our own, and the Java client run by hand.
     let mut server = Command::new(exe())
         .args([

@@ -1,0 +1,169 @@
+package dev.benchgate.harness;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Consumer;
+
+/**
+ * benchgate's external-client harness: you write the {@link RequestFactory} that
+ * builds your client and sends one request; this runs it as a benchgate command
+ * client (docs/external-clients.md).
+ *
+ * <pre>{@code
+ * public static void main(String[] args) {
+ *     HttpClient client = HttpClient.newHttpClient();
+ *     Harness.run("JdkBench", w -> {
+ *         HttpRequest r = HttpRequest.newBuilder(URI.create(w.url)).build();
+ *         return () -> client.send(r, HttpResponse.BodyHandlers.discarding()).statusCode();
+ *     });
+ * }
+ * }</pre>
+ *
+ * <p>It reads the {@code BENCHGATE_*} variables, runs the closed or open loop on one
+ * platform thread per worker ({@link LoadLoop}), excludes the warmup, prints the
+ * window markers, records latency in µs in an HdrHistogram (3 significant digits),
+ * writes the result file and exits: {@link #EXIT_OK}, {@link #EXIT_NO_RESPONSE},
+ * {@link #EXIT_BAD_WORKLOAD} or {@link #EXIT_UNSUPPORTED}.
+ */
+public final class Harness {
+    /** The library's version (also in pom.xml). */
+    public static final String VERSION = "0.1.0";
+    /** Exit code: done. */
+    public static final int EXIT_OK = 0;
+    /** Exit code: not one measured request got an HTTP response, or the client failed. */
+    public static final int EXIT_NO_RESPONSE = 1;
+    /** Exit code: a {@code BENCHGATE_*} variable is missing or invalid. */
+    public static final int EXIT_BAD_WORKLOAD = 2;
+    /** Exit code: the client does not support this workload ({@link Unsupported}). */
+    public static final int EXIT_UNSUPPORTED = 3;
+    /** Printed on stdout when the warmup ends. */
+    public static final String OPEN_MARKER = "BENCHGATE-WINDOW-OPEN";
+    /** Printed on stdout when the measurement ends. */
+    public static final String CLOSE_MARKER = "BENCHGATE-WINDOW-CLOSE";
+
+    /** Reads the workload from the environment, runs it and exits the JVM. */
+    public static void run(String name, RequestFactory factory) {
+        run(Workload.fromEnvOrExit(name), factory);
+    }
+
+    /** Runs a workload read beforehand ({@link Workload#fromEnvOrExit}) and exits the JVM. */
+    public static void run(Workload w, RequestFactory factory) {
+        System.exit(runAndReport(w, factory));
+    }
+
+    /** {@link #run} without the exit: measures, writes the result file, logs; returns the exit code. */
+    public static int runAndReport(Workload w, RequestFactory factory) {
+        Result result;
+        try {
+            result = measure(w, factory, Harness::printMarker);
+        } catch (Unsupported e) {
+            System.err.println(w.name + ": unsupported workload: " + e.getMessage());
+            return EXIT_UNSUPPORTED;
+        } catch (Exception e) {
+            System.err.println(w.name + ": the client failed: " + e);
+            e.printStackTrace();
+            return EXIT_NO_RESPONSE;
+        }
+        try {
+            if (!w.resultPath.isEmpty()) {
+                result.write(Path.of(w.resultPath));
+            }
+        } catch (Exception e) {
+            System.err.println(w.name + ": cannot write the result file " + w.resultPath + ": " + e);
+            return EXIT_NO_RESPONSE;
+        }
+        System.out.println(result.hdrLine());
+        System.out.flush();
+        System.err.println(w.name + ": " + result.summary());
+        if (result.answered() == 0) {
+            System.err.println(w.name + ": not a single measured request got an HTTP response; is the server at "
+                    + w.url + " up?");
+            return EXIT_NO_RESPONSE;
+        }
+        return EXIT_OK;
+    }
+
+    /**
+     * Runs the workload and returns the window's figures: calls the factory on each
+     * worker thread, starts the clock when all are ready, hands the window markers to
+     * {@code marker}. Throws what a factory or request threw other than a request
+     * failure ({@link Unsupported} for a workload the client cannot run).
+     */
+    public static Result measure(Workload w, RequestFactory factory, Consumer<String> marker) throws Exception {
+        int n = w.concurrency;
+        CountDownLatch ready = new CountDownLatch(n);
+        CountDownLatch go = new CountDownLatch(1);
+        LoadLoop[] loop = new LoadLoop[1]; // published to the workers by go.countDown()
+        LoadLoop.Stats[] stats = new LoadLoop.Stats[n];
+        List<Exception> failures = new ArrayList<>();
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            stats[i] = new LoadLoop.Stats();
+            LoadLoop.Stats s = stats[i];
+            Thread t = new Thread(() -> {
+                boolean counted = false;
+                try {
+                    Request req = factory.create(w);
+                    ready.countDown();
+                    counted = true;
+                    go.await();
+                    if (loop[0] != null) {
+                        loop[0].work(req, s);
+                    }
+                } catch (Exception e) {
+                    synchronized (failures) {
+                        failures.add(e);
+                    }
+                } finally {
+                    if (!counted) {
+                        ready.countDown();
+                    }
+                }
+            }, "bench-worker-" + i);
+            threads.add(t);
+            t.start();
+        }
+        ready.await();
+        synchronized (failures) {
+            if (!failures.isEmpty()) {
+                go.countDown(); // loop[0] stays null: the workers return at once
+                for (Thread t : threads) {
+                    t.join();
+                }
+                throw failures.get(0);
+            }
+        }
+        LoadLoop l = new LoadLoop(w, System.nanoTime());
+        loop[0] = l;
+        go.countDown();
+        LoadLoop.sleepUntil(l.warmEnd);
+        marker.accept(OPEN_MARKER);
+        long end = l.open(System.nanoTime());
+        long closed = 0;
+        if (l.byDuration) {
+            LoadLoop.sleepUntil(end);
+            closed = System.nanoTime(); // a late wake-up widens the window: the server's too
+            marker.accept(CLOSE_MARKER);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        long stopped = System.nanoTime();
+        if (!l.byDuration) {
+            marker.accept(CLOSE_MARKER);
+        }
+        if (!failures.isEmpty()) {
+            throw failures.get(0);
+        }
+        return l.merge(stats, stopped, closed);
+    }
+
+    private static void printMarker(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    private Harness() {}
+}

@@ -1,0 +1,143 @@
+"""The harness against a local counting server: windows, loops, errors, exit
+codes and the result file."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Callable, List
+
+import pytest
+from conftest import CountingServer, env, stdlib_factory
+from hdrh.histogram import HdrHistogram
+
+from benchgate_harness import (
+    CLOSE_MARKER,
+    OPEN_MARKER,
+    BadWorkload,
+    RequestFailed,
+    Unsupported,
+    Workload,
+    classify,
+    main,
+    measure,
+)
+
+
+def markers() -> "tuple[List[str], Callable[[str], None]]":
+    seen: List[str] = []
+    return seen, seen.append
+
+
+def test_request_count_mode_measures_exactly_that_many(server: CountingServer) -> None:
+    seen, marker = markers()
+    w = Workload.from_env(env(server.base_url + "/bytes", requests="300", warmup_ms="100"))
+    r = measure(w, stdlib_factory, marker)
+    assert r.ok == 300 and r.requests == 300
+    assert r.latency_us.get_total_count() == 300
+    assert server.count >= 300, "the warmup's requests come on top"
+    assert seen == [OPEN_MARKER, CLOSE_MARKER]
+    assert r.elapsed_s > 0
+
+
+def test_duration_mode_accounts_for_every_request_the_server_saw(server: CountingServer) -> None:
+    w = Workload.from_env(env(server.base_url + "/bytes", duration_ms="400", concurrency="3"))
+    r = measure(w, stdlib_factory, lambda _: None)
+    # No warmup: every request sent is measured or was in flight at the deadline,
+    # but for at most one per worker sent before the open marker was printed.
+    assert r.ok > 50
+    assert 0 <= server.count - (r.requests + r.in_flight_at_deadline + r.sent_after_window) <= 3
+    assert r.sent_after_window > 0, "the load goes on in the tail"
+    assert r.elapsed_s == pytest.approx(0.4, abs=0.05)  # from the open to the close marker
+
+
+def test_open_loop_holds_the_rate(server: CountingServer) -> None:
+    w = Workload.from_env(env(server.base_url + "/bytes", rate="200", duration_ms="500", concurrency="4"))
+    r = measure(w, stdlib_factory, lambda _: None)
+    assert 95 <= r.requests + r.in_flight_at_deadline <= 101, r.summary()
+    assert 15 <= r.sent_after_window <= 21, "the tail: 100 ms at 200/s"
+
+
+def test_open_loop_latency_runs_from_the_intended_start(server: CountingServer) -> None:
+    # One worker, 100 requests/s wanted, 30 ms per response: the schedule falls
+    # behind, and the queueing delay must show in the latency, not vanish.
+    w = Workload.from_env(env(server.base_url + "/delay/30", rate="100", duration_ms="600", concurrency="1"))
+    r = measure(w, stdlib_factory, lambda _: None)
+    assert r.ok >= 10
+    assert r.latency_us.get_min_value() >= 30_000
+    assert r.latency_us.get_max_value() > 200_000, "a closed-loop measure would stay near 30 ms"
+
+
+def test_error_statuses_are_counted_in_their_class(server: CountingServer) -> None:
+    for path, cls in (("/status/404", "status_4xx"), ("/status/503", "status_5xx")):
+        w = Workload.from_env(env(server.base_url + path, requests="20"))
+        r = measure(w, stdlib_factory, lambda _: None)
+        assert (r.ok, r.errors[cls], r.requests) == (0, 20, 20)
+
+
+def test_exit_codes_and_the_result_file(server: CountingServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "result.json"
+    assert main(factory=stdlib_factory, env=env(server.base_url + "/bytes", requests="50", result_path=str(out))) == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["benchgate_result"] == 1 and doc["requests"] == 50 and doc["ok"] == 50
+    assert set(doc["errors"]) == {"connect", "timeout", "read", "write", "status_4xx", "status_5xx"}
+    h = HdrHistogram.decode(doc["latency_histogram"])
+    assert h.get_total_count() == 50
+    assert f"HDR count=50 min={h.get_min_value()}" in capsys.readouterr().out
+
+    # One shared send function instead of a factory.
+    calls: List[int] = []
+    assert main(lambda w: calls.append(1) or 204, env=env(server.base_url, requests="7")) == 0
+    assert len(calls) >= 7
+
+
+def test_no_response_exits_1_and_still_writes_the_file(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "result.json"
+    code = main(factory=stdlib_factory, env=env(f"http://127.0.0.1:{port}/", requests="5", result_path=str(out)))
+    assert code == 1
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert doc["errors"]["connect"] == 5 and doc["ok"] == 0
+
+
+def test_bad_variables_exit_2_naming_the_variable(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(lambda w: 200, env=env("http://127.0.0.1:1/", requests="1", concurrency="x")) == 2
+    assert "BENCHGATE_CONCURRENCY must be a non-negative integer, got 'x'" in capsys.readouterr().err
+    for bad, name in (({"rate": "-1"}, "BENCHGATE_RATE"), ({"duration_ms": "5", "requests": "5"}, "exactly one"),
+                      ({"http_version": "3"}, "BENCHGATE_HTTP_VERSION"), ({"method": "PATCH"}, "BENCHGATE_METHOD")):
+        with pytest.raises(BadWorkload, match=name):
+            Workload.from_env({**env("http://x/", requests="1"), **{f"BENCHGATE_{k.upper()}": v for k, v in bad.items()}})
+    with pytest.raises(BadWorkload, match="BENCHGATE_URL"):
+        Workload.from_env({})
+
+
+def test_unsupported_workload_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    def h1_only(w: Workload) -> Callable[[], int]:
+        if w.http_version == "2":
+            raise Unsupported("HTTP/1.1 only")
+        return lambda: 200
+
+    assert main(factory=h1_only, env=env("http://127.0.0.1:1/", requests="1", http_version="2")) == 3
+    assert "unsupported workload: HTTP/1.1 only" in capsys.readouterr().err
+
+
+def test_classify_reads_the_exception_chain() -> None:
+    def chained(inner: BaseException) -> Exception:
+        try:
+            raise inner
+        except BaseException:
+            try:
+                raise RuntimeError("wrapped")
+            except RuntimeError as outer:
+                return outer
+
+    assert classify(RequestFailed("write")) == "write"
+    assert classify(chained(socket.timeout("slow"))) == "timeout"
+    assert classify(chained(ConnectionRefusedError())) == "connect"
+    assert classify(chained(BrokenPipeError())) == "write"
+    assert classify(chained(ConnectionResetError())) == "read"
+    with pytest.raises(ValueError, match="error class"):
+        RequestFailed("boom")
