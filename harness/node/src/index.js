@@ -9,7 +9,7 @@
 // HdrHistogram, writes the result file and exits 0, 1, 2 or 3.
 
 import { readFileSync } from 'node:fs';
-import { measure } from './loop.js';
+import { measure, printMarker, stdinAck } from './loop.js';
 import { writeResult } from './result.js';
 import { BadWorkload, Unsupported, workloadFromEnv } from './workload.js';
 
@@ -52,7 +52,7 @@ export async function main(what, { name = process.argv[1]?.split('/').pop() ?? '
   }
   let result;
   try {
-    result = await measure(w, factory);
+    result = await measure(w, factory, printMarker, stdinAck(env));
   } catch (err) {
     if (err instanceof Unsupported) {
       say(`unsupported workload: ${err.message}`);

@@ -17,6 +17,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CLASSES, HIGHEST_US, Result, classify, errorClassOfStatus, newHistogram } from './result.js';
 import { Unsupported } from './workload.js';
+import { createInterface } from 'node:readline';
 
 export const OPEN_MARKER = 'BENCHGATE-WINDOW-OPEN';
 export const CLOSE_MARKER = 'BENCHGATE-WINDOW-CLOSE';
@@ -46,15 +47,38 @@ export function printMarker(line) {
 }
 
 /**
+ * benchgate acknowledges each window marker with a line on stdin once the reference
+ * server's window has opened (or closed), when BENCHGATE_WINDOW_ACK=stdin: waiting for
+ * it makes the harness count the span the server counts, however late benchgate reads
+ * stdout. Returns an async function that waits for the next acknowledgement, or null
+ * when benchgate does not say so (an older version, or a run by hand).
+ * @param {Record<string, string | undefined>} [env]
+ * @returns {(() => Promise<void>) | null}
+ */
+export function stdinAck(env = process.env) {
+  if (env.BENCHGATE_WINDOW_ACK !== 'stdin') return null;
+  const rl = createInterface({ input: process.stdin });
+  const lines = rl[Symbol.asyncIterator]();
+  let taken = 0;
+  return async () => {
+    await lines.next();
+    taken += 1;
+    if (taken === 2) rl.close(); // both came: stdin need not keep the process alive
+  };
+}
+
+/**
  * Runs the workload and returns the window's figures. `factory(workload)` is called
  * once (one event loop) and returns the async `send() -> status` every worker calls.
  * Throws what the factory threw, or an Unsupported thrown by send.
  * @param {import('./workload.js').Workload} w
  * @param {(w: import('./workload.js').Workload) => (() => Promise<number>) | Promise<() => Promise<number>>} factory
  * @param {(line: string) => void} [marker]
+ * @param {(() => Promise<void>) | null} [ack] waits for a marker's acknowledgement
+ *   (stdinAck); the workers keep sending meanwhile
  * @returns {Promise<Result>}
  */
-export async function measure(w, factory, marker = printMarker) {
+export async function measure(w, factory, marker = printMarker, ack = null) {
   const send = await factory(w);
   const t0 = now();
   const warmEnd = t0 + BigInt(w.warmupMs) * 1_000_000n;
@@ -119,20 +143,25 @@ export async function measure(w, factory, marker = printMarker) {
   const markers = (async () => {
     await sleepUntil(warmEnd);
     marker(OPEN_MARKER);
+    if (ack) await ack(); // the server's window is open from here
     openedAt = now();
     if (w.durationMs > 0) {
       end = openedAt + BigInt(w.durationMs) * 1_000_000n;
       stop = end + TAIL_NS;
       await sleepUntil(end);
-      closedAt = now(); // a late timer widens the window: the server's too
       marker(CLOSE_MARKER);
+      if (ack) await ack(); // the server's window is closed from here
+      closedAt = now(); // a late timer widens the window: the server's too
     }
   })();
   const workers = Array.from({ length: w.concurrency }, worker);
   const settled = await Promise.allSettled(workers);
   await markers;
   const stopped = now();
-  if (w.durationMs === 0) marker(CLOSE_MARKER);
+  if (w.durationMs === 0) {
+    marker(CLOSE_MARKER);
+    if (ack) await ack();
+  }
   const failed = settled.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
   for (const [start, done, error, us] of afterEnd) {

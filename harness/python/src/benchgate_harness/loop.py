@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+import os
+import sys
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
 from hdrh.histogram import HdrHistogram
 
@@ -41,6 +43,8 @@ Send = Callable[[], int]
 Factory = Callable[[Workload], Send]
 #: Receives the window marker lines.
 Marker = Callable[[str], None]
+#: Waits for benchgate's acknowledgement of a marker (see :func:`stdin_ack`).
+Ack = Callable[[], None]
 
 #: Duration mode: the load goes on this long after the window's end, so the server's
 #: window, which closes when benchgate has read the close marker, sees the same steady
@@ -54,6 +58,17 @@ CLOSE_MARKER = "BENCHGATE-WINDOW-CLOSE"
 def print_marker(line: str) -> None:
     """Prints a window marker on stdout and flushes, as benchgate reads it."""
     print(line, flush=True)
+
+
+def stdin_ack(env: Optional[Mapping[str, str]] = None) -> Optional[Ack]:
+    """benchgate acknowledges each window marker with a line on stdin once the
+    reference server's window has opened (or closed), when
+    ``BENCHGATE_WINDOW_ACK=stdin``: waiting for it makes the harness count the
+    span the server counts however late benchgate reads stdout. ``None`` when
+    benchgate does not say so (an older version, or a run by hand)."""
+    if (os.environ if env is None else env).get("BENCHGATE_WINDOW_ACK") != "stdin":
+        return None
+    return lambda: sys.stdin.readline() and None
 
 
 def _sleep_until(t_ns: int) -> None:
@@ -182,10 +197,12 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
         stats.add(done, error, (done - intended) // 1000)
 
 
-def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Result:
+def measure(w: Workload, factory: Factory, marker: Marker = print_marker, ack: Optional[Ack] = None) -> Result:
     """Runs the workload: builds every worker's client, warms up, measures, and
     returns the window's figures. Raises what a factory raised (:class:`Unsupported`
-    for a workload the client cannot run)."""
+    for a workload the client cannot run). With ``ack``, each marker is followed by
+    a wait for its acknowledgement (the workers keep sending meanwhile): the window
+    opens after the open marker's and closes after the close marker's."""
     ready = threading.Barrier(w.concurrency + 1)
     go = threading.Event()
     failures: List[BaseException] = []
@@ -218,11 +235,15 @@ def measure(w: Workload, factory: Factory, marker: Marker = print_marker) -> Res
     go.set()
     _sleep_until(s.warm_end)
     marker(OPEN_MARKER)
+    if ack is not None:
+        ack()  # the server's window is open from here
     s.open(time.perf_counter_ns())
     if s.end is not None:
         _sleep_until(s.end)
-        s.closed_at = time.perf_counter_ns()  # a late wake-up widens the window: the server's too
         marker(CLOSE_MARKER)
+        if ack is not None:
+            ack()  # the server's window is closed from here
+        s.closed_at = time.perf_counter_ns()  # a late wake-up widens the window: the server's too
     for t in threads:
         t.join()
     stopped = time.perf_counter_ns()

@@ -8,7 +8,7 @@ import sys
 import traceback
 from typing import Callable, Mapping, NoReturn, Optional
 
-from .loop import Factory, measure
+from .loop import Factory, measure, stdin_ack
 from .result import write_result
 from .workload import BadWorkload, Unsupported, Workload
 
@@ -68,7 +68,7 @@ def main(
         say(str(e))
         return EXIT_BAD_WORKLOAD
     try:
-        result = measure(w, make)
+        result = measure(w, make, ack=stdin_ack(env))
     except Unsupported as e:
         say(f"unsupported workload: {e}")
         return EXIT_UNSUPPORTED

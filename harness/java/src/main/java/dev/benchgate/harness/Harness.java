@@ -57,7 +57,7 @@ public final class Harness {
     public static int runAndReport(Workload w, RequestFactory factory) {
         Result result;
         try {
-            result = measure(w, factory, Harness::printMarker);
+            result = measure(w, factory, markerFor(System.getenv("BENCHGATE_WINDOW_ACK")));
         } catch (Unsupported e) {
             System.err.println(w.name + ": unsupported workload: " + e.getMessage());
             return EXIT_UNSUPPORTED;
@@ -144,8 +144,8 @@ public final class Harness {
         long closed = 0;
         if (l.byDuration) {
             LoadLoop.sleepUntil(end);
+            marker.accept(CLOSE_MARKER); // returns once acknowledged, when benchgate does
             closed = System.nanoTime(); // a late wake-up widens the window: the server's too
-            marker.accept(CLOSE_MARKER);
         }
         for (Thread t : threads) {
             t.join();
@@ -163,6 +163,29 @@ public final class Harness {
     private static void printMarker(String line) {
         System.out.println(line);
         System.out.flush();
+    }
+
+    /**
+     * The window markers as benchgate wants them: printed on stdout and, when
+     * {@code BENCHGATE_WINDOW_ACK=stdin}, each followed by a wait for benchgate's
+     * acknowledgement on stdin (a line, once the reference server's window has
+     * opened or closed). The workers keep sending meanwhile, so the harness counts
+     * the span the server counts however late benchgate reads stdout.
+     */
+    static Consumer<String> markerFor(String ack) {
+        if (!"stdin".equals(ack)) {
+            return Harness::printMarker;
+        }
+        java.io.BufferedReader in = new java.io.BufferedReader(
+                new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8));
+        return line -> {
+            printMarker(line);
+            try {
+                in.readLine();
+            } catch (java.io.IOException e) {
+                // stdin gone: nothing to wait for
+            }
+        };
     }
 
     private Harness() {}
