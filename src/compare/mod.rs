@@ -41,7 +41,9 @@ mod validity;
 
 pub use model::*;
 
-use crate::config::gate::{GateConfig, MetricGate, MissingBaseline, NotComparablePolicy};
+use crate::config::gate::{
+    GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
+};
 use crate::results::{profile, CellResult, RunResults, METRICS};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
@@ -184,7 +186,7 @@ pub fn compare(
             } else if !profile_diffs.is_empty() {
                 Evidence::NotComparable(profile_diffs.clone())
             } else {
-                c.evidence(gate.alpha)
+                c.evidence(gate)
             };
             metrics.push(c.comparison(cell, same, g, &evidence, gate));
         }
@@ -192,7 +194,7 @@ pub fn compare(
     validity::guard(&mut metrics, current, baseline, gate);
     finish(
         "baseline",
-        method(false, gate.alpha),
+        method(None, gate.alpha),
         baseline.map(run_ref),
         run_ref(current),
         env_diffs,
@@ -365,7 +367,7 @@ pub fn compare_side_by_side_with(
                     } else if c.current.is_empty() {
                         missing(false, "no round measured both clients")
                     } else {
-                        c.evidence(gate.alpha)
+                        c.evidence(gate)
                     };
                     (c, evidence)
                 }
@@ -381,7 +383,7 @@ pub fn compare_side_by_side_with(
         } else {
             "side_by_side"
         },
-        method(true, gate.alpha),
+        method(Some(gate.paired_test), gate.alpha),
         Some(this.clone()),
         this,
         Vec::new(),
@@ -448,17 +450,28 @@ fn finish(
     }
 }
 
-fn method(paired: bool, alpha: f64) -> String {
-    let test = if paired {
-        "Wilcoxon signed-rank test on per-round differences, paired by round (exact \
+/// The method line of a report: the test (`paired`: the `[gate] paired_test`
+/// of a comparison paired by round; `None`: independent samples) and the rule.
+fn method(paired: Option<PairedTest>, alpha: f64) -> String {
+    let test = match paired {
+        Some(PairedTest::SignedRank) => {
+            "Wilcoxon signed-rank test on per-round differences, paired by round (exact \
          conditional distribution up to 50 pairs) with the Hodges-Lehmann estimate from \
          Walsh averages and its distribution-free interval (Hollander, Wolfe & Chicken, \
          Nonparametric Statistical Methods, ch. 3)"
-    } else {
-        "Mann-Whitney U test (exact conditional distribution up to 50 trials a side, else \
+        }
+        Some(PairedTest::Sign) => {
+            "sign test on per-round differences, paired by round (exact binomial \
+             distribution up to 50 nonzero pairs, zero differences dropped) with the \
+             median of the differences and its order-statistic interval (Hollander, Wolfe \
+             & Chicken, Nonparametric Statistical Methods, ch. 3.4-3.6)"
+        }
+        None => {
+            "Mann-Whitney U test (exact conditional distribution up to 50 trials a side, else \
          normal approximation with tie correction) with the Hodges-Lehmann shift and its \
          distribution-free interval (Hollander, Wolfe & Chicken, Nonparametric Statistical \
          Methods, ch. 4)"
+        }
     };
     format!(
         "{test}, on ln(value) per trial (error rate and error counts: absolute differences); \
