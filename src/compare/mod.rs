@@ -7,7 +7,8 @@
 //! - [`compare_side_by_side`]: every other client of a scenario against
 //!   `[compare] baseline_client` in the same run, paired by round (the rounds are
 //!   interleaved, so a pair shares the machine's state): Wilcoxon signed-rank /
-//!   Hodges-Lehmann on the per-round differences. [`compare_side_by_side_with`]
+//!   Hodges-Lehmann on the per-round differences, or with `[gate] paired_test =
+//!   "sign"` the sign test and their median. [`compare_side_by_side_with`]
 //!   also pairs servers under test (`baseline_server`): each client on every
 //!   other server against the same client on the baseline server.
 //!
@@ -464,7 +465,7 @@ fn method(paired: Option<PairedTest>, alpha: f64) -> String {
             "sign test on per-round differences, paired by round (exact binomial \
              distribution up to 50 nonzero pairs, zero differences dropped) with the \
              median of the differences and its order-statistic interval (Hollander, Wolfe \
-             & Chicken, Nonparametric Statistical Methods, ch. 3.4-3.6)"
+             & Chicken, Nonparametric Statistical Methods, sections 3.4-3.6)"
         }
         None => {
             "Mann-Whitney U test (exact conditional distribution up to 50 trials a side, else \
