@@ -4,7 +4,8 @@
 # client-side slowdown caught >= 19 of 20), for the comparison that survives a
 # noisy machine best: both sides measured in ONE run, rounds interleaved
 # (A B C A B C ...), compared pair by pair ([compare] baseline_client, Wilcoxon
-# signed-rank on the per-round log ratios).
+# signed-rank on the per-round log ratios, or the sign test with
+# PAIRED_TEST=sign, written into the generated [gate] as paired_test).
 #
 # Each of RUNS runs has one scenario (default get-22b) with three clients:
 #   hyper        the baseline side,
@@ -34,6 +35,7 @@
 # Usage: scripts/gate-quality-paired.sh
 #   env: RUNS=20 INJECT_PCT=10 FAIL_PCT=3 SCENARIO=get-22b CLIENT=hyper
 #        KNOB=cpu|tail TAIL_SHARE=2% P99_PCT=20 P99_FAIL_PCT=10
+#        PAIRED_TEST=signed-rank|sign ([gate] paired_test)
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
 #        wait, bounded, for other processes to leave the machine quiet)
 #        BENCHGATE=path/to/benchgate (default: target/release/benchgate, built if
@@ -56,6 +58,9 @@ TAIL_SHARE=${TAIL_SHARE:-2%}
 P99_PCT=${P99_PCT:-20}
 P99_FAIL_PCT=${P99_FAIL_PCT:-10}
 case "$KNOB" in cpu | tail) ;; *) echo "KNOB must be cpu or tail, got $KNOB" >&2; exit 2 ;; esac
+PAIRED_TEST=${PAIRED_TEST:-signed-rank}
+case "$PAIRED_TEST" in signed-rank) TEST_TEXT="Wilcoxon signed-rank" ;; sign) TEST_TEXT="sign test" ;;
+    *) echo "PAIRED_TEST must be signed-rank or sign, got $PAIRED_TEST" >&2; exit 2 ;; esac
 OUT=${OUT:-$ROOT/target/gate-quality-paired.md}
 DEFAULTS=$ROOT/fixtures/configs/default.toml
 
@@ -68,9 +73,9 @@ START=$SECONDS
 # make_config OUT INJECT: the scenario with CLIENT, its twin and its injected
 # copy; INJECT is ns of CPU (KNOB=cpu) or the tail's wait in ns (KNOB=tail).
 make_config() {
-    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" <<'EOF'
+    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" "$PAIRED_TEST" <<'EOF'
 import json, sys, tomllib
-src, out, inject, scenario, client, rounds, warmup, duration, fail, knob, share, p99_fail = sys.argv[1:]
+src, out, inject, scenario, client, rounds, warmup, duration, fail, knob, share, p99_fail, paired_test = sys.argv[1:]
 d = tomllib.load(open(src, "rb"))
 def val(v):
     if isinstance(v, bool): return "true" if v else "false"
@@ -99,6 +104,7 @@ s = dict(scen[0], clients=names)
 lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
 lines += ["", "[compare]", f"baseline_client = {val(client)}"]
 gate = dict(d.get("gate", {}))
+gate["paired_test"] = paired_test
 warn = float(fail) / 2
 gate["throughput_rps"] = {"fail": f"-{fail}%", "warn": f"-{warn:g}%"}
 gate["cpu_us_per_request"] = {"fail": f"+{fail}%", "warn": f"+{warn:g}%"}
@@ -202,9 +208,9 @@ mkdir -p "$(dirname "$OUT")"
     echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R interleaved, warmup $W, duration $D"
     echo "$CAUSED"
     if [ "$KNOB" = cpu ]; then
-        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, Wilcoxon signed-rank)"
+        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, $TEST_TEXT)"
     else
-        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}% and latency_p99_us at +${P99_FAIL_PCT}% (no floor); only latency_p99_us failures counted; side-by-side (paired by round, Wilcoxon signed-rank)"
+        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}% and latency_p99_us at +${P99_FAIL_PCT}% (no floor); only latency_p99_us failures counted; side-by-side (paired by round, $TEST_TEXT)"
     fi
     echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $RUNS (waited ${WAITED}s in all for quiet)"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"

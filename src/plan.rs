@@ -196,6 +196,7 @@ impl ComparisonPlan {
         };
         let n = run.max_rounds.max(run.rounds) as usize;
         let alpha = self.gate.alpha;
+        // Paired: `[gate] paired_test`'s two tests share the bound 2 / 2^n.
         let (min_p, needed, mode) = if paired {
             (
                 stats::min_p_paired(n),

@@ -413,3 +413,33 @@ fn inject_cpu_us_knob() {
     assert_eq!(err.field(), Some("client \"h\".inject_cpu_us"), "{err}");
     assert_eq!(err.location().unwrap().0, 4);
 }
+
+#[test]
+fn paired_test_key() {
+    use benchgate::config::gate::PairedTest;
+    assert_eq!(load("").unwrap().gate.paired_test, PairedTest::SignedRank);
+    for (value, test) in [
+        ("signed-rank", PairedTest::SignedRank),
+        ("sign", PairedTest::Sign),
+    ] {
+        let s = load(&format!("[gate]\npaired_test = \"{value}\"\n")).unwrap();
+        assert_eq!(s.gate.paired_test, test, "{value}");
+    }
+    // The error names both choices.
+    for bad in ["\"wilcoxon\"", "\"Sign\""] {
+        invalid(
+            &format!("[gate]\npaired_test = {bad}\n"),
+            L + 1,
+            "gate.paired_test",
+            "unknown value",
+            "use one of \"signed-rank\", \"sign\"",
+        );
+    }
+    invalid(
+        "[gate]\npaired_test = 1\n",
+        L + 1,
+        "gate.paired_test",
+        "expected a string",
+        "use one of \"signed-rank\", \"sign\"",
+    );
+}

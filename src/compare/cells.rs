@@ -1,7 +1,7 @@
 //! One (scenario, client, metric) of a comparison: the two sides' values, their
 //! statistics on the metric's scale, and the finished [`MetricComparison`].
 
-use crate::config::gate::{GateConfig, MetricGate};
+use crate::config::gate::{GateConfig, MetricGate, PairedTest};
 use crate::results::metrics::{metric_def, scale_of, Scale};
 use crate::results::CellResult;
 
@@ -104,8 +104,10 @@ impl Cell {
         }
     }
 
-    /// The statistics of this cell, or why there are none.
-    pub fn evidence(&self, alpha: f64) -> Evidence {
+    /// The statistics of this cell under the gate's `alpha` (and, paired by
+    /// round, its `paired_test`), or why there are none.
+    pub fn evidence(&self, config: &GateConfig) -> Evidence {
+        let alpha = config.alpha;
         let missing = |current_lacks: bool, reason: String| Evidence::Missing {
             current_lacks,
             reason,
@@ -135,7 +137,10 @@ impl Cell {
         let (b, c) = (tx(&self.baseline), tx(&self.current));
         let shift = if self.paired {
             let d: Vec<f64> = b.iter().zip(&c).map(|(b, c)| c - b).collect();
-            stats::paired(&d, alpha)
+            match config.paired_test {
+                PairedTest::SignedRank => stats::paired(&d, alpha),
+                PairedTest::Sign => stats::paired_sign(&d, alpha),
+            }
         } else {
             stats::two_sample(&b, &c, alpha)
         };

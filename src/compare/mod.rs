@@ -7,7 +7,8 @@
 //! - [`compare_side_by_side`]: every other client of a scenario against
 //!   `[compare] baseline_client` in the same run, paired by round (the rounds are
 //!   interleaved, so a pair shares the machine's state): Wilcoxon signed-rank /
-//!   Hodges-Lehmann on the per-round differences. [`compare_side_by_side_with`]
+//!   Hodges-Lehmann on the per-round differences, or with `[gate] paired_test =
+//!   "sign"` the sign test and their median. [`compare_side_by_side_with`]
 //!   also pairs servers under test (`baseline_server`): each client on every
 //!   other server against the same client on the baseline server.
 //!
@@ -41,7 +42,9 @@ mod validity;
 
 pub use model::*;
 
-use crate::config::gate::{GateConfig, MetricGate, MissingBaseline, NotComparablePolicy};
+use crate::config::gate::{
+    GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
+};
 use crate::results::{profile, CellResult, RunResults, METRICS};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
@@ -188,7 +191,7 @@ pub fn compare(
             } else if !profile_diffs.is_empty() {
                 Evidence::NotComparable(profile_diffs.clone())
             } else {
-                c.evidence(gate.alpha)
+                c.evidence(gate)
             };
             metrics.push(c.comparison(cell, same, g, &evidence, gate));
         }
@@ -196,7 +199,7 @@ pub fn compare(
     validity::guard(&mut metrics, current, baseline, gate);
     finish(
         "baseline",
-        method(false, gate.alpha),
+        method(None, gate.alpha),
         baseline.map(run_ref),
         run_ref(current),
         env_diffs,
@@ -369,7 +372,7 @@ pub fn compare_side_by_side_with(
                     } else if c.current.is_empty() {
                         missing(false, "no round measured both clients")
                     } else {
-                        c.evidence(gate.alpha)
+                        c.evidence(gate)
                     };
                     (c, evidence)
                 }
@@ -385,7 +388,7 @@ pub fn compare_side_by_side_with(
         } else {
             "side_by_side"
         },
-        method(true, gate.alpha),
+        method(Some(gate.paired_test), gate.alpha),
         Some(this.clone()),
         this,
         Vec::new(),
@@ -452,17 +455,28 @@ fn finish(
     }
 }
 
-fn method(paired: bool, alpha: f64) -> String {
-    let test = if paired {
-        "Wilcoxon signed-rank test on per-round differences, paired by round (exact \
+/// The method line of a report: the test (`paired`: the `[gate] paired_test`
+/// of a comparison paired by round; `None`: independent samples) and the rule.
+fn method(paired: Option<PairedTest>, alpha: f64) -> String {
+    let test = match paired {
+        Some(PairedTest::SignedRank) => {
+            "Wilcoxon signed-rank test on per-round differences, paired by round (exact \
          conditional distribution up to 50 pairs) with the Hodges-Lehmann estimate from \
          Walsh averages and its distribution-free interval (Hollander, Wolfe & Chicken, \
          Nonparametric Statistical Methods, ch. 3)"
-    } else {
-        "Mann-Whitney U test (exact conditional distribution up to 50 trials a side, else \
+        }
+        Some(PairedTest::Sign) => {
+            "sign test on per-round differences, paired by round (exact binomial \
+             distribution up to 50 nonzero pairs, zero differences dropped) with the \
+             median of the differences and its order-statistic interval (Hollander, Wolfe \
+             & Chicken, Nonparametric Statistical Methods, sections 3.4-3.6)"
+        }
+        None => {
+            "Mann-Whitney U test (exact conditional distribution up to 50 trials a side, else \
          normal approximation with tie correction) with the Hodges-Lehmann shift and its \
          distribution-free interval (Hollander, Wolfe & Chicken, Nonparametric Statistical \
          Methods, ch. 4)"
+        }
     };
     format!(
         "{test}, on ln(value) per trial (error rate and error counts: absolute differences); \

@@ -18,21 +18,32 @@
 //!   dropped, midranks for ties, exact conditional distribution for `n <= 50`)
 //!   and the Hodges-Lehmann estimate, the median of the `n(n+1)/2` Walsh averages,
 //!   with its interval `[W(c), W(M+1-c)]` (HWC 3.2-3.3).
+//! - **Paired samples, sign test** (`[gate] paired_test = "sign"`): the exact
+//!   sign test on the per-round differences (HWC 3.4; zero differences dropped,
+//!   binomial(n', 1/2) with `n'` the nonzero ones), the median of the differences
+//!   (HWC 3.5) and its order-statistic interval `[d(k), d(n+1-k)]` (HWC 3.6). It
+//!   uses only the signs, so a few far-out differences (single trials jumping
+//!   20-50% in a noisy stretch) move neither its test nor its interval much,
+//!   where the Walsh averages spread with them; under near-normal noise it is
+//!   the less efficient of the two (2/pi against 3/pi relative to the t-test).
 //! - The interval's `c` is the exact critical value of the no-ties null
 //!   distribution: the largest `c` with `P(U <= c-1) <= alpha/2`. Its **achieved**
 //!   confidence `1 - 2 P(U <= c-1)` is reported (e.g. 0.968 for 5 vs 5 at 0.95).
 //!   When even `c = 1` misses the level (3 vs 3), the interval is the full range and
 //!   its achieved confidence says so (0.90).
 //! - The **smallest attainable p-value** is `2 / C(n+m, n)` (two samples) and
-//!   `2 / 2^n` (paired): 3 vs 3 trials can never reach p < 0.05, 4 vs 4 can; paired
-//!   needs 6 rounds. The gate calls such a comparison inconclusive.
+//!   `2 / 2^n` (paired, signed-rank and sign test alike: either attains it only
+//!   when all `n` differences share a sign): 3 vs 3 trials can never reach
+//!   p < 0.05, 4 vs 4 can; paired needs 6 rounds. The gate calls such a
+//!   comparison inconclusive.
 //! - **Minimum detectable effect** (MDE) at the observed noise: the shift the test
 //!   detects with 80% power at level alpha, from the normal-theory formula
 //!   `MDE = (t(1-alpha/2, df) + t(0.80, df)) * s * sqrt(1/n + 1/m) * sqrt(pi/3)`,
 //!   with `s` the pooled standard deviation of the (log) values, `df = n+m-2`, and
 //!   `sqrt(pi/3) = 1/sqrt(0.955)` the asymptotic relative efficiency of the rank
 //!   test against the t-test under normality (HWC 4.1, "Comments"). Paired: `s` is
-//!   the standard deviation of the differences, `sqrt(1/n)`, `df = n-1`.
+//!   the standard deviation of the differences, `sqrt(1/n)`, `df = n-1`; the sign
+//!   test's efficiency is `2/pi` instead (HWC 3.4, "Comments"), so `sqrt(pi/2)`.
 //!   Assumptions: roughly normal, equal-variance noise on the comparison scale;
 //!   the t quantiles come from the Cornish-Fisher expansion (Abramowitz and Stegun
 //!   26.7.5), accurate to about 1% for `df >= 3`. It is `None` when the trial count
@@ -51,7 +62,8 @@ pub const MDE_POWER: f64 = 0.80;
 /// A location shift estimated from two sides, on the scale of the input values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shift {
-    /// Hodges-Lehmann estimate of `current - baseline`.
+    /// Estimate of `current - baseline`: Hodges-Lehmann (rank tests), or the
+    /// median of the differences (sign test).
     pub estimate: f64,
     pub ci_low: f64,
     pub ci_high: f64,
@@ -136,7 +148,8 @@ pub fn min_p_two_sample(n: usize, m: usize) -> f64 {
     (2.0 / binomial(n + m, n)).min(1.0)
 }
 
-/// Smallest two-sided p-value of the signed-rank test with `n` pairs.
+/// Smallest two-sided p-value of a paired test with `n` pairs: `2 / 2^n` for
+/// the signed-rank test and the sign test alike (all `n` signs equal).
 pub fn min_p_paired(n: usize) -> f64 {
     (2.0 / 2f64.powi(n as i32)).min(1.0)
 }
@@ -148,7 +161,7 @@ pub fn rounds_needed_two_sample(alpha: f64) -> usize {
         .unwrap_or(EXACT_MAX)
 }
 
-/// Fewest pairs with which the signed-rank test can reach `alpha`.
+/// Fewest pairs with which a paired test (signed-rank or sign) can reach `alpha`.
 pub fn rounds_needed_paired(alpha: f64) -> usize {
     (1..=EXACT_MAX)
         .find(|&r| min_p_paired(r) <= alpha)
@@ -397,7 +410,7 @@ pub fn mde_two_sample(x: &[f64], y: &[f64], alpha: f64) -> Option<f64> {
     let df = (n + m - 2) as f64;
     let pooled = ((n - 1) as f64 * variance(x) + (m - 1) as f64 * variance(y)) / df;
     let scale = (1.0 / n as f64 + 1.0 / m as f64).sqrt();
-    Some(effect_multiplier(alpha, df) * pooled.sqrt() * scale)
+    Some(effect_multiplier(alpha, df, RANK_EFFICIENCY) * pooled.sqrt() * scale)
 }
 
 /// MDE of the signed-rank test on differences `d`; `None` with fewer than 2 pairs.
@@ -407,13 +420,17 @@ pub fn mde_paired(d: &[f64], alpha: f64) -> Option<f64> {
         return None;
     }
     let df = (n - 1) as f64;
-    Some(effect_multiplier(alpha, df) * variance(d).sqrt() / (n as f64).sqrt())
+    Some(effect_multiplier(alpha, df, RANK_EFFICIENCY) * variance(d).sqrt() / (n as f64).sqrt())
 }
 
-/// `(t(1-alpha/2, df) + t(power, df)) / sqrt(ARE)`, `ARE = 3/pi`.
-fn effect_multiplier(alpha: f64, df: f64) -> f64 {
+/// Asymptotic relative efficiency of the rank-sum and signed-rank tests
+/// against the t-test under normality (HWC 3.1, 4.1).
+const RANK_EFFICIENCY: f64 = 3.0 / std::f64::consts::PI;
+
+/// `(t(1-alpha/2, df) + t(power, df)) / sqrt(efficiency)`.
+fn effect_multiplier(alpha: f64, df: f64, efficiency: f64) -> f64 {
     let t = |p: f64| t_quantile(p, df);
-    (t(1.0 - alpha / 2.0) + t(MDE_POWER)) * (std::f64::consts::PI / 3.0).sqrt()
+    (t(1.0 - alpha / 2.0) + t(MDE_POWER)) / efficiency.sqrt()
 }
 
 /// Sample variance (n-1 denominator); 0 for fewer than 2 values.
@@ -558,6 +575,9 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
     let g4 = (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / 92160.0;
     z + g1 / df + g2 / df.powi(2) + g3 / df.powi(3) + g4 / df.powi(4)
 }
+
+mod sign;
+pub use sign::{mde_sign, paired_sign, sign_critical, sign_null, sign_test_p};
 
 #[cfg(test)]
 mod tests;

@@ -181,6 +181,8 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
     }
     let inconclusive = |why: String| decision(Verdict::Inconclusive, gated(Tier::Warn), why);
     if m.min_p_value > config.alpha {
+        // Paired: the signed-rank and the sign test (`[gate] paired_test`)
+        // share the smallest p-value, 2 / 2^n, so one count serves both.
         let needed = if m.paired {
             stats::rounds_needed_paired(config.alpha)
         } else {

@@ -100,6 +100,33 @@ pub enum InvalidPolicy {
     Fail,
 }
 
+/// `[gate] paired_test`: the test on per-round differences when a comparison
+/// is paired by round (side by side, base vs head). Stored runs are always
+/// compared as independent samples (Mann-Whitney), whatever this says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PairedTest {
+    /// Wilcoxon signed-rank test with the Hodges-Lehmann interval (the
+    /// default): the more efficient test when the differences are near normal.
+    #[default]
+    SignedRank,
+    /// Sign test with the median and its order-statistic interval: it ignores
+    /// how far a difference lies from 0, so heavy symmetric tails (single
+    /// trials jumping 20-50%) widen its interval less.
+    Sign,
+}
+
+impl PairedTest {
+    /// The names `[gate] paired_test` accepts, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["signed-rank", "sign"];
+
+    /// Whether this is the default (kept out of results files, so runs that
+    /// do not set it write what they wrote before).
+    pub fn is_default(&self) -> bool {
+        *self == PairedTest::default()
+    }
+}
+
 /// The `[gate]` table, validated.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -116,6 +143,9 @@ pub struct GateConfig {
     /// results written before the validity guard existed.
     #[serde(default)]
     pub invalid: InvalidPolicy,
+    /// `[gate] paired_test`: the test of comparisons paired by round.
+    #[serde(default, skip_serializing_if = "PairedTest::is_default")]
+    pub paired_test: PairedTest,
 }
 
 impl Default for GateConfig {
@@ -143,5 +173,6 @@ pub fn default_gate() -> GateConfig {
         missing_baseline: MissingBaseline::Neutral,
         not_comparable: NotComparablePolicy::Warn,
         invalid: InvalidPolicy::Warn,
+        paired_test: PairedTest::SignedRank,
     }
 }

@@ -13,7 +13,7 @@ use super::error::Problem;
 use super::gate::{
     default_gate, CompareBase, CompareSettings, GateConfig, GateOverride, MetricGate,
 };
-use super::gate::{InvalidPolicy, MissingBaseline, NotComparablePolicy, Threshold};
+use super::gate::{InvalidPolicy, MissingBaseline, NotComparablePolicy, PairedTest, Threshold};
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
@@ -24,6 +24,7 @@ const GATE_KEYS: &[&str] = &[
     "missing_baseline",
     "not_comparable",
     "invalid",
+    "paired_test",
     "override",
 ];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
@@ -59,6 +60,12 @@ pub(super) fn build_gate(
                 gate.invalid = match choice(value, "gate.invalid", &["warn", "fail"])? {
                     "warn" => InvalidPolicy::Warn,
                     _ => InvalidPolicy::Fail,
+                }
+            }
+            "paired_test" => {
+                gate.paired_test = match choice(value, "gate.paired_test", &PairedTest::NAMES)? {
+                    "sign" => PairedTest::Sign,
+                    _ => PairedTest::SignedRank,
                 }
             }
             "override" => overrides = Some(value),

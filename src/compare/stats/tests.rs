@@ -203,3 +203,156 @@ proptest! {
         prop_assert!((a.p_value - b.p_value).abs() < 1e-12);
     }
 }
+
+// ---------------------------------------------------------------------------
+// Sign test (`paired_sign`)
+
+#[test]
+fn sign_null_is_a_row_of_pascals_triangle() {
+    assert_eq!(sign_null(0), vec![1]);
+    assert_eq!(sign_null(5), vec![1, 5, 10, 10, 5, 1]);
+    let row = sign_null(EXACT_MAX);
+    assert_eq!(row.iter().sum::<u128>(), 1u128 << EXACT_MAX);
+    assert_eq!(row[25] as f64, binomial(50, 25));
+}
+
+/// The distribution-free interval for a median, `[x(k), x(n+1-k)]`, from the
+/// binomial(n, 1/2) tails by hand: n = 10: P(B <= 1) = 11/1024 <= 0.025 <
+/// P(B <= 2) = 56/1024, so k = 2 at 1 - 22/1024; n = 20: (x(6), x(15)) at
+/// 95.86%, n = 30: (x(10), x(21)) at 95.72%, as in the usual tables.
+#[test]
+fn sign_critical_values_match_binomial_tails() {
+    let (k, conf) = sign_critical(10, 0.05);
+    assert_eq!(k, 2);
+    assert!((conf - (1.0 - 22.0 / 1024.0)).abs() < 1e-12, "{conf}");
+    let (k, conf) = sign_critical(20, 0.05);
+    assert_eq!(k, 6);
+    assert!((conf - 0.958_61).abs() < 1e-5, "{conf}");
+    let (k, conf) = sign_critical(30, 0.05);
+    assert_eq!(k, 10);
+    assert!((conf - 0.957_23).abs() < 1e-5, "{conf}");
+    // 6 pairs: the full range at 1 - 2/64; 5 cannot reach 95%: 1 - 2/32.
+    assert_eq!(sign_critical(6, 0.05), (1, 1.0 - 2.0 / 64.0));
+    assert_eq!(sign_critical(5, 0.05), (1, 1.0 - 2.0 / 32.0));
+    // Beyond the exact table: the normal approximation at the nominal level.
+    assert_eq!(sign_critical(100, 0.05), (40, 0.95));
+}
+
+#[test]
+fn sign_test_p_values_by_hand() {
+    // 9 of 10 positive: 2 P(B >= 9) = 2 (10 + 1) / 1024.
+    let d = [1.0, 2.0, 3.0, -1.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0];
+    assert_eq!(sign_test_p(&d), (22.0 / 1024.0, true));
+    // Odd n: 5 of 7 positive, P(|S - 3.5| >= 1.5) = 2 (1 + 7 + 21) / 128.
+    let d = [1.0, 2.0, 3.0, 4.0, 5.0, -1.0, -2.0];
+    assert_eq!(sign_test_p(&d), (58.0 / 128.0, true));
+    // Balanced signs: p = 1; nothing but zeros: p = 1.
+    assert_eq!(sign_test_p(&[1.0, -1.0, 2.0, -2.0]), (1.0, true));
+    assert_eq!(sign_test_p(&[0.0; 8]), (1.0, true));
+    // Zeros are dropped: 6 nonzero, all positive, 2 / 64 (not 2 / 256).
+    let d = [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    assert_eq!(sign_test_p(&d), (2.0 / 64.0, true));
+    // The signs alone count: magnitudes change nothing.
+    let far = [1e6, 2.0, 3.0, -1.0, 5.0, 6.0, 7.0, 8.0, 9.0, -1e-9];
+    assert_eq!(sign_test_p(&far).0, 2.0 * 56.0 / 1024.0);
+}
+
+#[test]
+fn sign_test_normal_approximation_agrees_with_exact_near_the_limit() {
+    // 33 of 50 positive (exact) against 34 of 51 (approximate).
+    let d50: Vec<f64> = (0..50).map(|i| if i < 33 { 1.0 } else { -1.0 }).collect();
+    let d51: Vec<f64> = (0..51).map(|i| if i < 34 { 1.0 } else { -1.0 }).collect();
+    let (exact, is_exact) = sign_test_p(&d50);
+    let (approx, approx_exact) = sign_test_p(&d51);
+    assert!(is_exact && !approx_exact);
+    assert!((exact - approx).abs() < 0.01, "{exact} vs {approx}");
+}
+
+#[test]
+fn both_paired_tests_share_the_smallest_p_value() {
+    for n in 1..=12 {
+        let all_up: Vec<f64> = (1..=n).map(|i| i as f64).collect();
+        let sign = paired_sign(&all_up, 0.05).unwrap();
+        let rank = paired(&all_up, 0.05).unwrap();
+        assert_eq!(sign.p_value, min_p_paired(n), "n={n}");
+        assert_eq!(rank.p_value, min_p_paired(n), "n={n}");
+        assert_eq!(sign.min_p_value, rank.min_p_value);
+    }
+    assert_eq!(rounds_needed_paired(0.05), 6);
+}
+
+#[test]
+fn sign_shift_is_the_median_with_its_order_statistic_interval() {
+    let d = [7.0, 2.0, 10.0, 1.0, 9.0, 4.0, 3.0, 8.0, 6.0, 5.0];
+    let s = paired_sign(&d, 0.05).unwrap();
+    assert_eq!(s.estimate, 5.5);
+    assert_eq!((s.ci_low, s.ci_high), (2.0, 9.0));
+    assert!((s.confidence - (1.0 - 22.0 / 1024.0)).abs() < 1e-12);
+    assert_eq!(s.p_value, 2.0 / 1024.0);
+    assert!(s.exact);
+    // Zeros stay in the estimate and the interval (the median of all pairs).
+    let z = paired_sign(&[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 2.0], 0.05).unwrap();
+    assert_eq!((z.estimate, z.p_value), (0.0, 0.5));
+    assert!(paired_sign(&[], 0.05).is_none());
+    // Five pairs cannot reach 0.05: no MDE.
+    assert_eq!(
+        paired_sign(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.05).unwrap().mde,
+        None
+    );
+}
+
+/// 12 pairs near +10%, 8 far out on both sides (single trials jumping): the
+/// Walsh averages mix the far ones into the middle, the order statistics
+/// skip them.
+#[test]
+fn sign_interval_is_narrower_than_hodges_lehmann_under_outliers() {
+    let mut d: Vec<f64> = (0..12).map(|i| 0.08 + 0.04 * i as f64 / 11.0).collect();
+    d.extend([0.5, 0.6, 0.7, 0.8, -0.4, -0.5, -0.6, -0.7]);
+    let sign = paired_sign(&d, 0.05).unwrap();
+    let hl = paired(&d, 0.05).unwrap();
+    assert!(sign.ci_low > 0.08 && sign.ci_high < 0.12, "{sign:?}");
+    assert!(
+        hl.ci_low < 0.0,
+        "Hodges-Lehmann's interval crosses 0: {hl:?}"
+    );
+    assert!(
+        (sign.ci_high - sign.ci_low) * 4.0 < hl.ci_high - hl.ci_low,
+        "{sign:?} {hl:?}"
+    );
+    assert!(sign.p_value < 0.05 && hl.p_value > 0.05);
+}
+
+/// Differences at the normal quantiles of 20 pairs: the signed-rank interval
+/// is the narrower one (the sign test's efficiency is 2/3 of it there).
+#[test]
+fn sign_interval_is_wider_than_hodges_lehmann_under_normal_noise() {
+    let d: Vec<f64> = (1..=20)
+        .map(|i| 0.02 + 0.05 * normal_quantile((i as f64 - 0.5) / 20.0))
+        .collect();
+    let sign = paired_sign(&d, 0.05).unwrap();
+    let hl = paired(&d, 0.05).unwrap();
+    let (ws, wh) = (sign.ci_high - sign.ci_low, hl.ci_high - hl.ci_low);
+    assert!(ws > 1.1 * wh, "sign {ws} vs Hodges-Lehmann {wh}");
+    // The MDE states the same loss: sqrt((3/pi) / (2/pi)) = sqrt(1.5).
+    let ratio = sign.mde.unwrap() / hl.mde.unwrap();
+    assert!((ratio - 1.5f64.sqrt()).abs() < 1e-12, "{ratio}");
+    assert!(mde_sign(&[0.1], 0.05).is_none());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn sign_shift_is_well_formed(d in prop::collection::vec(-1.0f64..1.0, 1..60)) {
+        let s = paired_sign(&d, 0.05).unwrap();
+        prop_assert!((0.0..=1.0).contains(&s.p_value));
+        prop_assert!(s.p_value >= s.min_p_value.min(1.0) - 1e-15);
+        prop_assert!(s.ci_low <= s.estimate && s.estimate <= s.ci_high);
+        // Mirroring the differences mirrors the shift and keeps p.
+        let m: Vec<f64> = d.iter().map(|v| -v).collect();
+        let r = paired_sign(&m, 0.05).unwrap();
+        prop_assert_eq!(r.estimate, -s.estimate);
+        prop_assert_eq!((r.ci_low, r.ci_high), (-s.ci_high, -s.ci_low));
+        prop_assert!((r.p_value - s.p_value).abs() < 1e-12);
+    }
+}

@@ -9,6 +9,7 @@ fn config() -> GateConfig {
         missing_baseline: MissingBaseline::Neutral,
         not_comparable: NotComparablePolicy::Warn,
         invalid: Default::default(),
+        paired_test: Default::default(),
     }
 }
 
