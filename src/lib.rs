@@ -12,8 +12,9 @@
 //!   rounds, extra rounds, signals, the base commit's worktree.
 //! - [`engine`]: inside a driver process: schedules (closed/open loop), the
 //!   measurement window, recorders.
-//! - [`client`]: the built-in drivers that send one request: hyper, reqwest,
-//!   reqwest-blocking, mock.
+//! - [`client`]: the built-in drivers: hyper, reqwest, reqwest-blocking and mock
+//!   send one request at a time; h1-lean is a whole load loop of its own (one
+//!   thread, an epoll event loop over HTTP/1.1 connections).
 //! - [`server`]: the reference server (`benchgate serve`), endpoints, counters.
 //! - [`measure`]: the instruments: HDR latency histograms, error classes,
 //!   resource usage (CPU, memory, threads).
