@@ -9,6 +9,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use benchgate::orchestrate::escapees;
 use benchgate::results::RunResults;
 use common::run_config;
 
@@ -63,16 +64,7 @@ fn mark() -> String {
 
 /// Processes (of this user) whose environment holds `SUT_TEST_MARK=mark`.
 fn processes_with(mark: &str) -> Vec<u32> {
-    let needle = format!("SUT_TEST_MARK={mark}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
-        })
-        .collect()
+    escapees::processes_with(&format!("SUT_TEST_MARK={mark}"))
 }
 
 fn server(name: &str, mode: &str, script: &str, mark: &str) -> String {

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use benchgate::orchestrate::escapees;
 use benchgate::results::{CellResult, RunResults};
 use common::{exe, median, run_config, schema_path};
 
@@ -26,26 +27,16 @@ fn rand_suffix() -> u64 {
         .as_nanos() as u64
 }
 
-/// Processes (of this user) whose environment holds `mark`.
+/// Processes (of this user) whose environment holds `mark`, with their
+/// command lines.
 fn processes_with(mark: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().to_string();
-        if !name.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if env
-            .split(|b| *b == 0)
-            .any(|kv| kv == format!("SUT_TEST_MARK={mark}").as_bytes())
-        {
-            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            found.push(format!("{name}: {}", String::from_utf8_lossy(&cmd)));
-        }
-    }
-    found
+    escapees::processes_with(&format!("SUT_TEST_MARK={mark}"))
+        .into_iter()
+        .map(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            format!("{pid}: {}", String::from_utf8_lossy(&cmd))
+        })
+        .collect()
 }
 
 fn assert_schema_valid(path: &Path) {

@@ -38,9 +38,8 @@ impl Tag {
     /// tag; returns their pids (for tests and logs).
     pub fn kill_tagged(&self) -> Vec<u32> {
         let me = std::process::id();
-        let needle = format!("{TAG_VAR}={}", self.0).into_bytes();
         let mut killed = Vec::new();
-        for pid in tagged(Path::new("/proc"), &needle) {
+        for pid in processes_with(&format!("{TAG_VAR}={}", self.0)) {
             if pid == me {
                 continue;
             }
@@ -57,6 +56,13 @@ impl Default for Tag {
     fn default() -> Tag {
         Tag::new()
     }
+}
+
+/// Pids of the processes whose environment holds the entry `entry`
+/// (`NAME=value`) exactly: what a tag finds, and how tests check that no
+/// process they started is left.
+pub fn processes_with(entry: &str) -> Vec<u32> {
+    tagged(Path::new("/proc"), entry.as_bytes())
 }
 
 /// Pids under `proc` whose environment holds the entry `needle` exactly.
