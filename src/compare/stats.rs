@@ -415,12 +415,18 @@ pub fn mde_two_sample(x: &[f64], y: &[f64], alpha: f64) -> Option<f64> {
 
 /// MDE of the signed-rank test on differences `d`; `None` with fewer than 2 pairs.
 pub fn mde_paired(d: &[f64], alpha: f64) -> Option<f64> {
+    mde_of_differences(d, alpha, RANK_EFFICIENCY)
+}
+
+/// MDE of a one-sample test of differences `d` whose efficiency against the
+/// t-test is `efficiency`; `None` with fewer than 2 pairs.
+fn mde_of_differences(d: &[f64], alpha: f64, efficiency: f64) -> Option<f64> {
     let n = d.len();
     if n < 2 {
         return None;
     }
     let df = (n - 1) as f64;
-    Some(effect_multiplier(alpha, df, RANK_EFFICIENCY) * variance(d).sqrt() / (n as f64).sqrt())
+    Some(effect_multiplier(alpha, df, efficiency) * variance(d).sqrt() / (n as f64).sqrt())
 }
 
 /// Asymptotic relative efficiency of the rank-sum and signed-rank tests

@@ -4,8 +4,8 @@
 //! give the methods and sources (HWC 3.4-3.6).
 
 use super::{
-    effect_multiplier, exact_critical, median_sorted, min_p_paired, normal_quantile,
-    normal_two_sided, two_sided_p, variance, Shift, EXACT_MAX,
+    exact_critical, mde_of_differences, median_sorted, min_p_paired, normal_quantile,
+    normal_two_sided, two_sided_p, Shift, EXACT_MAX,
 };
 
 /// Paired samples, sign test: the exact two-sided sign test of the differences
@@ -102,12 +102,7 @@ pub fn sign_critical(n: usize, alpha: f64) -> (usize, f64) {
 /// sign test 79-83% power at its stated MDE (80% intended), the MAD form
 /// 76-80%, and the MAD form varied between samples 1.5-4 times as much.
 pub fn mde_sign(d: &[f64], alpha: f64) -> Option<f64> {
-    let n = d.len();
-    if n < 2 {
-        return None;
-    }
-    let df = (n - 1) as f64;
-    Some(effect_multiplier(alpha, df, SIGN_EFFICIENCY) * variance(d).sqrt() / (n as f64).sqrt())
+    mde_of_differences(d, alpha, SIGN_EFFICIENCY)
 }
 
 /// Asymptotic relative efficiency of the sign test against the t-test under
