@@ -21,8 +21,8 @@
 # verdict fails a metric only when its whole interval lies beyond the threshold,
 # so to catch a change of 10% the threshold must sit below it by about the
 # interval's half-width, ~5-7% here; at 5% a +9-10% change ended "past warn"
-# in 4 of 20 runs), warn at half; the suite's rounds, warmup and duration unless ROUNDS / WARMUP /
-# DURATION are set. No calibration: the A/A arm measures what this gate costs.
+# in 4 of 20 runs), warn at half; the suite's rounds, max_rounds, warmup and duration unless
+# ROUNDS / MAX_ROUNDS / WARMUP / DURATION are set. No calibration: the A/A arm measures what this gate costs.
 #
 # KNOB=tail measures the tail-latency gate instead: hyper-inj delays a share
 # (TAIL_SHARE, default 2%) of its requests by a fixed wait (`inject_tail`)
@@ -73,9 +73,9 @@ START=$SECONDS
 # make_config OUT INJECT: the scenario with CLIENT, its twin and its injected
 # copy; INJECT is ns of CPU (KNOB=cpu) or the tail's wait in ns (KNOB=tail).
 make_config() {
-    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" "$PAIRED_TEST" <<'EOF'
+    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${MAX_ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" "$PAIRED_TEST" <<'EOF'
 import json, sys, tomllib
-src, out, inject, scenario, client, rounds, warmup, duration, fail, knob, share, p99_fail, paired_test = sys.argv[1:]
+src, out, inject, scenario, client, rounds, max_rounds, warmup, duration, fail, knob, share, p99_fail, paired_test = sys.argv[1:]
 d = tomllib.load(open(src, "rb"))
 def val(v):
     if isinstance(v, bool): return "true" if v else "false"
@@ -85,6 +85,7 @@ def val(v):
     return json.dumps(v)
 run = dict(d.get("run", {}))
 if rounds: run["rounds"] = int(rounds)
+if max_rounds: run["max_rounds"] = int(max_rounds)
 if warmup: run["warmup"] = warmup
 if duration: run["duration"] = duration
 scen = [s for s in d["scenario"] if s["name"] == scenario]
@@ -112,15 +113,15 @@ if knob == "tail":
     gate["latency_p99_us"] = {"fail": f"+{p99_fail}%", "warn": f"+{float(p99_fail) / 2:g}%"}
 lines += ["", "[gate]"] + [f"{k} = {val(v)}" for k, v in gate.items()]
 open(out, "w").write("\n".join(lines) + "\n")
-print(run["rounds"], run.get("warmup"), run.get("duration"))
+print(run["rounds"], run.get("max_rounds", run["rounds"]), run.get("warmup"), run.get("duration"))
 EOF
 }
 
 # The injected cost: INJECT_PCT% of the client's cpu_us_per_request, measured
 # in a first run without injection, in nanoseconds (inject_ns:
 # scripts/gate-quality-common.sh).
-read -r R W D < <(make_config "$WORK/probe.toml" 0)
-log "settings: scenario $SCENARIO, client $CLIENT, rounds $R, warmup $W, duration $D, $RUNS runs"
+read -r R MR W D < <(make_config "$WORK/probe.toml" 0)
+log "settings: scenario $SCENARIO, client $CLIENT, rounds $R (up to $MR), warmup $W, duration $D, $RUNS runs"
 code=0
 "$BIN" run --config "$WORK/probe.toml" --out "$WORK/probe.json" --quiet >"$WORK/probe.log" 2>&1 || code=$?
 [ "$code" -le 1 ] && [ -s "$WORK/probe.json" ] || { cat "$WORK/probe.log" >&2; die "the probe run failed (exit $code)"; }
@@ -205,7 +206,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "Command: \`scripts/gate-quality-paired.sh\` (benchgate $SHA, $(date -u +%Y-%m-%dT%H:%MZ))."
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
-    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R interleaved, warmup $W, duration $D"
+    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R (up to $MR) interleaved, warmup $W, duration $D"
     echo "$CAUSED"
     if [ "$KNOB" = cpu ]; then
         echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, $TEST_TEXT)"
