@@ -217,6 +217,23 @@ impl ComparisonPlan {
         })
     }
 
+    /// [`Self::unreachable`] as the run's verdict on its own settings: a
+    /// warning to print (`Ok(Some)`), nothing (`Ok(None)`), or, under
+    /// `[gate] strict = true` (of the gate this plan applies: base's in base
+    /// vs head), an error that stops the run before it measures anything.
+    pub fn check_reachable(
+        &self,
+        run: &RunSettings,
+        source: &str,
+    ) -> anyhow::Result<Option<String>> {
+        match self.unreachable(run, source) {
+            Some(why) if self.gate.strict => {
+                anyhow::bail!("{why} ([gate] strict = true makes this an error; or remove strict to run with a warning)")
+            }
+            other => Ok(other),
+        }
+    }
+
     /// `current` compared as planned: the one comparison a run makes, during
     /// it (extra rounds) and after it (the verdict). `None`: the plan
     /// compares nothing.

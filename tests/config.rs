@@ -1003,7 +1003,7 @@ fn missing_file_is_a_read_error() {
 fn validated_suite_round_trips_through_json() {
     let suite = Suite::default_suite();
     let json = serde_json::to_string(&suite).unwrap();
-    assert!(json.contains("\"warmup\":\"150ms\""), "{json}");
+    assert!(json.contains("\"warmup\":\"100ms\""), "{json}");
     let back: Suite = serde_json::from_str(&json).unwrap();
     assert_eq!(back, suite);
 }

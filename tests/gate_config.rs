@@ -443,3 +443,49 @@ fn paired_test_key() {
         "use one of \"signed-rank\", \"sign\"",
     );
 }
+
+#[test]
+fn strict_key() {
+    assert!(!load("").unwrap().gate.strict);
+    assert!(load("[gate]\nstrict = true\n").unwrap().gate.strict);
+    assert!(!load("[gate]\nstrict = false\n").unwrap().gate.strict);
+    invalid(
+        "[gate]\nstrict = \"yes\"\n",
+        L + 1,
+        "gate.strict",
+        "expected a boolean",
+        "strict = true",
+    );
+}
+
+/// A side-by-side config of 4 rounds can never reach p <= 0.05: `run` warns
+/// and measures; under `[gate] strict = true` it stops before measuring,
+/// exit 2, with the same reason and the fix.
+#[test]
+fn strict_turns_an_unreachable_alpha_into_an_error_before_measuring() {
+    let config = |strict: &str| {
+        format!(
+            "[run]\nrounds = 4\nmax_rounds = 4\nwarmup = \"20ms\"\nduration = \"60ms\"\n{BASE}[compare]\nbaseline_client = \"hyper\"\n[gate]\n{strict}"
+        )
+    };
+    let why = "a comparison paired by round (side by side, base vs head) of 4 rounds can reach p = 0.125 at best, never p <= 0.05 ([gate] alpha)";
+    let warned = common::run_config(&config(""), &[]);
+    let stderr = String::from_utf8_lossy(&warned.output.stderr);
+    assert!(stderr.contains("benchgate: warning: "), "{stderr}");
+    assert!(stderr.contains(why), "{stderr}");
+    assert!(
+        warned.out.exists(),
+        "the run without strict measures: {stderr}"
+    );
+
+    let refused = common::run_config(&config("strict = true\n"), &[]);
+    let stderr = String::from_utf8_lossy(&refused.output.stderr);
+    assert_eq!(refused.output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(why), "{stderr}");
+    assert!(
+        stderr.contains("set [run] rounds (or max_rounds) to 6 or more")
+            && stderr.contains("[gate] strict = true makes this an error"),
+        "{stderr}"
+    );
+    assert!(!refused.out.exists(), "strict stops before measuring");
+}

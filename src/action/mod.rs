@@ -334,7 +334,7 @@ impl Action {
         // (removed when `_base` drops) and its variants in the suite.
         let (suite, _base) = match plan {
             Some(plan) => {
-                if let Some(why) = plan.unreachable(&suite.run, &suite.source) {
+                if let Some(why) = plan.check_reachable(&suite.run, &suite.source)? {
                     command(&annotation(
                         Level::Warning,
                         "benchgate: no verdict possible",

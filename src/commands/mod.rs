@@ -88,7 +88,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
     // Base vs head gates with the base commit's `[gate]`.
     let plan = orchestrate::base_gate::from_base(plan, &suite, choice.path())?;
-    if let Some(why) = plan.unreachable(&suite.run, &suite.source) {
+    if let Some(why) = plan.check_reachable(&suite.run, &suite.source)? {
         eprintln!("benchgate: warning: {why}");
     }
     if let Some(note) = &plan.gate_note {

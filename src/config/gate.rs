@@ -146,6 +146,10 @@ pub struct GateConfig {
     /// `[gate] paired_test`: the test of comparisons paired by round.
     #[serde(default, skip_serializing_if = "PairedTest::is_default")]
     pub paired_test: PairedTest,
+    /// `[gate] strict`: a comparison that can never reach `alpha` with the
+    /// configured rounds is an error at load instead of a warning.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub strict: bool,
 }
 
 impl Default for GateConfig {
@@ -174,5 +178,6 @@ pub fn default_gate() -> GateConfig {
         not_comparable: NotComparablePolicy::Warn,
         invalid: InvalidPolicy::Warn,
         paired_test: PairedTest::SignedRank,
+        strict: false,
     }
 }

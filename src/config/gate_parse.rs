@@ -25,6 +25,7 @@ const GATE_KEYS: &[&str] = &[
     "not_comparable",
     "invalid",
     "paired_test",
+    "strict",
     "override",
 ];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
@@ -68,6 +69,10 @@ pub(super) fn build_gate(
                     _ => PairedTest::SignedRank,
                 }
             }
+            "strict" => match value.value {
+                Value::Boolean(b) => gate.strict = b,
+                _ => return Err(wrong(value, "gate.strict", "a boolean", "strict = true")),
+            },
             "override" => overrides = Some(value),
             metric => {
                 let g = metric_gate(metric, value, &format!("gate.{metric}"))?;

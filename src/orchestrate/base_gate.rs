@@ -118,7 +118,40 @@ pub fn differences(applied: &GateConfig, head: &GateConfig) -> Vec<String> {
     {
         out.push("other missing-baseline or not-comparable policies".to_string());
     }
+    if applied.invalid != head.invalid {
+        let name = |p: crate::config::gate::InvalidPolicy| match p {
+            crate::config::gate::InvalidPolicy::Warn => "warn",
+            crate::config::gate::InvalidPolicy::Fail => "fail",
+        };
+        out.push(format!(
+            "invalid {} (applied: {})",
+            name(head.invalid),
+            name(applied.invalid)
+        ));
+    }
+    if applied.paired_test != head.paired_test {
+        out.push(format!(
+            "paired_test {} (applied: {})",
+            paired_name(head.paired_test),
+            paired_name(applied.paired_test)
+        ));
+    }
+    if applied.strict != head.strict {
+        out.push(format!(
+            "strict {} (applied: {})",
+            head.strict, applied.strict
+        ));
+    }
     out
+}
+
+/// The name `[gate] paired_test` takes for `t`.
+fn paired_name(t: crate::config::gate::PairedTest) -> &'static str {
+    use crate::config::gate::PairedTest;
+    match t {
+        PairedTest::SignedRank => PairedTest::NAMES[0],
+        PairedTest::Sign => PairedTest::NAMES[1],
+    }
 }
 
 fn describe(g: Option<&MetricGate>) -> String {
@@ -159,5 +192,18 @@ mod tests {
         assert_eq!(d[0], "alpha 0.1 (applied: 0.05)");
         assert!(d[1].starts_with("`throughput_rps` fail -50%"), "{d:?}");
         assert!(d[1].contains("(applied: fail -"), "{d:?}");
+        // The test of pairs, the validity policy and strictness count too.
+        let mut head = base.clone();
+        head.paired_test = crate::config::gate::PairedTest::Sign;
+        head.invalid = crate::config::gate::InvalidPolicy::Fail;
+        head.strict = true;
+        assert_eq!(
+            differences(&base, &head),
+            [
+                "invalid fail (applied: warn)",
+                "paired_test sign (applied: signed-rank)",
+                "strict true (applied: false)"
+            ]
+        );
     }
 }

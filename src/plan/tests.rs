@@ -240,3 +240,27 @@ fn a_plan_whose_rounds_cannot_reach_alpha_says_so() {
     let nothing = plan(Asked::default(), &suite(None)).unwrap();
     assert_eq!(nothing.unreachable(&run, "x"), None);
 }
+
+#[test]
+fn strict_makes_an_unreachable_plan_an_error() {
+    let mut config = suite(Some(("hyper", None)));
+    (config.run.rounds, config.run.max_rounds) = (4, 4);
+    let p = plan(Asked::default(), &config).unwrap();
+    let warning = p.check_reachable(&config.run, "bench.toml").unwrap();
+    assert_eq!(warning, p.unreachable(&config.run, "bench.toml"));
+    assert!(warning.is_some());
+    let mut strict = p.clone();
+    strict.gate.strict = true;
+    let err = strict
+        .check_reachable(&config.run, "bench.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with(&warning.unwrap()), "{err}");
+    assert!(err.contains("[gate] strict = true"), "{err}");
+    // Reachable: nothing to say, strict or not.
+    config.run.max_rounds = 10;
+    assert_eq!(
+        strict.check_reachable(&config.run, "bench.toml").unwrap(),
+        None
+    );
+}

@@ -10,6 +10,7 @@ fn config() -> GateConfig {
         not_comparable: NotComparablePolicy::Warn,
         invalid: Default::default(),
         paired_test: Default::default(),
+        strict: false,
     }
 }
 
