@@ -56,10 +56,7 @@ pub fn guard(
         // First, so that a report shortening the reason keeps it.
         row.reason = format!(
             "invalid trials ([gate] invalid = \"{}\"): {}. {}",
-            match config.invalid {
-                InvalidPolicy::Warn => "warn",
-                InvalidPolicy::Fail => "fail",
-            },
+            config.invalid.name(),
             marks.join("; "),
             row.reason
         );

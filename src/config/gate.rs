@@ -100,6 +100,16 @@ pub enum InvalidPolicy {
     Fail,
 }
 
+impl InvalidPolicy {
+    /// The value `[gate] invalid` takes for this policy.
+    pub fn name(self) -> &'static str {
+        match self {
+            InvalidPolicy::Warn => "warn",
+            InvalidPolicy::Fail => "fail",
+        }
+    }
+}
+
 /// `[gate] paired_test`: the test on per-round differences when a comparison
 /// is paired by round (side by side, base vs head). Stored runs are always
 /// compared as independent samples (Mann-Whitney), whatever this says.
@@ -119,6 +129,14 @@ pub enum PairedTest {
 impl PairedTest {
     /// The names `[gate] paired_test` accepts, in the order of the variants.
     pub const NAMES: [&'static str; 2] = ["signed-rank", "sign"];
+
+    /// The value `[gate] paired_test` takes for this test (one of [`Self::NAMES`]).
+    pub fn name(self) -> &'static str {
+        match self {
+            PairedTest::SignedRank => Self::NAMES[0],
+            PairedTest::Sign => Self::NAMES[1],
+        }
+    }
 
     /// Whether this is the default (kept out of results files, so runs that
     /// do not set it write what they wrote before).

@@ -119,21 +119,17 @@ pub fn differences(applied: &GateConfig, head: &GateConfig) -> Vec<String> {
         out.push("other missing-baseline or not-comparable policies".to_string());
     }
     if applied.invalid != head.invalid {
-        let name = |p: crate::config::gate::InvalidPolicy| match p {
-            crate::config::gate::InvalidPolicy::Warn => "warn",
-            crate::config::gate::InvalidPolicy::Fail => "fail",
-        };
         out.push(format!(
             "invalid {} (applied: {})",
-            name(head.invalid),
-            name(applied.invalid)
+            head.invalid.name(),
+            applied.invalid.name()
         ));
     }
     if applied.paired_test != head.paired_test {
         out.push(format!(
             "paired_test {} (applied: {})",
-            paired_name(head.paired_test),
-            paired_name(applied.paired_test)
+            head.paired_test.name(),
+            applied.paired_test.name()
         ));
     }
     if applied.strict != head.strict {
@@ -143,15 +139,6 @@ pub fn differences(applied: &GateConfig, head: &GateConfig) -> Vec<String> {
         ));
     }
     out
-}
-
-/// The name `[gate] paired_test` takes for `t`.
-fn paired_name(t: crate::config::gate::PairedTest) -> &'static str {
-    use crate::config::gate::PairedTest;
-    match t {
-        PairedTest::SignedRank => PairedTest::NAMES[0],
-        PairedTest::Sign => PairedTest::NAMES[1],
-    }
 }
 
 fn describe(g: Option<&MetricGate>) -> String {
