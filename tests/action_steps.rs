@@ -229,3 +229,137 @@ fn a_missing_config_is_an_error_and_builtin_is_asked_for() {
     );
     assert_eq!(run.code(), 0, "{}", run.log());
 }
+
+/// The workspace's owner in the container test: an unprivileged user, as the
+/// runner's workspace mounted into a container action is.
+const RUNNER_UID: u32 = 1001;
+
+/// A command client that records, for every ancestor up to PID 1, whether it
+/// could read that process's `/proc/<pid>/environ`, and everything it read.
+fn ancestors_suite(dump: &Path, curl: &Path) -> String {
+    let script = format!(
+        r#"d='{dump}'; id -u > "$d.uid"; : > "$d.seen"; p=$PPID
+while [ "$p" -ge 1 ]; do
+  if tr '\0' '\n' < /proc/$p/environ >> "$d.seen" 2>/dev/null; then echo "$p read" >> "$d.ancestors"; else echo "$p denied" >> "$d.ancestors"; fi
+  [ "$p" -eq 1 ] && break
+  p=$(awk '/^PPid:/ {{print $2}}' /proc/$p/status)
+done
+env >> "$d.seen"
+exec bash '{curl}'"#,
+        dump = dump.display(),
+        curl = curl.display()
+    );
+    format!(
+        r#"
+[run]
+rounds = 1
+warmup = "10ms"
+duration = "100ms"
+pin = false
+
+[[client]]
+name = "probe"
+kind = "command"
+command = ["sh", "-c", {script:?}]
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 1
+"#
+    )
+}
+
+/// The container's single step (`benchgate action`, as the image's
+/// entrypoint runs it, as root, the workspace owned by the runner's user):
+/// the measure step runs as the workspace's owner without the token, and no
+/// process the benchmarked program can see, its parents up to PID 1
+/// included, shows it the token.
+#[test]
+fn the_container_step_measures_as_the_workspace_owner_and_no_ancestor_shows_the_token() {
+    // SAFETY: geteuid(2) cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        // The switch needs root, as the container has; CI runs as root.
+        eprintln!("skipped: needs root to switch the measuring user");
+        return;
+    }
+    let env = ActionEnv::new("workspace");
+    // benchgate and the client's script where the runner's user can reach
+    // them (the checkout may sit below a directory only root may enter).
+    let bin = env.file("benchgate");
+    std::fs::copy(common::exe(), &bin).unwrap();
+    let curl = env.file("curl.sh");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/clients/curl.sh"),
+        &curl,
+    )
+    .unwrap();
+    let dump = env.workspace().join("dump");
+    std::fs::write(
+        env.workspace().join("benchgate.toml"),
+        ancestors_suite(&dump, &curl),
+    )
+    .unwrap();
+    let files = ActionFiles::new(&env, "output", "summary");
+    let template = env.command("push", &event_fixture("push_main.json"), "octo/app", &files);
+    let mut cmd = std::process::Command::new(&bin);
+    cmd.args(template.get_args())
+        .env_clear()
+        .current_dir(template.get_current_dir().unwrap());
+    for (k, v) in template.get_envs() {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    cmd.env("GITHUB_REF", "refs/heads/main")
+        .env("GITHUB_SHA", BASE_SHA)
+        .env("GITHUB_RUN_ID", "77")
+        .env("GITHUB_API_URL", "http://127.0.0.1:9")
+        .env("INPUT_BASELINE_STORE", "local:.baselines")
+        .env("INPUT_COMMENT", "never")
+        .env("INPUT_GITHUB-TOKEN", TOKEN)
+        .env("MY_PAT", TOKEN);
+    // The runner's directory as GitHub mounts it: the workspace and the file
+    // commands belong to the runner's user.
+    std::fs::set_permissions(
+        env.dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    for path in [env.workspace(), files.output.clone(), files.summary.clone()] {
+        chown_tree(&path, RUNNER_UID);
+    }
+    let run = action_env::run(cmd, &[], &files);
+    assert_eq!(run.code(), 0, "{}", run.log());
+    let log = run.log();
+    assert!(
+        log.contains(&format!("the measure step runs as uid {RUNNER_UID}")),
+        "{log}"
+    );
+    run.assert_only_masked(TOKEN);
+    let read = |ext: &str| std::fs::read_to_string(dump.with_extension(ext)).unwrap();
+    let seen = read("seen");
+    assert!(seen.contains("BENCHGATE_URL="), "{seen}");
+    assert!(
+        !seen.contains(TOKEN),
+        "the benchmarked program read the token:\n{seen}"
+    );
+    assert_eq!(read("uid").trim(), RUNNER_UID.to_string());
+    // It read its parent (the measure step, its own user) and was refused
+    // the token holder (root, non-dumpable) and the processes above it.
+    let ancestors = read("ancestors");
+    let lines: Vec<&str> = ancestors.lines().collect();
+    assert!(lines[0].ends_with(" read"), "{ancestors}");
+    assert!(lines.iter().any(|l| l.ends_with(" denied")), "{ancestors}");
+    let stored = LocalStore::new(env.workspace().join(".baselines"));
+    assert_eq!(stored.history("main").unwrap().len(), 1, "{log}");
+}
+
+fn chown_tree(path: &Path, uid: u32) {
+    std::os::unix::fs::chown(path, Some(uid), Some(uid)).unwrap();
+    if path.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_tree(&entry.unwrap().path(), uid);
+        }
+    }
+}

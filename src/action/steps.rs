@@ -15,8 +15,8 @@
 //! 3. `publish` (token): reads both files back, compares, comments, stores,
 //!    publishes.
 //!
-//! `all` (the container image) does the three in one process with no files
-//! in between. Every flow goes through [`Action::looked_up`] and
+//! `all` (the container image) runs the three in turn, the measure step in a
+//! child process that cannot reach the token (`isolate`). Every flow goes through [`Action::looked_up`] and
 //! [`Action::measured`], which alone know the step.
 
 use std::ffi::OsString;

@@ -43,7 +43,8 @@ impl Signal {
         }
     }
 
-    fn raw(self) -> i32 {
+    /// The signal's number.
+    pub fn raw(self) -> i32 {
         match self {
             Signal::Interrupt => libc::SIGINT,
             Signal::Terminate => libc::SIGTERM,
