@@ -5,6 +5,7 @@
 
 use benchgate::action::event::parse_event;
 use benchgate::config::{Suite, MAX_CONFIG_BYTES};
+use benchgate::measure::LatencyHistogram;
 use benchgate::orchestrate::external;
 use benchgate::results::check::{MAX_CELLS, MAX_NAME_BYTES};
 use benchgate::results::{synthetic, RunResults};
@@ -312,5 +313,32 @@ fn client_result_files_with_wrong_types_and_overflow_name_the_field() {
     says(
         &err(&"[".repeat(100_000)),
         &["is not a benchgate result", "recursion limit"],
+    );
+}
+
+/// fixtures/results seed the results fuzz target (scripts/fuzz.sh): they must
+/// stay files this benchgate reads, histograms included, or the fuzzer starts
+/// from inputs it refuses at the first check.
+#[test]
+fn the_results_fixtures_parse_and_their_histograms_decode() {
+    let dir = format!("{}/fixtures/results", env!("CARGO_MANIFEST_DIR"));
+    let mut histograms = 0;
+    for name in ["two-clients.json", "every-field.json"] {
+        let path = format!("{dir}/{name}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let r = RunResults::parse(&text, &path).unwrap_or_else(|e| panic!("{e:#}"));
+        for cell in &r.results {
+            for h in [&cell.histogram, &cell.histogram_uncorrected]
+                .into_iter()
+                .flatten()
+            {
+                assert!(LatencyHistogram::decode(h).unwrap().len() > 0, "{path}");
+                histograms += 1;
+            }
+        }
+    }
+    assert_eq!(
+        histograms, 7,
+        "two-clients.json: 4 cells, 2 of them open loop; every-field.json: 1 cell"
     );
 }
