@@ -385,3 +385,36 @@ fn histogram_counts_adding_up_past_u64_are_refused() {
     let h = LatencyHistogram::decode(&at_limit).unwrap();
     assert_eq!(h.summary().unwrap().count, MAX_TOTAL_COUNT);
 }
+
+/// The `histogram` finding, through a JMH file's SampleTime counts: each
+/// [value, count] pair is in range, their sum is not.
+#[test]
+fn jmh_sample_counts_adding_up_past_the_limit_are_refused() {
+    use benchgate::orchestrate::jmh;
+    let name = "org.example.HttpBench.get";
+    let file = |pairs: &str| {
+        format!(
+            r#"[{{"benchmark":"{name}","mode":"sample","params":{{}},"primaryMetric":{{"score":1,"scoreUnit":"us/op","rawDataHistogram":[[{pairs}]]}}}}]"#
+        )
+    };
+    let big = 1u64 << 63;
+    let e = jmh::parse(file(&format!("[[100,{big}],[200,{big}]]")).as_bytes(), name)
+        .map(|_| ())
+        .unwrap_err();
+    says(
+        &e,
+        &[
+            "[0].primaryMetric.rawDataHistogram",
+            "counts add up to more than 2^64 values",
+        ],
+    );
+    let e = jmh::parse(
+        file(&format!("[[100,{MAX_TOTAL_COUNT}],[200,1]]")).as_bytes(),
+        name,
+    )
+    .map(|_| ())
+    .unwrap_err();
+    says(&e, &["add up to 281474976710657 values, over the limit"]);
+    let r = jmh::parse(file(&format!("[[100,{MAX_TOTAL_COUNT}]]")).as_bytes(), name).unwrap();
+    assert_eq!(r.latency.unwrap().summary().unwrap().count, MAX_TOTAL_COUNT);
+}
