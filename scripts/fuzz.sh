@@ -14,6 +14,8 @@
 # Usage: scripts/fuzz.sh [TARGET...]       (no target: all of them)
 #   FUZZ_SECONDS     seconds per target (default 60)
 #   FUZZ_TOOLCHAIN   rustup toolchain with -Zsanitizer (default nightly)
+#   FUZZ_BEFORE      a command run before the build and before each target, e.g.
+#                    one that waits while a benchmark measures on a shared machine
 # Not part of scripts/test.sh (minutes, not seconds). Each target's corpus
 # (fuzz/corpus/TARGET, not committed) is seeded from the repository's
 # fixtures and keeps what earlier runs found. A crash, panic, timeout (10 s
@@ -28,6 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${FUZZ_SECONDS:-60}
 toolchain=${FUZZ_TOOLCHAIN:-nightly}
 fixtures=$root/fixtures
+before_each() { if [ -n "${FUZZ_BEFORE:-}" ]; then bash -c "$FUZZ_BEFORE"; fi; }
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "fuzz.sh: installing cargo-fuzz" >&2
@@ -129,6 +132,7 @@ EOF
 }
 
 echo "fuzz.sh: building the targets ($toolchain)" >&2
+before_each
 cargo "+$toolchain" fuzz build
 
 status=0
@@ -136,13 +140,14 @@ for t in "${targets[@]}"; do
     seed_corpus "$t"
     echo "fuzz.sh: $t for ${seconds}s, corpus fuzz/corpus/$t ($(ls "corpus/$t" | wc -l) inputs)" >&2
     mkdir -p "artifacts/$t"
-    before=$(ls "artifacts/$t")
+    known=$(ls "artifacts/$t")
+    before_each
     if ! cargo "+$toolchain" fuzz run "$t" "corpus/$t" -- \
         -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
         -print_final_stats=1; then
         status=1
     fi
-    for f in $(comm -13 <(echo "$before") <(ls "artifacts/$t")); do
+    for f in $(comm -13 <(echo "$known") <(ls "artifacts/$t")); do
         status=1
         echo "fuzz.sh: $t FOUND a failing input: fuzz/artifacts/$t/$f" >&2
         echo "  reproduce: cd fuzz && cargo +$toolchain fuzz run $t artifacts/$t/$f" >&2

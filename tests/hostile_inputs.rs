@@ -333,7 +333,7 @@ fn the_results_fixtures_parse_and_their_histograms_decode() {
                 .into_iter()
                 .flatten()
             {
-                assert!(LatencyHistogram::decode(h).unwrap().len() > 0, "{path}");
+                assert!(!LatencyHistogram::decode(h).unwrap().is_empty(), "{path}");
                 histograms += 1;
             }
         }
