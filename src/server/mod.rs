@@ -250,7 +250,10 @@ pub async fn run_with_control(
 /// serves `input` as everything one plain-HTTP connection sends, then end of
 /// stream, with the hyper settings and the handler [`run`] uses (request head
 /// parsing, HTTP/1.1 or h2c by the preface, routing, uploads). No socket and
-/// no idle timer (`conn`). Returns what the server wrote back, at most
+/// no idle timer (`conn`). The input ends with a half-close, which `run`'s
+/// connections take as the client leaving; here HTTP/1.1 half-closes are
+/// allowed, so every request gets answered as if the client waited for the
+/// responses before closing. Returns what the server wrote back, at most
 /// `max_reply` bytes, within `deadline` (`/delay` and `/fault/stall` wait on
 /// the real clock).
 #[doc(hidden)]
@@ -263,7 +266,8 @@ pub async fn serve_bytes(
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (mut client, server_side) = tokio::io::duplex(64 * 1024);
     let handler = Handler::new(server.clone(), Arc::new(ConnState::default()));
-    let builder = server.http();
+    let mut builder = server.http();
+    builder.http1().half_close(true);
     let conn = builder.serve_connection(TokioIo::new(server_side), handler);
     let mut reply = Vec::new();
     let exchange = async {
