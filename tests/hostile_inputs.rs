@@ -5,6 +5,8 @@
 
 use benchgate::action::event::parse_event;
 use benchgate::config::{Suite, MAX_CONFIG_BYTES};
+use benchgate::measure::histogram::MAX_TOTAL_COUNT;
+use benchgate::measure::LatencyHistogram;
 use benchgate::orchestrate::external;
 use benchgate::results::check::{MAX_CELLS, MAX_NAME_BYTES};
 use benchgate::results::{synthetic, RunResults};
@@ -313,4 +315,106 @@ fn client_result_files_with_wrong_types_and_overflow_name_the_field() {
         &err(&"[".repeat(100_000)),
         &["is not a benchgate result", "recursion limit"],
     );
+}
+
+/// fixtures/results seed the results fuzz target (scripts/fuzz.sh): they must
+/// stay files this benchgate reads, histograms included, or the fuzzer starts
+/// from inputs it refuses at the first check.
+#[test]
+fn the_results_fixtures_parse_and_their_histograms_decode() {
+    let dir = format!("{}/fixtures/results", env!("CARGO_MANIFEST_DIR"));
+    let mut histograms = 0;
+    for name in ["two-clients.json", "every-field.json"] {
+        let path = format!("{dir}/{name}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let r = RunResults::parse(&text, &path).unwrap_or_else(|e| panic!("{e:#}"));
+        for cell in &r.results {
+            for h in [&cell.histogram, &cell.histogram_uncorrected]
+                .into_iter()
+                .flatten()
+            {
+                assert!(!LatencyHistogram::decode(h).unwrap().is_empty(), "{path}");
+                histograms += 1;
+            }
+        }
+    }
+    assert_eq!(
+        histograms, 7,
+        "two-clients.json: 4 cells, 2 of them open loop; every-field.json: 1 cell"
+    );
+}
+
+/// base64 of a compressed V2 histogram (benchgate's bounds) with `count` at
+/// each of `values`, as a crafted file would carry it.
+fn histogram_with_counts(values: &[u64], count: u64) -> String {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+    for &v in values {
+        h.record_n(v, count).unwrap();
+    }
+    let mut blob = Vec::new();
+    V2DeflateSerializer::new().serialize(&h, &mut blob).unwrap();
+    base64::engine::general_purpose::STANDARD.encode(blob)
+}
+
+/// Found by fuzzing (fuzz target `histogram`): counts that add up past 2^64
+/// decoded, then overflowed in hdrhistogram's percentile sum.
+#[test]
+fn histogram_counts_adding_up_past_u64_are_refused() {
+    let text = histogram_with_counts(&[100, 200, 300, 400], 1 << 62);
+    let e = LatencyHistogram::decode(&text).expect_err("2^64 values");
+    says(
+        &e,
+        &[
+            "not a benchgate histogram",
+            "its counts add up to more than 2^64 values",
+            &format!("the limit is {MAX_TOTAL_COUNT}"),
+        ],
+    );
+    let e = LatencyHistogram::decode(&histogram_with_counts(&[100, 200], 1 << 48)).unwrap_err();
+    says(&e, &["add up to 562949953421312 values, over the limit"]);
+    // In a fork's results file, the report says which cell's histogram.
+    let mut doc = results_doc();
+    doc["results"][0]["histogram"] = json!(text);
+    let run = RunResults::parse(&doc.to_string(), "results.json").unwrap();
+    let cmp = benchgate::compare::compare(Some(&run), &run, &run.config.gate);
+    let md = benchgate::report::markdown::render(&cmp, &run, None, &Default::default());
+    assert!(md.contains("invalid histogram"), "{md}");
+    let at_limit = histogram_with_counts(&[100], MAX_TOTAL_COUNT);
+    let h = LatencyHistogram::decode(&at_limit).unwrap();
+    assert_eq!(h.summary().unwrap().count, MAX_TOTAL_COUNT);
+}
+
+/// The `histogram` finding, through a JMH file's SampleTime counts: each
+/// [value, count] pair is in range, their sum is not.
+#[test]
+fn jmh_sample_counts_adding_up_past_the_limit_are_refused() {
+    use benchgate::orchestrate::jmh;
+    let name = "org.example.HttpBench.get";
+    let file = |pairs: &str| {
+        format!(
+            r#"[{{"benchmark":"{name}","mode":"sample","params":{{}},"primaryMetric":{{"score":1,"scoreUnit":"us/op","rawDataHistogram":[[{pairs}]]}}}}]"#
+        )
+    };
+    let big = 1u64 << 63;
+    let e = jmh::parse(file(&format!("[[100,{big}],[200,{big}]]")).as_bytes(), name)
+        .map(|_| ())
+        .unwrap_err();
+    says(
+        &e,
+        &[
+            "[0].primaryMetric.rawDataHistogram",
+            "counts add up to more than 2^64 values",
+        ],
+    );
+    let e = jmh::parse(
+        file(&format!("[[100,{MAX_TOTAL_COUNT}],[200,1]]")).as_bytes(),
+        name,
+    )
+    .map(|_| ())
+    .unwrap_err();
+    says(&e, &["add up to 281474976710657 values, over the limit"]);
+    let r = jmh::parse(file(&format!("[[100,{MAX_TOTAL_COUNT}]]")).as_bytes(), name).unwrap();
+    assert_eq!(r.latency.unwrap().summary().unwrap().count, MAX_TOTAL_COUNT);
 }

@@ -244,3 +244,46 @@ fn mangled_requests_get_a_response_or_a_close_and_the_server_survives() {
         started.elapsed()
     );
 }
+
+/// `server::serve_bytes`, the fuzz target `server_request`'s entry point,
+/// answers as a connection to `run` would (pipelined requests in order, a
+/// smuggling shape refused), and ends when the input does.
+#[test]
+fn serve_bytes_answers_like_a_connection() {
+    let server = benchgate::server::Server::new(ServerOptions {
+        tls: false,
+        ..ServerOptions::default()
+    })
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let serve = |input: &str| {
+        let reply = rt.block_on(benchgate::server::serve_bytes(
+            &server,
+            input.as_bytes(),
+            1 << 20,
+            Duration::from_secs(5),
+        ));
+        String::from_utf8(reply).unwrap()
+    };
+    let started = Instant::now();
+    let got = serve(
+        "GET /bytes/3 HTTP/1.1\r\nhost: x\r\n\r\nGET /status/503 HTTP/1.1\r\nhost: x\r\n\r\n",
+    );
+    assert!(got.starts_with("HTTP/1.1 200 OK\r\n"), "{got}");
+    assert!(
+        got.contains("\r\n\r\n012HTTP/1.1 503 Service Unavailable\r\n"),
+        "{got}"
+    );
+    let got = serve(
+        "POST /upload HTTP/1.1\r\nhost: x\r\ncontent-length: 3\r\ncontent-length: 4\r\n\r\nabcd",
+    );
+    assert!(got.starts_with(BAD_REQUEST), "{got}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -95,11 +95,7 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Context> {
     })?;
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read the event payload GITHUB_EVENT_PATH={path}"))?;
-    let payload: Value = serde_json::from_str(&text).with_context(|| {
-        format!("the event payload {path} is not valid JSON; is GITHUB_EVENT_PATH the runner's event file?")
-    })?;
-    let (event, default_branch) = parse_event(&event_name, &payload)
-        .with_context(|| format!("the {event_name} event payload {path}"))?;
+    let (event, default_branch) = parse_payload(&event_name, &text, &path)?;
     Ok(Context {
         event_name,
         event,
@@ -115,6 +111,19 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Context> {
         summary_path: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
         workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
     })
+}
+
+/// Parses the text of the event payload file `path` (named in errors) of
+/// event `name`; returns the event and the repository's default branch.
+pub fn parse_payload(
+    name: &str,
+    text: &str,
+    path: &str,
+) -> anyhow::Result<(Event, Option<String>)> {
+    let payload: Value = serde_json::from_str(text).with_context(|| {
+        format!("the event payload {path} is not valid JSON; is GITHUB_EVENT_PATH the runner's event file?")
+    })?;
+    parse_event(name, &payload).with_context(|| format!("the {name} event payload {path}"))
 }
 
 /// Parses a payload; returns the event and the repository's default branch.

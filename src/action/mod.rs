@@ -26,6 +26,8 @@ mod shards;
 mod split;
 pub mod steps;
 
+pub use split::{check_meta, Meta};
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

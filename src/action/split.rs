@@ -77,6 +77,21 @@ fn read_meta(path: &Path) -> anyhow::Result<Option<String>> {
     Ok(String::from_utf8(bytes).ok())
 }
 
+/// Parses a `benchgate-meta.json` that came with an artifact and checks that
+/// it was measured on `head_sha` (the `workflow_run` payload's head); the rest
+/// of it is informational and trusted for nothing.
+pub fn check_meta(text: &str, head_sha: &str) -> anyhow::Result<Meta> {
+    let meta: Meta = serde_json::from_str(text).context(
+        "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
+    )?;
+    anyhow::ensure!(
+        meta.head_sha.eq_ignore_ascii_case(head_sha),
+        "the artifact was measured on {:?}, but the workflow run's head is {head_sha}: refusing to report it",
+        crate::report::escape::truncate_chars(&meta.head_sha, 64),
+    );
+    Ok(meta)
+}
+
 /// `measure`: run, write the results and the meta file. Needs no token.
 pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8> {
     let suite = a.suite()?;
@@ -148,15 +163,7 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
     let (results, files) = super::shards::downloaded(a)?;
     for results_path in &files {
         if let Some(text) = read_meta(&meta_path(results_path))? {
-            let meta: Meta = serde_json::from_str(&text).context(
-                "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
-            )?;
-            anyhow::ensure!(
-                meta.head_sha.eq_ignore_ascii_case(&run.head_sha),
-                "the artifact was measured on {:?}, but the workflow run's head is {}: refusing to report it",
-                crate::report::escape::truncate_chars(&meta.head_sha, 64),
-                run.head_sha
-            );
+            check_meta(&text, &run.head_sha)?;
         }
     }
     // The gate comes from this (trusted, default-branch) checkout, never from the artifact.

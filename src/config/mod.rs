@@ -367,22 +367,34 @@ impl Suite {
         std::fs::File::open(path)
             .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
             .map_err(read)?;
+        Suite::from_bytes(&bytes, &shown)
+    }
+
+    /// Validates a config file's bytes as [`Suite::from_file`] read them:
+    /// at most [`MAX_CONFIG_BYTES`], UTF-8 (a BOM is accepted), then
+    /// [`Suite::from_toml`]. `source` names the input in errors.
+    pub fn from_bytes(bytes: &[u8], source: &str) -> Result<Suite, ConfigError> {
+        use std::io::{Error, ErrorKind};
+        let read = |source_error: Error| ConfigError::Read {
+            path: source.to_string(),
+            source: source_error,
+        };
         if bytes.len() as u64 > MAX_CONFIG_BYTES {
             return Err(read(Error::new(
                 ErrorKind::InvalidData,
                 format!("it is over the {MAX_CONFIG_BYTES} byte limit; pass the path of a benchgate TOML config"),
             )));
         }
-        let text = String::from_utf8(bytes).map_err(|e| {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
             read(Error::new(
                 ErrorKind::InvalidData,
                 format!(
                     "it is not UTF-8 text (byte {} is not); save the file as UTF-8",
-                    e.utf8_error().valid_up_to()
+                    e.valid_up_to()
                 ),
             ))
         })?;
-        Suite::from_toml(&text, &shown)
+        Suite::from_toml(text, source)
     }
 
     /// Parses and validates TOML text; `source` names the input in errors.

@@ -103,6 +103,7 @@ impl LatencyHistogram {
         let mut inner: Histogram<u64> = Deserializer::new()
             .deserialize(&mut v2.as_slice())
             .map_err(|e| format!("{NOT_OURS}: {e}"))?;
+        check_total(&inner).map_err(|e| format!("{NOT_OURS}: {e}"))?;
         inner.auto(true);
         Ok(LatencyHistogram { inner })
     }
@@ -117,6 +118,30 @@ pub const MAX_ENCODED_CHARS: usize = 2 * 1024 * 1024;
 /// counters), 4 digits any range up to ~1 year in µs, 5 digits up to ~1 s.
 /// benchgate records 3 digits from 1 µs to 1 h (~23.5k counters).
 pub const MAX_COUNTS: u64 = 1 << 19;
+
+/// Most values a histogram read from outside may hold (2^48, 2.8e14: a
+/// million requests a second for nine years). hdrhistogram saturates each
+/// counter and the total, but sums the counters unchecked for percentiles,
+/// so counts near 2^64 would overflow there (a panic, or wrong percentiles in
+/// a release build); merging a thousand such histograms stays below 2^58.
+pub const MAX_TOTAL_COUNT: u64 = 1 << 48;
+
+/// Checks that `h`'s counters add up to at most [`MAX_TOTAL_COUNT`]
+/// (summed with overflow checks: hdrhistogram's own total saturates).
+pub fn check_total(h: &Histogram<u64>) -> Result<(), String> {
+    let total = h
+        .iter_recorded()
+        .try_fold(0u64, |sum, v| sum.checked_add(v.count_at_value()));
+    match total {
+        Some(n) if n <= MAX_TOTAL_COUNT => Ok(()),
+        Some(n) => Err(format!(
+            "its counts add up to {n} values, over the limit of {MAX_TOTAL_COUNT}"
+        )),
+        None => Err(format!(
+            "its counts add up to more than 2^64 values (the limit is {MAX_TOTAL_COUNT})"
+        )),
+    }
+}
 
 /// Most significant digits HdrHistogram supports.
 pub const MAX_SIGFIG: u32 = 5;

@@ -372,6 +372,7 @@ fn latency(metric: &Map<String, Value>, i: usize) -> Result<Option<LatencyHistog
             }
         }
     }
+    crate::measure::histogram::check_total(&h).map_err(|e| format!("{field}: {e}"))?;
     Ok((!h.is_empty()).then(|| LatencyHistogram::from_inner(h)))
 }
 

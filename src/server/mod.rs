@@ -246,6 +246,43 @@ pub async fn run_with_control(
     Ok(())
 }
 
+/// Fuzzing entry point (`fuzz/fuzz_targets/server_request.rs`), not an API:
+/// serves `input` as everything one plain-HTTP connection sends, then end of
+/// stream, with the hyper settings and the handler [`run`] uses (request head
+/// parsing, HTTP/1.1 or h2c by the preface, routing, uploads). No socket and
+/// no idle timer (`conn`). The input ends with a half-close, which `run`'s
+/// connections take as the client leaving; here HTTP/1.1 half-closes are
+/// allowed, so every request gets answered as if the client waited for the
+/// responses before closing. Returns what the server wrote back, at most
+/// `max_reply` bytes, within `deadline` (`/delay` and `/fault/stall` wait on
+/// the real clock).
+#[doc(hidden)]
+pub async fn serve_bytes(
+    server: &Arc<Server>,
+    input: &[u8],
+    max_reply: usize,
+    deadline: Duration,
+) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut client, server_side) = tokio::io::duplex(64 * 1024);
+    let handler = Handler::new(server.clone(), Arc::new(ConnState::default()));
+    let mut builder = server.http();
+    builder.http1().half_close(true);
+    let conn = builder.serve_connection(TokioIo::new(server_side), handler);
+    let mut reply = Vec::new();
+    let exchange = async {
+        let (rx, mut tx) = tokio::io::split(&mut client);
+        let send = async {
+            let _ = tx.write_all(input).await;
+            let _ = tx.shutdown().await;
+        };
+        let mut rx = rx.take(max_reply as u64);
+        let _ = tokio::join!(send, rx.read_to_end(&mut reply));
+    };
+    let _ = tokio::time::timeout(deadline, async { tokio::join!(conn, exchange) }).await;
+    reply
+}
+
 async fn accept_opt(
     listener: Option<&TcpListener>,
 ) -> io::Result<(TcpStream, std::net::SocketAddr)> {
