@@ -72,7 +72,7 @@ fn history_chart(h: &MetricHistory, cmp: &Comparison, out: &mut String) {
         .points
         .iter()
         .filter(|(_, v)| v.is_finite())
-        .map(|(l, v)| (mermaid(l), *v))
+        .cloned()
         .collect();
     let current = cmp
         .metrics
@@ -88,19 +88,47 @@ fn history_chart(h: &MetricHistory, cmp: &Comparison, out: &mut String) {
     if points.len() < 2 {
         return;
     }
-    let unit = metric_def(&h.metric).map(|d| d.unit).unwrap_or("");
-    let labels: Vec<String> = points.iter().map(|(l, _)| format!("\"{l}\"")).collect();
-    let values: Vec<String> = points.iter().map(|(_, v)| num(*v)).collect();
-    let _ = write!(
-        out,
-        "```mermaid\nxychart-beta\n    title \"{} / {}: {} history\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
+    let labels: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
+    let values: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
+    let title = format!(
+        "{} / {}: {} history",
         mermaid(&h.scenario),
         mermaid(&h.client),
-        mermaid(&h.metric),
+        mermaid(&h.metric)
+    );
+    line_chart(&title, &h.metric, &labels, &[&values], out);
+}
+
+/// A mermaid line chart titled `title` (escaped by the caller, with
+/// [`mermaid`] on each untrusted part) of `metric` (its unit on the y axis):
+/// one line per entry of `lines`, each aligned with `labels` (escaped here).
+/// Non-finite values are drawn as 0.
+pub(super) fn line_chart(
+    title: &str,
+    metric: &str,
+    labels: &[String],
+    lines: &[&[f64]],
+    out: &mut String,
+) {
+    let unit = metric_def(metric).map(|d| d.unit).unwrap_or("");
+    let labels: Vec<String> = labels
+        .iter()
+        .map(|l| format!("\"{}\"", mermaid(l)))
+        .collect();
+    let _ = write!(
+        out,
+        "```mermaid\nxychart-beta\n    title \"{title}\"\n    x-axis [{}]\n    y-axis \"{}\"\n",
         labels.join(", "),
         mermaid(unit),
-        values.join(", ")
     );
+    for line in lines {
+        let values: Vec<String> = line
+            .iter()
+            .map(|v| num(if v.is_finite() { *v } else { 0.0 }))
+            .collect();
+        let _ = writeln!(out, "    line [{}]", values.join(", "));
+    }
+    out.push_str("```\n\n");
 }
 
 /// The charts section (a closed `<details>` block), or empty when there is

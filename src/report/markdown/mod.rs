@@ -18,12 +18,15 @@
 mod budget;
 mod chart;
 mod details;
+mod drift;
 mod tables;
 
 use crate::compare::Comparison;
 use crate::results::RunResults;
 
 use budget::{Doc, Measure, Section};
+pub use drift::render as render_drift;
+pub use drift::{MAX_CHARTS as MAX_DRIFT_CHARTS, MAX_ROWS as MAX_DRIFT_ROWS};
 
 /// GitHub's limit on an issue or pull-request comment body, in characters.
 pub const MAX_COMMENT_CHARS: usize = 65_536;
