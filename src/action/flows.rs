@@ -10,6 +10,7 @@ use crate::report::escape::{md, sha};
 use crate::results::RunResults;
 
 use super::comment::{CommentSink, SummaryOnly};
+use super::drift;
 use super::event::PullRequest;
 use super::github;
 use super::history;
@@ -223,8 +224,14 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
 
 /// `schedule`/`workflow_dispatch`: run, compare as planned (the newest
 /// baseline of `branch`; side by side with `[compare]`), publish to
-/// CloudWatch when asked (a failure there is a warning).
-pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> anyhow::Result<u8> {
+/// CloudWatch when asked (a failure there is a warning); with `drift`, then
+/// the drift in the stored history of `branch` (`drift::nightly`).
+pub(super) fn compare_latest(
+    a: &Action,
+    branch: &str,
+    sha: Option<&str>,
+    drift: bool,
+) -> anyhow::Result<u8> {
     let suite = a.suite()?;
     let plan = a.plan(&suite, false, GitBase::Stored)?;
     let lookup = Lookup {
@@ -243,7 +250,10 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     if a.inputs.cloudwatch {
         publish_cloudwatch(&suite, &m.results, branch);
     }
-    Ok(code)
+    if !drift {
+        return Ok(code);
+    }
+    Ok(code.max(drift::nightly(a, branch, &suite.source)?))
 }
 
 /// The report's note for a plan that compares within the run: side by side
