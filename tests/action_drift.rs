@@ -18,7 +18,7 @@ use common::drift::{run, sha, shuffled, Noise, Planted};
 use github::client::{client, repo};
 use github::fake::{FakeGitHub, REPO};
 use github::fake_issues::new_issue;
-use github::workflow::{add_bot_token, event, marker};
+use github::workflow::{add_bot_token, comments_on, event, marker, open_pull, pr_event};
 use serde_json::{json, Value};
 
 const TOKEN: &str = "ghs_driftSecretToken7b1e9d4c2a0f3e5d6c8b";
@@ -79,16 +79,26 @@ impl Nightly {
     }
 
     fn schedule(&self, run_id: &str, env: &[(&str, &str)]) -> ActionRun {
+        let mut all = vec![
+            ("GITHUB_REF", "refs/heads/main".to_string()),
+            ("GITHUB_SHA", sha(self.stored - 1)),
+        ];
+        all.extend(env.iter().map(|(k, v)| (*k, v.to_string())));
+        self.action("schedule", &event("schedule.json"), run_id, &all)
+    }
+
+    /// `benchgate action` on `name` with `payload`, the token and the
+    /// suite, with `env` added.
+    fn action(
+        &self,
+        name: &str,
+        payload: &Value,
+        run_id: &str,
+        env: &[(&str, String)],
+    ) -> ActionRun {
         let files = ActionFiles::new(&self.env, "github_output", "step_summary");
-        let mut cmd = self.env.command(
-            "schedule",
-            &event("schedule.json").to_string(),
-            REPO,
-            &files,
-        );
+        let mut cmd = self.env.command(name, &payload.to_string(), REPO, &files);
         cmd.env("GITHUB_API_URL", &self.fake.url)
-            .env("GITHUB_REF", "refs/heads/main")
-            .env("GITHUB_SHA", sha(self.stored - 1))
             .env("GITHUB_RUN_ID", run_id)
             .env("INPUT_CONFIG", "benchgate.toml")
             .env("INPUT_GITHUB-TOKEN", TOKEN)
@@ -96,7 +106,8 @@ impl Nightly {
             .env("INPUT_FAIL-ON-REGRESSION", "false")
             .env("INPUT_DRIFT-ISSUE", "true")
             .env(MOCK.0, MOCK.1);
-        let run = action_env::run(cmd, env, &files);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let run = action_env::run(cmd, &env, &files);
         run.assert_only_masked(TOKEN);
         assert!(!run.summary.contains(TOKEN) && !run.outputs.contains(TOKEN));
         run
@@ -233,4 +244,54 @@ fn the_drift_issue_is_opened_on_drift_updated_on_the_next_night_and_closed_when_
     assert_eq!(night.code(), 0, "{}", night.log());
     assert_eq!(n.fake.count("POST", "/issues"), before);
     assert_eq!(n.our_issues().len(), 1);
+}
+
+/// The pull request's comment charts the base branch's last stored values of
+/// each gating metric beside this run's (issue 18, point 4), inside the
+/// charts' `<details>` block, within the comment's size.
+#[test]
+fn the_pull_request_comment_charts_the_base_branchs_trend() {
+    let mut n = Nightly::new();
+    n.push(25, 0.0);
+    let head = "7".repeat(40);
+    let mut pull = open_pull(42, &head, REPO);
+    pull["base"]["sha"] = sha(24).into();
+    n.fake.state.lock().unwrap().pulls.push(pull);
+    let mut payload = pr_event("opened", &head);
+    payload["pull_request"]["base"]["sha"] = sha(24).into();
+    let env = [
+        ("GITHUB_REF", "refs/pull/42/merge".to_string()),
+        ("GITHUB_SHA", head.clone()),
+    ];
+    let pr = n.action("pull_request", &payload, "601", &env);
+    assert_eq!(pr.code(), 0, "{}", pr.log());
+    let comments = comments_on(&n.fake, 42);
+    assert_eq!(comments.len(), 1, "{comments:?}");
+    let body = &comments[0].2;
+    assert!(body.chars().count() <= 65_536);
+    let charts = &body[body.find("<summary>Charts").expect("no charts section")..];
+    let charts = &charts[..charts.find("</details>").unwrap()];
+    let chart = &charts[charts
+        .find("get-22b / hyper: cpu_us_per_request history")
+        .expect("no trend chart")..];
+    let x_axis = chart
+        .lines()
+        .find(|l| l.trim_start().starts_with("x-axis"))
+        .unwrap();
+    // The newest 20 stored runs (TREND_RUNS), then this run.
+    let want: Vec<String> = (5..25)
+        .map(|i| format!("\"{}\"", &sha(i)[..7]))
+        .chain(["\"this run\"".to_string()])
+        .collect();
+    assert_eq!(
+        x_axis.trim(),
+        format!("x-axis [{}]", want.join(", ")),
+        "{chart}"
+    );
+    let line = chart
+        .lines()
+        .find(|l| l.trim_start().starts_with("line ["))
+        .unwrap();
+    assert_eq!(line.matches(',').count(), 20, "{line}");
+    assert!(charts.contains("throughput_rps history"), "{charts}");
 }

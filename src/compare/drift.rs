@@ -19,7 +19,7 @@ use super::changepoint::{change_points, ChangePoint, Options};
 use super::gate_for;
 use super::verdict::worse_than;
 use crate::config::GateConfig;
-use crate::results::metrics::Direction;
+use crate::results::metrics::{metric_def, Direction};
 use crate::results::{RunResults, METRICS};
 
 /// One gating metric's history in one cell, and its change points.
@@ -76,8 +76,37 @@ impl CellHistory {
 }
 
 /// The history of every gating metric (by `gate`, per cell) of every cell
-/// in `runs` (oldest first), cells in name order, metrics in registry order.
+/// in `runs` (oldest first), cells in name order, metrics in registry order,
+/// with its change points.
 pub fn histories(runs: &[&RunResults], gate: &GateConfig, opts: Options) -> Vec<CellHistory> {
+    let mut out = gating_series(runs, gate);
+    for c in &mut out {
+        let Some(g) = gate_for(gate, &c.scenario, &c.client, &c.metric) else {
+            continue;
+        };
+        let band = g.warn.or(g.fail);
+        let direction = metric_def(&c.metric).map_or(Direction::LowerIsBetter, |d| d.direction);
+        let series: Vec<f64> = c.values.iter().map(|(_, v)| *v).collect();
+        c.shifts = change_points(&series, opts)
+            .into_iter()
+            .map(|point| {
+                let (relative, absolute) = worse_by(direction, point.mean_before, point.mean_after);
+                Shift {
+                    run: c.values[point.index].0,
+                    worse: absolute > 0.0,
+                    past_warn: band.is_none_or(|t| worse_than(&t, relative, absolute)),
+                    point,
+                }
+            })
+            .collect();
+    }
+    out
+}
+
+/// The series of every gating metric of every cell in `runs` (oldest
+/// first), as [`histories`] orders them, without change points: what a
+/// trend chart draws.
+pub fn gating_series(runs: &[&RunResults], gate: &GateConfig) -> Vec<CellHistory> {
     let cells: BTreeSet<(&str, &str, Option<&str>)> = runs
         .iter()
         .flat_map(|r| &r.results)
@@ -86,10 +115,9 @@ pub fn histories(runs: &[&RunResults], gate: &GateConfig, opts: Options) -> Vec<
     let mut out = Vec::new();
     for (scenario, client, server) in cells {
         for def in METRICS {
-            let Some(g) = gate_for(gate, scenario, client, def.name).filter(|g| g.gating) else {
+            if !gate_for(gate, scenario, client, def.name).is_some_and(|g| g.gating) {
                 continue;
-            };
-            let band = g.warn.or(g.fail);
+            }
             let values: Vec<(usize, f64)> = runs
                 .iter()
                 .enumerate()
@@ -106,27 +134,13 @@ pub fn histories(runs: &[&RunResults], gate: &GateConfig, opts: Options) -> Vec<
             if values.is_empty() {
                 continue;
             }
-            let series: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
-            let shifts = change_points(&series, opts)
-                .into_iter()
-                .map(|point| {
-                    let (relative, absolute) =
-                        worse_by(def.direction, point.mean_before, point.mean_after);
-                    Shift {
-                        run: values[point.index].0,
-                        worse: absolute > 0.0,
-                        past_warn: band.is_none_or(|t| worse_than(&t, relative, absolute)),
-                        point,
-                    }
-                })
-                .collect();
             out.push(CellHistory {
                 scenario: scenario.to_string(),
                 client: client.to_string(),
                 server: server.map(str::to_string),
                 metric: def.name.to_string(),
                 values,
-                shifts,
+                shifts: Vec::new(),
             });
         }
     }

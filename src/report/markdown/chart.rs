@@ -1,7 +1,8 @@
 //! Mermaid charts (GitHub renders `xychart-beta`): per gating metric, a bar
 //! chart of the relative change per (scenario, client) (comparable cells
 //! that measured something only); and, when the baseline
-//! store provides a history, a line chart per (scenario, client, metric).
+//! store provides a history (the pull request's base branch), a line chart
+//! per (scenario, client, metric): its last stored values, then this run's.
 //! Labels pass through [`escape::mermaid`](crate::report::escape::mermaid), so a
 //! name cannot close the quoted label, the fence or inject a `%%{init}%%` directive.
 
@@ -166,17 +167,23 @@ pub fn section(cmp: &Comparison, history: &[MetricHistory]) -> String {
         rows.truncate(MAX_BARS);
         bar_chart(metric, &rows, sbs, &mut body);
     }
+    let bars = body.len();
     for h in history.iter().take(MAX_HISTORY_CHARTS) {
         history_chart(h, cmp, &mut body);
     }
     if body.is_empty() {
         return String::new();
     }
+    let summary = match (bars > 0, body.len() > bars) {
+        (true, true) => "relative change of the gating metrics, and their stored history",
+        (false, true) => "the gating metrics' stored history and this run",
+        _ => "relative change of the gating metrics",
+    };
     if cut > 0 {
         let _ = writeln!(
             body,
             "Charts show the {MAX_BARS} most important cells per metric; {cut} more are in the tables.\n"
         );
     }
-    format!("<details><summary>Charts: relative change of the gating metrics</summary>\n\n{body}</details>\n\n")
+    format!("<details><summary>Charts: {summary}</summary>\n\n{body}</details>\n\n")
 }
