@@ -3,8 +3,10 @@
 
 On SERIES synthetic series of LENGTH runs (half flat, half with one planted
 shift of 3-15% at a random position), whose noise is resampled from REAL
-per-trial values of a benchgate results file (each trial's value over its
-cell's median), this runs benchgate's detector (`benchgate changepoints`,
+values: the per-run medians of real A/A runs (`--noise`, a CSV like
+fixtures/noise/aa-runs.csv: each run's value over its client's median), or
+the per-trial values of a benchgate results file (`--results`: each trial's
+value over its cell's median), this runs benchgate's detector (`benchgate changepoints`,
 src/compare/changepoint.rs: E-divisive means, permutation test at alpha 0.05)
 and Otava's (`otava.analysis.compute_change_points`, Hunter's split/merge E-divisive,
 at its default max_pvalue 0.001 and at 0.05) on the same series, and reports
@@ -13,7 +15,7 @@ of the planted shift; every other detection (all of them on flat series) is
 false.
 
 Usage:
-  scripts/changepoint-vs-otava.py --results FILE [--metric cpu_us_per_request]
+  scripts/changepoint-vs-otava.py (--noise CSV | --results FILE) [--metric cpu_us_per_request]
       [--series 200] [--length 60] [--tolerance 2] [--seed 1]
       [--benchgate target/debug/benchgate] [--out target/changepoint-vs-otava.md]
 Needs `apache-otava` importable (pip install apache-otava; in a venv).
@@ -49,6 +51,27 @@ def noise_pool(results_path, metric):
             pool.extend(v / med for v in values)
     if len(pool) < 20:
         sys.exit(f"{results_path}: fewer than 20 trials of {metric} in cells of 5 or more trials; run more rounds")
+    return pool
+
+
+def noise_pool_csv(csv_path, metric):
+    """Each run's value of `metric` over its client's median (a CSV with
+    `client` and `metric` columns, one row per run and client)."""
+    import csv
+
+    by_client = {}
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            if metric not in row:
+                sys.exit(f"{csv_path}: no column {metric!r}; its columns: {', '.join(row)}")
+            by_client.setdefault(row["client"], []).append(float(row[metric]))
+    pool = []
+    for values in by_client.values():
+        med = statistics.median(values)
+        if med > 0:
+            pool.extend(v / med for v in values)
+    if len(pool) < 20:
+        sys.exit(f"{csv_path}: fewer than 20 runs of {metric}")
     return pool
 
 
@@ -120,9 +143,36 @@ def score(series, found, tolerance):
     }
 
 
+def differences(series, ours, theirs, tolerance):
+    """Where benchgate and Otava (default max_pvalue) disagree, series by series."""
+
+    def hit(at, cps):
+        return at is not None and any(abs(c - at) <= tolerance for c in cps)
+
+    only_ours, only_theirs, alarms_ours, alarms_theirs = [], [], 0, 0
+    for (_, at, shift), a, b in zip(series, ours, theirs):
+        if at is None:
+            alarms_ours += bool(a) and not b
+            alarms_theirs += bool(b) and not a
+        elif hit(at, a) != hit(at, b):
+            (only_ours if hit(at, a) else only_theirs).append(abs(shift))
+
+    def sizes(v):
+        return ", ".join(f"{x:.1%}" for x in sorted(v)) if v else "none"
+
+    return [
+        "Where they differ (benchgate vs Otava at max_pvalue 0.001):",
+        f"- planted shifts found by benchgate only: {len(only_ours)} ({sizes(only_ours)});",
+        f"- found by Otava only: {len(only_theirs)} ({sizes(only_theirs)});",
+        f"- flat series with an alarm from benchgate only: {alarms_ours}; from Otava only: {alarms_theirs}.",
+    ]
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--results", required=True)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--noise", help="CSV of per-run medians (fixtures/noise/aa-runs.csv)")
+    src.add_argument("--results", help="a benchgate results file (per-trial values)")
     p.add_argument("--metric", default="cpu_us_per_request")
     p.add_argument("--series", type=int, default=200)
     p.add_argument("--length", type=int, default=60)
@@ -132,18 +182,22 @@ def main():
     p.add_argument("--out", default=os.path.join("target", "changepoint-vs-otava.md"))
     a = p.parse_args()
     rng = random.Random(a.seed)
-    pool = noise_pool(a.results, a.metric)
+    pool = noise_pool_csv(a.noise, a.metric) if a.noise else noise_pool(a.results, a.metric)
+    source = a.noise or a.results
+    unit = "runs" if a.noise else "trials"
     series = make_series(a.series, a.length, pool, rng)
     rows = []
     found, took = run_benchgate(a.benchgate, series)
     rows.append(("benchgate (E-divisive, permutations, alpha 0.05)", score(series, found, a.tolerance), took))
+    founds = [found]
     for pv in (0.001, 0.05):
         found, took = run_otava(series, pv)
+        founds.append(found)
         rows.append((f"Apache Otava (compute_change_points, max_pvalue {pv})", score(series, found, a.tolerance), took))
     spread = statistics.pstdev(pool)
     lines = [
         f"Change points on {a.series} series of {a.length} runs ({a.series // 2} flat, {a.series - a.series // 2} with one shift of 3-15% up or down at run 10..{a.length - 10}),",
-        f"noise resampled from {len(pool)} real trials of `{a.metric}` in {a.results} (relative spread {spread:.1%}), seed {a.seed};",
+        f"noise resampled from {len(pool)} real {unit} of `{a.metric}` in {source} (relative spread {spread:.1%}), seed {a.seed};",
         f"a detection is true within {a.tolerance} runs of the planted shift.",
         "",
         "| detector | recall | precision | true / false detections | flat series with an alarm | median missed shift | time |",
@@ -154,6 +208,7 @@ def main():
         lines.append(
             f"| {name} | {s['recall']:.0%} ({s['recalled']}/{s['planted']}) | {s['precision']:.0%} | {s['tp']} / {s['fp']} | {s['flat_alarms']}/{s['flat']} | {missed} | {took:.1f} s |"
         )
+    lines += ["", *differences(series, founds[0], founds[1], a.tolerance)]
     report = "\n".join(lines) + "\n"
     print(report)
     os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)

@@ -46,10 +46,21 @@ pub enum Command {
     /// building block of drift detection; scripts/changepoint-vs-otava.py).
     #[command(hide = true)]
     Changepoints(ChangepointArgs),
+    /// Change points in the stored baselines of a branch: per gating metric
+    /// and cell, where its level shifted and stayed shifted (slow drift that
+    /// no single comparison sees), with the commit, size and p-value.
+    History(HistoryArgs),
 }
 
 #[derive(Debug, Args)]
 pub struct ChangepointArgs {
+    #[command(flatten)]
+    pub detect: DetectArgs,
+}
+
+/// How change points are searched (E-divisive means, a permutation test).
+#[derive(Debug, Args, Clone, Copy)]
+pub struct DetectArgs {
     /// Significance level of each split.
     #[arg(long, default_value_t = 0.05)]
     pub alpha: f64,
@@ -59,6 +70,40 @@ pub struct ChangepointArgs {
     /// Fewest values on each side of a change point.
     #[arg(long, default_value_t = 3)]
     pub min_size: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// A local baseline store (the directory of the action's
+    /// `baseline-store: local:<dir>`).
+    #[arg(long, value_name = "DIR", required_unless_present = "repository")]
+    pub store: Option<PathBuf>,
+    /// Read the data branch of this GitHub repository instead, through the
+    /// API at $GITHUB_API_URL (default https://api.github.com) with the token
+    /// in $GITHUB_TOKEN.
+    #[arg(long, value_name = "OWNER/NAME", conflicts_with = "store")]
+    pub repository: Option<String>,
+    /// The data branch (with --repository).
+    #[arg(long, value_name = "BRANCH", default_value = "benchgate-data")]
+    pub data_branch: String,
+    /// The branch whose stored baselines are read.
+    #[arg(long, value_name = "BRANCH", default_value = "main")]
+    pub branch: String,
+    /// Read the newest N stored runs.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub last: usize,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the report as markdown (with a trend chart per drifting
+    /// series) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Exit 1 when a series drifts (its newest change point is for the worse).
+    #[arg(long)]
+    pub fail_on_drift: bool,
+    #[command(flatten)]
+    pub detect: DetectArgs,
 }
 
 #[derive(Debug, Args)]

@@ -22,7 +22,7 @@
 //!   metric's unit, direction, default gate, CloudWatch unit, format) and the
 //!   environment fingerprint.
 //! - [`compare`]: the statistics and the verdict (pure: results + gate ->
-//!   comparison).
+//!   comparison); change points and drift in a stored history.
 //! - [`report`]: renderers of results and comparisons (terminal, markdown,
 //!   JSON, exports); no I/O beyond what they are handed.
 //! - [`baseline`]: baseline stores (local directory; data branch via GitHub),
@@ -30,7 +30,7 @@
 //! - [`github`]: the GitHub REST client, the sticky PR comment, PR lookup.
 //! - [`publish`]: CloudWatch (`benchgate publish cloudwatch`).
 //! - [`commands`]: the CLI's edge: `run`, `compare`, `calibrate`, `serve`,
-//!   `publish`, and the report files every edge writes.
+//!   `publish`, `history`, and the report files every edge writes.
 //! - [`action`]: `benchgate action`: the GitHub Action's flows and steps.
 //! - [`retry`], [`files`], [`timer`]: shared pieces: the retry policy, atomic
 //!   writes and appends, a precise timer.

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         }
         Command::Action(args) => return ExitCode::from(benchgate::action::main(args.step)),
         Command::Changepoints(args) => benchgate::commands::changepoints::run(args),
+        Command::History(args) => benchgate::commands::history::run(args),
         Command::Drive(args) => {
             benchgate::orchestrate::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }

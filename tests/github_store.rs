@@ -115,6 +115,19 @@ fn lookup_exact_nearest_older_and_newest() {
         .map(|k| k.run_id)
         .collect();
     assert_eq!(history, ["2", "1"]);
+    // The results of the newest runs, oldest first (`benchgate history`).
+    let loaded: Vec<String> = store
+        .load_history("main", 10)
+        .unwrap()
+        .into_iter()
+        .map(|r| {
+            assert_eq!(r.key.run_id, r.results.run_id);
+            r.key.run_id
+        })
+        .collect();
+    assert_eq!(loaded, ["1", "2"]);
+    assert_eq!(store.load_history("main", 1).unwrap()[0].key.run_id, "2");
+    assert!(store.load_history("dev", 10).unwrap().is_empty());
 }
 
 /// Another writer's index entry and file, as if it had won the race.

@@ -8,6 +8,8 @@ mod builder;
 mod cases;
 #[path = "report/check.rs"]
 mod check;
+#[path = "report/drift.rs"]
+mod drift;
 #[path = "report/exports.rs"]
 mod exports;
 #[path = "report/markdown.rs"]

@@ -7,9 +7,11 @@ use crate::baseline::FoundBaseline;
 use crate::config::Suite;
 use crate::plan::{Against, ComparisonPlan, GitBase};
 use crate::report::escape::{md, sha};
+use crate::report::markdown::MetricHistory;
 use crate::results::RunResults;
 
 use super::comment::{CommentSink, SummaryOnly};
+use super::drift;
 use super::event::PullRequest;
 use super::github;
 use super::history;
@@ -37,6 +39,9 @@ struct Lookup<'a> {
     /// Also look the stored baseline up when the plan compares base vs head,
     /// to show it beside the verdict (informative; pull requests).
     informative: bool,
+    /// Also read the branch's last stored runs for the comment's trend
+    /// charts (informative; pull requests).
+    trend: bool,
 }
 
 /// What a flow measured, compared as planned.
@@ -49,6 +54,8 @@ struct Measurement {
     /// Base vs head: the stored baseline of the base branch, shown beside
     /// the verdict, never gated; with the branch's name.
     history: Option<(FoundBaseline, String)>,
+    /// The base branch's last stored values, for the trend charts.
+    trend: Vec<MetricHistory>,
 }
 
 impl Measurement {
@@ -75,6 +82,7 @@ impl Measurement {
             appendix,
             comment,
             no_baseline_passes: false,
+            trend: self.trend.clone(),
         })
     }
 }
@@ -100,10 +108,23 @@ fn measure(
                     false => Vec::new(),
                 };
                 let found = store.lookup(lookup.branch, lookup.sha, &ancestors)?;
+                let mut notes = store.notes();
+                let trend = match lookup.trend {
+                    true => store
+                        .load_history(lookup.branch, history::TREND_RUNS)
+                        .map(|runs| history::trend(&runs, &plan.gate))
+                        .unwrap_or_else(|e| {
+                            // Informative only: the charts, never the gate.
+                            notes.push(format!("the trend charts are left out: {e:#}"));
+                            Vec::new()
+                        }),
+                    false => Vec::new(),
+                };
                 Ok(Looked {
                     found,
                     history: !ancestors.is_empty(),
-                    notes: store.notes(),
+                    notes,
+                    trend,
                 })
             };
             match (read(), informative) {
@@ -113,11 +134,13 @@ fn measure(
                     found: None,
                     history: false,
                     notes: vec![format!("the stored baseline could not be read: {e:#}")],
+                    trend: Vec::new(),
                 }),
                 (r, _) => r,
             }
         })
     };
+    let mut trend = Vec::new();
     let (plan, found, note, history) = if plan.wants_stored() {
         let Some(looked) = look(false)? else {
             return Ok(Err(0));
@@ -126,6 +149,7 @@ fn measure(
         let note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history)
             + &store_notes(&looked.notes);
         let stored = looked.found.as_ref().map(|f| f.results.clone());
+        trend = looked.trend;
         (plan.with_stored(stored), looked.found, note, None)
     } else if base_vs_head && lookup.informative {
         let Some(looked) = look(true)? else {
@@ -133,6 +157,7 @@ fn measure(
         };
         let note = side_by_side_note(&plan, lookup.head) + &store_notes(&looked.notes);
         let history = looked.found.map(|f| (f, lookup.branch.to_string()));
+        trend = looked.trend;
         (plan, None, note, history)
     } else {
         // The lookup step has nothing to look up; it measures nothing either.
@@ -149,6 +174,7 @@ fn measure(
         results,
         note,
         history,
+        trend,
     }))
 }
 
@@ -173,6 +199,7 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
         ancestors: true,
         head: Some(&pr.head_sha),
         informative: true,
+        trend: true,
     };
     let m = match measure(a, &suite, plan, &lookup, true)? {
         Ok(m) => m,
@@ -197,6 +224,7 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
         ancestors: false,
         head: None,
         informative: false,
+        trend: false,
     };
     // A stored baseline gets the configured rounds, no more: the comparison
     // with the previous one is shown, never gated on.
@@ -223,8 +251,14 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
 
 /// `schedule`/`workflow_dispatch`: run, compare as planned (the newest
 /// baseline of `branch`; side by side with `[compare]`), publish to
-/// CloudWatch when asked (a failure there is a warning).
-pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> anyhow::Result<u8> {
+/// CloudWatch when asked (a failure there is a warning); with `drift`, then
+/// the drift in the stored history of `branch` (`drift::nightly`).
+pub(super) fn compare_latest(
+    a: &Action,
+    branch: &str,
+    sha: Option<&str>,
+    drift: bool,
+) -> anyhow::Result<u8> {
     let suite = a.suite()?;
     let plan = a.plan(&suite, false, GitBase::Stored)?;
     let lookup = Lookup {
@@ -234,6 +268,7 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
         ancestors: false,
         head: None,
         informative: false,
+        trend: false,
     };
     let m = match measure(a, &suite, plan, &lookup, true)? {
         Ok(m) => m,
@@ -243,7 +278,10 @@ pub(super) fn compare_latest(a: &Action, branch: &str, sha: Option<&str>) -> any
     if a.inputs.cloudwatch {
         publish_cloudwatch(&suite, &m.results, branch);
     }
-    Ok(code)
+    if !drift {
+        return Ok(code);
+    }
+    Ok(code.max(drift::nightly(a, branch, &suite.source)?))
 }
 
 /// The report's note for a plan that compares within the run: side by side

@@ -1,5 +1,6 @@
 //! Factories for the GitHub-backed pieces of the action: the data-branch
-//! baseline store, the sticky-comment sink and the report-mode PR resolver.
+//! baseline store, the sticky-comment sink, the nightly drift issue and the
+//! report-mode PR resolver.
 //!
 //! These are the only places the action constructs GitHub clients. The GitHub
 //! REST layer (`crate::github`: octocrab client with its retry policy, comment
@@ -10,6 +11,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::baseline::{BaselineStore, GitHubStore};
+use crate::github::issue::{sync_issue, IssueResult, IssueText};
 use crate::github::marker::Marker;
 use crate::github::{
     self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, GitHubConfig,
@@ -97,6 +99,36 @@ pub fn comment_sink(
         suite: suite_id.to_string(),
         run_id: target.run_id.clone(),
     }))
+}
+
+/// Opens or updates (`drifting`) the sticky drift issue of the suite
+/// `suite_id`, or closes it (not `drifting`), by the comment's marker and
+/// author rules; `head`: the newest stored commit analysed.
+pub fn drift_issue(
+    target: &GithubTarget,
+    suite_id: &str,
+    head: &str,
+    drifting: bool,
+    text: IssueText<'_>,
+) -> anyhow::Result<IssueResult> {
+    let (gh, repo) = client(target)?;
+    let mine = Marker {
+        suite: suite_id.to_string(),
+        head: head.to_string(),
+        run: target.run_id.clone(),
+    };
+    sync_issue(&gh, &repo, &mine, drifting, text).map_err(|e| {
+        let hint = if e.is_forbidden() {
+            " (the token needs `issues: write`)"
+        } else {
+            ""
+        };
+        anyhow::anyhow!(
+            "the drift issue of {}: {}{hint}",
+            target.repository,
+            gh.redact(&e.to_string())
+        )
+    })
 }
 
 /// Finds the pull request of a measured run (report mode).

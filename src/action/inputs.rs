@@ -102,13 +102,18 @@ pub struct Inputs {
     /// `shards`: the directory the shard jobs' results were downloaded to
     /// (merge mode; report mode of a sharded measure).
     pub shards: Option<PathBuf>,
+    /// `drift-issue`: the nightly run keeps one issue open while a series of
+    /// the stored history drifts, and closes it when none does.
+    pub drift_issue: bool,
+    /// `fail-on-drift`: drift in the nightly run fails the step.
+    pub fail_on_drift: bool,
 }
 
 /// `github-timeout` when unset.
 pub const DEFAULT_GITHUB_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The input names this action declares (`action.yml`).
-pub const NAMES: [&str; 14] = [
+pub const NAMES: [&str; 16] = [
     "config",
     "github-token",
     "mode",
@@ -123,6 +128,8 @@ pub const NAMES: [&str; 14] = [
     "github-timeout",
     "shard",
     "shards",
+    "drift-issue",
+    "fail-on-drift",
 ];
 
 /// Reads the inputs from an environment (`std::env::vars()` in production).
@@ -221,6 +228,8 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Inputs> {
         github_timeout: github_timeout(&raw)?,
         shard,
         shards,
+        drift_issue: boolean(&raw, "drift-issue", false)?,
+        fail_on_drift: boolean(&raw, "fail-on-drift", false)?,
     })
 }
 
@@ -393,6 +402,7 @@ mod tests {
         assert_eq!(i.mode, ModeInput::Auto);
         assert_eq!(i.comment, CommentMode::Always);
         assert!(i.fail_on_regression && !i.cloudwatch);
+        assert!(!i.drift_issue && !i.fail_on_drift);
         assert_eq!(i.baseline_store, StoreSpec::Branch);
         assert_eq!(i.data_branch, "benchgate-data");
         assert_eq!(i.github_timeout, Duration::from_secs(300));
@@ -414,6 +424,12 @@ mod tests {
         assert_eq!(i.baseline_store, StoreSpec::Local("/tmp/b".into()));
         assert_eq!(i.comment, CommentMode::OnChange);
         assert_eq!(i.mode, ModeInput::PullRequest);
+        let i = from_env(&env(&[
+            ("INPUT_DRIFT-ISSUE", "true"),
+            ("INPUT_FAIL_ON_DRIFT", "True"),
+        ]))
+        .unwrap();
+        assert!(i.drift_issue && i.fail_on_drift);
         let i = from_env(&env(&[("INPUT_GITHUB_TOKEN", "tok2")])).unwrap();
         assert_eq!(i.token.unwrap().expose(), "tok2");
     }
@@ -460,6 +476,8 @@ mod tests {
                 "input `fail-on-regression`",
             ),
             ("INPUT_CLOUDWATCH", "1", "input `cloudwatch`"),
+            ("INPUT_DRIFT-ISSUE", "yes", "input `drift-issue`"),
+            ("INPUT_FAIL-ON-DRIFT", "on", "input `fail-on-drift`"),
             ("INPUT_BASELINE-STORE", "s3://x", "local:<directory>"),
             ("INPUT_BASELINE-STORE", "local:", "input `baseline-store`"),
             ("INPUT_BASELINE-BRANCH", "refs/heads/main", "short name"),

@@ -13,6 +13,7 @@
 
 mod cancel;
 pub mod comment;
+mod drift;
 pub mod event;
 mod flows;
 pub mod github;
@@ -139,8 +140,8 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
     let result = match plan {
         Plan::PullRequest(pr) => flows::pull_request(&action, &pr),
         Plan::StoreBaseline { branch, sha } => flows::store_baseline(&action, &branch, &sha),
-        Plan::CompareLatest { branch, sha } => {
-            flows::compare_latest(&action, &branch, sha.as_deref())
+        Plan::CompareLatest { branch, sha, drift } => {
+            flows::compare_latest(&action, &branch, sha.as_deref(), drift)
         }
         // The fork-safe halves: `measure` runs the suite (the measure step),
         // `report` reads downloaded results and runs nothing (the publish step).

@@ -12,8 +12,13 @@ pub enum Plan {
     StoreBaseline { branch: String, sha: String },
     /// Run and compare with the newest baseline of `branch` (`sha`: the commit
     /// measured, when it is on that branch). Schedules, dispatches, pushes to
-    /// other branches.
-    CompareLatest { branch: String, sha: Option<String> },
+    /// other branches. `drift`: then look for drift in the stored history of
+    /// `branch` (the nightly run: schedules, dispatches, `mode: schedule`).
+    CompareLatest {
+        branch: String,
+        sha: Option<String>,
+        drift: bool,
+    },
     /// Fork-safe first half: run, write results and meta for upload.
     Measure(Option<PullRequest>),
     /// Fork-safe second half: read the downloaded results, compare, comment.
@@ -42,9 +47,10 @@ const SPLIT: &str = "use the fork-safe split: `mode: measure` on pull_request an
 /// Decides the plan.
 pub fn decide(mode: ModeInput, ctx: &Context, baseline: &str) -> anyhow::Result<Plan> {
     let on_baseline = ctx.ref_branch() == Some(baseline);
-    let latest = || Plan::CompareLatest {
+    let latest = |drift: bool| Plan::CompareLatest {
         branch: baseline.to_string(),
         sha: ctx.sha.clone().filter(|_| on_baseline),
+        drift,
     };
     let pr_event = match &ctx.event {
         Event::PullRequest(pr) | Event::PullRequestTarget(pr) => Some(pr.clone()),
@@ -66,10 +72,10 @@ pub fn decide(mode: ModeInput, ctx: &Context, baseline: &str) -> anyhow::Result<
                         branch: b.to_string(),
                         sha: after.clone(),
                     },
-                    _ => latest(),
+                    _ => latest(false),
                 }
             }
-            Event::Schedule | Event::WorkflowDispatch => latest(),
+            Event::Schedule | Event::WorkflowDispatch => latest(true),
             Event::WorkflowRun(run) => Plan::Report(run.clone()),
             Event::Other(name) => anyhow::bail!(
                 "event {name:?} has no automatic mode: set input `mode` to pull_request, push, schedule, measure or report"
@@ -101,7 +107,7 @@ pub fn decide(mode: ModeInput, ctx: &Context, baseline: &str) -> anyhow::Result<
                 ),
             }
         }
-        ModeInput::Schedule => latest(),
+        ModeInput::Schedule => latest(true),
         // One shard of a matrix: measured like the fork-safe split's first
         // half (results for upload); the merge job compares.
         ModeInput::Measure | ModeInput::Shard => Plan::Measure(pr_event),
@@ -153,12 +159,20 @@ mod tests {
         );
         assert!(matches!(
             decide(ModeInput::Auto, &push, "trunk").unwrap(),
-            Plan::CompareLatest { sha: None, .. }
+            Plan::CompareLatest {
+                sha: None,
+                drift: false,
+                ..
+            }
         ));
         let cron = ctx("schedule", "schedule.json", "refs/heads/main");
         assert!(matches!(
             decide(ModeInput::Auto, &cron, "main").unwrap(),
-            Plan::CompareLatest { sha: Some(_), .. }
+            Plan::CompareLatest {
+                sha: Some(_),
+                drift: true,
+                ..
+            }
         ));
         let wr = ctx("workflow_run", "workflow_run.json", "refs/heads/main");
         assert!(matches!(

@@ -33,6 +33,8 @@ pub(crate) struct Report<'a> {
     pub comment: Option<(Box<dyn CommentSink>, String)>,
     /// A missing baseline never fails the step (baseline refresh runs).
     pub no_baseline_passes: bool,
+    /// The base branch's last stored values, charted beside this run's.
+    pub trend: Vec<markdown::MetricHistory>,
 }
 
 impl Report<'_> {
@@ -58,6 +60,7 @@ impl Report<'_> {
         }
         let opts = markdown::MarkdownOptions {
             max_chars: MAX_BODY_CHARS,
+            history: self.trend.clone(),
             ..Default::default()
         };
         let frame = Frame {

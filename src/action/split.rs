@@ -218,6 +218,8 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
         appendix: String::new(),
         comment: Some((sink, pr.head_sha.clone())),
         no_baseline_passes: false,
+        // Report mode reads the store for the baseline only.
+        trend: Vec::new(),
     }
     .finish(a)
 }

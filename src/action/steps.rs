@@ -30,6 +30,7 @@ use crate::cli::ActionStep;
 use crate::config::Suite;
 use crate::orchestrate::child_env::secret_vars;
 use crate::plan::ComparisonPlan;
+use crate::report::markdown::MetricHistory;
 use crate::results::RunResults;
 
 use super::inputs::ModeInput;
@@ -42,6 +43,9 @@ pub(crate) struct Looked {
     pub history: bool,
     /// What the store said about the lookup (a missing data branch, ...).
     pub notes: Vec<String>,
+    /// The base branch's last stored values per gating metric, for the
+    /// comment's trend charts (pull requests; empty otherwise).
+    pub trend: Vec<MetricHistory>,
 }
 
 /// The lookup step's file. The baseline's results are stored as they were read
@@ -55,6 +59,8 @@ struct LookupFile {
     found: Option<FoundFile>,
     #[serde(default)]
     notes: Vec<String>,
+    #[serde(default)]
+    trend: Vec<MetricHistory>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -102,6 +108,7 @@ impl Action {
                     plan: plan.into(),
                     history: looked.history,
                     notes: looked.notes,
+                    trend: looked.trend,
                     found: match looked.found {
                         Some(f) => Some(FoundFile {
                             key: f.key,
@@ -148,6 +155,7 @@ impl Action {
                     found,
                     history: file.history,
                     notes: file.notes,
+                    trend: file.trend,
                 }))
             }
         }

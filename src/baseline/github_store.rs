@@ -38,7 +38,7 @@ use anyhow::Context as _;
 
 use super::index::{check_sha, Index, IndexEntry, V1Layout};
 use super::rotation::HISTORY_COMMITS;
-use super::{BaselineKey, BaselineStore, FoundBaseline};
+use super::{BaselineKey, BaselineStore, FoundBaseline, StoredRun};
 use crate::github::{GitHub, Repo};
 use crate::results::RunResults;
 use crate::retry::RetryPolicy;
@@ -228,6 +228,18 @@ impl GitHubStore {
     }
 }
 
+impl GitHubStore {
+    /// The results file an index entry of `branch` names (a 404 is read
+    /// again: a replica may lag behind the index that lists it).
+    fn read_entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults> {
+        let path = format!("{}/{}", self.dir(branch), entry.file);
+        let source = self.describe(&path);
+        let listed = format!("{source}, listed in the index,");
+        let remote = self.retry_404(&listed, "when read", || self.read(&path))?;
+        RunResults::parse(&String::from_utf8_lossy(&remote.bytes), &source)
+    }
+}
+
 /// Compact JSON of `results`, without histograms when it would be too large.
 fn prepare(results: &RunResults) -> anyhow::Result<(Vec<u8>, bool)> {
     let bytes = serde_json::to_vec(results).context("serializing results")?;
@@ -267,15 +279,10 @@ impl BaselineStore for GitHubStore {
         let Some((entry, exact)) = index.find(sha, ancestors) else {
             return Ok(None);
         };
-        let path = format!("{}/{}", self.dir(branch), entry.file);
-        let source = self.describe(&path);
-        let listed = format!("{source}, listed in the index,");
-        let remote = self.retry_404(&listed, "when read", || self.read(&path))?;
-        let results = RunResults::parse(&String::from_utf8_lossy(&remote.bytes), &source)?;
         Ok(Some(FoundBaseline {
             key: entry.key(branch),
             exact,
-            results,
+            results: self.read_entry(branch, entry)?,
         }))
     }
 
@@ -373,5 +380,21 @@ impl BaselineStore for GitHubStore {
             .read_index(branch)?
             .map(|(index, _)| index.entries.iter().map(|e| e.key(branch)).collect())
             .unwrap_or_default())
+    }
+
+    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>> {
+        let Some((index, _)) = self.read_index(branch)? else {
+            self.say_nothing_stored(branch)?;
+            return Ok(Vec::new());
+        };
+        index
+            .newest_oldest_first(last)
+            .map(|e| {
+                Ok(StoredRun {
+                    key: e.key(branch),
+                    results: self.read_entry(branch, e)?,
+                })
+            })
+            .collect()
     }
 }

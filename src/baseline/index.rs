@@ -246,6 +246,12 @@ impl Index {
         }
     }
 
+    /// The newest `n` entries, oldest first: the branch's history in the
+    /// order it was stored (commit order), as history reads it.
+    pub fn newest_oldest_first(&self, n: usize) -> impl Iterator<Item = &IndexEntry> {
+        self.entries.iter().take(n).rev()
+    }
+
     /// The newest entry of `sha` (exact), else the newest of the first of
     /// `ancestors` (nearest first) that has one, else with no `ancestors` the
     /// newest entry.

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use super::index::{check_sha, Index, IndexEntry, V1Layout};
-use super::{BaselineKey, BaselineStore, FoundBaseline};
+use super::{BaselineKey, BaselineStore, FoundBaseline, StoredRun};
 use crate::results::RunResults;
 
 /// A baseline store in a local directory.
@@ -144,6 +144,19 @@ impl BaselineStore for LocalStore {
     fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>> {
         let index = self.read_index(branch)?;
         Ok(index.entries.iter().map(|e| e.key(branch)).collect())
+    }
+
+    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>> {
+        let index = self.read_index(branch)?;
+        index
+            .newest_oldest_first(last)
+            .map(|e| {
+                Ok(StoredRun {
+                    key: e.key(branch),
+                    results: self.read_entry(branch, e)?,
+                })
+            })
+            .collect()
     }
 }
 

@@ -79,6 +79,35 @@ fn history_is_bounded_and_drops_the_oldest_files() {
 }
 
 #[test]
+fn load_history_reads_the_newest_runs_oldest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    assert!(st.load_history("main", 10).unwrap().is_empty());
+    store_n(&st, "main", 5, 10);
+    // A commit measured twice keeps both runs, in the order stored.
+    st.store("main", &sha(5), &run("run-5b"), 10).unwrap();
+    let ids = |n| -> Vec<String> {
+        st.load_history("main", n)
+            .unwrap()
+            .into_iter()
+            .map(|r| {
+                assert_eq!(r.key.run_id, r.results.run_id);
+                r.key.run_id
+            })
+            .collect()
+    };
+    assert_eq!(ids(3), ["run-4", "run-5", "run-5b"]);
+    assert_eq!(ids(100).len(), 6);
+    assert_eq!(ids(100)[0], "run-1");
+    // A listed file that is gone is an error naming it.
+    let entry = st.read_index("main").unwrap().entries.remove(1);
+    let file = st.branch_dir("main").unwrap().join(&entry.file);
+    std::fs::remove_file(&file).unwrap();
+    let err = format!("{:#}", st.load_history("main", 3).unwrap_err());
+    assert!(err.contains(&file.display().to_string()), "{err}");
+}
+
+#[test]
 fn branch_names_are_escaped_to_one_directory() {
     assert_eq!(escape_branch("feature/x").unwrap(), "feature%2Fx");
     assert_eq!(escape_branch("..").unwrap(), "%2E.");

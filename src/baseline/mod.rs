@@ -48,6 +48,13 @@ pub struct FoundBaseline {
     pub results: RunResults,
 }
 
+/// One stored run of a branch's history.
+#[derive(Debug, Clone)]
+pub struct StoredRun {
+    pub key: BaselineKey,
+    pub results: RunResults,
+}
+
 /// Where baselines live.
 pub trait BaselineStore {
     /// The baseline of `sha` on `branch`, or the newest entry of `branch` whose
@@ -72,6 +79,12 @@ pub trait BaselineStore {
 
     /// The branch's entries, newest first (for history charts).
     fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>>;
+
+    /// The results of the branch's newest `last` entries, oldest first (the
+    /// order they were stored in: commit order on the branch); empty when
+    /// the branch has none. A listed file that cannot be read is an error
+    /// naming it.
+    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>>;
 
     /// What lookups found worth telling the reader (a missing data branch,
     /// a missing index), in plain words; empty by default.

@@ -7,11 +7,12 @@ use std::io::{BufRead as _, Write as _};
 
 use anyhow::Context as _;
 
-use crate::cli::ChangepointArgs;
+use crate::cli::{ChangepointArgs, DetectArgs};
 use crate::compare::changepoint::{change_points, Options};
 
-/// Reads every line of stdin; exit 0, or an error naming the line.
-pub fn run(args: ChangepointArgs) -> anyhow::Result<u8> {
+/// The search options of `--alpha`, `--permutations` and `--min-size`,
+/// checked.
+pub fn options(args: DetectArgs) -> anyhow::Result<Options> {
     anyhow::ensure!(
         args.alpha > 0.0 && args.alpha < 1.0,
         "--alpha {}: use a value between 0 and 1",
@@ -22,11 +23,16 @@ pub fn run(args: ChangepointArgs) -> anyhow::Result<u8> {
         "--permutations {}: use a value from 1 to 100000",
         args.permutations
     );
-    let opts = Options {
+    Ok(Options {
         alpha: args.alpha,
         permutations: args.permutations,
         min_size: args.min_size,
-    };
+    })
+}
+
+/// Reads every line of stdin; exit 0, or an error naming the line.
+pub fn run(args: ChangepointArgs) -> anyhow::Result<u8> {
+    let opts = options(args.detect)?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for (i, line) in std::io::stdin().lock().lines().enumerate() {

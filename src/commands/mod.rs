@@ -6,6 +6,7 @@
 pub mod calibrate;
 pub mod changepoints;
 pub mod cloudwatch;
+pub mod history;
 pub mod merge;
 pub mod output;
 

@@ -33,6 +33,7 @@
 
 pub mod calibrate;
 pub mod changepoint;
+pub mod drift;
 pub mod model;
 pub mod stats;
 pub mod verdict;

@@ -239,11 +239,17 @@ fn beyond(m: &Measured, direction: Direction, t: &Threshold, side: Side) -> bool
     };
     let (rel_lo, rel_hi) = worse(&m.relative);
     let (abs_lo, abs_hi) = worse(&m.absolute);
-    let floor = t.absolute.unwrap_or(0.0);
     match side {
-        Side::Worse => rel_lo > t.relative && abs_lo > floor && abs_lo > 0.0,
-        Side::Better => rel_hi < -t.relative && abs_hi < -floor && abs_hi < 0.0,
+        Side::Worse => worse_than(t, rel_lo, abs_lo),
+        Side::Better => worse_than(t, -rel_hi, -abs_hi),
     }
+}
+
+/// A change of `relative` and `absolute` (in "worse-by" coordinates:
+/// positive is worse) is beyond `t`: past both its relative bound and its
+/// floor, and worse at all.
+pub fn worse_than(t: &Threshold, relative: f64, absolute: f64) -> bool {
+    relative > t.relative && absolute > t.absolute.unwrap_or(0.0) && absolute > 0.0
 }
 
 fn decision(verdict: Verdict, tier: Tier, reason: String) -> Decision {

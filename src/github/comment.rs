@@ -311,7 +311,7 @@ fn list_ours(
     Ok(ours)
 }
 
-fn is_identity(user: &User, identity: &Identity) -> bool {
+pub(super) fn is_identity(user: &User, identity: &Identity) -> bool {
     user.login.eq_ignore_ascii_case(&identity.login) && (!identity.is_bot || user.kind == "Bot")
 }
 

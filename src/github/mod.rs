@@ -9,6 +9,8 @@
 //! - [`comment`]: [`upsert_comment`], one comment per (PR, suite), found by a hidden
 //!   marker in a comment written by the authenticated identity; [`update_comment`]
 //!   updates it only when it exists.
+//! - [`issue`]: [`issue::sync_issue`], the sticky drift issue, by the same
+//!   marker and author rules as the comment.
 //! - [`pulls`]: [`pull_for_head`], the PR of a head commit, from the API only.
 //! - [`graphql`]: GraphQL calls (the data branch's compare-and-swap ref update),
 //!   on the endpoint derived from the REST base.
@@ -21,6 +23,7 @@ pub mod comment;
 pub mod config;
 pub mod error;
 pub mod graphql;
+pub mod issue;
 pub mod marker;
 mod pages;
 pub(crate) mod policy;

@@ -4,8 +4,11 @@
 //! - [`terminal`]: the run table and the comparison table, optional colour;
 //! - [`markdown`]: the pull-request comment and the job summary;
 //! - [`json`]: the comparison as JSON (`schema/comparison.schema.json`);
+//! - [`drift`]: `benchgate history`'s change points (terminal, JSON; its
+//!   markdown is in [`markdown`]);
 //! - [`export`]: files for other tools (github-action-benchmark, `.hgrm`).
 
+pub mod drift;
 pub mod escape;
 pub mod export;
 pub mod format;

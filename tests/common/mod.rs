@@ -2,12 +2,14 @@
 //! (here); run `benchgate action` as the container does (`action_env`) and read
 //! its `GITHUB_OUTPUT` (`outputs`); check a config's errors (`config_errors`);
 //! build and serve a release archive of the test build (`release`); a git
-//! repository with a command client at two commits (`git_repo`).
+//! repository with a command client at two commits (`git_repo`); stored
+//! histories of real noise with planted shifts (`drift`).
 
 #![allow(dead_code)]
 
 pub mod action_env;
 pub mod config_errors;
+pub mod drift;
 pub mod git_repo;
 pub mod outputs;
 pub mod release;

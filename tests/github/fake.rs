@@ -82,6 +82,8 @@ pub struct State {
     /// (issue number, comment payload), in creation order.
     pub comments: Vec<(u64, Value)>,
     pub next_comment_id: u64,
+    /// Issues (not pull requests), in creation order; numbered from 12.
+    pub issues: Vec<Value>,
     pub pulls: Vec<Value>,
     /// Commit sha -> numbers of the pull requests containing it.
     pub commit_pulls: HashMap<String, Vec<u64>>,
@@ -132,6 +134,7 @@ impl FakeGitHub {
         let mut state = State {
             base_url: url.clone(),
             next_comment_id: 1_997_366_000,
+            issues: Vec::new(),
             ..State::default()
         };
         let bot = |read_only| Account {

@@ -1,4 +1,4 @@
-//! The fake's issue comments and pull requests.
+//! The fake's issues, issue comments and pull requests.
 
 use serde_json::{json, Value};
 
@@ -42,6 +42,34 @@ pub fn route(
                 answer(204, Value::Null)
             } else {
                 error(404, "not_found")
+            }
+        }
+        ("GET", ["issues"]) => {
+            let state_wanted = query(uri, "state").unwrap_or_else(|| "open".into());
+            let listed: Vec<Value> = state
+                .issues
+                .iter()
+                .filter(|i| state_wanted == "all" || i["state"] == state_wanted.as_str())
+                .cloned()
+                .collect();
+            answer(200, Value::Array(listed))
+        }
+        ("POST", ["issues"]) => {
+            let issue = new_issue(state, &account.login, &account.kind, body);
+            answer(201, issue)
+        }
+        ("PATCH", ["issues", n]) => {
+            let n: u64 = n.parse().ok()?;
+            match state.issues.iter_mut().find(|i| i["number"] == n) {
+                Some(issue) => {
+                    for field in ["title", "body", "state", "state_reason"] {
+                        if !body[field].is_null() {
+                            issue[field] = body[field].clone();
+                        }
+                    }
+                    answer(200, issue.clone())
+                }
+                None => error(404, "not_found"),
             }
         }
         ("GET", ["pulls", n]) => {
@@ -96,6 +124,24 @@ pub fn new_comment(state: &mut State, issue: u64, login: &str, kind: &str, text:
     comment["updated_at"] = comment["created_at"].clone();
     state.comments.push((issue, comment.clone()));
     comment
+}
+
+/// Opens an issue by `login` with the request's title and body (also used
+/// by tests to seed).
+pub fn new_issue(state: &mut State, login: &str, kind: &str, request: &Value) -> Value {
+    let number = 12 + state.issues.len() as u64;
+    let mut issue = fixture("issue.json");
+    issue["number"] = number.into();
+    issue["id"] = json!(2_914_753_074 + number);
+    issue["url"] = format!("https://api.github.com/repos/{REPO}/issues/{number}").into();
+    issue["html_url"] = format!("https://github.com/{REPO}/issues/{number}").into();
+    issue["title"] = request["title"].clone();
+    issue["body"] = request["body"].clone();
+    issue["state"] = "open".into();
+    issue["user"]["login"] = login.into();
+    issue["user"]["type"] = kind.into();
+    state.issues.push(issue.clone());
+    issue
 }
 
 /// One page (`per_page`, default 30, at most 100) with GitHub's `Link` header.

@@ -40,6 +40,50 @@ fn mixed_comment_with_history() {
     insta::assert_snapshot!(charts);
 }
 
+/// The pull request's trend charts (issue 18, point 4) are bounded: at most
+/// `MAX_HISTORY_CHARTS` charts of `MAX_HISTORY_POINTS` points (the newest,
+/// this run last), and the whole comment fits its limit.
+#[test]
+fn a_long_trend_stays_within_its_bounds_and_the_comment_limit() {
+    let c = cases::huge(120, |i| format!("scenario-{i}-{}", "x".repeat(30)));
+    let history: Vec<MetricHistory> = c
+        .cmp
+        .metrics
+        .iter()
+        .filter(|m| m.gating)
+        .map(|m| MetricHistory {
+            scenario: m.scenario.clone(),
+            client: m.client.clone(),
+            metric: m.metric.clone(),
+            points: (0..100)
+                .map(|i| (format!("{i:07x}"), 1000.0 + i as f64))
+                .collect(),
+        })
+        .collect();
+    assert!(history.len() > markdown::MAX_HISTORY_POINTS);
+    let opts = MarkdownOptions {
+        history,
+        ..MarkdownOptions::default()
+    };
+    let md = markdown::render_job_summary(&c.cmp, &c.current, c.baseline.as_ref(), &opts);
+    assert_balanced(&md);
+    let lines: Vec<&str> = md.lines().filter(|l| l.starts_with("    line [")).collect();
+    assert_eq!(lines.len(), 12, "MAX_HISTORY_CHARTS");
+    for l in &lines {
+        assert_eq!(
+            l.matches(',').count() + 1,
+            markdown::MAX_HISTORY_POINTS,
+            "{l}"
+        );
+    }
+    assert!(
+        md.contains(r#""0000063", "this run"]"#) || md.contains(r#""0000063"]"#),
+        "newest last"
+    );
+    let comment = comment(&c, &opts);
+    assert!(comment.chars().count() <= opts.max_chars);
+}
+
 #[test]
 fn job_summary_has_the_same_content() {
     let c = cases::mixed();

@@ -1,7 +1,8 @@
 //! Mermaid charts (GitHub renders `xychart-beta`): per gating metric, a bar
 //! chart of the relative change per (scenario, client) (comparable cells
 //! that measured something only); and, when the baseline
-//! store provides a history, a line chart per (scenario, client, metric).
+//! store provides a history (the pull request's base branch), a line chart
+//! per (scenario, client, metric): its last stored values, then this run's.
 //! Labels pass through [`escape::mermaid`](crate::report::escape::mermaid), so a
 //! name cannot close the quoted label, the fence or inject a `%%{init}%%` directive.
 
@@ -72,7 +73,7 @@ fn history_chart(h: &MetricHistory, cmp: &Comparison, out: &mut String) {
         .points
         .iter()
         .filter(|(_, v)| v.is_finite())
-        .map(|(l, v)| (mermaid(l), *v))
+        .cloned()
         .collect();
     let current = cmp
         .metrics
@@ -88,19 +89,47 @@ fn history_chart(h: &MetricHistory, cmp: &Comparison, out: &mut String) {
     if points.len() < 2 {
         return;
     }
-    let unit = metric_def(&h.metric).map(|d| d.unit).unwrap_or("");
-    let labels: Vec<String> = points.iter().map(|(l, _)| format!("\"{l}\"")).collect();
-    let values: Vec<String> = points.iter().map(|(_, v)| num(*v)).collect();
-    let _ = write!(
-        out,
-        "```mermaid\nxychart-beta\n    title \"{} / {}: {} history\"\n    x-axis [{}]\n    y-axis \"{}\"\n    line [{}]\n```\n\n",
+    let labels: Vec<String> = points.iter().map(|(l, _)| l.clone()).collect();
+    let values: Vec<f64> = points.iter().map(|(_, v)| *v).collect();
+    let title = format!(
+        "{} / {}: {} history",
         mermaid(&h.scenario),
         mermaid(&h.client),
-        mermaid(&h.metric),
+        mermaid(&h.metric)
+    );
+    line_chart(&title, &h.metric, &labels, &[&values], out);
+}
+
+/// A mermaid line chart titled `title` (escaped by the caller, with
+/// [`mermaid`] on each untrusted part) of `metric` (its unit on the y axis):
+/// one line per entry of `lines`, each aligned with `labels` (escaped here).
+/// Non-finite values are drawn as 0.
+pub(super) fn line_chart(
+    title: &str,
+    metric: &str,
+    labels: &[String],
+    lines: &[&[f64]],
+    out: &mut String,
+) {
+    let unit = metric_def(metric).map(|d| d.unit).unwrap_or("");
+    let labels: Vec<String> = labels
+        .iter()
+        .map(|l| format!("\"{}\"", mermaid(l)))
+        .collect();
+    let _ = write!(
+        out,
+        "```mermaid\nxychart-beta\n    title \"{title}\"\n    x-axis [{}]\n    y-axis \"{}\"\n",
         labels.join(", "),
         mermaid(unit),
-        values.join(", ")
     );
+    for line in lines {
+        let values: Vec<String> = line
+            .iter()
+            .map(|v| num(if v.is_finite() { *v } else { 0.0 }))
+            .collect();
+        let _ = writeln!(out, "    line [{}]", values.join(", "));
+    }
+    out.push_str("```\n\n");
 }
 
 /// The charts section (a closed `<details>` block), or empty when there is
@@ -138,17 +167,23 @@ pub fn section(cmp: &Comparison, history: &[MetricHistory]) -> String {
         rows.truncate(MAX_BARS);
         bar_chart(metric, &rows, sbs, &mut body);
     }
+    let bars = body.len();
     for h in history.iter().take(MAX_HISTORY_CHARTS) {
         history_chart(h, cmp, &mut body);
     }
     if body.is_empty() {
         return String::new();
     }
+    let summary = match (bars > 0, body.len() > bars) {
+        (true, true) => "relative change of the gating metrics, and their stored history",
+        (false, true) => "the gating metrics' stored history and this run",
+        _ => "relative change of the gating metrics",
+    };
     if cut > 0 {
         let _ = writeln!(
             body,
             "Charts show the {MAX_BARS} most important cells per metric; {cut} more are in the tables.\n"
         );
     }
-    format!("<details><summary>Charts: relative change of the gating metrics</summary>\n\n{body}</details>\n\n")
+    format!("<details><summary>Charts: {summary}</summary>\n\n{body}</details>\n\n")
 }

@@ -18,12 +18,16 @@
 mod budget;
 mod chart;
 mod details;
+mod drift;
 mod tables;
 
 use crate::compare::Comparison;
 use crate::results::RunResults;
 
 use budget::{Doc, Measure, Section};
+pub use chart::MAX_HISTORY_POINTS;
+pub use drift::render as render_drift;
+pub use drift::{MAX_CHARTS as MAX_DRIFT_CHARTS, MAX_ROWS as MAX_DRIFT_ROWS};
 
 /// GitHub's limit on an issue or pull-request comment body, in characters.
 pub const MAX_COMMENT_CHARS: usize = 65_536;
@@ -32,7 +36,7 @@ pub const MAX_COMMENT_CHARS: usize = 65_536;
 pub const MAX_JOB_SUMMARY_BYTES: usize = 1024 * 1024;
 
 /// Points of one metric's history (oldest first), for a line chart.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MetricHistory {
     pub scenario: String,
     pub client: String,

@@ -1,0 +1,144 @@
+//! `benchgate history`: the stored baselines of a branch (a local store or
+//! the data branch, through the baseline stores), the newest `--last` of
+//! them in the order they were stored, and per gating metric and cell their
+//! change points ([`crate::compare::drift`]); the terminal report, `--json`
+//! and `--markdown`. The action's nightly flow reads the same through
+//! [`read`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::action::github::{data_branch_store, GithubTarget};
+use crate::action::inputs::Secret;
+use crate::baseline::{BaselineKey, BaselineStore, LocalStore};
+use crate::cli::HistoryArgs;
+use crate::compare::changepoint::Options;
+use crate::compare::drift::{histories, CellHistory};
+use crate::report::drift::{self, History};
+use crate::report::markdown;
+
+/// Most stored runs `--last` reads.
+pub const MAX_LAST: usize = 10_000;
+
+/// A branch's stored runs, oldest first, and the change points of each
+/// gating metric's series per cell.
+#[derive(Debug, Clone)]
+pub struct Analysed {
+    pub runs: Vec<BaselineKey>,
+    pub cells: Vec<CellHistory>,
+}
+
+impl Analysed {
+    /// The report's view.
+    pub fn view<'a>(&'a self, branch: &'a str, opts: Options) -> History<'a> {
+        History {
+            branch,
+            runs: &self.runs,
+            cells: &self.cells,
+            opts,
+        }
+    }
+}
+
+/// The newest `last` stored runs of `branch` in `store` (described by
+/// `source` in errors), analysed with the `[gate]` of the newest (which
+/// metrics gate); `None` when none is stored.
+pub fn read(
+    store: &dyn BaselineStore,
+    source: &str,
+    branch: &str,
+    last: usize,
+    opts: Options,
+) -> anyhow::Result<Option<Analysed>> {
+    let stored = store
+        .load_history(branch, last)
+        .with_context(|| format!("reading the stored baselines of {branch:?} in {source}"))?;
+    let Some(newest) = stored.last() else {
+        return Ok(None);
+    };
+    let gate = &newest.results.config.gate;
+    let runs: Vec<_> = stored.iter().map(|s| &s.results).collect();
+    let cells = histories(&runs, gate, opts);
+    Ok(Some(Analysed {
+        runs: stored.into_iter().map(|s| s.key).collect(),
+        cells,
+    }))
+}
+
+/// Why nothing was analysed: `source` holds nothing of `branch`, with what
+/// the store said.
+pub fn nothing_stored(store: &dyn BaselineStore, source: &str, branch: &str) -> String {
+    let notes: String = store.notes().iter().map(|n| format!("; {n}")).collect();
+    format!(
+        "{source} holds no stored baselines of branch {branch:?}: runs on pushes to {branch:?} store them; if they store another branch, name that one{notes}"
+    )
+}
+
+/// `benchgate history`: exit 0, or 1 with `--fail-on-drift` when a series
+/// drifts.
+pub fn run(args: HistoryArgs) -> anyhow::Result<u8> {
+    let opts = super::changepoints::options(args.detect)?;
+    anyhow::ensure!(
+        (1..=MAX_LAST).contains(&args.last),
+        "--last {}: read from 1 to {MAX_LAST} stored runs (default 100)",
+        args.last
+    );
+    let (store, source) = open_store(&args)?;
+    let Some(analysed) = read(store.as_ref(), &source, &args.branch, args.last, opts)? else {
+        anyhow::bail!(
+            "{} (--branch)",
+            nothing_stored(store.as_ref(), &source, &args.branch)
+        );
+    };
+    let view = analysed.view(&args.branch, opts);
+    print!("{}", drift::terminal(&view));
+    if let Some(path) = &args.json {
+        write(path, &drift::json(&view), "--json")?;
+    }
+    if let Some(path) = &args.markdown {
+        write(path, &markdown::render_drift(&view), "--markdown")?;
+    }
+    let drifts = view.drifting().next().is_some();
+    Ok(u8::from(drifts && args.fail_on_drift))
+}
+
+fn write(path: &Path, text: &str, flag: &str) -> anyhow::Result<()> {
+    crate::files::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("{flag} {}: writing the report", path.display()))
+}
+
+/// The store of `--store DIR` or `--repository`, and how errors name it.
+fn open_store(args: &HistoryArgs) -> anyhow::Result<(Box<dyn BaselineStore>, String)> {
+    if let Some(dir) = &args.store {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "--store {}: no such directory; give the directory of a local baseline store (the action's `baseline-store: local:<dir>`), or --repository OWNER/NAME for the data branch",
+            dir.display()
+        );
+        let source = format!("the local store {}", dir.display());
+        return Ok((Box::new(LocalStore::new(dir)), source));
+    }
+    let repository = args
+        .repository
+        .clone()
+        .context("give --store DIR or --repository OWNER/NAME")?;
+    let token = std::env::var("GITHUB_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
+        .context("--repository reads the data branch through the GitHub API: set GITHUB_TOKEN to a token that can read the repository's contents")?;
+    let api_url = std::env::var("GITHUB_API_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| "https://api.github.com".into());
+    let target = GithubTarget {
+        api_url: api_url.trim_end_matches('/').to_string(),
+        repository: repository.clone(),
+        token: Secret::new(token),
+        run_id: "history".into(),
+        timeout: Duration::from_secs(300),
+    };
+    let source = format!("the data branch {:?} of {repository}", args.data_branch);
+    Ok((data_branch_store(&target, &args.data_branch)?, source))
+}
