@@ -94,8 +94,13 @@ if has_part cost && [ ! -x "$OHA" ]; then
     nice -n 10 cargo install oha --locked --root "$TOOLS" >&2
 fi
 
-log "building benchgate and examples/bare_hyper_loop (release)"
-nice -n 10 cargo build --release --quiet --bin benchgate --example bare_hyper_loop >&2
+if has_part cost; then
+    log "building benchgate and examples/bare_hyper_loop (release)"
+    nice -n 10 cargo build --release --quiet --bin benchgate --example bare_hyper_loop >&2
+else
+    log "building benchgate (release)"
+    nice -n 10 cargo build --release --quiet --bin benchgate >&2
+fi
 BG=$TARGET/release/benchgate
 # oha >= 1.5 spells JSON output `--output-format json`; older ones `--json`.
 if has_part cost; then
