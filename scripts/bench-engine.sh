@@ -10,13 +10,22 @@
 #    h1-lean <= 1.0x wrk.
 # 2. Server headroom: `wrk -t1 -c16` against `benchgate serve` and against nginx
 #    (one worker, same 22-byte body). Target: reference server >= 1.2x nginx req/s.
+# 3. Connections: a closed loop of 10,000 and 20,000 connections (CONNECTION_COUNTS)
+#    for the hyper, reqwest and h1-lean drivers, one trial each (`benchgate run`):
+#    the driver's peak RSS, its memory per connection (memory_per_connection_bytes:
+#    peak RSS until the window closed minus RSS before the first connection, over
+#    the connections the server saw open at once) and the server's count of
+#    connections open at once. A count the open-file limit cannot hold is reported
+#    as not measured, with benchgate's reason.
 #
 # Every tool runs RUNS times, interleaved (A B C D A B C D ...); the table shows
 # medians. Idempotent: installs what is missing (apt: wrk nginx jq; cargo: oha),
 # builds benchgate and the example in release, stops every process it started.
 #
 # Usage: scripts/bench-engine.sh        (env: RUNS=3 DURATION=5 CONCURRENCY=16
+#        PARTS="cost server connections" CONNECTION_COUNTS="10000 20000"
 #        CARGO_TARGET_DIR=... BENCHGATE_TOOLS=~/.cache/benchgate/tools)
+#        PARTS=connections runs part 3 only (no wrk, nginx or oha needed).
 # Output: a summary on stdout and in target/bench-engine.md.
 set -euo pipefail
 
@@ -28,6 +37,10 @@ RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}      # seconds measured per run
 WARMUP=${WARMUP:-1}          # seconds (benchgate and the bare loop; oha/wrk have none)
 CONCURRENCY=${CONCURRENCY:-16}
+PARTS=${PARTS:-cost server connections}
+CONNECTION_COUNTS=${CONNECTION_COUNTS:-10000 20000}
+CONNECTION_DRIVERS=(hyper reqwest h1-lean)
+has_part() { [[ " $PARTS " == *" $1 "* ]]; }
 # oha's tokio worker threads. 1 like every other client here (wrk -t1, current-thread
 # runtimes); oha's default is one per physical core, which pinned to one CPU only
 # adds context switches.
@@ -63,8 +76,10 @@ trap 'exit 130' INT TERM
 # ---------------------------------------------------------------- installs
 [ "$(nproc)" -ge 2 ] || die "needs at least 2 CPUs (client on CPU $CLIENT_CPU, server on CPU $SERVER_CPU)"
 missing=()
-command -v wrk >/dev/null || missing+=(wrk)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+if has_part cost || has_part server; then
+    command -v wrk >/dev/null || missing+=(wrk)
+    command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+fi
 command -v jq >/dev/null || missing+=(jq)
 command -v taskset >/dev/null || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -74,16 +89,23 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 OHA=$TOOLS/bin/oha
-if [ ! -x "$OHA" ]; then
+if has_part cost && [ ! -x "$OHA" ]; then
     log "installing oha into $TOOLS (cargo install, takes a few minutes)"
     nice -n 10 cargo install oha --locked --root "$TOOLS" >&2
 fi
 
-log "building benchgate and examples/bare_hyper_loop (release)"
-nice -n 10 cargo build --release --quiet --bin benchgate --example bare_hyper_loop >&2
+if has_part cost; then
+    log "building benchgate and examples/bare_hyper_loop (release)"
+    nice -n 10 cargo build --release --quiet --bin benchgate --example bare_hyper_loop >&2
+else
+    log "building benchgate (release)"
+    nice -n 10 cargo build --release --quiet --bin benchgate >&2
+fi
 BG=$TARGET/release/benchgate
 # oha >= 1.5 spells JSON output `--output-format json`; older ones `--json`.
-if [[ $("$OHA" --help) == *--output-format* ]]; then OHA_JSON="--output-format json"; else OHA_JSON=--json; fi
+if has_part cost; then
+    if [[ $("$OHA" --help) == *--output-format* ]]; then OHA_JSON="--output-format json"; else OHA_JSON=--json; fi
+fi
 BARE=$TARGET/release/examples/bare_hyper_loop
 
 # ---------------------------------------------------------------- helpers
@@ -162,6 +184,7 @@ BODY_TYPE=$(curl -sf -o /dev/null -w '%{content_type}' "$URL")
 [ ${#BODY} -eq 22 ] || die "$URL returned ${#BODY} bytes, expected 22"
 log "reference server $SERVER_URL (pid $SERVER_PID, CPU $SERVER_CPU); /bytes/22 = '$BODY' ($BODY_TYPE)"
 
+if has_part server; then
 NGINX_DIR=$WORK/nginx
 NGINX_PORT=$(free_port)
 mkdir -p "$NGINX_DIR/tmp"
@@ -197,6 +220,7 @@ wait_port "$NGINX_PORT"
 NGINX_URL=http://127.0.0.1:$NGINX_PORT$BODY_PATH
 [ "$(curl -sf "$NGINX_URL")" = "$BODY" ] || die "nginx does not return the same body as $URL"
 log "nginx $NGINX_URL (pid $NGINX_PID, CPU $SERVER_CPU)"
+fi
 
 # ---------------------------------------------------------------- one run of each tool
 # Each prints "req_per_s cpu_us_per_request" on stdout; raw output stays in $WORK.
@@ -281,6 +305,7 @@ LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 # ---------------------------------------------------------------- 1. client cost
 declare -A RPS CPU
 TOOLS_ORDER=(benchgate h1-lean oha wrk bare)
+has_part cost && {
 log "client cost: $RUNS x (${TOOLS_ORDER[*]}), ${DURATION}s each, c=$CONCURRENCY, GET $BODY_PATH"
 for r in $(seq "$RUNS"); do
     for tool in "${TOOLS_ORDER[@]}"; do
@@ -298,9 +323,11 @@ for r in $(seq "$RUNS"); do
         CPU[$tool]+="$cpu "
     done
 done
+}
 
 # ---------------------------------------------------------------- 2. server headroom
 declare -A SRPS SCPU SBUSY
+has_part server && {
 log "server headroom: $RUNS x (benchgate-serve nginx) under wrk -t1 -c$CONCURRENCY -d${DURATION}s"
 for r in $(seq "$RUNS"); do
     for srv in benchgate-serve nginx; do
@@ -317,6 +344,51 @@ for r in $(seq "$RUNS"); do
         SBUSY[$srv]+="$busy "
     done
 done
+}
+
+# ---------------------------------------------------------------- 3. connections
+# `run_connections KIND N`: one trial of KIND at N connections; prints
+# "peak_rss_bytes memory_per_connection_bytes server_peak_open req_per_s errors",
+# or "- reason" when benchgate did not measure it.
+run_connections() {
+    local kind=$1 n=$2 out=$WORK/conns-$1-$2.json cfg=$WORK/conns-$1-$2.toml
+    cat >"$cfg" <<EOF
+[run]
+rounds = 1
+warmup = "10s"
+duration = "${DURATION}s"
+timeout = "20s"
+
+[[client]]
+name = "$kind"
+kind = "$kind"
+
+[[scenario]]
+name = "c$n"
+method = "GET"
+path = "$BODY_PATH"
+concurrency = $n
+EOF
+    if ! taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$cfg" --out "$out" --quiet \
+        >"$WORK/conns-$kind-$n.log" 2>&1; then
+        echo "- $(grep -m1 'error' "$WORK/conns-$kind-$n.log" | sed 's/^benchgate: //; s/|/\\|/g')"
+        return
+    fi
+    jq -r '.results[0].trials[0] | if .failure then "- trial failed: \(.failure)" else
+        "\(.metrics.peak_rss_bytes) \(.metrics.memory_per_connection_bytes // "n/a") \(.server.peak_open_connections) \(.metrics.throughput_rps|floor) \(.metrics.requests - .metrics.ok)" end' "$out"
+}
+
+declare -A CONNS
+has_part connections && {
+log "connections: ${CONNECTION_DRIVERS[*]} at $CONNECTION_COUNTS connections, one trial each (10s warmup, ${DURATION}s window)"
+for n in $CONNECTION_COUNTS; do
+    for kind in "${CONNECTION_DRIVERS[@]}"; do
+        wait_quiet
+        CONNS[$kind-$n]=$(run_connections "$kind" "$n")
+        log "  $kind at $n: ${CONNS[$kind-$n]}"
+    done
+done
+}
 
 # ---------------------------------------------------------------- report
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
@@ -325,12 +397,13 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     echo
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r)"
     echo "- load average at start / end: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) ; runs started on a busy machine (> ${QUIET_PCT}% CPU after waiting ${QUIET_WAIT}s): $NOISY_RUNS of $((RUNS * (${#TOOLS_ORDER[@]} + 2)))"
-    echo "- oha $("$OHA" --version | awk '{print $2}') with --worker-threads $OHA_THREADS; $(wrk -v 2>&1 | awk 'NR==1 {print $1, $2}'); nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
+    has_part cost && echo "- oha $("$OHA" --version | awk '{print $2}') with --worker-threads $OHA_THREADS; $(wrk -v 2>&1 | awk 'NR==1 {print $1, $2}'); nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
     echo "- commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
     echo "- pinning: load generator on CPU $CLIENT_CPU, server on CPU $SERVER_CPU; GET $BODY_PATH keep-alive, $CONCURRENCY connections, ${DURATION}s per run, $RUNS runs interleaved, medians"
     echo "- benchgate = the hyper driver (kind = \"hyper\"); h1-lean = the lean generator (kind = \"h1-lean\"), both through \`benchgate run\`"
     echo "- CPU: benchgate, h1-lean = getrusage(SELF) of the driver in its window (median of 3 trials per run); bare loop = getrusage(SELF) after ${WARMUP}s warmup; oha, wrk = user+sys of the whole process (bash time), no warmup"
     echo
+    if has_part cost; then
     echo "## 1. Client cost (against benchgate serve)"
     echo
     echo "| tool | req/s | CPU µs/request | vs bare loop | vs oha | vs wrk | runs (µs/req) |"
@@ -357,6 +430,9 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     lean_vs_wrk=$(ratio "$(med "${CPU[h1-lean]}")" "$wrk_cpu")
     echo "- target h1-lean <= 1.00x wrk: ${lean_vs_wrk}x, $(verdict "$lean_vs_wrk" 1.00) (paired by run: $(paired "${CPU[h1-lean]}" "${CPU[wrk]}" | tr '\n' ' '))"
     echo
+    echo
+    fi
+    if has_part server; then
     echo "## 2. Server headroom (wrk -t1 -c$CONCURRENCY on CPU $CLIENT_CPU)"
     echo
     echo "| server | req/s | server CPU µs/request | server CPU busy | runs (req/s) |"
@@ -370,6 +446,29 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     echo "- target reference server >= 1.20x nginx req/s: ${s_ratio}x, $(awk -v r="$s_ratio" 'BEGIN {print (r+0 >= 1.2) ? "met" : "MISSED"}')"
     echo "- a server below ~90% busy is not the bottleneck: req/s then measures wrk and the loopback round trip, not server headroom; CPU per request does"
     echo "- server CPU per request (from /proc, 10 ms ticks): benchgate serve / nginx = $(ratio "$(med "${SCPU[benchgate-serve]}")" "$(med "${SCPU[nginx]}")")x"
+    echo
+    fi
+    if has_part connections; then
+    echo "## 3. Connections (closed loop, one trial each, 10 s warmup, ${DURATION} s window; open-file limit $(ulimit -Sn)/$(ulimit -Hn))"
+    echo
+    echo "| driver | connections | open at once (server's count) | driver peak RSS | bytes per connection | req/s | errors |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
+    for n in $CONNECTION_COUNTS; do
+        for kind in "${CONNECTION_DRIVERS[@]}"; do
+            line=${CONNS[$kind-$n]}
+            if [[ $line == -* ]]; then
+                printf '| %s | %s | not measured: %s | | | | |\n' "$kind" "$n" "${line#- }"
+            else
+                read -r rss per open rps errs <<<"$line"
+                printf '| %s | %s | %s | %s MiB | %s | %s | %s |\n' "$kind" "$n" "$open" \
+                    "$(awk -v b="$rss" 'BEGIN {printf "%.0f", b / 1048576}')" \
+                    "$(awk -v b="$per" 'BEGIN {if (b == "n/a") print b; else printf "%.0f", b}')" "$rps" "$errs"
+            fi
+        done
+    done
+    echo
+    echo "- bytes per connection = (the driver's peak RSS until its window closed - its RSS just before its first connection) / the connections the server saw open at once (memory_per_connection_bytes)"
+    fi
 } >"$WORK/report.md"
 mkdir -p "$(dirname "$REPORT")"
 cp "$WORK/report.md" "$REPORT"

@@ -775,15 +775,15 @@ fn concurrency_out_of_range() {
         &with_scenario("path = \"/\"\nconcurrency = -3\n"),
         7,
         "scenario \"s\".concurrency",
-        "from 1 to 10000, got -3",
+        "from 1 to 50000, got -3",
         "concurrency = 10",
     );
     invalid(
-        &with_scenario("path = \"/\"\nconcurrency = 10001\n"),
+        &with_scenario("path = \"/\"\nconcurrency = 50001\n"),
         7,
         "scenario \"s\".concurrency",
-        "10001 connections is more than benchgate drives in one trial (10000 at most",
-        "set at most 10000, like concurrency = 10",
+        "50001 connections is more than benchgate drives in one trial (50000 at most",
+        "set at most 50000, like concurrency = 10",
     );
 }
 

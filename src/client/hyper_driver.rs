@@ -1,6 +1,14 @@
 //! The `hyper` driver: hyper-util's pooled legacy client. Plain HTTP uses the
 //! bare `HttpConnector` (nothing in the path but hyper); HTTPS goes through
 //! hyper-rustls's connector, offering ALPN `h2` (HTTP/2) or `http/1.1`.
+//! Beyond a quarter of the ephemeral port range, new connections take the
+//! trial's source addresses in turn ([`SpreadConnector`], [`super::source`]).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -14,10 +22,10 @@ use super::{check_status, classify_chain, Exchange, PoolLimit, RequestTemplate};
 use crate::config::{ClientSpec, HttpVersion};
 use crate::measure::ErrorClass;
 
-type HttpsConnector = hyper_rustls::HttpsConnector<HttpConnector>;
+type HttpsConnector = hyper_rustls::HttpsConnector<SpreadConnector>;
 
 enum Inner {
-    Plain(Client<HttpConnector, Full<Bytes>>),
+    Plain(Client<SpreadConnector, Full<Bytes>>),
     Tls(Client<HttpsConnector, Full<Bytes>>),
 }
 
@@ -51,8 +59,13 @@ impl HyperClient {
         }
         let mut http = HttpConnector::new();
         http.set_nodelay(true);
+        let target = uri.host().and_then(|h| h.parse().ok());
+        let sources = target.map_or(vec![], |ip| {
+            super::source::source_addresses(limit.max_connections as u64, ip)
+        });
         let inner = if spec.tls {
             http.enforce_http(false);
+            let http = SpreadConnector::new(&http, &sources);
             // ALPN as the HTTP version says. Not `HttpsConnectorBuilder`: it
             // sets ALPN itself, panics on a config that has some, and offers
             // none for HTTP/1.1 only.
@@ -62,7 +75,7 @@ impl HyperClient {
             connector.enforce_https();
             Inner::Tls(builder.build(connector))
         } else {
-            Inner::Plain(builder.build(http))
+            Inner::Plain(builder.build(SpreadConnector::new(&http, &sources)))
         };
         Ok(HyperClient {
             inner,
@@ -95,6 +108,57 @@ impl HyperClient {
             status,
             bytes_received,
             bytes_sent: self.body.len() as u64,
+        })
+    }
+}
+
+/// `HttpConnector`s, one per source address (or one with the kernel's
+/// choice), taken in turn by new connections: one pool whatever the spread.
+#[derive(Clone)]
+pub struct SpreadConnector {
+    connectors: Arc<[HttpConnector]>,
+    next: Arc<AtomicUsize>,
+}
+
+impl SpreadConnector {
+    fn new(http: &HttpConnector, sources: &[std::net::IpAddr]) -> SpreadConnector {
+        let connectors: Vec<HttpConnector> = if sources.is_empty() {
+            vec![http.clone()]
+        } else {
+            sources
+                .iter()
+                .map(|ip| {
+                    let mut c = http.clone();
+                    c.set_local_address(Some(*ip));
+                    c
+                })
+                .collect()
+        };
+        SpreadConnector {
+            connectors: connectors.into(),
+            next: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl tower_service::Service<Uri> for SpreadConnector {
+    type Response = <HttpConnector as tower_service::Service<Uri>>::Response;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        // Each call readies the connector it takes.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.connectors.len();
+        let mut c = self.connectors[i].clone();
+        Box::pin(async move {
+            std::future::poll_fn(|cx| c.poll_ready(cx)).await?;
+            Ok(c.call(uri).await?)
         })
     }
 }

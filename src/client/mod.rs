@@ -8,6 +8,8 @@
 //! - [`mock`]: scripted latencies without sockets, for deterministic tests.
 //! - [`spin`]: the `inject_cpu` knob's busy-spin (CPU burned per request).
 //! - [`tail`]: the `inject_tail` knob (a share of requests delayed).
+//! - [`source`]: source addresses spread over 127.0.0.x for tens of
+//!   thousands of connections.
 //!
 //! Every driver classifies its failures into [`ErrorClass`]es; none panics.
 
@@ -15,6 +17,7 @@ pub mod hyper_driver;
 pub mod lean;
 pub mod mock;
 pub mod reqwest_driver;
+pub mod source;
 pub mod spin;
 pub mod tail;
 pub mod tls;
@@ -108,11 +111,12 @@ impl AsyncClient {
         })
     }
 
-    /// Sends one request and reads the whole response.
-    pub async fn send(&self) -> Result<Exchange, ErrorClass> {
+    /// Sends one request for worker `worker` (a driver may keep a pool per
+    /// group of workers) and reads the whole response.
+    pub async fn send(&self, worker: usize) -> Result<Exchange, ErrorClass> {
         match self {
             AsyncClient::Hyper(c) => c.send().await,
-            AsyncClient::Reqwest(c) => c.send().await,
+            AsyncClient::Reqwest(c) => c.send(worker).await,
             AsyncClient::Mock(c) => c.send().await,
         }
     }

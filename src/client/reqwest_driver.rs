@@ -42,7 +42,9 @@ macro_rules! configure {
 
 /// reqwest's async client bound to one request template.
 pub struct ReqwestClient {
-    client: reqwest::Client,
+    /// One client per source address (or one with the kernel's choice);
+    /// worker `w` sends on `clients[w % len]`, so each pool holds its share.
+    clients: Vec<reqwest::Client>,
     method: reqwest::Method,
     url: reqwest::Url,
     body: Bytes,
@@ -59,11 +61,32 @@ impl ReqwestClient {
         request: RequestTemplate,
         limit: PoolLimit,
     ) -> anyhow::Result<ReqwestClient> {
-        let client = configure!(reqwest::Client::builder(), spec, limit).build()?;
+        let url: reqwest::Url = request.url.parse()?;
+        let target = url.host_str().and_then(|h| h.parse().ok());
+        let sources = target.map_or(vec![], |ip| {
+            super::source::source_addresses(limit.max_connections as u64, ip)
+        });
+        let share = PoolLimit {
+            max_connections: limit.max_connections.div_ceil(sources.len().max(1)),
+            permits: None,
+        };
+        let build = |from: Option<std::net::IpAddr>| {
+            configure!(reqwest::Client::builder(), spec, share)
+                .local_address(from)
+                .build()
+        };
+        let clients = if sources.is_empty() {
+            vec![build(None)?]
+        } else {
+            sources
+                .iter()
+                .map(|ip| build(Some(*ip)))
+                .collect::<Result<_, _>>()?
+        };
         Ok(ReqwestClient {
-            client,
+            clients,
             method: method(request.method),
-            url: request.url.parse()?,
+            url,
             body: request.body,
             limit,
             spin: super::CpuSpin::new(spec.inject_cpu_ns),
@@ -71,11 +94,13 @@ impl ReqwestClient {
         })
     }
 
-    pub async fn send(&self) -> Result<Exchange, ErrorClass> {
+    /// Sends one request for worker `worker`.
+    pub async fn send(&self, worker: usize) -> Result<Exchange, ErrorClass> {
         self.tail.wait().await;
         let _permit = self.limit.acquire().await;
         self.spin.burn();
-        let mut req = self.client.request(self.method.clone(), self.url.clone());
+        let client = &self.clients[worker % self.clients.len()];
+        let mut req = client.request(self.method.clone(), self.url.clone());
         if !self.body.is_empty() {
             req = req.body(self.body.clone());
         }

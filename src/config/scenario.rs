@@ -195,7 +195,7 @@ fn workers(v: &At<i64>, field: &str, example: &str) -> Result<u32, Problem> {
             v.span.clone(),
             field,
             format!(
-                "{} connections is more than benchgate drives in one trial ({MAX_WORKERS} at most: each needs a file descriptor on both sides)",
+                "{} connections is more than benchgate drives in one trial ({MAX_WORKERS} at most: each needs an open file in the driver and in the server)",
                 v.value
             ),
             format!("set at most {MAX_WORKERS}, like {example}"),

@@ -31,7 +31,15 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// Longest scenario path, in characters.
 pub const MAX_PATH_CHARS: usize = 2048;
 /// Most workers (closed-loop connections, open-loop requests in flight) of a trial.
-pub const MAX_WORKERS: u32 = 10_000;
+///
+/// Why 50,000: issue 19's 20,000-connection study (the count
+/// tests/many_connections.rs drives) with room to spare, while the driver and
+/// the reference server, one socket per connection each, still fit a 65,536
+/// open-file limit (`LimitNOFILE=65536`, `--ulimit nofile=65536`) with
+/// [`OPEN_FILE_RESERVE`](crate::measure::limits::OPEN_FILE_RESERVE) to spare.
+/// The open-file check before a run
+/// ([`crate::measure::limits::ensure_open_files`]) says what this machine holds.
+pub const MAX_WORKERS: u32 = 50_000;
 /// Highest open-loop rate, requests per second.
 pub const MAX_RATE: f64 = 1_000_000.0;
 

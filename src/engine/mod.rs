@@ -58,6 +58,9 @@ impl TrialPlan {
 /// Told when the measurement window opens and closes (the driver process
 /// prints markers so the parent can bracket the server's counters).
 pub trait WindowHooks: Send {
+    /// The driver is about to open its first connection (called by the
+    /// driver, before the engine starts).
+    fn connecting(&mut self) {}
     fn opened(&mut self) {}
     fn closed(&mut self) {}
 }
@@ -112,7 +115,7 @@ pub async fn run_async(
                 };
                 in_flight[w].store(true, Ordering::Relaxed);
                 timeout.as_mut().reset(sent + plan.timeout);
-                let send = client.send();
+                let send = client.send(w);
                 tokio::pin!(send);
                 let result = tokio::select! {
                     biased;

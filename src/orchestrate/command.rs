@@ -375,6 +375,7 @@ pub fn run_trial(
             server_peaks,
         ),
         startup,
+        connection_memory: None,
     });
     Ok(TrialRun {
         metrics,

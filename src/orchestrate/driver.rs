@@ -21,7 +21,9 @@ use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
 use crate::config::{ClientKind, ClientSpec, Scenario};
 use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
-use crate::measure::resources::{monotonic_ns_at, self_cpu, CpuTimes};
+use crate::measure::resources::{
+    monotonic_ns_at, sample_process, self_cpu, self_peak_rss_bytes, CpuTimes,
+};
 use crate::measure::ErrorCounts;
 use crate::server::ServerCounters;
 
@@ -72,6 +74,14 @@ pub struct DriverReport {
     /// The driver's own CPU from its start until the window opened.
     #[serde(default)]
     pub startup_cpu: Option<CpuTimes>,
+    /// The driver's resident set size just before it opened its first
+    /// connection (runtime and client built), bytes.
+    #[serde(default)]
+    pub rss_before_connections_bytes: Option<u64>,
+    /// The driver's peak resident set size from its start until its window
+    /// closed (the kernel's high-water mark), bytes.
+    #[serde(default)]
+    pub peak_rss_at_close_bytes: Option<u64>,
 }
 
 impl DriverReport {
@@ -97,6 +107,8 @@ impl DriverReport {
             server_error: window.error,
             first_response_ns: r.first_response.map(|t| monotonic_ns_at(t.into_std())),
             startup_cpu: window.client_cpu_at_open,
+            rss_before_connections_bytes: window.rss_before_connections,
+            peak_rss_at_close_bytes: window.peak_rss_at_close,
         }
     }
 }
@@ -114,6 +126,10 @@ pub struct ServerWindow {
     cpu_end: Option<CpuTimes>,
     /// The driver's own CPU when the window opened: its start-up cost.
     client_cpu_at_open: Option<CpuTimes>,
+    /// The driver's RSS before its first connection, and its peak RSS when
+    /// the window closed: the memory its connections took.
+    rss_before_connections: Option<u64>,
+    peak_rss_at_close: Option<u64>,
 }
 
 impl ServerWindow {
@@ -123,6 +139,9 @@ impl ServerWindow {
 }
 
 impl WindowHooks for ServerWindow {
+    fn connecting(&mut self) {
+        self.rss_before_connections = sample_process(std::process::id()).map(|s| s.rss_bytes);
+    }
     fn opened(&mut self) {
         self.client_cpu_at_open = Some(self_cpu());
         if let Some(url) = &self.control_url {
@@ -133,6 +152,7 @@ impl WindowHooks for ServerWindow {
         self.cpu_start = self.watch.and_then(|w| w.cpu());
     }
     fn closed(&mut self) {
+        self.peak_rss_at_close = Some(self_peak_rss_bytes());
         self.cpu_end = self.watch.and_then(|w| w.cpu());
         if let Some(url) = &self.control_url {
             match control::window_stop(url) {
@@ -168,6 +188,7 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
     let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
     let workers = plan.load.workers();
     if spec.client.kind == ClientKind::H1Lean {
+        hooks.connecting();
         return crate::client::lean::run(&spec.client, &request, plan, hooks);
     }
     if spec.client.kind == ClientKind::ReqwestBlocking {
@@ -178,6 +199,7 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
             limit,
             plan.timeout,
         )?);
+        hooks.connecting();
         return Ok(engine::run_blocking(client, plan, hooks));
     }
     let runtime = if spec.threads <= 1 {
@@ -192,6 +214,7 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
     };
     runtime.block_on(async {
         let client = Arc::new(AsyncClient::build(&spec.client, request, workers)?);
+        hooks.connecting();
         Ok(engine::run_async(client, plan, hooks).await)
     })
 }

@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::config::{ClientKind, MockScript, ServerTarget, Suite};
+use crate::measure::limits;
 use crate::measure::resources::allowed_cpus;
 use crate::results::environment::Pinning;
 use crate::results::{Environment, GitInfo, RunResults, Spread, Trial, METRICS, SCHEMA_VERSION};
@@ -99,6 +100,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
             c.kind = ClientKind::Mock(script.clone());
         }
     }
+    check_open_files(&suite)?;
     let pinning = plan_pinning(suite.run.pin);
     let client_threads = if pinning.enabled {
         pinning.client_cpus.len()
@@ -217,6 +219,19 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     results.finished_at = Some(now_rfc3339());
     results.write_atomic(&opts.out)?;
     Ok(results)
+}
+
+/// Fails before anything starts when the most connections a scenario opens
+/// cannot all be open files of the driver and of the reference server (both
+/// inherit this process's limit, raised here to the hard one; [`limits`]).
+fn check_open_files(suite: &Suite) -> anyhow::Result<()> {
+    let Some(s) = suite.scenarios.iter().max_by_key(|s| s.load.workers()) else {
+        return Ok(());
+    };
+    let connections = u64::from(s.load.workers());
+    let what = format!("scenario {:?} ({connections} connections)", s.name);
+    limits::ensure_open_files(limits::open_files_needed(connections), &what)
+        .map_err(anyhow::Error::msg)
 }
 
 /// Median, min and max of every metric over the successful trials.

@@ -24,7 +24,7 @@ use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
 use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
 use crate::measure::LatencyHistogram;
-use crate::results::metrics::{Measured, Startup, Throughput};
+use crate::results::metrics::{ConnectionMemory, Measured, Startup, Throughput};
 use crate::results::TrialMetrics;
 use crate::server::ServerCounters;
 
@@ -184,12 +184,26 @@ pub fn run_trial(
                 .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
             cpu_ms: report.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
         },
+        connection_memory: connection_memory(&report, window.as_ref()),
     });
     Ok(TrialRun {
         metrics,
         server: window,
         histogram,
         histogram_uncorrected,
+    })
+}
+
+/// The driver's memory before its connections and at its window's close,
+/// over the connections the reference server saw open at once in the window.
+fn connection_memory(
+    report: &DriverReport,
+    window: Option<&ServerCounters>,
+) -> Option<ConnectionMemory> {
+    Some(ConnectionMemory {
+        rss_before_bytes: report.rss_before_connections_bytes?,
+        peak_rss_bytes: report.peak_rss_at_close_bytes?,
+        connections: window?.peak_open_connections,
     })
 }
 

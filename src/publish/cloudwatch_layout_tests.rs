@@ -30,6 +30,7 @@ fn metrics(rps: f64, p99: Option<f64>) -> TrialMetrics {
         server_peak_threads: None,
         startup_ms: None,
         startup_cpu_ms: None,
+        memory_per_connection_bytes: None,
         requests: 1000,
         ok: 1000,
         elapsed_s: 1.0,

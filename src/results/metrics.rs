@@ -71,6 +71,13 @@ pub struct TrialMetrics {
     /// the window opened (warmup included); never in `cpu_us_per_request`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub startup_cpu_ms: Option<f64>,
+    /// What one connection costs the client in memory: (the driver's peak
+    /// RSS until its window closed − its RSS before its first connection) /
+    /// the connections the reference server saw open at once in the window
+    /// ([`ConnectionMemory`]). Absent for command clients, against a server
+    /// under test, and in results from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_per_connection_bytes: Option<f64>,
 
     /// Requests completed in the window, successes and errors.
     pub requests: u64,
@@ -116,6 +123,31 @@ pub struct Measured<'a> {
     pub server: ServerCost,
     /// The client's cost before its window, as far as it was measured.
     pub startup: Startup,
+    /// The memory the client's connections took, when it was measured.
+    pub connection_memory: Option<ConnectionMemory>,
+}
+
+/// The driver's memory around its connections, as it measured it, and how
+/// many connections the reference server counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionMemory {
+    /// The driver's RSS just before it opened its first connection.
+    pub rss_before_bytes: u64,
+    /// The driver's peak RSS from its start until its window closed.
+    pub peak_rss_bytes: u64,
+    /// The most connections open at once in the window, by the reference
+    /// server's count (not the driver's claim).
+    pub connections: u64,
+}
+
+impl ConnectionMemory {
+    /// Bytes per connection; `None` with no connection counted.
+    pub fn per_connection(&self) -> Option<f64> {
+        (self.connections > 0).then(|| {
+            self.peak_rss_bytes.saturating_sub(self.rss_before_bytes) as f64
+                / self.connections as f64
+        })
+    }
 }
 
 /// Where a trial's throughput comes from.
@@ -181,6 +213,7 @@ impl TrialMetrics {
             server_peak_threads: m.server.peak_threads,
             startup_ms: m.startup.ms,
             startup_cpu_ms: m.startup.cpu_ms,
+            memory_per_connection_bytes: m.connection_memory.and_then(|c| c.per_connection()),
             requests,
             ok: m.ok,
             elapsed_s: m.elapsed_s,
@@ -283,6 +316,26 @@ mod tests {
             Direction::LowerIsBetter
         );
         assert!(metric_def("p99").is_none());
+    }
+
+    #[test]
+    fn memory_per_connection_is_the_growth_over_the_servers_count() {
+        let c = ConnectionMemory {
+            rss_before_bytes: 10_000_000,
+            peak_rss_bytes: 50_000_000,
+            connections: 20_000,
+        };
+        assert_eq!(c.per_connection(), Some(2000.0));
+        let none = ConnectionMemory {
+            connections: 0,
+            ..c
+        };
+        assert_eq!(none.per_connection(), None);
+        let shrunk = ConnectionMemory {
+            peak_rss_bytes: 1,
+            ..c
+        };
+        assert_eq!(shrunk.per_connection(), Some(0.0));
     }
 
     /// Results files from before the start-up metrics still read, and a

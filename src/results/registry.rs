@@ -33,6 +33,7 @@
 //! | `server_peak_threads`     |           | +25%     | 2      | no    |
 //! | `startup_ms`              |           | +20%     | 50 ms  | no    |
 //! | `startup_cpu_ms`          |           | +20%     | 50 ms  | no    |
+//! | `memory_per_connection_bytes` |       | +20%     | 1 KiB  | no    |
 //!
 //! Why: the four gating metrics are the (throughput, tail latency, CPU per
 //! request, errors). Tails are noisier than centres (statistics.md), so the tail
@@ -45,7 +46,11 @@
 //! read from one sample per round and moves with the machine's load: it
 //! informs (a cold-start regression shows) and never gates unless `[gate]`
 //! says so; the 50 ms floor keeps scheduler and clock-tick noise (CPU is read
-//! in 10 ms ticks for command clients) from warning.
+//! in 10 ms ticks for command clients) from warning. Memory per connection is
+//! a difference of two RSS readings over thousands of connections, so it
+//! informs only; the 1 KiB floor keeps allocator page-rounding at small
+//! connection counts (one page more or less over 16 connections is 256 B
+//! each) from warning.
 
 use serde::{Deserialize, Serialize};
 
@@ -417,6 +422,15 @@ pub const METRICS: &[MetricDef] = &[
         |m| m.startup_cpu_ms,
     )
     .warn(rel(0.20, Some(50.0))),
+    metric(
+        "memory_per_connection_bytes",
+        Down,
+        "bytes",
+        F::Bytes,
+        Cw::Bytes,
+        |m| m.memory_per_connection_bytes,
+    )
+    .warn(rel(0.20, Some(1024.0))),
 ];
 
 /// Looks up a metric by its stable name.

@@ -62,7 +62,9 @@ pub struct ServerOptions {
     /// A connection without traffic or request in flight for this long is closed;
     /// one that only receives (a trickled head), after twice this long.
     pub idle_timeout: Duration,
-    /// Connections beyond this many open ones are closed on accept.
+    /// Connections beyond this many open ones are closed on accept. Default:
+    /// the most a trial opens ([`MAX_WORKERS`](crate::config::validate::MAX_WORKERS))
+    /// and a tenth more, for pools that connect ahead of need.
     pub max_connections: usize,
     /// Generate a certificate so that [`run`] can serve HTTPS.
     pub tls: bool,
@@ -78,7 +80,7 @@ impl Default for ServerOptions {
             max_header_bytes: 16 * 1024,
             max_body_bytes: 64 << 20,
             idle_timeout: Duration::from_secs(30),
-            max_connections: 20_000,
+            max_connections: crate::config::validate::MAX_WORKERS as usize * 11 / 10,
             tls: true,
             added_delay: Duration::ZERO,
         }

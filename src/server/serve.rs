@@ -6,7 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 
@@ -65,18 +65,15 @@ pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
             added_delay: args.added_delay,
             ..ServerOptions::default()
         })?;
-        let listener = TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("binding --listen {}", args.listen))?;
+        let listener =
+            listen(args.listen).with_context(|| format!("binding --listen {}", args.listen))?;
         let tls_listener = if args.no_tls {
             None
         } else {
             let addr = args
                 .tls_listen
                 .unwrap_or(SocketAddr::new(args.listen.ip(), 0));
-            let l = TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("binding --tls-listen {addr}"))?;
+            let l = listen(addr).with_context(|| format!("binding --tls-listen {addr}"))?;
             Some(l)
         };
         let control = TcpListener::bind(SocketAddr::new(args.listen.ip(), 0))
@@ -96,6 +93,24 @@ pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
     // Don't wait for the stdin reader thread: it may be blocked in read(2).
     rt.shutdown_background();
     Ok(())
+}
+
+/// Pending connections a listener queues: the most the kernel allows
+/// (`net.core.somaxconn` caps it, 4096 by default). Tokio's 1024 overflows
+/// when thousands of connections open at once, and a dropped SYN is retried
+/// only after 1 s, then 3 s, 7 s.
+const LISTEN_BACKLOG: u32 = 65_535;
+
+/// A listener on `addr` with [`LISTEN_BACKLOG`] (SO_REUSEADDR, as tokio's `bind`).
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 fn shutdown_signal(stdin_eof: bool) -> anyhow::Result<impl std::future::Future<Output = ()>> {

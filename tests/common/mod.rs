@@ -82,11 +82,16 @@ impl Run {
 
 /// Runs `benchgate run --config <toml> --out <tmp>` with `extra` arguments.
 pub fn run_config(toml: &str, extra: &[&str]) -> Run {
+    run_config_with(Path::new(exe()), toml, extra)
+}
+
+/// [`run_config`] with another benchgate binary (a release build, say).
+pub fn run_config_with(exe: &Path, toml: &str, extra: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("benchgate.toml");
     std::fs::write(&config, toml).unwrap();
     let out = dir.path().join("results.json");
-    let output = Command::new(exe())
+    let output = Command::new(exe)
         .arg("run")
         .arg("--config")
         .arg(&config)

@@ -44,6 +44,7 @@ pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {
         server_peak_threads: None,
         startup_ms: None,
         startup_cpu_ms: None,
+        memory_per_connection_bytes: None,
         requests: 10_000,
         ok: 9_990,
         elapsed_s: 1.0,

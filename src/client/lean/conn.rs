@@ -15,6 +15,7 @@
 //! few reads.
 
 use std::io::{self, Read as _, Write as _};
+use std::net::IpAddr;
 use tokio::time::Instant;
 
 use mio::event::Event;
@@ -23,7 +24,7 @@ use mio::{Interest, Registry, Token};
 
 use super::request::WireRequest;
 use super::response::ResponseParser;
-use crate::client::{check_status, classify_chain, Exchange};
+use crate::client::{check_status, classify_chain, source, Exchange};
 use crate::measure::ErrorClass;
 
 /// A connection's first read buffer (wrk's is 8 KiB too).
@@ -74,13 +75,17 @@ pub struct Conn {
     /// An edge said the peer closed (or reset): read to the end of stream.
     peer_closed: bool,
     parser: ResponseParser,
+    /// The source address this connection binds, if any
+    /// ([`crate::client::source`]).
+    source: Option<IpAddr>,
     /// The request in flight, if any.
     pub flight: Option<InFlight>,
 }
 
 impl Conn {
-    /// A closed connection that will identify its events by `token`.
-    pub fn new(token: Token, request: &WireRequest) -> Conn {
+    /// A closed connection that will identify its events by `token` and
+    /// connect from `source` (the kernel's choice if `None`).
+    pub fn new(token: Token, request: &WireRequest, source: Option<IpAddr>) -> Conn {
         Conn {
             token,
             stream: None,
@@ -92,6 +97,7 @@ impl Conn {
             readable: false,
             peer_closed: false,
             parser: ResponseParser::new(request.head),
+            source,
             flight: None,
         }
     }
@@ -155,7 +161,11 @@ impl Conn {
     }
 
     fn connect(&mut self, request: &WireRequest, registry: &Registry) -> Option<Completion> {
-        let mut stream = match TcpStream::connect(request.addr) {
+        let opened = match self.source {
+            Some(from) => source::connect_from(from, request.addr).map(TcpStream::from_std),
+            None => TcpStream::connect(request.addr),
+        };
+        let mut stream = match opened {
             Ok(s) => s,
             Err(_) => return self.fail(ErrorClass::Connect),
         };

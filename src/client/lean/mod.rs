@@ -22,6 +22,8 @@
 //!   one ticket (its next request's intended start) at a time. Connections are
 //!   as many, or `pool` if fewer; a due ticket waits for a free connection, and
 //!   that wait is part of its latency, as with the other drivers' pools.
+//! - Beyond a quarter of the ephemeral port range, connections bind source
+//!   addresses 127.0.0.x in turn ([`source`](crate::client::source)).
 //! - Timeouts: a request not done `timeout` after it was handed to a
 //!   connection fails as `timeout` and its connection is closed. They are found
 //!   by a scan of the connections at the earliest deadline (no per-request
@@ -46,6 +48,7 @@ use tokio::time::Instant;
 use self::conn::{Completion, Conn, InFlight};
 use self::request::WireRequest;
 use self::wakeup::Wakeup;
+use super::source::{source_addresses, source_of};
 use super::{CpuSpin, RequestTemplate};
 use crate::config::ClientSpec;
 use crate::engine::{Outcome, Recorder, Schedule, Ticket, TrialPlan, WindowHooks};
@@ -70,13 +73,14 @@ pub fn run(
         .pool
         .map_or(workers, |p| (p as usize).min(workers))
         .max(1);
+    let sources = source_addresses(connections as u64, request.addr.ip());
     let poll = Poll::new()?;
     let wakeup = Wakeup::new(poll.registry(), WAKEUP)?;
     let start = Instant::now();
     let sched = Schedule::new(plan.load, plan.warmup, plan.stop, start);
     let mut generator = Generator {
         conns: (0..connections)
-            .map(|i| Conn::new(Token(i), &request))
+            .map(|i| Conn::new(Token(i), &request, source_of(&sources, i)))
             .collect(),
         free: (0..connections).rev().collect(),
         tickets: VecDeque::with_capacity(workers),
