@@ -32,6 +32,9 @@ pub(super) enum Anchoring {
     Anchored,
     /// The raw figures gate; why (a sentence for the report).
     Raw(String),
+    /// Neither run measured the anchor: raw, as before it existed, and
+    /// nothing to say about it.
+    Off,
 }
 
 /// How to anchor a cell with a stored baseline cell.
@@ -42,13 +45,22 @@ pub(super) fn anchoring(
 ) -> Anchoring {
     let raw = |why: &str| Anchoring::Raw(why.to_string());
     match (&baseline.config.run.anchor, &current.config.run.anchor) {
-        (None, None) => raw("neither run measured the anchor ([run] anchor = true in both runs divides the machine's drift out)"),
+        (None, None) => Anchoring::Off,
         (None, Some(_)) => raw("the baseline run has no anchor ([run] anchor = true in the run that stores the baseline too divides the machine's drift out)"),
         (Some(_), None) => raw("this run has no anchor, the baseline run has ([run] anchor = true here too divides the machine's drift out)"),
         (Some(_), Some(_)) if !gate.anchored => raw("[gate] anchored = false"),
         (Some(b), Some(c)) if !b.same_workload(c) => raw("the two runs' anchors measured different workloads (benchgate versions with different anchors)"),
         (Some(_), Some(_)) => Anchoring::Anchored,
     }
+}
+
+/// Whether every two of `runs` compare anchored (calibration's A/A runs:
+/// then their anchored figures are what the gate will judge).
+pub(super) fn all_anchored(runs: &[RunResults], gate: &GateConfig) -> bool {
+    runs.len() >= 2
+        && runs
+            .windows(2)
+            .all(|w| anchoring(&w[0], &w[1], gate) == Anchoring::Anchored)
 }
 
 /// A metric's part in one cell's comparison: its gate and, when the
@@ -112,10 +124,11 @@ pub(super) fn anchor_cell_gate(gate: &MetricGate) -> Role {
 
 /// The report's sentence on the anchoring of a comparison with a stored run,
 /// with the anchor's own change (its rows among `metrics`) when both runs
-/// measured it.
-pub(super) fn note(anchoring: &Anchoring, metrics: &[MetricComparison]) -> String {
+/// measured it; `None` when neither did.
+pub(super) fn note(anchoring: &Anchoring, metrics: &[MetricComparison]) -> Option<String> {
     let why = match anchoring {
-        Anchoring::Raw(why) => return format!("Compared raw: {why}."),
+        Anchoring::Off => return None,
+        Anchoring::Raw(why) => return Some(format!("Compared raw: {why}.")),
         Anchoring::Anchored => "Anchored: both runs measured the anchor (hyper, GET /bytes/22 at 16 workers) in every round; throughput_rps and cpu_us_per_request gate as their anchored figures (each trial against the anchor of its round), the raw figures inform",
     };
     let drift = |metric: &str| {
@@ -130,14 +143,14 @@ pub(super) fn note(anchoring: &Anchoring, metrics: &[MetricComparison]) -> Strin
         .iter()
         .filter_map(|m| drift(m))
         .collect();
-    if moved.is_empty() {
+    Some(if moved.is_empty() {
         format!("{why}.")
     } else {
         format!(
             "{why}. The anchor itself moved between the runs (the machine's drift, median over its cells): {}.",
             moved.join(", ")
         )
-    }
+    })
 }
 
 #[cfg(test)]

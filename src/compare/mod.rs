@@ -176,7 +176,7 @@ pub fn compare(
             let role = match &anchoring {
                 _ if cell.anchor => gate_of(def.name).map(|g| anchor::anchor_cell_gate(&g)),
                 Some(a) => a.role(def, gate_of, has_anchored),
-                None => anchor::Anchoring::Raw(String::new()).role(def, gate_of, has_anchored),
+                None => anchor::Anchoring::Off.role(def, gate_of, has_anchored),
             };
             let Some(role) = role else {
                 continue;
@@ -220,7 +220,7 @@ pub fn compare(
         }
     }
     validity::guard(&mut metrics, current, baseline, gate);
-    let note = anchoring.map(|a| anchor::note(&a, &metrics));
+    let note = anchoring.and_then(|a| anchor::note(&a, &metrics));
     let mut cmp = finish(
         "baseline",
         method(None, gate.alpha),
