@@ -37,7 +37,8 @@ pub(super) enum Anchoring {
     Off,
 }
 
-/// How to anchor a cell with a stored baseline cell.
+/// How `current` is compared with the stored run `baseline`: anchored, raw
+/// (and why), or raw because neither run has the anchor.
 pub(super) fn anchoring(
     baseline: &RunResults,
     current: &RunResults,

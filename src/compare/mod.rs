@@ -126,7 +126,9 @@ pub fn compare(
     let env_diffs = baseline
         .map(|b| profile::environment_differences(&b.environment, &current.environment))
         .unwrap_or_default();
-    let anchoring = baseline.map(|b| anchor::anchoring(b, current, gate));
+    let anchoring = baseline.map_or(anchor::Anchoring::Off, |b| {
+        anchor::anchoring(b, current, gate)
+    });
     let mut metrics = Vec::new();
     for cell in &current.results {
         let base_cell = baseline
@@ -173,10 +175,10 @@ pub fn compare(
         };
         for def in METRICS {
             let gate_of = |name: &str| gate_for(gate, &cell.scenario, &cell.client, name).cloned();
-            let role = match &anchoring {
-                _ if cell.anchor => gate_of(def.name).map(|g| anchor::anchor_cell_gate(&g)),
-                Some(a) => a.role(def, gate_of, has_anchored),
-                None => anchor::Anchoring::Off.role(def, gate_of, has_anchored),
+            let role = if cell.anchor {
+                gate_of(def.name).map(|g| anchor::anchor_cell_gate(&g))
+            } else {
+                anchoring.role(def, gate_of, has_anchored)
             };
             let Some(role) = role else {
                 continue;
@@ -220,7 +222,7 @@ pub fn compare(
         }
     }
     validity::guard(&mut metrics, current, baseline, gate);
-    let note = anchoring.and_then(|a| anchor::note(&a, &metrics));
+    let note = anchor::note(&anchoring, &metrics);
     let mut cmp = finish(
         "baseline",
         method(None, gate.alpha),
