@@ -51,7 +51,42 @@ fn defaults_gate_the_four_metrics() {
     assert_eq!(s.gate.not_comparable, NotComparablePolicy::Warn);
     assert_eq!(s.gate.invalid, InvalidPolicy::Warn);
     assert_eq!(s.compare, None);
-    assert_eq!(s.gate.metrics.len(), benchgate::results::METRICS.len());
+    // Every metric but the anchored figures, which have their metric's gate.
+    let own = benchgate::results::METRICS
+        .iter()
+        .filter(|d| d.anchored_from.is_none())
+        .count();
+    assert_eq!(s.gate.metrics.len(), own);
+}
+
+/// `[gate] anchored`: anchored runs compared with a stored run gate on the
+/// anchored figures unless it is false; an anchored figure has no `[gate]`
+/// entry of its own, and the error names the one to set.
+#[test]
+fn anchored_key_and_the_anchored_figures() {
+    assert!(load("").unwrap().gate.anchored);
+    assert!(!load("[gate]\nanchored = false\n").unwrap().gate.anchored);
+    invalid(
+        "[gate]\nanchored = 1\n",
+        L + 1,
+        "gate.anchored",
+        "a boolean",
+        "anchored = false",
+    );
+    invalid(
+        "[gate]\ncpu_us_per_request_anchored = \"+3%\"\n",
+        L + 1,
+        "gate.cpu_us_per_request_anchored",
+        "gates in place of cpu_us_per_request, under cpu_us_per_request's thresholds",
+        "set the thresholds on cpu_us_per_request instead",
+    );
+    invalid(
+        "[[gate.override]]\nscenario = \"sha1-8k\"\nthroughput_rps_anchored = \"-3%\"\n",
+        L + 2,
+        "gate.override[0].throughput_rps_anchored",
+        "has no gate of its own",
+        "set the thresholds on throughput_rps instead",
+    );
 }
 
 #[test]

@@ -44,7 +44,7 @@ use crate::compare::model::Tier;
 use crate::config::gate::{GateConfig, Threshold};
 use crate::config::gate_edit::{floor_text, set_gate_entries, threshold_text};
 use crate::config::gate_edit::{EntryUpdate, GateEditError};
-use crate::results::metrics::{metric_def, scale_of, Direction, Scale};
+use crate::results::metrics::{anchored_twin, metric_def, scale_of, Direction, Scale};
 use crate::results::{client_label, RunResults};
 
 use super::cells::cell_values;
@@ -76,7 +76,11 @@ impl Default for Options {
 pub struct CellNoise {
     pub scenario: String,
     pub client: String,
+    /// The gating metric (the `[gate]` key the suggestion is for).
     pub metric: String,
+    /// The figure whose trials were analysed: `metric`, or its anchored
+    /// figure when every run measured the anchor (`compare::anchor`).
+    pub values_of: String,
     pub scale: Scale,
     /// Runs that measured the metric, and the fewest trials in one of them.
     pub runs: usize,
@@ -136,10 +140,15 @@ pub struct Calibration {
 /// Analyses `runs` (A/A: same config) under `gate`. Needs at least 2 runs.
 pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calibration {
     let (comparisons, failed, fails) = gate_false_alarms(runs, gate);
+    let anchored = super::anchor::all_anchored(runs, gate);
     let mut cells = Vec::new();
     if let Some(first) = runs.first() {
-        for cell in &first.results {
+        for cell in first.results.iter().filter(|c| !c.anchor) {
             let label = client_label(&cell.client, cell.server.as_deref());
+            let cells_of = || {
+                runs.iter()
+                    .filter_map(|r| r.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()))
+            };
             for g in gate.metrics.iter().map(|g| g.metric.as_str()) {
                 let Some(mg) = gate_for(gate, &cell.scenario, &cell.client, g) else {
                     continue;
@@ -147,10 +156,13 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
                 if !mg.gating {
                     continue;
                 }
-                let per_run: Vec<Vec<f64>> = runs
-                    .iter()
-                    .filter_map(|r| r.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()))
-                    .map(|c| cell_values(c, g))
+                // Anchored runs: the anchored figure is what the gate judges
+                // under this metric's thresholds (`compare::anchor`).
+                let values_of = anchored_twin(g)
+                    .filter(|t| anchored && cells_of().all(|c| !cell_values(c, t.name).is_empty()))
+                    .map_or(g, |t| t.name);
+                let per_run: Vec<Vec<f64>> = cells_of()
+                    .map(|c| cell_values(c, values_of))
                     .filter(|v| !v.is_empty())
                     .collect();
                 if per_run.len() < 2 {
@@ -158,15 +170,17 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
                 }
                 let alarms = fails
                     .iter()
-                    .filter(|(s, c, m)| s == &cell.scenario && c == &label && m == g)
+                    .filter(|(s, c, m)| s == &cell.scenario && c == &label && m == values_of)
                     .count();
-                cells.push(cell_noise(
+                let mut noise = cell_noise(
                     (&cell.scenario, &label, g),
                     &per_run,
                     gate.alpha,
                     alarms,
                     opts,
-                ));
+                );
+                noise.values_of = values_of.to_string();
+                cells.push(noise);
             }
         }
     }
@@ -272,6 +286,7 @@ fn cell_noise(
         scenario: scenario.to_string(),
         client: client.to_string(),
         metric: metric.to_string(),
+        values_of: metric.to_string(),
         scale,
         runs: per_run.len(),
         trials: per_run.iter().map(Vec::len).min().unwrap_or(0),
@@ -463,7 +478,7 @@ pub fn render_table(c: &Calibration) -> String {
         rows.push(vec![
             n.scenario.clone(),
             n.client.clone(),
-            n.metric.clone(),
+            n.values_of.clone(),
             format!("{:.4}", n.center)
                 .trim_end_matches('0')
                 .trim_end_matches('.')

@@ -31,6 +31,7 @@
 //! stored baseline whose cell failed is not the pull request's fault: its
 //! metrics are `no_baseline`, as for a missing cell.
 
+mod anchor;
 pub mod calibrate;
 pub mod changepoint;
 pub mod drift;
@@ -126,12 +127,22 @@ pub fn compare(
     let env_diffs = baseline
         .map(|b| profile::environment_differences(&b.environment, &current.environment))
         .unwrap_or_default();
+    let anchoring = baseline.map_or(anchor::Anchoring::Off, |b| {
+        anchor::anchoring(b, current, gate)
+    });
     let mut metrics = Vec::new();
     for cell in &current.results {
-        let base_cell =
-            baseline.and_then(|b| b.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()));
+        let base_cell = baseline
+            .and_then(|b| b.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()))
+            .filter(|b| b.anchor == cell.anchor);
         let same = (cell.client.as_str(), cell.server.as_deref());
-        if let Some(reason) = failed_reason(all_failed(cell), None) {
+        let failed = failed_reason(all_failed(cell), None);
+        if cell.anchor && failed.is_some() {
+            // Its trials' failures are in the run's output; its scenario's
+            // cells have no anchored figures and gate raw (`anchor`).
+            continue;
+        }
+        if let Some(reason) = failed {
             if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
                 let c = Cell {
                     metric,
@@ -159,8 +170,18 @@ pub fn compare(
             (Some(b), Some(_)) => profile::profile_differences(b, current, cell),
             _ => Vec::new(),
         };
+        let has_anchored = |name: &str| {
+            !cell_values(cell, name).is_empty()
+                && base_cell.is_some_and(|b| !cell_values(b, name).is_empty())
+        };
         for def in METRICS {
-            let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
+            let gate_of = |name: &str| gate_for(gate, &cell.scenario, &cell.client, name).cloned();
+            let role = if cell.anchor {
+                gate_of(def.name).map(|g| anchor::anchor_cell_gate(&g))
+            } else {
+                anchoring.role(def, gate_of, has_anchored)
+            };
+            let Some(role) = role else {
                 continue;
             };
             let cur = cell_values(cell, def.name);
@@ -194,11 +215,16 @@ pub fn compare(
             } else {
                 c.evidence(gate)
             };
-            metrics.push(c.comparison(cell, same, g, &evidence, gate));
+            let mut m = c.comparison(cell, same, &role.gate, &evidence, gate);
+            if let Some(note) = role.note {
+                m.reason = format!("{note}; {}", m.reason);
+            }
+            metrics.push(m);
         }
     }
     validity::guard(&mut metrics, current, baseline, gate);
-    finish(
+    let note = anchor::note(&anchoring, &metrics);
+    let mut cmp = finish(
         "baseline",
         method(None, gate.alpha),
         baseline.map(run_ref),
@@ -207,7 +233,9 @@ pub fn compare(
         baseline.is_none(),
         metrics,
         gate,
-    )
+    );
+    cmp.anchoring = note;
+    cmp
 }
 
 /// The baseline side of a side-by-side comparison: a client (`[compare]
@@ -231,6 +259,9 @@ impl SideBySide<'_> {
     /// The (client, server) of `cell`'s baseline cell; `None` when `cell` is
     /// itself a baseline cell or gates nothing.
     fn base_of(&self, cell: &CellResult, run: &RunResults) -> Option<(String, Option<String>)> {
+        if cell.anchor {
+            return None; // the anchor: no side of any pair
+        }
         let Some(suffix) = self.variant else {
             let client = self.client.unwrap_or(&cell.client);
             let server = self.server.or(cell.server.as_deref());
@@ -324,7 +355,9 @@ pub fn compare_side_by_side_with(
             }
             continue;
         }
-        for def in METRICS {
+        // Paired by round the anchor cancels: its figures would repeat the
+        // raw comparison (`anchor`).
+        for def in METRICS.iter().filter(|d| d.anchored_from.is_none()) {
             let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
                 continue;
             };
@@ -452,6 +485,7 @@ fn finish(
         regressions: count(&|m| m.verdict == Verdict::Regressed && m.tier == Tier::Fail),
         improvements: count(&|m| m.verdict == Verdict::Improved),
         warnings: count(&|m| m.tier == Tier::Warn),
+        anchoring: None,
         metrics,
     }
 }

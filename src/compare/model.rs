@@ -129,6 +129,12 @@ pub struct Comparison {
     pub regressions: u32,
     pub improvements: u32,
     pub warnings: u32,
+    /// Baseline mode: whether the anchored figures (`[run] anchor`) gated or
+    /// the raw ones, and why, with the anchor's own change between the runs;
+    /// a sentence the reports show. Absent side by side (the anchor cancels
+    /// in pairs) and in comparisons written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchoring: Option<String>,
     pub metrics: Vec<MetricComparison>,
 }
 

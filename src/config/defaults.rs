@@ -58,6 +58,7 @@ pub fn default_suite() -> Suite {
             rounds: 20,
             max_rounds: 60,
             pin: true,
+            anchor: None,
         },
         clients: vec![
             client("hyper", ClientKind::Hyper, None),

@@ -168,6 +168,19 @@ pub struct GateConfig {
     /// configured rounds is an error at load instead of a warning.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub strict: bool,
+    /// `[gate] anchored`: compared with a stored run, when both runs measured
+    /// the anchor (`[run] anchor`), the anchored figures gate in place of the
+    /// raw ones (`compare::anchor`; default true). `false`: compare raw.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub anchored: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 impl Default for GateConfig {
@@ -179,8 +192,10 @@ impl Default for GateConfig {
 /// The gate with every default (see the module docs): each metric's default
 /// gate from the registry, in its order.
 pub fn default_gate() -> GateConfig {
+    // An anchored figure has no gate of its own (`compare::anchor`).
     let metrics = METRICS
         .iter()
+        .filter(|d| d.anchored_from.is_none())
         .map(|d| MetricGate {
             metric: d.name.into(),
             gating: d.gate.fail.is_some(),
@@ -197,5 +212,6 @@ pub fn default_gate() -> GateConfig {
         invalid: InvalidPolicy::Warn,
         paired_test: PairedTest::SignedRank,
         strict: false,
+        anchored: true,
     }
 }

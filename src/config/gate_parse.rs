@@ -26,6 +26,7 @@ const GATE_KEYS: &[&str] = &[
     "invalid",
     "paired_test",
     "strict",
+    "anchored",
     "override",
 ];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
@@ -72,6 +73,17 @@ pub(super) fn build_gate(
             "strict" => match value.value {
                 Value::Boolean(b) => gate.strict = b,
                 _ => return Err(wrong(value, "gate.strict", "a boolean", "strict = true")),
+            },
+            "anchored" => match value.value {
+                Value::Boolean(b) => gate.anchored = b,
+                _ => {
+                    return Err(wrong(
+                        value,
+                        "gate.anchored",
+                        "a boolean",
+                        "anchored = false",
+                    ))
+                }
             },
             "override" => overrides = Some(value),
             metric => {
@@ -239,9 +251,25 @@ fn metric_entries<'a>(
         &["scenario", "client"]
     };
     let mut allowed: Vec<&str> = fixed.to_vec();
-    allowed.extend(METRICS.iter().map(|m| m.name));
+    allowed.extend(
+        METRICS
+            .iter()
+            .filter(|m| m.anchored_from.is_none())
+            .map(|m| m.name),
+    );
     let mut out = Vec::new();
     for (key, value) in entries {
+        if let Some(of) = metric_def(&key.name).and_then(|d| d.anchored_from) {
+            return Err(Problem::new(
+                key.span.clone(),
+                format!("{label}.{}", key.name),
+                format!(
+                    "{} has no gate of its own: compared with an anchored stored run it gates in place of {of}, under {of}'s thresholds",
+                    key.name
+                ),
+                format!("set the thresholds on {of} instead"),
+            ));
+        }
         if key.name == "errors" {
             if let Value::Table(sub) = &value.value {
                 if !sub

@@ -7,6 +7,7 @@
 //! The validated types are also what the results file records as the resolved
 //! config and what the parent hands to each driver process, so they serialize.
 
+pub mod anchor;
 pub mod base_variants;
 pub mod choice;
 pub mod command;
@@ -76,6 +77,10 @@ pub struct RunSettings {
     pub max_rounds: u32,
     /// Pin the reference server and the clients to disjoint cores (needs 2+ cores).
     pub pin: bool,
+    /// `[run] anchor = true`: the fixed anchor measured in every round of
+    /// every scenario (`anchor`). Absent: off (and in files from before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<anchor::Anchor>,
 }
 
 /// When a trial's measurement phase ends.

@@ -54,6 +54,7 @@ pub struct RawRun {
     pub requests: Option<At<i64>>,
     pub timeout: Option<At<String>>,
     pub pin: Option<At<bool>>,
+    pub anchor: Option<At<bool>>,
 }
 
 /// A table of string values with their keys, in document order.
@@ -189,6 +190,7 @@ const RUN: &[Spec] = &[
     spec("requests", INTEGER, "requests = 200000"),
     spec("timeout", DURATION, "timeout = \"10s\""),
     spec("pin", "a boolean", "pin = true"),
+    spec("anchor", "a boolean", "anchor = true"),
 ];
 
 const CLIENT: &[Spec] = &[
@@ -366,6 +368,7 @@ fn read_run(entries: &[(Key, Node)]) -> Result<RawRun, Problem> {
         requests: f.integer("requests")?,
         timeout: f.string("timeout")?,
         pin: f.boolean("pin")?,
+        anchor: f.boolean("anchor")?,
     })
 }
 

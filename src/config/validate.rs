@@ -75,7 +75,8 @@ pub(super) struct RunDefaults {
 }
 
 fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
-    let (run, inherited) = build_run(&raw.run)?;
+    let (mut run, inherited) = build_run(&raw.run)?;
+    run.anchor = super::anchor::build(raw.run.anchor.as_ref(), raw)?;
     if raw.clients.is_empty() {
         return Err(Problem::new(
             raw.clients_span.clone().unwrap_or(raw.end..raw.end),
@@ -229,6 +230,7 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
             rounds,
             max_rounds,
             pin,
+            anchor: None,
         },
         RunDefaults {
             warmup,

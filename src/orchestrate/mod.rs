@@ -8,7 +8,8 @@
 //! (`rounds`). After every scenario the results file is rewritten, so a late
 //! failure loses nothing. SIGINT/SIGTERM stop the run early ([`interrupt`]):
 //! the trial in progress is killed and recorded as failed, and the results file
-//! keeps what was measured, marked `interrupted`.
+//! keeps what was measured, marked `interrupted`. With `[run] anchor = true`
+//! each round also measures the anchor (`rounds`, `config::anchor`).
 
 pub mod base_gate;
 pub mod base_tree;
@@ -98,6 +99,9 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     if let Some(script) = &opts.mock {
         for c in &mut suite.clients {
             c.kind = ClientKind::Mock(script.clone());
+        }
+        if let Some(anchor) = &mut suite.run.anchor {
+            anchor.client.kind = ClientKind::Mock(script.clone());
         }
     }
     check_open_files(&suite)?;

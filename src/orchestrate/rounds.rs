@@ -2,6 +2,10 @@
 //! reference server (one process for the whole run) or against each server
 //! under test (`[[server]]`: started fresh for every round, the servers' order
 //! alternating by round, A B then B A, so drift hits both alike).
+//!
+//! With `[run] anchor = true` every round against the reference server starts
+//! with one trial of the anchor (`config::anchor`), and once the round's
+//! trials are in, each gets its anchored figures from it (`results::anchor`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,7 +50,13 @@ pub(super) struct Rounds<'a> {
 impl Rounds<'_> {
     /// Trials in the whole run, for the progress bar.
     pub fn total_trials(&self) -> u64 {
-        let per_round: usize = self.suite.scenarios.iter().map(|s| s.clients.len()).sum();
+        let anchor = usize::from(self.suite.run.anchor.is_some());
+        let per_round: usize = self
+            .suite
+            .scenarios
+            .iter()
+            .map(|s| s.clients.len() + anchor)
+            .sum();
         (per_round * self.suite.run.rounds as usize * self.suite.servers.len().max(1)) as u64
     }
 
@@ -63,20 +73,51 @@ impl Rounds<'_> {
             .iter()
             .map(|c| CellAcc::new(&scenario.name, c, None))
             .collect();
+        let anchor = self.suite.run.anchor.as_ref().map(|a| {
+            (
+                a.scenario_in(&scenario.name),
+                CellAcc::anchor(&scenario.name),
+            )
+        });
+        let mut anchor = anchor;
         let mut round = 0;
         'rounds: loop {
             round += 1;
+            if let Some((anchor_scenario, anchor_cell)) = &mut anchor {
+                self.run_one(
+                    anchor_scenario,
+                    anchor_cell,
+                    &target,
+                    round,
+                    progress,
+                    &mut || None,
+                );
+                if interrupt::received().is_some() {
+                    break 'rounds;
+                }
+            }
             for cell in cells.iter_mut() {
                 self.run_one(scenario, cell, &target, round, progress, &mut || None);
                 if interrupt::received().is_some() {
                     break 'rounds;
                 }
             }
-            if !self.another_round(round, &cells, progress) {
+            if let Some((_, anchor_cell)) = &anchor {
+                for cell in cells.iter_mut() {
+                    let trials = &mut cell.result.trials;
+                    crate::results::anchor::normalize_trials(trials, &anchor_cell.result.trials);
+                }
+            }
+            let all = cells.iter().chain(anchor.as_ref().map(|(_, c)| c));
+            if !self.another_round(round, all, progress) {
                 break;
             }
         }
-        cells.into_iter().map(CellAcc::finish).collect()
+        cells
+            .into_iter()
+            .chain(anchor.map(|(_, c)| c))
+            .map(CellAcc::finish)
+            .collect()
     }
 
     /// One scenario against every server under test: one cell per (server,
@@ -226,7 +267,7 @@ impl Rounds<'_> {
             cell.fail(round, reason);
             return;
         }
-        match self.try_trial(scenario, &cell.result.client, target, round, &log) {
+        match self.try_trial(scenario, &cell.result, target, round, &log) {
             Ok(run) => {
                 if let Some(reason) = server_gone() {
                     progress.finish_trial(None, Some(&reason));
@@ -276,21 +317,26 @@ impl Rounds<'_> {
         }
     }
 
+    /// One trial of `cell`'s client (the anchor's, for the anchor's cell).
     fn try_trial(
         &self,
         scenario: &Scenario,
-        client: &str,
+        cell: &CellResult,
         target: &Target,
         round: u32,
         log: &Path,
     ) -> anyhow::Result<TrialRun> {
+        let client = cell.client.as_str();
         if let Some(reason) = self.setup_failed.get(client) {
             bail!("the client's setup step failed: {reason}");
         }
-        let client = self
-            .suite
-            .client(client)
-            .with_context(|| format!("scenario {} names unknown client {client}", scenario.name))?;
+        let anchor = self.suite.run.anchor.as_ref().filter(|_| cell.anchor);
+        let client = match anchor {
+            Some(a) => &a.client,
+            None => self.suite.client(client).with_context(|| {
+                format!("scenario {} names unknown client {client}", scenario.name)
+            })?,
+        };
         let base_url = if client.tls {
             target
                 .https_url
@@ -339,6 +385,7 @@ impl CellAcc {
                 scenario: scenario.to_string(),
                 client: client.to_string(),
                 server: server.map(String::from),
+                anchor: false,
                 trials: vec![],
                 summary: BTreeMap::new(),
                 histogram: None,
@@ -347,6 +394,13 @@ impl CellAcc {
             hist: None,
             hist_uncorrected: None,
         }
+    }
+
+    /// The cell of the anchor's trials in the rounds of `scenario`.
+    fn anchor(scenario: &str) -> CellAcc {
+        let mut cell = CellAcc::new(scenario, crate::config::anchor::NAME, None);
+        cell.result.anchor = true;
+        cell
     }
 
     fn label(&self) -> String {

@@ -21,6 +21,7 @@ pub fn with_unit(metric: &str, v: f64) -> String {
         Format::Count => format!("{v:.0}"),
         Format::Percent => percent(v),
         Format::Ratio => si(v),
+        Format::Anchored => format!("{v:.3}x"),
     }
 }
 
@@ -40,6 +41,7 @@ pub fn compact(metric: &str, v: f64) -> String {
         Format::Count => format!("{v:.0}"),
         Format::Percent => percent(v),
         Format::Ratio => format!("{v:.1}"),
+        Format::Anchored => format!("{v:.3}x"),
     }
 }
 

@@ -39,6 +39,7 @@ mod tests {
             regressions: 0,
             improvements: 0,
             warnings: 0,
+            anchoring: None,
             metrics: vec![],
         };
         let back: Comparison = serde_json::from_str(&render(&cmp)).unwrap();

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::registry::{metric_def, Direction, MetricDef, Scale, METRICS};
+pub use super::registry::{anchored_twin, metric_def, Direction, MetricDef, Scale, METRICS};
 
 /// The comparison scale of a metric (the registry's): absolute for
 /// `error_rate` and `errors.*` (commonly 0, where a ratio is undefined),
@@ -41,6 +41,15 @@ pub struct TrialMetrics {
     pub errors: ErrorCounts,
     /// Client user+sys CPU during the window / requests completed in it.
     pub cpu_us_per_request: Option<f64>,
+    /// `throughput_rps` / the anchor's `throughput_rps` in the same round
+    /// (`[run] anchor`, [`super::anchor`]); absent when the run has no anchor,
+    /// for the anchor's own trials, and in results from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_rps_anchored: Option<f64>,
+    /// `cpu_us_per_request` / the anchor's in the same round; absent like
+    /// `throughput_rps_anchored`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_request_anchored: Option<f64>,
     /// Peak resident set size of the client process (kernel's maxrss).
     pub peak_rss_bytes: u64,
     /// Peak thread count of the client process, sampled from /proc.
@@ -204,6 +213,9 @@ impl TrialMetrics {
             },
             errors: m.errors,
             cpu_us_per_request: m.cpu_us_per_request,
+            // Set after the round, from the anchor's trial (`results::anchor`).
+            throughput_rps_anchored: None,
+            cpu_us_per_request_anchored: None,
             peak_rss_bytes: m.peak_rss_bytes,
             peak_threads: m.peak_threads,
             connections_opened: m.connections_opened,

@@ -2,6 +2,7 @@
 //! run. `schema/results.schema.json` describes it; tests validate real output
 //! against that schema. Later stages (compare, report, publish) read only this.
 
+pub mod anchor;
 pub mod check;
 pub mod environment;
 pub mod merge;
@@ -67,6 +68,11 @@ pub struct CellResult {
     /// reference server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<String>,
+    /// The run's anchor measured in this scenario's rounds (`[run] anchor`,
+    /// [`anchor`]): its fixed workload, not the scenario's; reported, gates
+    /// nothing. Absent: a cell of the suite (and in files from before it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anchor: bool,
     pub trials: Vec<Trial>,
     /// Median, min and max over the successful trials, per metric name.
     pub summary: BTreeMap<String, Spread>,

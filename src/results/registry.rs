@@ -34,6 +34,7 @@
 //! | `startup_ms`              |           | +20%     | 50 ms  | no    |
 //! | `startup_cpu_ms`          |           | +20%     | 50 ms  | no    |
 //! | `memory_per_connection_bytes` |       | +20%     | 1 KiB  | no    |
+//! | `*_anchored`              | (the gate of the metric it stands for) | | | in baseline mode with both runs anchored |
 //!
 //! Why: the four gating metrics are the (throughput, tail latency, CPU per
 //! request, errors). Tails are noisier than centres (statistics.md), so the tail
@@ -46,11 +47,18 @@
 //! read from one sample per round and moves with the machine's load: it
 //! informs (a cold-start regression shows) and never gates unless `[gate]`
 //! says so; the 50 ms floor keeps scheduler and clock-tick noise (CPU is read
-//! in 10 ms ticks for command clients) from warning. Memory per connection is
-//! a difference of two RSS readings over thousands of connections, so it
-//! informs only; the 1 KiB floor keeps allocator page-rounding at small
-//! connection counts (one page more or less over 16 connections is 256 B
-//! each) from warning.
+//! for a program's reaped children in 10 ms ticks) from warning. Memory per
+//! connection is a difference of two RSS readings over thousands of
+//! connections, so it informs only; the 1 KiB floor keeps allocator
+//! page-rounding at small connection counts (one page more or less over 16
+//! connections is 256 B each) from warning.
+//!
+//! The anchored figures (`throughput_rps_anchored`, `cpu_us_per_request_anchored`;
+//! `[run] anchor = true`, `results::anchor`) are ratios to the anchor's same
+//! metric in the same round. They have no `[gate]` key of their own: compared
+//! with a stored run that was anchored too, each gates in place of the metric
+//! it is derived from, under that metric's thresholds (`compare::anchor`), and
+//! the raw figure informs; anywhere else they inform.
 
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +170,8 @@ pub enum Format {
     Percent,
     /// A plain ratio: `12.5`.
     Ratio,
+    /// A figure relative to the anchor's in the same round: `1.023x`.
+    Anchored,
 }
 
 /// One metric: everything benchgate knows about it, under its stable name.
@@ -179,6 +189,11 @@ pub struct MetricDef {
     pub max: Option<f64>,
     /// One error class's count (`errors.*`): `error_rate` already sums them.
     pub error_class: bool,
+    /// A derived figure: the metric of this name divided by the anchor's same
+    /// metric in the same round (`[run] anchor`, `results::anchor`). It has
+    /// no gate of its own: where it stands in for that metric (baseline mode,
+    /// both runs anchored) it is gated by that metric's `[gate]` entry.
+    pub anchored_from: Option<&'static str>,
     /// The metric's value in a trial; `None` when not measured.
     pub value: fn(&TrialMetrics) -> Option<f64>,
 }
@@ -211,6 +226,7 @@ const fn metric(
         format,
         max: None,
         error_class: false,
+        anchored_from: None,
         value,
     }
 }
@@ -276,6 +292,20 @@ use Format as F;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// `of` divided by the anchor's `of` in the same round: a ratio with the
+/// direction of `of`, informative by default (its gate is `of`'s, applied
+/// where it stands in for `of`; `compare::anchor`).
+const fn anchored(
+    name: &'static str,
+    of: &'static str,
+    direction: Direction,
+    value: fn(&TrialMetrics) -> Option<f64>,
+) -> MetricDef {
+    let mut m = metric(name, direction, "ratio", F::Anchored, Cw::None, value);
+    m.anchored_from = Some(of);
+    m
+}
+
 /// One error class's count.
 const fn error_class(name: &'static str, value: fn(&TrialMetrics) -> Option<f64>) -> MetricDef {
     let mut m = metric(name, Down, "count", F::Count, Cw::Count, value)
@@ -307,6 +337,9 @@ pub const METRICS: &[MetricDef] = &[
     )
     .fail(rel(0.05, None), rel(0.03, None))
     .published(),
+    anchored("throughput_rps_anchored", "throughput_rps", Up, |m| {
+        m.throughput_rps_anchored
+    }),
     metric(
         "bytes_per_sec",
         Up,
@@ -355,6 +388,12 @@ pub const METRICS: &[MetricDef] = &[
     )
     .fail(rel(0.10, None), rel(0.05, None))
     .published(),
+    anchored(
+        "cpu_us_per_request_anchored",
+        "cpu_us_per_request",
+        Down,
+        |m| m.cpu_us_per_request_anchored,
+    ),
     metric("peak_rss_bytes", Down, "bytes", F::Bytes, Cw::Bytes, |m| {
         Some(m.peak_rss_bytes as f64)
     })
@@ -436,6 +475,12 @@ pub const METRICS: &[MetricDef] = &[
 /// Looks up a metric by its stable name.
 pub fn metric_def(name: &str) -> Option<&'static MetricDef> {
     METRICS.iter().find(|m| m.name == name)
+}
+
+/// The anchored figure of `name` (`cpu_us_per_request` ->
+/// `cpu_us_per_request_anchored`), when the registry has one.
+pub fn anchored_twin(name: &str) -> Option<&'static MetricDef> {
+    METRICS.iter().find(|m| m.anchored_from == Some(name))
 }
 
 #[cfg(test)]

@@ -42,6 +42,19 @@ fn the_results_schema_describes_every_entry() {
 fn every_entry_has_a_well_formed_default_gate() {
     for def in METRICS {
         let DefaultGate { fail, warn } = def.gate;
+        if let Some(of) = def.anchored_from {
+            // Gated by the metric it is derived from, never by its own entry.
+            assert_eq!(
+                (fail, warn),
+                (None, None),
+                "{}: a gate of its own",
+                def.name
+            );
+            let raw = metric_def(of).unwrap_or_else(|| panic!("{}: no metric {of}", def.name));
+            assert_eq!(raw.direction, def.direction, "{}", def.name);
+            assert_eq!(anchored_twin(of).map(|t| t.name), Some(def.name));
+            continue;
+        }
         assert!(warn.is_some(), "{}: no default warn threshold", def.name);
         for t in [fail, warn].into_iter().flatten() {
             match def.scale {
@@ -93,4 +106,15 @@ fn the_gating_and_published_defaults() {
         .map(|d| d.name)
         .collect();
     assert_eq!(absolute, error_metrics);
+    let anchored: Vec<_> = METRICS
+        .iter()
+        .filter_map(|d| Some((d.name, d.anchored_from?)))
+        .collect();
+    assert_eq!(
+        anchored,
+        [
+            ("throughput_rps_anchored", "throughput_rps"),
+            ("cpu_us_per_request_anchored", "cpu_us_per_request")
+        ]
+    );
 }

@@ -14,14 +14,23 @@ use super::{
 
 /// A run of `suite` with `rounds` trials per (scenario, client); each trial's
 /// metrics are `metrics(scenario, client, round)` (`None`: the trial failed).
+/// With `[run] anchor`, each scenario also has the anchor's cell (client
+/// `anchor`, its trials from the same closure) after its own, and the other
+/// cells' trials carry their anchored figures, as a real run writes them.
 pub fn run(
     suite: Suite,
     rounds: u32,
     metrics: impl Fn(&str, &str, u32) -> Option<TrialMetrics>,
 ) -> RunResults {
     let mut results = Vec::new();
+    let anchor = suite
+        .run
+        .anchor
+        .as_ref()
+        .map(|_| crate::config::anchor::NAME.to_string());
     for s in &suite.scenarios {
-        for c in &s.clients {
+        let first = results.len();
+        for c in s.clients.iter().chain(&anchor) {
             let trials: Vec<Trial> = (1..=rounds)
                 .map(|round| {
                     let m = metrics(&s.name, c, round);
@@ -39,11 +48,19 @@ pub fn run(
                 scenario: s.name.clone(),
                 client: c.clone(),
                 server: None,
+                anchor: anchor.as_ref() == Some(c),
                 trials,
                 summary,
                 histogram: None,
                 histogram_uncorrected: None,
             });
+        }
+        if anchor.is_some() {
+            let (cells, anchor_cell) = results[first..].split_at_mut(s.clients.len());
+            for cell in cells {
+                super::anchor::normalize_trials(&mut cell.trials, &anchor_cell[0].trials);
+                cell.summary = summarize(&cell.trials);
+            }
         }
     }
     RunResults {
@@ -98,6 +115,8 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
         error_rate: 0.0,
         errors: ErrorCounts::default(),
         cpu_us_per_request: Some(cpu_us_per_request),
+        throughput_rps_anchored: None,
+        cpu_us_per_request_anchored: None,
         peak_rss_bytes: 20 << 20,
         peak_threads: 4,
         connections_opened: Some(16),
@@ -171,6 +190,8 @@ pub fn every_field_measured() -> TrialMetrics {
             status_5xx: 16,
         },
         cpu_us_per_request: Some(17.0),
+        throughput_rps_anchored: Some(31.0),
+        cpu_us_per_request_anchored: Some(32.0),
         peak_rss_bytes: 18,
         peak_threads: 19,
         connections_opened: Some(20),

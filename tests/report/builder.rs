@@ -35,6 +35,8 @@ pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {
             status_5xx: 2,
         },
         cpu_us_per_request: Some(12.5 * wiggle),
+        throughput_rps_anchored: None,
+        cpu_us_per_request_anchored: None,
         peak_rss_bytes: 24 * 1024 * 1024 + u64::from(round) * 4096,
         peak_threads: 17,
         connections_opened: Some(10),
@@ -109,6 +111,7 @@ pub fn cell(
         scenario: scenario.to_string(),
         client: client.to_string(),
         server: None,
+        anchor: false,
         trials,
         summary,
         histogram: hist,
@@ -257,6 +260,7 @@ pub fn comparison(
         regressions,
         improvements: count(&|m| m.verdict == Verdict::Improved),
         warnings: count(&|m| m.tier == Tier::Warn),
+        anchoring: None,
         metrics,
     }
 }

@@ -287,3 +287,51 @@ fn trailing_comments_outside_strings_only() {
         "{out}"
     );
 }
+
+/// Anchored A/A runs whose offsets hit the whole machine (the anchor too):
+/// the calibration analyses the anchored figures the gate will judge, under
+/// the raw metric's name, and their drift is gone from them.
+#[test]
+fn anchored_runs_are_calibrated_on_their_anchored_figures() {
+    const P: [f64; 7] = [0.0, 1.0, -1.0, 0.5, -0.5, 0.8, -0.8];
+    let anchored: Vec<RunResults> = (0..5)
+        .map(|k| {
+            let mut s = suite();
+            s.run.anchor = Some(crate::config::anchor::Anchor::fixed());
+            synthetic::run(s, 10, |_, _, r| {
+                let f =
+                    (1.0 + 0.10 * P[(k % 7) as usize]) * (1.0 + 0.01 * P[((r + k) % 7) as usize]);
+                Some(synthetic::metrics(10_000.0 / f, 2000.0 * f, 50.0 * f))
+            })
+        })
+        .collect();
+    let c = calibrate(&anchored, &default_gate(), Options::default());
+    let n = cell(&c, "hyper", "cpu_us_per_request");
+    assert_eq!(n.values_of, "cpu_us_per_request_anchored");
+    assert!(
+        n.between_sd < 1e-9,
+        "the machine's offset divides out: {}",
+        n.between_sd
+    );
+    assert!(c
+        .cells
+        .iter()
+        .all(|n| n.client != crate::config::anchor::NAME));
+    let raw = calibrate(
+        &runs(5, 10, 0.01, 0.10),
+        &default_gate(),
+        Options::default(),
+    );
+    let r = cell(&raw, "hyper", "cpu_us_per_request");
+    assert_eq!(r.values_of, "cpu_us_per_request");
+    assert!(r.between_sd > 0.03, "raw, it stays: {}", r.between_sd);
+    let fail = |c: &Calibration| {
+        c.suggestions
+            .iter()
+            .find(|s| s.metric == "cpu_us_per_request")
+            .unwrap()
+            .fail
+            .relative
+    };
+    assert!(fail(&c) < fail(&raw), "{} vs {}", fail(&c), fail(&raw));
+}

@@ -11,6 +11,7 @@ fn config() -> GateConfig {
         invalid: Default::default(),
         paired_test: Default::default(),
         strict: false,
+        anchored: true,
     }
 }
 

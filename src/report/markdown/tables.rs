@@ -106,6 +106,9 @@ pub fn head(cmp: &Comparison) -> String {
             run_label(cur),
             run_label(base)
         );
+        if let Some(note) = &cmp.anchoring {
+            let _ = writeln!(out, "> ℹ️ {}\n", md_n(note, 600));
+        }
     } else {
         let _ = writeln!(
             out,

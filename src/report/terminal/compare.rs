@@ -93,6 +93,9 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
     } else {
         let _ = writeln!(out, "no baseline: current {} only", run_text(cur));
     }
+    if let Some(note) = &cmp.anchoring {
+        let _ = writeln!(out, "{}", safe(note));
+    }
     for d in &cmp.environment_differences {
         let _ = writeln!(out, "not comparable: {}", safe(d));
     }

@@ -2,7 +2,8 @@
 //! figure the median across rounds with its spread (half the min-max range),
 //! then failed trials and the environment; and the comparison table
 //! ([`render_comparison`]). The server's own cost and the client's start-up
-//! get columns when any cell measured them; with servers under test a note says the reference server's
+//! get columns when any cell measured them, and so do the anchored figures of
+//! an anchored run; with servers under test a note says the reference server's
 //! counters are absent.
 
 mod compare;
@@ -27,6 +28,11 @@ const HEADERS: [&str; 12] = [
 
 /// Extra columns when any cell measured the server's cost.
 const SERVER_HEADERS: [&str; 3] = ["srv cpu/req", "srv rss", "srv threads"];
+
+/// Extra columns when the run measured the anchor (`[run] anchor`).
+const ANCHORED_HEADERS: [&str; 2] = ["req/s ÷ anchor", "cpu ÷ anchor"];
+/// The metrics of the anchored columns.
+const ANCHORED_METRICS: [&str; 2] = ["throughput_rps_anchored", "cpu_us_per_request_anchored"];
 
 /// Extra columns when any cell measured the client's start-up.
 const STARTUP_HEADERS: [&str; 2] = ["startup", "startup cpu"];
@@ -76,7 +82,14 @@ fn errors_value(c: &CellResult) -> String {
     }
 }
 
-fn row(c: &CellResult, server_columns: bool, startup_columns: bool) -> Vec<String> {
+/// The optional column groups a run's table shows.
+struct Columns {
+    server: bool,
+    startup: bool,
+    anchored: bool,
+}
+
+fn row(c: &CellResult, columns: &Columns) -> Vec<String> {
     let failed = c.trials.iter().filter(|t| t.failure.is_some()).count();
     let mut client = c.label();
     if failed > 0 {
@@ -96,7 +109,7 @@ fn row(c: &CellResult, server_columns: bool, startup_columns: bool) -> Vec<Strin
         cell_value(c, "peak_threads", false),
         cell_value(c, "connections_opened", false),
     ];
-    if server_columns {
+    if columns.server {
         row.extend(
             SERVER_METRICS
                 .iter()
@@ -104,8 +117,11 @@ fn row(c: &CellResult, server_columns: bool, startup_columns: bool) -> Vec<Strin
                 .map(|(m, spread)| cell_value(c, m, spread)),
         );
     }
-    if startup_columns {
+    if columns.startup {
         row.extend(STARTUP_METRICS.iter().map(|m| cell_value(c, m, false)));
+    }
+    if columns.anchored {
+        row.extend(ANCHORED_METRICS.iter().map(|m| cell_value(c, m, true)));
     }
     row
 }
@@ -138,20 +154,26 @@ const SERVER_SPREAD: [bool; 3] = [true, false, false];
 /// Renders the results table. Names from the config are printed with control
 /// characters escaped, so a name cannot move the cursor or forge lines.
 pub fn render(results: &RunResults, color: bool) -> String {
-    let server_columns = has_server_cost(results);
+    let columns = Columns {
+        server: has_server_cost(results),
+        startup: has_startup(results),
+        anchored: results.config.run.anchor.is_some(),
+    };
     let mut headers: Vec<&str> = HEADERS.to_vec();
-    if server_columns {
+    if columns.server {
         headers.extend(SERVER_HEADERS);
     }
-    let startup_columns = has_startup(results);
-    if startup_columns {
+    if columns.startup {
         headers.extend(STARTUP_HEADERS);
+    }
+    if columns.anchored {
+        headers.extend(ANCHORED_HEADERS);
     }
     let rows: Vec<Vec<String>> = results
         .results
         .iter()
         .map(|c| {
-            let mut r: Vec<String> = row(c, server_columns, startup_columns)
+            let mut r: Vec<String> = row(c, &columns)
                 .into_iter()
                 .map(|s| s.escape_debug().to_string())
                 .collect();
@@ -196,13 +218,19 @@ pub fn render(results: &RunResults, color: bool) -> String {
         "\nmedian of {} (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
         rounds_measured(results)
     );
-    if server_columns {
+    if columns.server {
         let _ = writeln!(
             out,
             "srv = the server's own process (tree): CPU in the window per request, peak RSS and threads"
         );
     }
-    if startup_columns {
+    if columns.anchored {
+        let _ = writeln!(
+            out,
+            "÷ anchor = each trial's figure over the anchor's in its round ([run] anchor: hyper, GET /bytes/22 at 16 workers, in every round; the anchor's own row has none)"
+        );
+    }
+    if columns.startup {
         let _ = writeln!(
             out,
             "startup = from the client's spawn to its first response, and its CPU until the window opened (never in cpu/req)"
