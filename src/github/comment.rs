@@ -294,24 +294,47 @@ fn list_ours(
 ) -> Result<Vec<Ours>, GitHubError> {
     let first = format!("{}/issues/{pr}/comments?per_page=100", repo.api_path());
     let comments: Vec<IssueComment> = gh.get_all(&first, MAX_COMMENT_PAGES)?;
-    let mut ours: Vec<Ours> = comments
-        .into_iter()
-        .filter(|c| c.user.as_ref().is_some_and(|u| is_identity(u, identity)))
-        .filter_map(|comment| {
-            let (marker, text) = Marker::parse(comment.body.as_deref()?)?;
-            let text = text.to_string();
-            (marker.suite == suite).then_some(Ours {
-                comment,
-                marker,
-                text,
-            })
-        })
-        .collect();
+    let mut ours: Vec<Ours> = by_marker(comments, identity, suite, |c| {
+        (c.user.as_ref(), c.body.as_deref())
+    })
+    .into_iter()
+    .map(|(comment, marker, text)| Ours {
+        comment,
+        marker,
+        text,
+    })
+    .collect();
     ours.sort_by_key(|o| o.comment.id);
     Ok(ours)
 }
 
-pub(super) fn is_identity(user: &User, identity: &Identity) -> bool {
+/// Which of `items` (comments, issues) are ours for `suite`: written by
+/// `identity`, with our marker for `suite` on their body's first line; each
+/// with its marker and the text after it, in the order given. The one rule
+/// of the sticky comment and the drift issue ([`super::issue`]).
+pub(super) fn by_marker<T>(
+    items: Vec<T>,
+    identity: &Identity,
+    suite: &str,
+    author_and_body: impl Fn(&T) -> (Option<&User>, Option<&str>),
+) -> Vec<(T, Marker, String)> {
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let (marker, text) = {
+                let (user, body) = author_and_body(&item);
+                if !user.is_some_and(|u| is_identity(u, identity)) {
+                    return None;
+                }
+                let (marker, text) = Marker::parse(body?)?;
+                (marker, text.to_string())
+            };
+            (marker.suite == suite).then_some((item, marker, text))
+        })
+        .collect()
+}
+
+fn is_identity(user: &User, identity: &Identity) -> bool {
     user.login.eq_ignore_ascii_case(&identity.login) && (!identity.is_bot || user.kind == "Bot")
 }
 

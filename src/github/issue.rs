@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::client::{GitHub, Identity};
-use super::comment::{is_identity, User, MAX_COMMENT_CHARS, MAX_COMMENT_PAGES};
+use super::comment::{by_marker, User, MAX_COMMENT_CHARS, MAX_COMMENT_PAGES};
 use super::error::GitHubError;
 use super::marker::{compose, Marker};
 use super::Repo;
@@ -190,20 +190,20 @@ fn list_ours(
 ) -> Result<Vec<Ours>, GitHubError> {
     let first = format!("{}/issues?state=open&per_page=100", repo.api_path());
     let issues: Vec<Issue> = gh.get_all(&first, MAX_COMMENT_PAGES)?;
-    let mut ours: Vec<Ours> = issues
+    let issues: Vec<Issue> = issues
         .into_iter()
         .filter(|i| i.pull_request.is_none())
-        .filter(|i| i.user.as_ref().is_some_and(|u| is_identity(u, identity)))
-        .filter_map(|issue| {
-            let (marker, text) = Marker::parse(issue.body.as_deref()?)?;
-            let text = text.to_string();
-            (marker.suite == suite).then_some(Ours {
-                issue,
-                marker,
-                text,
-            })
-        })
         .collect();
+    let mut ours: Vec<Ours> = by_marker(issues, identity, suite, |i| {
+        (i.user.as_ref(), i.body.as_deref())
+    })
+    .into_iter()
+    .map(|(issue, marker, text)| Ours {
+        issue,
+        marker,
+        text,
+    })
+    .collect();
     ours.sort_by_key(|o| o.issue.number);
     Ok(ours)
 }
