@@ -114,7 +114,7 @@ fn integers_beyond_i64_and_at_its_edges_name_the_field_and_the_range() {
         &shown,
         &[
             "bench.toml:8:15: scenario \"s\".concurrency",
-            "set at most 10000",
+            &format!("set at most {}", benchgate::config::validate::MAX_WORKERS),
         ],
     );
     let shown = config_err(&format!("{MINIMAL}rate = 9223372036854775807\n"));
