@@ -37,8 +37,8 @@ use crate::cli::ActionStep;
 use crate::orchestrate::child_env::secret_vars;
 use crate::orchestrate::interrupt;
 
-/// The user the measure step runs as: `Some((uid, gid))` to switch to, or
-/// `None` to keep this process's user, with the reason for the log.
+/// The user the measure step runs as: `Ok((uid, gid))` to switch to, or
+/// `Err` with the reason (for the log) to keep this process's user.
 pub(crate) fn measure_user(euid: u32, workdir_owner: (u32, u32)) -> Result<(u32, u32), String> {
     match (euid, workdir_owner) {
         (0, (0, _)) => Err(
