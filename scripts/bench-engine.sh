@@ -8,8 +8,11 @@
 #    wrk and examples/bare_hyper_loop.rs (the floor of a hyper-util client loop
 #    with no harness). Targets: benchgate (hyper) <= 1.1x bare, <= 1.0x oha;
 #    h1-lean <= 1.0x wrk.
-# 2. Server headroom: `wrk -t1 -c16` against `benchgate serve` and against nginx
-#    (one worker, same 22-byte body). Target: reference server >= 1.2x nginx req/s.
+# 2. Server headroom: `wrk -t1 -c16` against `benchgate serve`, nginx (one
+#    worker, same 22-byte body) and the floor (scripts/bench-engine/floor_server.c:
+#    one epoll thread writing a prepared response, no extra read per request; the
+#    least any server spends here, so the kernel's share of the others).
+#    Target: reference server CPU per request <= 0.8x nginx's.
 # 3. Connections: a closed loop of 10,000 and 20,000 connections (CONNECTION_COUNTS)
 #    for the hyper, reqwest and h1-lean drivers, one trial each (`benchgate run`):
 #    the driver's peak RSS, its memory per connection (memory_per_connection_bytes:
@@ -17,13 +20,18 @@
 #    the connections the server saw open at once) and the server's count of
 #    connections open at once. A count the open-file limit cannot hold is reported
 #    as not measured, with benchgate's reason.
+# 4. Memory over time: every built-in driver (MEMORY_DRIVERS) in one open loop
+#    (GET /bytes/22 at MEMORY_RATE req/s) for 5 s and for 60 s, one trial each:
+#    the driver's peak RSS. Target: 60 s <= 1.1x 5 s (fixed-size histograms, no
+#    per-request samples kept), for every driver.
 #
 # Every tool runs RUNS times, interleaved (A B C D A B C D ...); the table shows
 # medians. Idempotent: installs what is missing (apt: wrk nginx jq; cargo: oha),
 # builds benchgate and the example in release, stops every process it started.
 #
 # Usage: scripts/bench-engine.sh        (env: RUNS=3 DURATION=5 CONCURRENCY=16
-#        PARTS="cost server connections" CONNECTION_COUNTS="10000 20000"
+#        PARTS="cost server connections memory" CONNECTION_COUNTS="10000 20000"
+#        MEMORY_RATE=2000 MEMORY_DRIVERS="hyper reqwest reqwest-blocking h1-lean"
 #        CARGO_TARGET_DIR=... BENCHGATE_TOOLS=~/.cache/benchgate/tools)
 #        PARTS=connections runs part 3 only (no wrk, nginx or oha needed).
 # Output: a summary on stdout and in target/bench-engine.md.
@@ -37,9 +45,11 @@ RUNS=${RUNS:-3}
 DURATION=${DURATION:-5}      # seconds measured per run
 WARMUP=${WARMUP:-1}          # seconds (benchgate and the bare loop; oha/wrk have none)
 CONCURRENCY=${CONCURRENCY:-16}
-PARTS=${PARTS:-cost server connections}
+PARTS=${PARTS:-cost server connections memory}
 CONNECTION_COUNTS=${CONNECTION_COUNTS:-10000 20000}
 CONNECTION_DRIVERS=(hyper reqwest h1-lean)
+MEMORY_RATE=${MEMORY_RATE:-2000}
+read -r -a MEMORY_DRIVERS <<<"${MEMORY_DRIVERS:-hyper reqwest reqwest-blocking h1-lean}"
 has_part() { [[ " $PARTS " == *" $1 "* ]]; }
 # oha's tokio worker threads. 1 like every other client here (wrk -t1, current-thread
 # runtimes); oha's default is one per physical core, which pinned to one CPU only
@@ -80,6 +90,7 @@ if has_part cost || has_part server; then
     command -v wrk >/dev/null || missing+=(wrk)
     command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 fi
+has_part server && { command -v "${CC:-cc}" >/dev/null || missing+=(gcc); }
 command -v jq >/dev/null || missing+=(jq)
 command -v taskset >/dev/null || missing+=(util-linux)
 if [ ${#missing[@]} -gt 0 ]; then
@@ -220,6 +231,17 @@ wait_port "$NGINX_PORT"
 NGINX_URL=http://127.0.0.1:$NGINX_PORT$BODY_PATH
 [ "$(curl -sf "$NGINX_URL")" = "$BODY" ] || die "nginx does not return the same body as $URL"
 log "nginx $NGINX_URL (pid $NGINX_PID, CPU $SERVER_CPU)"
+
+"${CC:-cc}" -O2 -o "$WORK/floor_server" "$ROOT/scripts/bench-engine/floor_server.c"
+FLOOR_PORT=$(free_port)
+taskset -c "$SERVER_CPU" "$WORK/floor_server" "$FLOOR_PORT" "$BODY" "${BODY_TYPE:-application/octet-stream}" \
+    2>"$WORK/floor.stderr" &
+FLOOR_PID=$!
+PIDS+=("$FLOOR_PID")
+wait_port "$FLOOR_PORT"
+FLOOR_URL=http://127.0.0.1:$FLOOR_PORT$BODY_PATH
+[ "$(curl -sf "$FLOOR_URL")" = "$BODY" ] || die "the floor server does not return the same body as $URL"
+log "floor server $FLOOR_URL (pid $FLOOR_PID, CPU $SERVER_CPU)"
 fi
 
 # ---------------------------------------------------------------- one run of each tool
@@ -327,16 +349,17 @@ done
 
 # ---------------------------------------------------------------- 2. server headroom
 declare -A SRPS SCPU SBUSY
+SERVERS_ORDER=(benchgate-serve nginx floor)
 has_part server && {
-log "server headroom: $RUNS x (benchgate-serve nginx) under wrk -t1 -c$CONCURRENCY -d${DURATION}s"
+log "server headroom: $RUNS x (${SERVERS_ORDER[*]}) under wrk -t1 -c$CONCURRENCY -d${DURATION}s"
 for r in $(seq "$RUNS"); do
-    for srv in benchgate-serve nginx; do
+    for srv in "${SERVERS_ORDER[@]}"; do
         wait_quiet
-        if [ "$srv" = nginx ]; then
-            line=$(run_server "nginx-$r" "$NGINX_URL" "$NGINX_PID")
-        else
-            line=$(run_server "serve-$r" "$URL" "$SERVER_PID")
-        fi
+        case $srv in
+            nginx) line=$(run_server "nginx-$r" "$NGINX_URL" "$NGINX_PID") ;;
+            floor) line=$(run_server "floor-$r" "$FLOOR_URL" "$FLOOR_PID") ;;
+            *) line=$(run_server "serve-$r" "$URL" "$SERVER_PID") ;;
+        esac
         read -r rps cpu busy <<<"$line"
         log "  run $r $srv: $rps req/s, server $cpu us/req, server CPU busy $busy%"
         SRPS[$srv]+="$rps "
@@ -390,13 +413,46 @@ for n in $CONNECTION_COUNTS; do
 done
 }
 
+# ---------------------------------------------------------------- 4. memory over time
+# `run_memory KIND`: KIND in an open loop for 5 s, then for 60 s (one run, two
+# scenarios, one trial each); prints "rss_5s rss_60s requests_5s requests_60s",
+# or "- reason" when a trial did not measure.
+run_memory() {
+    local kind=$1 out=$WORK/memory-$1.json cfg=$WORK/memory-$1.toml s
+    {
+        printf '[run]\nrounds = 1\nwarmup = "0s"\n\n[[client]]\nname = "%s"\nkind = "%s"\n' "$kind" "$kind"
+        for s in 5 60; do
+            printf '\n[[scenario]]\nname = "open-%ss"\nmethod = "GET"\npath = "%s"\nrate = %s\nmax_in_flight = 32\nduration = "%ss"\n' \
+                "$s" "$BODY_PATH" "$MEMORY_RATE" "$s"
+        done
+    } >"$cfg"
+    if ! taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$cfg" --out "$out" --quiet \
+        >"$WORK/memory-$kind.log" 2>&1; then
+        echo "- $(grep -m1 'error' "$WORK/memory-$kind.log" | sed 's/^benchgate: //; s/|/\\|/g')"
+        return
+    fi
+    jq -r '[.results[] | {(.scenario): .trials[0]}] | add as $t
+        | if ($t["open-5s"].failure // $t["open-60s"].failure) then "- trial failed: \($t["open-5s"].failure // $t["open-60s"].failure)"
+          else "\($t["open-5s"].metrics.peak_rss_bytes) \($t["open-60s"].metrics.peak_rss_bytes) \($t["open-5s"].metrics.ok) \($t["open-60s"].metrics.ok)" end' "$out"
+}
+
+declare -A MEMORY
+has_part memory && {
+log "memory: ${MEMORY_DRIVERS[*]}, open loop at $MEMORY_RATE req/s for 5 s and 60 s, one trial each"
+for kind in "${MEMORY_DRIVERS[@]}"; do
+    wait_quiet
+    MEMORY[$kind]=$(run_memory "$kind")
+    log "  $kind: ${MEMORY[$kind]}"
+done
+}
+
 # ---------------------------------------------------------------- report
 med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 {
     echo "# bench-engine"
     echo
     echo "- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r)"
-    echo "- load average at start / end: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) ; runs started on a busy machine (> ${QUIET_PCT}% CPU after waiting ${QUIET_WAIT}s): $NOISY_RUNS of $((RUNS * (${#TOOLS_ORDER[@]} + 2)))"
+    echo "- load average at start / end: $LOAD_START / $(cut -d' ' -f1-3 /proc/loadavg) ; runs started on a busy machine (> ${QUIET_PCT}% CPU after waiting ${QUIET_WAIT}s): $NOISY_RUNS"
     has_part cost && echo "- oha $("$OHA" --version | awk '{print $2}') with --worker-threads $OHA_THREADS; $(wrk -v 2>&1 | awk 'NR==1 {print $1, $2}'); nginx $("$NGINX" -v 2>&1 | sed 's/.*nginx\///')"
     echo "- commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (dirty)')"
     echo "- pinning: load generator on CPU $CLIENT_CPU, server on CPU $SERVER_CPU; GET $BODY_PATH keep-alive, $CONCURRENCY connections, ${DURATION}s per run, $RUNS runs interleaved, medians"
@@ -435,17 +491,18 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     if has_part server; then
     echo "## 2. Server headroom (wrk -t1 -c$CONCURRENCY on CPU $CLIENT_CPU)"
     echo
-    echo "| server | req/s | server CPU µs/request | server CPU busy | runs (req/s) |"
-    echo "|---|---:|---:|---:|---|"
-    for srv in benchgate-serve nginx; do
-        printf '| %s | %.0f | %.2f | %s%% | %s|\n' "$srv" "$(med "${SRPS[$srv]}")" "$(med "${SCPU[$srv]}")" \
-            "$(med "${SBUSY[$srv]}")" "${SRPS[$srv]}"
+    echo "| server | req/s | server CPU µs/request | vs nginx | server CPU busy | runs (µs/req) |"
+    echo "|---|---:|---:|---:|---:|---|"
+    nginx_cpu=$(med "${SCPU[nginx]}")
+    for srv in "${SERVERS_ORDER[@]}"; do
+        c=$(med "${SCPU[$srv]}")
+        printf '| %s | %.0f | %.2f | %sx | %s%% | %s|\n' "$srv" "$(med "${SRPS[$srv]}")" "$c" "$(ratio "$c" "$nginx_cpu")" \
+            "$(med "${SBUSY[$srv]}")" "${SCPU[$srv]}"
     done
-    s_ratio=$(ratio "$(med "${SRPS[benchgate-serve]}")" "$(med "${SRPS[nginx]}")")
+    s_ratio=$(ratio "$(med "${SCPU[benchgate-serve]}")" "$nginx_cpu")
     echo
-    echo "- target reference server >= 1.20x nginx req/s: ${s_ratio}x, $(awk -v r="$s_ratio" 'BEGIN {print (r+0 >= 1.2) ? "met" : "MISSED"}')"
-    echo "- a server below ~90% busy is not the bottleneck: req/s then measures wrk and the loopback round trip, not server headroom; CPU per request does"
-    echo "- server CPU per request (from /proc, 10 ms ticks): benchgate serve / nginx = $(ratio "$(med "${SCPU[benchgate-serve]}")" "$(med "${SCPU[nginx]}")")x"
+    echo "- target reference server CPU per request <= 0.80x nginx's: ${s_ratio}x, $(awk -v r="$s_ratio" 'BEGIN {print (r == "n/a") ? "not measured" : (r+0 <= 0.8) ? "met" : "MISSED"}'); the floor (floor_server.c) at $(ratio "$(med "${SCPU[floor]}")" "$nginx_cpu")x nginx is the least any server spends here"
+    echo "- server CPU per request from /proc (10 ms ticks over a ${DURATION} s run); a server below ~90% busy is not the bottleneck: req/s then measures wrk and the loopback round trip, not server headroom; CPU per request does"
     echo
     fi
     if has_part connections; then
@@ -468,6 +525,25 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
     done
     echo
     echo "- bytes per connection = (the driver's peak RSS until its window closed - its RSS just before its first connection) / the connections the server saw open at once (memory_per_connection_bytes)"
+    fi
+    if has_part memory; then
+    echo
+    echo "## 4. Memory over time (open loop, $MEMORY_RATE req/s, GET $BODY_PATH, one trial each)"
+    echo
+    echo "| driver | peak RSS, 5 s | peak RSS, 60 s | 60 s / 5 s | requests (5 s / 60 s) | target <= 1.10x |"
+    echo "|---|---:|---:|---:|---:|---|"
+    for kind in "${MEMORY_DRIVERS[@]}"; do
+        line=${MEMORY[$kind]}
+        if [[ $line == -* ]]; then
+            printf '| %s | not measured: %s | | | | |\n' "$kind" "${line#- }"
+        else
+            read -r short long n_short n_long <<<"$line"
+            r=$(ratio "$long" "$short")
+            printf '| %s | %s MiB | %s MiB | %sx | %s / %s | %s |\n' "$kind" \
+                "$(awk -v b="$short" 'BEGIN {printf "%.1f", b / 1048576}')" "$(awk -v b="$long" 'BEGIN {printf "%.1f", b / 1048576}')" \
+                "$r" "$n_short" "$n_long" "$(awk -v r="$r" 'BEGIN {print (r == "n/a") ? "not measured" : (r+0 <= 1.1) ? "met" : "MISSED"}')"
+        fi
+    done
     fi
 } >"$WORK/report.md"
 mkdir -p "$(dirname "$REPORT")"
