@@ -223,25 +223,30 @@ http {
     }
 }
 EOF
-taskset -c "$SERVER_CPU" "$NGINX" -p "$NGINX_DIR" -e "$NGINX_DIR/error.log" -c "$NGINX_DIR/nginx.conf" \
-    2>"$NGINX_DIR/stderr" &
-NGINX_PID=$!
-PIDS+=("$NGINX_PID")
-wait_port "$NGINX_PORT"
-NGINX_URL=http://127.0.0.1:$NGINX_PORT$BODY_PATH
-[ "$(curl -sf "$NGINX_URL")" = "$BODY" ] || die "nginx does not return the same body as $URL"
-log "nginx $NGINX_URL (pid $NGINX_PID, CPU $SERVER_CPU)"
+# `start_server NAME PORT STDERR COMMAND...`: COMMAND on the server CPU, in the
+# background of this shell (so cleanup stops it); waits for PORT and checks that
+# it serves the reference server's body. Sets STARTED_PID and STARTED_URL.
+start_server() {
+    local name=$1 port=$2 err=$3
+    shift 3
+    taskset -c "$SERVER_CPU" "$@" 2>"$err" &
+    STARTED_PID=$!
+    PIDS+=("$STARTED_PID")
+    wait_port "$port"
+    STARTED_URL=http://127.0.0.1:$port$BODY_PATH
+    [ "$(curl -sf "$STARTED_URL")" = "$BODY" ] || die "$name does not return the same body as $URL"
+    log "$name $STARTED_URL (pid $STARTED_PID, CPU $SERVER_CPU)"
+}
+
+start_server nginx "$NGINX_PORT" "$NGINX_DIR/stderr" \
+    "$NGINX" -p "$NGINX_DIR" -e "$NGINX_DIR/error.log" -c "$NGINX_DIR/nginx.conf"
+NGINX_PID=$STARTED_PID NGINX_URL=$STARTED_URL
 
 "${CC:-cc}" -O2 -o "$WORK/floor_server" "$ROOT/scripts/bench-engine/floor_server.c"
 FLOOR_PORT=$(free_port)
-taskset -c "$SERVER_CPU" "$WORK/floor_server" "$FLOOR_PORT" "$BODY" "${BODY_TYPE:-application/octet-stream}" \
-    2>"$WORK/floor.stderr" &
-FLOOR_PID=$!
-PIDS+=("$FLOOR_PID")
-wait_port "$FLOOR_PORT"
-FLOOR_URL=http://127.0.0.1:$FLOOR_PORT$BODY_PATH
-[ "$(curl -sf "$FLOOR_URL")" = "$BODY" ] || die "the floor server does not return the same body as $URL"
-log "floor server $FLOOR_URL (pid $FLOOR_PID, CPU $SERVER_CPU)"
+start_server "the floor server" "$FLOOR_PORT" "$WORK/floor.stderr" \
+    "$WORK/floor_server" "$FLOOR_PORT" "$BODY" "${BODY_TYPE:-application/octet-stream}"
+FLOOR_PID=$STARTED_PID FLOOR_URL=$STARTED_URL
 fi
 
 # ---------------------------------------------------------------- one run of each tool
@@ -369,6 +374,16 @@ for r in $(seq "$RUNS"); do
 done
 }
 
+# `run_trials CONFIG OUT`: `benchgate run` of CONFIG (output in CONFIG's .log);
+# when benchgate refuses or fails it, prints "- reason" (its first error line,
+# as a table cell) and returns 1.
+run_trials() {
+    local log=${1%.toml}.log
+    taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$1" --out "$2" --quiet >"$log" 2>&1 && return 0
+    echo "- $(grep -m1 'error' "$log" | sed 's/^benchgate: //; s/|/\\|/g')"
+    return 1
+}
+
 # ---------------------------------------------------------------- 3. connections
 # `run_connections KIND N`: one trial of KIND at N connections; prints
 # "peak_rss_bytes memory_per_connection_bytes server_peak_open req_per_s errors",
@@ -392,11 +407,7 @@ method = "GET"
 path = "$BODY_PATH"
 concurrency = $n
 EOF
-    if ! taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$cfg" --out "$out" --quiet \
-        >"$WORK/conns-$kind-$n.log" 2>&1; then
-        echo "- $(grep -m1 'error' "$WORK/conns-$kind-$n.log" | sed 's/^benchgate: //; s/|/\\|/g')"
-        return
-    fi
+    run_trials "$cfg" "$out" || return 0
     jq -r '.results[0].trials[0] | if .failure then "- trial failed: \(.failure)" else
         "\(.metrics.peak_rss_bytes) \(.metrics.memory_per_connection_bytes // "n/a") \(.server.peak_open_connections) \(.metrics.throughput_rps|floor) \(.metrics.requests - .metrics.ok)" end' "$out"
 }
@@ -426,11 +437,7 @@ run_memory() {
                 "$s" "$BODY_PATH" "$MEMORY_RATE" "$s"
         done
     } >"$cfg"
-    if ! taskset -c "$CLIENT_CPU,$SERVER_CPU" "$BG" run --config "$cfg" --out "$out" --quiet \
-        >"$WORK/memory-$kind.log" 2>&1; then
-        echo "- $(grep -m1 'error' "$WORK/memory-$kind.log" | sed 's/^benchgate: //; s/|/\\|/g')"
-        return
-    fi
+    run_trials "$cfg" "$out" || return 0
     jq -r '[.results[] | {(.scenario): .trials[0]}] | add as $t
         | if ($t["open-5s"].failure // $t["open-60s"].failure) then "- trial failed: \($t["open-5s"].failure // $t["open-60s"].failure)"
           else "\($t["open-5s"].metrics.peak_rss_bytes) \($t["open-60s"].metrics.peak_rss_bytes) \($t["open-5s"].metrics.ok) \($t["open-60s"].metrics.ok)" end' "$out"
