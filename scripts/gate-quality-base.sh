@@ -50,7 +50,7 @@ AIM_PCT=${AIM_PCT:-9}
 # not the server's, is the bottleneck (burn_ns 0 costs ~7 µs per request, as
 # much as the reference server, and which side saturates then flips; an
 # unsaturated client's spin replaces idle wake-ups: 621 ns caused +6-9% for
-# eleven runs and +1.5-3.6% for the next seven of one measurement).
+# eleven runs and +1.5-3.6% for the next nine of one measurement).
 BASE_BURN_NS=${BASE_BURN_NS:-5000}
 CALIBRATE=${CALIBRATE:-3}
 FAIL_PCT=${FAIL_PCT:-3}
@@ -154,10 +154,11 @@ for c in $(seq 1 "$CALIBRATE"); do
         | (if ($prev | length) == 2 and ($pct - $prev[1]) * ($ns - $prev[0]) > 0 then $ns + ($aim - $pct) * ($ns - $prev[0]) / ($pct - $prev[1])
            elif $pct < $aim / 4 then $ns * 4 else $ns * $aim / $pct end) as $n
         | ([[$n, $ns / 2] | max, $ns * 4] | min | round) as $n
-        | "\(if $n < 1 then 1 else $n end) \($pct * 10 | round / 10)"' "$WORK/cmp-calib-$c.json")
-    PREV_POINT="$INJECT,$CAUSED_PCT"
-    log "calibration $c/$CALIBRATE: burn_ns $INJECT caused CPU per request +${CAUSED_PCT}% (aim +${AIM_PCT}%); next $NEXT"
-    CALIB_TEXT="${CALIB_TEXT:+$CALIB_TEXT, }$INJECT ns caused +${CAUSED_PCT}%"
+        | "\(if $n < 1 then 1 else $n end) \($pct * 10 | round / 10 | if . >= 0 then "+\(.)" else "\(.)" end)"' "$WORK/cmp-calib-$c.json") || true
+    [ -n "${NEXT:-}" ] || die "calibration run $c measured no CPU per request change for burn ($WORK/cmp-calib-$c.json)"
+    PREV_POINT="$INJECT,${CAUSED_PCT#+}"
+    log "calibration $c/$CALIBRATE: burn_ns $INJECT caused CPU per request ${CAUSED_PCT}% (aim +${AIM_PCT}%); next $NEXT"
+    CALIB_TEXT="${CALIB_TEXT:+$CALIB_TEXT, }$INJECT ns caused ${CAUSED_PCT}%"
     INJECT=$NEXT
     echo "$((BASE_BURN_NS + INJECT))" >"$WORK/inj/burn_ns"
     git -C "$WORK/inj" add -A

@@ -151,9 +151,10 @@ else
             [.results[] | {(.client): .summary.latency_p99_us.median}] | add as $p
             | ($p[$c + "-inj"] - $p[$c + "-twin"]) as $rise
             | ($ns + ($pct / 100 * $p[$c + "-twin"] - $rise) * 1000 | round) as $n
-            | "\(if $n < 1000 then 1000 else $n end) \($rise / $p[$c + "-twin"] * 100 | round)"' "$WORK/calib-$c.json")
-        log "calibration $c/$CALIBRATE: wait ${INJECT} ns caused p99 +${CAUSED_PCT}% (aim +${P99_PCT}%); next wait ${NEXT} ns"
-        CALIB_TEXT="${CALIB_TEXT:+$CALIB_TEXT, }${INJECT} ns caused +${CAUSED_PCT}%"
+            | "\(if $n < 1000 then 1000 else $n end) \($rise / $p[$c + "-twin"] * 100 | round | if . >= 0 then "+\(.)" else "\(.)" end)"' "$WORK/calib-$c.json") || true
+        [ -n "${NEXT:-}" ] || die "calibration run $c measured no p99 for $CLIENT-inj and $CLIENT-twin ($WORK/calib-$c.json)"
+        log "calibration $c/$CALIBRATE: wait ${INJECT} ns caused p99 ${CAUSED_PCT}% (aim +${P99_PCT}%); next wait ${NEXT} ns"
+        CALIB_TEXT="${CALIB_TEXT:+$CALIB_TEXT, }${INJECT} ns caused ${CAUSED_PCT}%"
         INJECT=$NEXT
     done
     KNOB_TEXT="inject_tail = { share = \"$TAIL_SHARE\", delay = \"${INJECT}ns\" }: for p99 +${P99_PCT}% of $P99 µs (p50 $P50 µs)${CALIB_TEXT:+; calibration runs: $CALIB_TEXT}"

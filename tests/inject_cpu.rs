@@ -25,8 +25,8 @@ static ONE_RUN: Mutex<()> = Mutex::new(());
 /// a debug build, where hyper's is ~100 µs and moves by 20.
 ///
 /// Fifteen rounds: with six, a clean-clone CI run under load read +0.31 µs for
-/// 700 ns (the median of six pairs, three of them in a slow block), where a
-/// quiet machine reads +0.64 to +0.91.
+/// 700 ns (the median of six pairs), where a quiet machine reads +0.64 to
+/// +0.91.
 const SMALL: &str = r#"
 [run]
 rounds = 15
