@@ -29,6 +29,18 @@
 # calibration runs). The report has a row of each, and the anchor's own
 # change between the runs of every A/A pair (the machine's drift).
 #
+# KNOB=tail (issue 16, point 6, across runs): the injected runs delay a share
+# (TAIL_SHARE, default 2%) of every built-in client's requests by a fixed wait
+# (`inject_tail`) instead of burning CPU: wait = (1 + P99_PCT/100) * p99 - p50
+# of the calibration runs (medians over their trials), then CALIBRATE (default
+# 2) probe runs with the knob on correct it by the gap between the p99 rise
+# they caused (against the calibration runs) and the aim: wait += aim - caused.
+# The gate's latency_p99_us is set to fail at P99_FAIL_PCT (default 10%), warn
+# at half, with the floor P99_FLOOR (default 20us) in place of what calibrate
+# wrote, and only latency_p99_us failures count, in the A/A and the injected
+# comparisons alike (the wait is off the CPU; what else it moves is reported
+# as the change caused).
+#
 # Why a subset of scenarios (default get-22b, both its clients): time. One run of
 # one scenario with two clients is 2 x rounds trials of warmup + duration + ~0.1 s
 # start (about 12 s at 10 rounds of 0.15 s + 0.3 s); the whole default suite is 8x
@@ -37,6 +49,8 @@
 # Usage: scripts/gate-quality.sh
 #   env: SCENARIOS="get-22b" (space separated)  PAIRS=20  CAL_RUNS=5  INJECT_PCT=10
 #        ANCHOR=1 (anchored runs; both gates judged, see above)
+#        KNOB=cpu|tail TAIL_SHARE=2% P99_PCT=20 P99_FAIL_PCT=10 P99_FLOOR=20us
+#        CALIBRATE=2 (KNOB=tail, see above)
 #        ROUNDS / WARMUP / DURATION / ALPHA (default: fixtures/configs/default.toml)
 #        BENCHGATE=path/to/benchgate (default: $CARGO_TARGET_DIR/release/benchgate,
 #        built if missing)  QUIET_WAIT=20 QUIET_PCT=15 QUIET_BUDGET=240 (before each
@@ -60,9 +74,23 @@ PAIRS=${PAIRS:-20}
 CAL_RUNS=${CAL_RUNS:-5}
 INJECT_PCT=${INJECT_PCT:-10}
 ANCHOR=${ANCHOR:-0}
+KNOB=${KNOB:-cpu}
+TAIL_SHARE=${TAIL_SHARE:-2%}
+P99_PCT=${P99_PCT:-20}
+P99_FAIL_PCT=${P99_FAIL_PCT:-10}
+P99_FLOOR=${P99_FLOOR:-20us}
+CALIBRATE=${CALIBRATE:-2}
+case "$KNOB" in cpu | tail) ;; *) echo "KNOB must be cpu or tail, got $KNOB" >&2; exit 2 ;; esac
 OUT=${OUT:-$ROOT/target/gate-quality.md}
 DEFAULTS=$ROOT/fixtures/configs/default.toml
-COMMAND="INJECT_PCT=$INJECT_PCT ANCHOR=$ANCHOR scripts/gate-quality.sh${SCENARIOS:+ (SCENARIOS=\"$SCENARIOS\")}"
+if [ "$KNOB" = tail ]; then
+    COMMAND="KNOB=tail TAIL_SHARE=$TAIL_SHARE P99_PCT=$P99_PCT P99_FAIL_PCT=$P99_FAIL_PCT P99_FLOOR=$P99_FLOOR ANCHOR=$ANCHOR scripts/gate-quality.sh"
+    KNOB_LABEL="tail (p99 +${P99_PCT}% aimed)"
+else
+    COMMAND="INJECT_PCT=$INJECT_PCT ANCHOR=$ANCHOR scripts/gate-quality.sh"
+    KNOB_LABEL="${INJECT_PCT}% client-side CPU"
+fi
+COMMAND="$COMMAND${SCENARIOS:+ (SCENARIOS=\"$SCENARIOS\")}"
 
 GQ_NAME=gate-quality
 # log, die, WORK, the tool checks, the build, wait_quiet: scripts/gate-quality-common.sh.
@@ -86,11 +114,12 @@ DURATION=${DURATION:-$D_DURATION}
 ALPHA=${ALPHA:-$D_ALPHA}
 
 # Writes a config with the selected scenarios and their clients; $1 = output,
-# $2 = JSON {client: inject_cpu in ns} (or {}); [run] anchor = true with ANCHOR=1.
+# $2 = JSON {client: ns} (or {}): inject_cpu, or with KNOB=tail the wait of
+# inject_tail; [run] anchor = true with ANCHOR=1.
 make_config() {
-    python3 - "$DEFAULTS" "$1" "$2" "$ROUNDS" "$WARMUP" "$DURATION" "$ALPHA" "$SCENARIOS" "$ANCHOR" <<'EOF'
+    python3 - "$DEFAULTS" "$1" "$2" "$ROUNDS" "$WARMUP" "$DURATION" "$ALPHA" "$SCENARIOS" "$ANCHOR" "$KNOB" "$TAIL_SHARE" <<'EOF'
 import json, sys, tomllib
-src, out, inject, rounds, warmup, duration, alpha, scenarios, anchor = sys.argv[1:]
+src, out, inject, rounds, warmup, duration, alpha, scenarios, anchor, knob, share = sys.argv[1:]
 d = tomllib.load(open(src, "rb"))
 inject = json.loads(inject)
 wanted = scenarios.split()
@@ -112,7 +141,9 @@ lines += [f"{k} = {val(v)}" for k, v in run.items()]
 for c in d["client"]:
     if c["name"] not in used: continue
     lines += ["", "[[client]]"] + [f"{k} = {val(v)}" for k, v in c.items()]
-    if inject.get(c["name"]): lines.append(f"inject_cpu = \"{int(inject[c['name']])}ns\"")
+    ns = int(inject.get(c["name"], 0))
+    if ns and knob == "cpu": lines.append(f"inject_cpu = \"{ns}ns\"")
+    if ns and knob == "tail": lines.append(f"inject_tail = {{ share = {json.dumps(share)}, delay = \"{ns}ns\" }}")
 for s in scen:
     lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
 g = d.get("gate", {})
@@ -125,6 +156,7 @@ EOF
 
 
 TOTAL_RUNS=$((CAL_RUNS + 3 * PAIRS))
+if [ "$KNOB" = tail ]; then TOTAL_RUNS=$((TOTAL_RUNS + CALIBRATE)); fi
 RUNS_DONE=0
 RUN_SECONDS=0
 # bg_run NAME CONFIG: one `benchgate run` of the scenarios, results in $WORK/NAME.json.
@@ -160,6 +192,19 @@ cp "$BASE" "$GATE"
 "$BIN" calibrate --config "$GATE" "${CAL_FILES[@]}" --write >"$WORK/calibrate.txt" 2>&1 ||
     { cat "$WORK/calibrate.txt" >&2; die "benchgate calibrate failed"; }
 cat "$WORK/calibrate.txt" >&2
+# tail_gate FILE: KNOB=tail's latency_p99_us threshold in place of the calibrated one.
+tail_gate() {
+    local warn line
+    warn=$(awk -v p="$P99_FAIL_PCT" 'BEGIN { print p / 2 }')
+    line="latency_p99_us = { fail = \"+${P99_FAIL_PCT}%\", warn = \"+${warn}%\", floor = \"$P99_FLOOR\" }"
+    if grep -q '^latency_p99_us = ' "$1"; then
+        sed -i "s/^latency_p99_us = .*/$line/" "$1"
+    else
+        echo "$line" >>"$1"
+    fi
+    grep -qF "$line" "$1" || die "could not set the tail gate in $1"
+}
+if [ "$KNOB" = tail ]; then tail_gate "$GATE"; fi
 log "gate config ($GATE):"
 sed 's/^/    /' "$GATE" >&2
 # ANCHOR=1: the raw gate of the same runs, calibrated on their raw figures.
@@ -171,6 +216,7 @@ if [ "$ANCHOR" = 1 ]; then
     grep -q '^anchored = false$' "$GATE_RAW" || die "no [gate] table in $BASE"
     "$BIN" calibrate --config "$GATE_RAW" "${CAL_FILES[@]}" --write >"$WORK/calibrate-raw.txt" 2>&1 ||
         { cat "$WORK/calibrate-raw.txt" >&2; die "benchgate calibrate (raw) failed"; }
+    if [ "$KNOB" = tail ]; then tail_gate "$GATE_RAW"; fi
     log "raw gate config ($GATE_RAW):"
     sed 's/^/    /' "$GATE_RAW" >&2
 fi
@@ -178,15 +224,42 @@ fi
 gate_file() { if [ "$1" = raw ]; then echo "$GATE_RAW"; else echo "$GATE"; fi; }
 
 # ------------------------------------------------------------------ 2. the knob
-INJECT_JSON=$(jq -s --argjson pct "$INJECT_PCT" '
-    [.[].results[] | select(.anchor != true) | {client, v: [.trials[] | select(.failure == null) | .metrics.cpu_us_per_request | select(. != null)]}]
+# Per client, medians over the calibration trials of CPU per request, p50 and p99.
+BASE_JSON=$(jq -s '
+    def med: sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+    [.[].results[] | select(.anchor != true) | {client, t: [.trials[] | select(.failure == null) | .metrics]}]
     | group_by(.client)
-    | map({key: .[0].client, value: ([.[].v[]] | sort | if length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end)})
-    | from_entries
-    | {cpu: ., inject: (map_values(. * $pct * 10 | round | if . < 1 then 1 else . end))}' "$WORK"/cal-*.json)
-INJECT=$(jq -c .inject <<<"$INJECT_JSON")
-log "baseline cpu_us_per_request (median of the calibration trials): $(jq -c .cpu <<<"$INJECT_JSON")"
-log "inject_cpu (ns, nominal +${INJECT_PCT}%): $INJECT"
+    | map({key: .[0].client, value: ([.[].t[]] | {cpu: (map(.cpu_us_per_request | select(. != null)) | med),
+        p50: (map(.latency_p50_us | select(. != null)) | med), p99: (map(.latency_p99_us | select(. != null)) | med)})})
+    | from_entries' "$WORK"/cal-*.json)
+if [ "$KNOB" = cpu ]; then
+    INJECT_JSON=$(jq -c --argjson pct "$INJECT_PCT" '{cpu: map_values(.cpu), inject: map_values(.cpu * $pct * 10 | round | if . < 1 then 1 else . end)}' <<<"$BASE_JSON")
+    INJECT=$(jq -c .inject <<<"$INJECT_JSON")
+    log "baseline cpu_us_per_request (median of the calibration trials): $(jq -c .cpu <<<"$INJECT_JSON")"
+    log "inject_cpu (ns, nominal +${INJECT_PCT}%): $INJECT"
+else
+    # The wait for p99 +P99_PCT%, then CALIBRATE probe runs correct it by what
+    # it caused against the calibration runs: wait += aim - caused (µs).
+    INJECT=$(jq -c --argjson pct "$P99_PCT" 'map_values(((1 + $pct / 100) * .p99 - .p50) * 1000 | round | if . < 1000 then 1000 else . end)' <<<"$BASE_JSON")
+    log "baseline p50 / p99 (µs, medians of the calibration trials): $(jq -c 'map_values([.p50, .p99])' <<<"$BASE_JSON")"
+    for c in $(seq 1 "$CALIBRATE"); do
+        make_config "$WORK/probe-$c.toml" "$INJECT"
+        bg_run "probe-$c" "$WORK/probe-$c.toml"
+        NEXT=$(jq -c --argjson base "$BASE_JSON" --argjson ns "$INJECT" --argjson pct "$P99_PCT" '
+            def med: sort | if length == 0 then null elif length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
+            [.results[] | select(.anchor != true) | {client, p99: ([.trials[] | select(.failure == null) | .metrics.latency_p99_us | select(. != null)] | med)}]
+            | map(select(.p99 != null and $base[.client] != null and $ns[.client] != null)
+                  | (.p99 - $base[.client].p99) as $rise
+                  | {key: .client, value: {caused: ($rise / $base[.client].p99 * 100 | round),
+                     next: ($ns[.client] + ($pct / 100 * $base[.client].p99 - $rise) * 1000 | round | if . < 1000 then 1000 else . end)}})
+            | from_entries' "$WORK/probe-$c.json")
+        [ "$(jq 'length' <<<"$NEXT")" -gt 0 ] || die "calibration run $c measured no p99 ($WORK/probe-$c.json)"
+        log "calibration $c/$CALIBRATE: wait (ns) $INJECT caused p99 (%) $(jq -c 'map_values(.caused)' <<<"$NEXT") (aim +${P99_PCT}%); next wait $(jq -c 'map_values(.next)' <<<"$NEXT")"
+        CALIB_TEXT="${CALIB_TEXT:+$CALIB_TEXT; }$INJECT caused $(jq -c 'map_values(.caused)' <<<"$NEXT")"
+        INJECT=$(jq -c 'map_values(.next)' <<<"$NEXT")
+    done
+    log "inject_tail (share $TAIL_SHARE, wait in ns): $INJECT"
+fi
 INJ_CFG=$WORK/injected.toml
 make_config "$INJ_CFG" "$INJECT"
 
@@ -200,7 +273,9 @@ compare() {
         --json "$cmp.json" >"$cmp.txt" 2>&1 || code=$?
     [ "$code" -le 1 ] || { cat "$cmp.txt" >&2; die "compare $g $kind $i: error"; }
     local failed
-    failed=$(jq -r '[.metrics[] | select(.tier == "fail") | "\(.client)/\(.metric)"] | join(",")' "$cmp.json")
+    failed=$(jq -r --arg knob "$KNOB" '[.metrics[] | select(.tier == "fail") | select($knob == "cpu" or .metric == "latency_p99_us") | "\(.client)/\(.metric)"] | join(",")' "$cmp.json")
+    # KNOB=tail counts latency_p99_us failures only.
+    if [ "$KNOB" = tail ]; then code=$([ -n "$failed" ] && echo 1 || echo 0); fi
     echo "$kind $i $code ${failed:--}" >>"$WORK/results-$g.txt"
     log "  $g gate, $kind $i: $([ "$code" = 1 ] && echo "FAILED ($failed)" || echo "passed")"
 }
@@ -217,11 +292,40 @@ done
 
 # ------------------------------------------------------------------ report
 # The change each injection caused: I(i) against the A runs either side of it.
-CAUSED=$(for i in $(seq 1 "$PAIRS"); do
-        for c in $(jq -r '.inject | keys[]' <<<"$INJECT_JSON"); do
-            echo "$WORK/a-$((2 * i - 1)).json,$WORK/a-$((2 * i)).json $c $WORK/i-$i.json $c"
-        done
-    done | caused_change "$(jq -c '.cpu as $cpu | .inject | with_entries(.value = {ns: .value, base_us: $cpu[.key]})' <<<"$INJECT_JSON")")
+if [ "$KNOB" = cpu ]; then
+    CAUSED=$(for i in $(seq 1 "$PAIRS"); do
+            for c in $(jq -r '.inject | keys[]' <<<"$INJECT_JSON"); do
+                echo "$WORK/a-$((2 * i - 1)).json,$WORK/a-$((2 * i)).json $c $WORK/i-$i.json $c"
+            done
+        done | caused_change "$(jq -c '.cpu as $cpu | .inject | with_entries(.value = {ns: .value, base_us: $cpu[.key]})' <<<"$INJECT_JSON")")
+else
+    # The tail: per pair and client, the median over I(i)'s trials of p99 (p50,
+    # CPU per request) against the mean of the A runs' medians either side.
+    CAUSED=$(python3 - "$WORK" "$PAIRS" <<'EOF'
+import json, statistics, sys
+work, pairs = sys.argv[1], int(sys.argv[2])
+def cells(name):
+    d = json.load(open(f"{work}/{name}.json"))
+    return {c["client"]: c["summary"] for c in d["results"] if not c.get("anchor") and not c.get("server")}
+ch = {}
+for i in range(1, pairs + 1):
+    a1, a2, inj = cells(f"a-{2 * i - 1}"), cells(f"a-{2 * i}"), cells(f"i-{i}")
+    for client, summary in inj.items():
+        for m in ("latency_p99_us", "latency_p50_us", "cpu_us_per_request"):
+            try:
+                ref = statistics.mean((a1[client][m]["median"], a2[client][m]["median"]))
+                ch.setdefault(client, {}).setdefault(m, []).append(summary[m]["median"] / ref - 1)
+            except (KeyError, TypeError, ZeroDivisionError):
+                pass
+if not ch:
+    print("- Change caused by the injection: not measured (no comparable cells)")
+for client, ms in sorted(ch.items()):
+    med = {m: 100 * statistics.median(v) for m, v in ms.items()}
+    n = len(ms.get("latency_p99_us", []))
+    print(f"- Change caused, {client} (vs the A runs either side, medians over {n} pairs): p99 {med.get('latency_p99_us', float('nan')):+.1f}%, p50 {med.get('latency_p50_us', float('nan')):+.1f}%, CPU per request {med.get('cpu_us_per_request', float('nan')):+.1f}%")
+EOF
+)
+fi
 log "$CAUSED"
 # failures GATE KIND: the comparisons of KIND that failed GATE.
 failures() { awk -v k="$2" '$1 == k && $3 == 1' "$WORK/results-$1.txt" | wc -l; }
@@ -275,14 +379,19 @@ mkdir -p "$(dirname "$OUT")"
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
     echo "- Settings (default suite): rounds $ROUNDS, warmup $WARMUP, duration $DURATION, alpha $ALPHA; scenarios: $SCENARIOS"
     if [ "$ANCHOR" = 1 ]; then echo "- Every run anchored ([run] anchor = true: hyper, GET /bytes/22 at 16 workers, one 100 ms + 150 ms trial first in every round); both gates judged from the same runs"; fi
-    echo "- $PAIRS A/A comparisons (independent pairs of runs) and $PAIRS comparisons with an injected ${INJECT_PCT}% client-side slowdown; thresholds from $CAL_RUNS calibration runs"
-    echo "- Baseline cpu_us_per_request: $(jq -c .cpu <<<"$INJECT_JSON"); inject_cpu (ns): $INJECT"
+    echo "- $PAIRS A/A comparisons (independent pairs of runs) and $PAIRS comparisons with an injected $KNOB_LABEL; thresholds from $CAL_RUNS calibration runs"
+    if [ "$KNOB" = cpu ]; then
+        echo "- Baseline cpu_us_per_request: $(jq -c .cpu <<<"$INJECT_JSON"); inject_cpu (ns): $INJECT"
+    else
+        echo "- Baseline p50 / p99 (µs): $(jq -c 'map_values([.p50, .p99])' <<<"$BASE_JSON"); inject_tail share $TAIL_SHARE, wait (ns): $INJECT; calibration runs: $CALIB_TEXT"
+        echo "- Only latency_p99_us failures count (fail +${P99_FAIL_PCT}%, floor $P99_FLOOR, in place of the calibrated threshold)"
+    fi
     echo "$CAUSED"
     echo "- Runs started while other processes kept the machine over ${QUIET_PCT}% busy: $NOISY_RUNS of $TOTAL_RUNS (waited ${WAITED}s in all for quiet)"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"
     if [ "$ANCHOR" = 1 ]; then anchor_drift; fi
     echo
-    echo "| gate | A/A false alarms (target <= $AA_MAX) | injected ${INJECT_PCT}% detected (target >= $INJ_MIN) |"
+    echo "| gate | A/A false alarms (target <= $AA_MAX) | injected $KNOB_LABEL detected (target >= $INJ_MIN) |"
     echo "|---|---|---|"
     for g in "${GATES[@]}"; do
         aa=$(failures "$g" aa); inj=$(failures "$g" inj)
