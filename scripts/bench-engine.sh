@@ -11,7 +11,8 @@
 # 2. Server headroom: `wrk -t1 -c16` against `benchgate serve`, nginx (one
 #    worker, same 22-byte body) and the floor (scripts/bench-engine/floor_server.c:
 #    one epoll thread writing a prepared response, no extra read per request; the
-#    least any server spends here, so the kernel's share of the others).
+#    least any server spends here, so the kernel's share of the others), and
+#    `benchgate serve --hyper-only` (no lean HTTP/1.1 loop: what it saves).
 #    Target: reference server CPU per request <= 0.8x nginx's.
 # 3. Connections: a closed loop of 10,000 and 20,000 connections (CONNECTION_COUNTS)
 #    for the hyper, reqwest and h1-lean drivers, one trial each (`benchgate run`):
@@ -247,6 +248,13 @@ FLOOR_PORT=$(free_port)
 start_server "the floor server" "$FLOOR_PORT" "$WORK/floor.stderr" \
     "$WORK/floor_server" "$FLOOR_PORT" "$BODY" "${BODY_TYPE:-application/octet-stream}"
 FLOOR_PID=$STARTED_PID FLOOR_URL=$STARTED_URL
+
+# The reference server without its lean HTTP/1.1 loop (all of it through
+# hyper): what the lean loop saves.
+HYPER_PORT=$(free_port)
+start_server "benchgate serve --hyper-only" "$HYPER_PORT" "$WORK/serve-hyper.stderr" \
+    "$BG" serve --listen "127.0.0.1:$HYPER_PORT" --no-tls --hyper-only
+HYPER_PID=$STARTED_PID HYPER_URL=$STARTED_URL
 fi
 
 # ---------------------------------------------------------------- one run of each tool
@@ -354,7 +362,7 @@ done
 
 # ---------------------------------------------------------------- 2. server headroom
 declare -A SRPS SCPU SBUSY
-SERVERS_ORDER=(benchgate-serve nginx floor)
+SERVERS_ORDER=(benchgate-serve nginx floor benchgate-serve-hyper-only)
 has_part server && {
 log "server headroom: $RUNS x (${SERVERS_ORDER[*]}) under wrk -t1 -c$CONCURRENCY -d${DURATION}s"
 for r in $(seq "$RUNS"); do
@@ -363,6 +371,7 @@ for r in $(seq "$RUNS"); do
         case $srv in
             nginx) line=$(run_server "nginx-$r" "$NGINX_URL" "$NGINX_PID") ;;
             floor) line=$(run_server "floor-$r" "$FLOOR_URL" "$FLOOR_PID") ;;
+            benchgate-serve-hyper-only) line=$(run_server "serve-hyper-$r" "$HYPER_URL" "$HYPER_PID") ;;
             *) line=$(run_server "serve-$r" "$URL" "$SERVER_PID") ;;
         esac
         read -r rps cpu busy <<<"$line"

@@ -281,7 +281,8 @@ pub struct ServeCliArgs {
     /// Serve no HTTPS port.
     #[arg(long)]
     pub no_tls: bool,
-    /// Runtime threads (1: a single-threaded runtime, best when pinned to one core).
+    /// Runtime threads, and as many lean HTTP/1.1 loops for the plain port (1: a
+    /// single-threaded runtime and one loop, best when pinned to one core).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// Exit when standard input reaches end of file (used when run as a child).
@@ -290,6 +291,10 @@ pub struct ServeCliArgs {
     /// For validating server gates: every response waits this long, e.g. "2ms".
     #[arg(long, value_name = "DURATION")]
     pub added_delay: Option<String>,
+    /// Serve plain HTTP/1.1 through hyper only, without the lean loop that
+    /// answers `GET /bytes/{n}` itself (for measuring the difference).
+    #[arg(long)]
+    pub hyper_only: bool,
 }
 
 /// `benchgate publish <target>`.

@@ -7,6 +7,8 @@ mod counters;
 mod endpoints;
 #[path = "server/faults.rs"]
 mod faults;
+#[path = "server/lean.rs"]
+mod lean;
 #[path = "server/limits.rs"]
 mod limits;
 #[path = "server/support.rs"]

@@ -200,6 +200,7 @@ pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
         no_tls: args.no_tls,
         threads: args.threads,
         exit_on_stdin_eof: args.exit_on_stdin_eof,
+        hyper_only: args.hyper_only,
     })?;
     Ok(0)
 }

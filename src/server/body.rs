@@ -35,6 +35,17 @@ fn pattern_chunk(len: usize) -> Bytes {
     Bytes::from_static(&PATTERN_BUF[..len])
 }
 
+/// Up to `max` bytes of the pattern starting at body offset `offset` (the
+/// lean path writes bodies straight from the static buffer). Empty when `max`
+/// is 0; otherwise at least one byte.
+pub(crate) fn pattern_from(offset: u64, max: u64) -> &'static [u8] {
+    let start = (offset % PATTERN.len() as u64) as usize;
+    let len = usize::try_from(max)
+        .unwrap_or(usize::MAX)
+        .min(CHUNK - start);
+    &PATTERN_BUF[start..start + len]
+}
+
 /// Errors a response body can end with (deliberate faults only).
 #[derive(Debug, thiserror::Error)]
 pub enum BodyError {
@@ -217,6 +228,23 @@ mod tests {
             "streams count themselves"
         );
         assert_eq!(Payload::pattern(22, &s).one_piece_len(), 22);
+    }
+
+    #[test]
+    fn pattern_slices_continue_the_pattern_from_any_offset() {
+        assert!(pattern_from(5, 0).is_empty());
+        let mut body = Vec::new();
+        while (body.len() as u64) < 200_000 {
+            let left = 200_000 - body.len() as u64;
+            let piece = pattern_from(
+                body.len() as u64,
+                left.min(777 + body.len() as u64 % 99_999),
+            );
+            assert!(!piece.is_empty() && piece.len() as u64 <= left);
+            body.extend_from_slice(piece);
+        }
+        assert_eq!(body.len(), 200_000);
+        assert!(is_pattern(&body));
     }
 
     #[tokio::test]

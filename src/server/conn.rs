@@ -179,14 +179,30 @@ pub(crate) struct ConnIo {
     stream: TcpStream,
     state: Arc<ConnState>,
     idle: IdleTimer,
+    /// Bytes read before hyper got the connection (the lean path's hand-off),
+    /// read first.
+    prefix: Vec<u8>,
+    prefix_read: usize,
 }
 
 impl ConnIo {
     pub(crate) fn new(stream: TcpStream, state: Arc<ConnState>, idle_timeout: Duration) -> Self {
+        Self::with_prefix(stream, state, idle_timeout, Vec::new())
+    }
+
+    /// A connection whose first bytes, `prefix`, were already read from `stream`.
+    pub(crate) fn with_prefix(
+        stream: TcpStream,
+        state: Arc<ConnState>,
+        idle_timeout: Duration,
+        prefix: Vec<u8>,
+    ) -> Self {
         ConnIo {
             stream,
             state,
             idle: IdleTimer::new(idle_timeout),
+            prefix,
+            prefix_read: 0,
         }
     }
 
@@ -239,6 +255,18 @@ impl AsyncRead for ConnIo {
         }
         if this.idle.expired {
             return Poll::Ready(Ok(())); // end of stream
+        }
+        if this.prefix_read < this.prefix.len() {
+            let rest = &this.prefix[this.prefix_read..];
+            let n = rest.len().min(buf.remaining());
+            buf.put_slice(&rest[..n]);
+            this.prefix_read += n;
+            if this.prefix_read == this.prefix.len() {
+                this.prefix = Vec::new();
+                this.prefix_read = 0;
+            }
+            this.idle.active |= n > 0;
+            return Poll::Ready(Ok(()));
         }
         let before = buf.filled().len();
         match Pin::new(&mut this.stream).poll_read(cx, buf) {

@@ -3,6 +3,9 @@
 //!
 //! - Plain HTTP on one port: HTTP/1.1 (keep-alive) and HTTP/2 with prior knowledge
 //!   (h2c), told apart by the connection preface (`hyper_util` auto builder).
+//!   Its connections start on the lean HTTP/1.1 loop (`lean`), which answers
+//!   `GET /bytes/{n}` itself and hands every other request, with its
+//!   connection, to hyper.
 //! - HTTPS on a second port: ALPN `h2` and `http/1.1`, self-signed certificate
 //!   generated at start (`tls`).
 //! - Routing in `routes`, the per-connection service in `service`, handlers in
@@ -23,6 +26,7 @@ mod conn;
 mod counters;
 mod faults;
 mod handlers;
+mod lean;
 mod routes;
 mod serve;
 mod service;
@@ -72,6 +76,10 @@ pub struct ServerOptions {
     /// control endpoints) waits this long before it is handed back, on the
     /// precise timer. Zero: off.
     pub added_delay: Duration,
+    /// Threads of the lean HTTP/1.1 loop that serves plain-port connections
+    /// until a request needs hyper (`lean`). 0: every connection is hyper's
+    /// (`benchgate serve --hyper-only`); also off while `added_delay` is set.
+    pub lean_threads: usize,
 }
 
 impl Default for ServerOptions {
@@ -83,6 +91,7 @@ impl Default for ServerOptions {
             max_connections: crate::config::validate::MAX_WORKERS as usize * 11 / 10,
             tls: true,
             added_delay: Duration::ZERO,
+            lean_threads: 1,
         }
     }
 }
@@ -184,12 +193,43 @@ pub async fn run_with_control(
     let builder = Arc::new(server.http());
     let graceful = GracefulShutdown::new();
     let mut tasks = JoinSet::new();
+    // The plain port's connections go to the lean loop, and come back here
+    // when a request needs hyper.
+    let (handoff_tx, mut handoff_rx) = tokio::sync::mpsc::unbounded_channel::<lean::HandOff>();
+    let (listener, lean) = if server.opts.lean_threads > 0 && server.opts.added_delay.is_zero() {
+        let lean = lean::Lean::start(
+            server.clone(),
+            listener.into_std()?,
+            server.opts.lean_threads,
+            handoff_tx,
+        )?;
+        (None, Some(lean))
+    } else {
+        (Some(listener), None)
+    };
     tokio::pin!(shutdown);
     loop {
         let (stream, port) = tokio::select! {
             biased;
             () = &mut shutdown => break,
-            accepted = listener.accept() => (accepted, Port::Plain),
+            Some(h) = handoff_rx.recv(), if lean.is_some() => {
+                let Ok(stream) = TcpStream::from_std(h.stream) else { continue };
+                let (idle, handler) = (server.opts.idle_timeout, Handler::new(server.clone(), h.state.clone()));
+                let (builder, watcher, open) = (builder.clone(), graceful.watcher(), h.open);
+                tasks.spawn(async move {
+                    let _open = open;
+                    // The request came from the prefix, not from this socket's
+                    // first event: until the reactor has seen the socket, a
+                    // write would wait a turn, and `/fault/close-mid-body`
+                    // fails its body after one wake-up, before the flush.
+                    let _ = stream.writable().await;
+                    let io = ConnIo::with_prefix(stream, h.state, idle, h.prefix);
+                    let conn = builder.serve_connection(TokioIo::new(io), handler);
+                    let _ = watcher.watch(conn).await;
+                });
+                continue;
+            }
+            accepted = accept_opt(listener.as_ref()) => (accepted, Port::Plain),
             accepted = accept_opt(tls_listener.as_ref()) => (accepted, Port::Tls),
             accepted = accept_opt(control_listener.as_ref()) => (accepted, Port::Control),
             // Reap finished connection tasks (a panic there only ends its connection).
@@ -241,6 +281,10 @@ pub async fn run_with_control(
         });
     }
     drop(listener);
+    if let Some(lean) = lean {
+        lean.stop();
+    }
+    drop(handoff_rx);
     drop(tls_listener);
     drop(control_listener);
     let _ = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await;

@@ -21,12 +21,16 @@ pub struct ServeArgs {
     pub tls_listen: Option<SocketAddr>,
     /// Serve plain HTTP only.
     pub no_tls: bool,
-    /// Runtime worker threads: 1 (the default) is a current-thread runtime.
+    /// Runtime worker threads: 1 (the default) is a current-thread runtime; as
+    /// many lean HTTP/1.1 loops.
     pub threads: usize,
     /// Stop when stdin reaches end of file.
     pub exit_on_stdin_eof: bool,
     /// Testing knob: every response waits this long (see [`ServerOptions::added_delay`]).
     pub added_delay: std::time::Duration,
+    /// Serve plain HTTP/1.1 through hyper only (no lean loop), for measuring
+    /// what the lean loop saves (see [`ServerOptions::lean_threads`]).
+    pub hyper_only: bool,
 }
 
 impl Default for ServeArgs {
@@ -38,6 +42,7 @@ impl Default for ServeArgs {
             threads: 1,
             exit_on_stdin_eof: true,
             added_delay: std::time::Duration::ZERO,
+            hyper_only: false,
         }
     }
 }
@@ -63,6 +68,11 @@ pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
         let server = Server::new(ServerOptions {
             tls: !args.no_tls,
             added_delay: args.added_delay,
+            lean_threads: if args.hyper_only {
+                0
+            } else {
+                args.threads.max(1)
+            },
             ..ServerOptions::default()
         })?;
         let listener =
