@@ -10,7 +10,8 @@ mod common;
 use std::path::PathBuf;
 
 use benchgate::baseline::{BaselineStore, LocalStore};
-use common::action_env::{self, event_fixture, ActionEnv, ActionFiles, ActionRun};
+use common::action_env::{self, event_fixture, ActionEnv, ActionFiles, ActionRun, HOSTILE};
+use common::exe;
 
 const TOKEN: &str = "ghs_benchgateTestToken0123456789";
 const BASE_SHA: &str = "1111111111111111111111111111111111111111";
@@ -506,4 +507,70 @@ path = "/bytes/22"
     assert_eq!(run.code(), 1, "{}", run.log());
     assert!(run.log().contains("injected-by-setup"), "{}", run.log());
     assert_eq!(injected(&run), Vec::<String>::new(), "{}", run.log());
+}
+
+/// Issue 17, point 2: a server under test whose output holds workflow
+/// commands, one that exits before it is ready and one that dies while it is
+/// measured: the tails of their output that the failures quote are fenced on
+/// stdout and indented on stderr; no line of either stream is one of the
+/// commands, outside a fence.
+#[test]
+fn a_server_logging_workflow_commands_prints_none() {
+    let r = Runner::new();
+    let toml = |s: &str| serde_json::to_string(s).unwrap();
+    let log = r#"printf '%s\n' "$1"; printf '%s\n' "$1" >&2"#;
+    let fails = format!("{log}; exit 3");
+    let dies = format!(
+        r#"{log}; exec timeout 0.5 "$0" serve --no-tls --listen 127.0.0.1:$BENCHGATE_SERVER_PORT"#
+    );
+    let config = format!(
+        r#"
+[run]
+rounds = 2
+warmup = "50ms"
+duration = "1s"
+pin = false
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+
+[[server]]
+name = "fails"
+command = ["sh", "-c", {fails}, "sh", {hostile}]
+
+[[server]]
+name = "dies"
+command = ["sh", "-c", {dies}, {exe}, {hostile}]
+ready_timeout = "10s"
+"#,
+        fails = toml(&fails),
+        dies = toml(&dies),
+        exe = toml(exe()),
+        hostile = toml(HOSTILE),
+    );
+    std::fs::write(r.workspace().join("benchgate.toml"), config).unwrap();
+    let run = r.action(
+        "push",
+        &event_fixture("push_main.json"),
+        "refs/heads/main",
+        &[MOCK],
+    );
+    // Every trial failed: the gate fails.
+    assert_eq!(run.code(), 1, "{}", run.log());
+    let log = run.log();
+    for said in [
+        "server \"fails\" exited (exit status: 3) before it was ready",
+        "server \"dies\" exited (exit status: 124) while it was being measured",
+        "server stdout tail",
+        "server stderr tail",
+        "pwned",
+    ] {
+        assert!(log.contains(said), "{said:?} missing:\n{log}");
+    }
+    assert_eq!(run.injected(), Vec::<String>::new(), "{log}");
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use benchgate::baseline::index::{Index, V1Layout};
 use benchgate::results::RunResults;
-use common::action_env::{self, ActionEnv, ActionFiles, ActionRun};
+use common::action_env::{self, ActionEnv, ActionFiles, ActionRun, HOSTILE};
 use github::fake::{FakeGitHub, REPO};
 use github::workflow::{
     add_bot_token, comments_on, event, marker, open_pull, pr_event, stored_file,
@@ -101,6 +101,15 @@ impl Runner {
     /// `workflow_run` report, with the fake's request log cleared in between;
     /// both succeed. Returns the report run.
     fn fork_measure_then_report(&self) -> ActionRun {
+        self.fork_measure();
+        self.fake.clear_requests();
+        let report = self.fork_report();
+        assert_eq!(report.code(), 0, "{}", report.log());
+        report
+    }
+
+    /// PR #43's measure run (no token), which succeeds; returns its results file.
+    fn fork_measure(&self) -> PathBuf {
         let measure = self.action(
             "pull_request",
             &event("pull_request_fork.json"),
@@ -113,8 +122,12 @@ impl Runner {
         );
         assert_eq!(measure.code(), 0, "{}", measure.log());
         assert_eq!(measure.expect_output("verdict"), "measured");
-        self.fake.clear_requests();
-        let report = self.action(
+        PathBuf::from(measure.expect_output("results-path"))
+    }
+
+    /// The `workflow_run` report of PR #43's measure run.
+    fn fork_report(&self) -> ActionRun {
+        self.action(
             "workflow_run",
             &event("workflow_run.json"),
             &[
@@ -123,9 +136,7 @@ impl Runner {
                 ("GITHUB_RUN_ID", "104"),
                 ("INPUT_GITHUB-TOKEN", TOKEN),
             ],
-        );
-        assert_eq!(report.code(), 0, "{}", report.log());
-        report
+        )
     }
 
     /// The token is only on the `::add-mask::` line: in no other output, in no
@@ -314,6 +325,54 @@ fn the_split_report_compares_side_by_side_when_the_config_says_so() {
         0,
         "a side-by-side report read the store"
     );
+}
+
+/// Issue 17, point 2: a fork's results file whose cell names, failure reasons
+/// and keys hold workflow commands. Report mode (the job with the write
+/// token) prints none of them outside a stop-commands fence, on stdout or
+/// stderr: the names and reasons are fenced (the comparison) or escaped (the
+/// annotations), the unknown key is quoted by an error, prefixed and escaped.
+#[test]
+fn a_forks_results_file_holding_workflow_commands_prints_none() {
+    let r = Runner::new();
+    let path = r.fork_measure();
+    let measured: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+
+    let mut doc = measured.clone();
+    for cell in doc["results"].as_array_mut().unwrap() {
+        cell["scenario"] = format!("get-22b{HOSTILE}").into();
+        cell["client"] = format!("hyper{HOSTILE}").into();
+        for trial in cell["trials"].as_array_mut().unwrap() {
+            trial["failure"] = HOSTILE.into();
+            trial["metrics"] = Value::Null;
+        }
+    }
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let report = r.fork_report();
+    // Every trial "failed": the gate fails, with annotations naming the cell.
+    assert_eq!(report.code(), 1, "{}", report.log());
+    assert_eq!(report.expect_output("verdict"), "fail");
+    let stdout = String::from_utf8_lossy(&report.output.stdout);
+    assert!(
+        stdout.contains(
+            "::error title=benchgate%3A get-22bx%0A%3A%3Aset-output name=verdict%3A%3Apwned"
+        ),
+        "{}",
+        report.log()
+    );
+    assert_eq!(report.injected(), Vec::<String>::new(), "{}", report.log());
+
+    let mut doc = measured;
+    doc["results"][0][HOSTILE] = 1.into();
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let report = r.fork_report();
+    assert_eq!(report.code(), 2, "{}", report.log());
+    let log = report.log();
+    assert!(
+        log.contains("unknown field") && log.contains("pwned"),
+        "{log}"
+    );
+    assert_eq!(report.injected(), Vec::<String>::new(), "{log}");
 }
 
 /// Issue 17, point 4: a push on main whose reads of its own writes answer 404

@@ -1,6 +1,7 @@
 //! `benchgate history` end to end (issue 18, point 3): a local store whose
 //! history is real A/A noise (fixtures/noise) with a planted shift, read
-//! through the binary; each planted 10% shift is found within 1 commit, a
+//! through the binary; each planted 10% shift of CPU per request and
+//! throughput (40% of p99, the noisier metric) is found within 1 commit, a
 //! flat history gives none, and an empty or missing store is a clear error.
 
 mod common;
@@ -75,7 +76,7 @@ fn each_planted_ten_percent_shift_is_found_within_one_commit() {
             for by in [0.10, -0.10] {
                 let (doc, stdout) = report(&noise, Some(Planted { at, by }));
                 // CPU per request and throughput shift; p99 too (it is
-                // noisier: 8% run to run, so it is only reported).
+                // noisier: 8% run to run; its own test plants 40%, below).
                 for (metric, worse) in [
                     ("cpu_us_per_request", by > 0.0),
                     ("throughput_rps", by > 0.0),
@@ -133,10 +134,62 @@ fn each_planted_ten_percent_shift_is_found_within_one_commit() {
     }
 }
 
+/// p99 is the noisy metric: 8.3% run to run in these A/A runs, against
+/// 2.6-2.7% for CPU per request and throughput (README, "Drift detection":
+/// 50-64% recall on 3-15% shifts of p99). Its planted shift is 40%, the
+/// smallest of 10%, 20%, 30% and 40% that is found within 1 commit in every
+/// history and position of the test above (all with the same seeds, so
+/// checked once with `benchgate changepoints`): at 10%, 9 of the 24 are
+/// missed; at 20% and 30%, one is: the 50-run twin history's runs 35 to 37
+/// measured a p99 of 310, 272 and 275 µs (its median is 248), so a rise
+/// planted at run 38 is found at run 35, 3 commits early. The size is looser
+/// than above: the 60-run hyper history's runs from 24 on read 6% higher
+/// than those before (its flat change point below), which moves the
+/// measured size by up to 7.4 points. 40% of a 250 µs p99 is still under the default
+/// p99 gate's 2 ms floor: a change point, not a drift.
+#[test]
+fn each_planted_forty_percent_p99_shift_is_found_within_one_commit() {
+    for (name, noise) in windows() {
+        for at in [noise.len() / 3, noise.len() / 2, noise.len() - 12] {
+            for by in [0.40, -0.40] {
+                let (doc, _) = report(&noise, Some(Planted { at, by }));
+                let c = cell(&doc, "latency_p99_us");
+                let cps = c["change_points"].as_array().unwrap();
+                let found: Vec<usize> = cps
+                    .iter()
+                    .map(|p| p["run"].as_u64().unwrap() as usize)
+                    .collect();
+                let near: Vec<&Value> = cps
+                    .iter()
+                    .filter(|p| (p["run"].as_u64().unwrap() as usize).abs_diff(at) <= 1)
+                    .collect();
+                assert_eq!(
+                    near.len(),
+                    1,
+                    "{name}, p99, {by:+} at {at}: found {found:?}"
+                );
+                let p = near[0];
+                assert_eq!(p["sha"], sha(p["run"].as_u64().unwrap() as usize));
+                assert!(p["p_value"].as_f64().unwrap() <= 0.05, "{p}");
+                let size = p["relative_change"].as_f64().unwrap();
+                assert!((size - by).abs() < 0.1, "{name}, p99: {size} vs {by}");
+                assert_eq!(p["worse"], by > 0.0, "{p}");
+                assert_eq!(p["past_warn"], false, "{p}");
+                assert_eq!(c["drifting"], false, "{c}");
+            }
+        }
+    }
+}
+
 /// Flat: the CPU per request and the throughput (2.6% run to run) have no
-/// change point; p99 (8% run to run, stored but not planted above) may have
-/// the alpha-level false alarm (2 of these 4 histories, at p 0.045 and 0.05),
-/// never past its warn threshold: no series drifts.
+/// change point. p99 (8% run to run) cannot be held to none: at alpha 0.05
+/// a flat series has a false alarm about 1 time in 20 (4-9 of 100 in the
+/// README's measurement), and two of these resampled histories hold a real
+/// step of the noise that the test finds at the alpha level: the 60-run
+/// hyper history's runs from 24 on read 6% higher (p 0.045), the 50-run
+/// twin history's first 3 runs 14% higher (p 0.05). So a flat p99 has at
+/// most one change point, at p 0.04 to 0.05, never past its warn threshold:
+/// no series drifts.
 #[test]
 fn a_flat_history_has_no_change_point() {
     for (name, noise) in windows() {
@@ -149,9 +202,16 @@ fn a_flat_history_has_no_change_point() {
             if c["metric"] == "cpu_us_per_request" || c["metric"] == "throughput_rps" {
                 assert_eq!(c["change_points"], serde_json::json!([]), "{name}: {c}");
             }
+            assert!(
+                c["change_points"].as_array().unwrap().len() <= 1,
+                "{name}: {c}"
+            );
             for p in c["change_points"].as_array().unwrap() {
+                // Between 0.04 and alpha: a weak one, and no split the
+                // search should have stopped at.
+                let p_value = p["p_value"].as_f64().unwrap();
                 assert!(
-                    p["p_value"].as_f64().unwrap() >= 0.04 && p["past_warn"] == false,
+                    (0.04..=0.05).contains(&p_value) && p["past_warn"] == false,
                     "{name}: {c}"
                 );
             }

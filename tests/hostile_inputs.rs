@@ -9,7 +9,7 @@ use benchgate::measure::histogram::MAX_TOTAL_COUNT;
 use benchgate::measure::LatencyHistogram;
 use benchgate::orchestrate::external;
 use benchgate::results::check::{MAX_CELLS, MAX_NAME_BYTES};
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::{synthetic, RunResults, MAX_RESULTS_BYTES};
 use serde_json::{json, Value};
 
 const FILE: &str = "bench.toml";
@@ -238,6 +238,25 @@ fn megabyte_names_and_keys_in_a_results_file_are_refused() {
         &results_err(&doc),
         &["the key starting \"xxxx", "has 1048576 bytes"],
     );
+}
+
+#[test]
+fn an_endless_results_file_is_read_only_up_to_the_limit() {
+    // A fork's artifact may hold its results file as a symlink to /dev/zero:
+    // its size reads 0, so only a bounded read stops it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("benchgate-results.json");
+    std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+    let started = std::time::Instant::now();
+    let shown = format!("{:#}", RunResults::read(&path).unwrap_err());
+    says(
+        &shown,
+        &[
+            &format!("results file {}", path.display()),
+            &format!("over the {MAX_RESULTS_BYTES} byte limit"),
+        ],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
 #[test]

@@ -116,12 +116,13 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
 /// so that none of them is a workflow command (`::set-output`, `::add-mask::`
 /// and the rest are recognised only at the start of a line, on stdout and
 /// stderr alike) and none can close a `::stop-commands::` fence. Carriage
-/// returns end a line for the runner too.
+/// returns end a line for the runner too. The runner's legacy form,
+/// `##[add-mask]x`, is a command anywhere in a line: `##[` becomes `## [`.
 pub fn prefixed_lines(prefix: &str, text: &str) -> String {
     let mut out = String::new();
     for line in text.split(['\n', '\r']) {
         out.push_str(prefix);
-        out.push_str(line);
+        out.push_str(&line.replace("##[", "## ["));
         out.push('\n');
     }
     out
@@ -141,12 +142,15 @@ mod tests {
 
     #[test]
     fn untrusted_text_never_starts_a_line() {
-        let hostile = "bad key\n::set-output name=verdict::pass\r::add-mask::x\n  ::error::y";
+        let hostile =
+            "bad key\n::set-output name=verdict::pass\r::add-mask::x\n  ::error::y ##[add-mask]z";
         let text = prefixed_lines("benchgate: error: ", hostile);
         assert_eq!(text.lines().count(), 4);
         for line in text.lines() {
             assert!(line.starts_with("benchgate: error: "), "{line:?}");
         }
+        assert!(!text.contains("##["), "{text}");
+        assert!(text.contains("## [add-mask]z"), "{text}");
     }
 
     #[test]

@@ -49,11 +49,13 @@ impl Progress {
             ),
             // A failure may quote a program's output (a setup log's tail):
             // its later lines are indented, so none of them starts a line the
-            // way a workflow command (`::add-mask::`, `::set-output`) would.
+            // way a workflow command (`::add-mask::`, `::set-output`) would,
+            // and `##[` (the runner's legacy form, a command anywhere in a
+            // line) is broken up.
             (None, Some(f)) => format!(
                 "{}: FAILED: {}",
                 self.label,
-                f.replace(['\r', '\n'], "\n    | ")
+                f.replace(['\r', '\n'], "\n    | ").replace("##[", "## [")
             ),
             (None, None) => format!("{}: done", self.label),
         };

@@ -310,6 +310,57 @@ mod tests {
         assert!(check(&header(None, MAX_SHARDS + 1), "f.json").is_err());
     }
 
+    /// The refusal of merging `a.json` (shard 1 of 2) with `b.json` (shard 2,
+    /// changed by `change`).
+    fn refusal(change: impl FnOnce(&mut RunResults)) -> String {
+        let mut two = shard(2, "EPYC");
+        change(&mut two);
+        merge(vec![("a.json".into(), shard(1, "EPYC")), ("b.json".into(), two)])
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn shards_of_another_benchgate_version_are_refused_with_both_versions() {
+        let e = refusal(|r| r.environment.benchgate_version = "0.0.1-other".into());
+        let ours = env!("CARGO_PKG_VERSION");
+        assert_eq!(
+            e,
+            format!(
+                "b.json was measured with benchgate 0.0.1-other, a.json with {ours}: run every shard with the same benchgate version"
+            )
+        );
+    }
+
+    #[test]
+    fn shards_of_another_shard_count_are_refused_with_both_counts() {
+        let e = refusal(|r| r.shard = Some(header(Some(2), 3)));
+        assert_eq!(
+            e,
+            "b.json is shard 2/3 but a.json is one of 2 shards: run every shard with the same --shard K/N count"
+        );
+    }
+
+    #[test]
+    fn shards_of_another_commit_are_refused_with_both_commits() {
+        let sha = "fedcba9876543210fedcba9876543210fedcba98";
+        let e = refusal(|r| r.git.sha = Some(sha.into()));
+        assert_eq!(
+            e,
+            format!(
+                "b.json measured commit {sha}, a.json commit 0123456789abcdef0123456789abcdef01234567: merge shards of one commit"
+            )
+        );
+        // A shard that recorded no commit differs from one that did.
+        let e = refusal(|r| r.git.sha = None);
+        assert!(
+            e.starts_with(
+                "b.json measured commit (unknown), a.json commit 0123456789abcdef0123456789abcdef01234567"
+            ),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_merged_run_keeps_each_scenarios_runner() {
         let (one, two) = (shard(1, "EPYC"), shard(2, "Xeon"));

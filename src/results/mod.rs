@@ -29,6 +29,10 @@ pub use metrics::{Spread, TrialMetrics, METRICS};
 /// Version of the results document layout. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// Largest results file [`RunResults::read`] reads (it may come with an
+/// untrusted artifact); the read itself stops after this many bytes.
+pub const MAX_RESULTS_BYTES: u64 = 256 * 1024 * 1024;
+
 /// One run: everything measured, with what it was measured on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -116,19 +120,31 @@ impl RunResults {
     /// cells, trials and names bounded, measured values finite and
     /// non-negative (`check`).
     pub fn read(path: &Path) -> anyhow::Result<RunResults> {
-        const MAX_BYTES: u64 = 256 * 1024 * 1024;
-        let meta = std::fs::metadata(path)
-            .with_context(|| format!("cannot read results file {}", path.display()))?;
-        if meta.len() > MAX_BYTES {
-            anyhow::bail!(
-                "results file {} is {} bytes, over the {} byte limit; is it really a benchgate results file?",
+        use std::io::Read as _;
+        let cannot = || format!("cannot read results file {}", path.display());
+        let over = |size: String| {
+            anyhow::anyhow!(
+                "results file {} is {size} bytes, over the {MAX_RESULTS_BYTES} byte limit; is it really a benchgate results file?",
                 path.display(),
-                meta.len(),
-                MAX_BYTES
-            );
+            )
+        };
+        let file = std::fs::File::open(path).with_context(cannot)?;
+        let len = file.metadata().with_context(cannot)?.len();
+        if len > MAX_RESULTS_BYTES {
+            return Err(over(len.to_string()));
         }
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read results file {}", path.display()))?;
+        // The read itself is bounded too: a symlink to /dev/zero (size 0) or
+        // a file that grows after the check passes the size check above.
+        let mut bytes = Vec::new();
+        file.take(MAX_RESULTS_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .with_context(cannot)?;
+        if bytes.len() as u64 > MAX_RESULTS_BYTES {
+            return Err(over(format!("more than {MAX_RESULTS_BYTES}")));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| anyhow::anyhow!("stream did not contain valid UTF-8"))
+            .with_context(cannot)?;
         Self::parse(&text, &path.display().to_string())
     }
 

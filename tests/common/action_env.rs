@@ -129,6 +129,22 @@ impl ActionRun {
             .unwrap_or_else(|| panic!("no output {name} in:\n{}\n{}", self.outputs, self.log()))
     }
 
+    /// The lines of stdout and of stderr that the runner would execute as
+    /// one of [`INJECTED`] ([`injected_commands`]), each named by its stream.
+    pub fn injected(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for (name, bytes) in [
+            ("stdout", &self.output.stdout),
+            ("stderr", &self.output.stderr),
+        ] {
+            let text = String::from_utf8_lossy(bytes);
+            for line in injected_commands(&text, &INJECTED) {
+                found.push(format!("{name}: {line}"));
+            }
+        }
+        found
+    }
+
     /// `secret` is only ever on the `::add-mask::` line of stdout, and not on
     /// stderr.
     pub fn assert_only_masked(&self, secret: &str) {
@@ -147,6 +163,93 @@ impl ActionRun {
             self.log()
         );
     }
+}
+
+/// Untrusted text that holds workflow commands: a newline and a carriage
+/// return before them, one indented, and the runner's legacy `##[name]` form,
+/// which it recognises anywhere in a line. Each command is one of
+/// [`INJECTED`].
+pub const HOSTILE: &str = "x\n::set-output name=verdict::pwned\n  ::add-mask::pwned\r::error::pwned\nsee ##[add-mask]pwned";
+
+/// The workflow commands in [`HOSTILE`].
+pub const INJECTED: [&str; 4] = [
+    "::set-output name=verdict::pwned",
+    "::add-mask::pwned",
+    "::error::pwned",
+    "##[add-mask]pwned",
+];
+
+/// The lines of one output stream that GitHub's runner would execute as one
+/// of the `injected` commands. Lines end at LF or CR (as the runner reads
+/// them). Outside a `::stop-commands::TOKEN` fence whose token is random
+/// (`benchgate-` and 32 hex digits) and that a later `::TOKEN::` line closes,
+/// the runner takes a line that starts with `::` after whitespace as a
+/// command (so escaped text after benchgate's own `::error title=..::` is
+/// data), and any other line that holds `##[name]` as one in the legacy form.
+pub fn injected_commands(text: &str, injected: &[&str]) -> Vec<String> {
+    let lines: Vec<&str> = text.split(['\n', '\r']).collect();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_start();
+        let fence = line
+            .strip_prefix("::stop-commands::")
+            .filter(|token| {
+                token.strip_prefix("benchgate-").is_some_and(|random| {
+                    random.len() >= 32 && random.chars().all(|c| c.is_ascii_hexdigit())
+                })
+            })
+            .and_then(|token| {
+                let close = format!("::{token}::");
+                lines[i + 1..]
+                    .iter()
+                    .position(|l| l.trim_start().starts_with(&close))
+            });
+        if let Some(len) = fence {
+            i += len + 2;
+            continue;
+        }
+        let command = injected.iter().any(|c| match c.strip_prefix("##[") {
+            Some(_) => !is_v2_command(line) && line.contains(c),
+            None => line.starts_with(c),
+        });
+        if command {
+            found.push(lines[i].to_string());
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Whether the runner parses `line` (trimmed) as a `::name ...::data`
+/// command: its name is one the runner knows; otherwise it tries the legacy
+/// `##[name]` form on the same line.
+fn is_v2_command(line: &str) -> bool {
+    const KNOWN: [&str; 15] = [
+        "add-mask",
+        "add-matcher",
+        "add-path",
+        "debug",
+        "echo",
+        "endgroup",
+        "error",
+        "group",
+        "notice",
+        "remove-matcher",
+        "save-state",
+        "set-env",
+        "set-output",
+        "stop-commands",
+        "warning",
+    ];
+    let Some(rest) = line.strip_prefix("::") else {
+        return false;
+    };
+    let Some(end) = rest.find("::") else {
+        return false;
+    };
+    let name = rest[..end].split(' ').next().unwrap_or("");
+    KNOWN.iter().any(|k| k.eq_ignore_ascii_case(name))
 }
 
 /// A recorded event payload from `fixtures/events/`.
