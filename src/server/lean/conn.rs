@@ -3,9 +3,12 @@
 //!
 //! A wake-up costs one `read` when it returns less than the buffer's room
 //! (edge-triggered: a short read drained the socket, and new bytes bring a new
-//! event), and one `write`/`writev` per response (head and body together).
-//! Output that does not fit the socket waits for the writable edge; no request
-//! is parsed while a response is unsent, so pipelined responses keep their order.
+//! event), and one `write` per response: bodies up to [`INLINE_BODY`] are
+//! copied behind the head, longer ones go out with `writev` straight from the
+//! static pattern buffer. The socket is registered for reading only, so the
+//! ACKs of sent responses wake nobody; only output that does not fit the
+//! socket adds the writable interest until it is sent. No request is parsed
+//! while a response is unsent, so pipelined responses keep their order.
 
 use std::io::{self, IoSlice, Read as _, Write as _};
 use std::sync::Arc;
@@ -23,6 +26,8 @@ use crate::server::Server;
 
 /// Read buffer to start with; it grows once, to the head limit, for a long head.
 const BUF: usize = 8 * 1024;
+/// Bodies up to this size are copied behind the head: one buffer, one `write`.
+const INLINE_BODY: u64 = 4096;
 /// Headers parsed in place; a request with more goes to hyper.
 const HEADERS: usize = 32;
 /// Idle scan ticks (quarters of `idle_timeout`) without a byte either way, and
@@ -61,6 +66,8 @@ pub(super) struct Conn {
     body_sent: u64,
     last_io: u64,
     last_write: u64,
+    /// Registered for writable edges too (only while output waits).
+    writable: bool,
 }
 
 impl Conn {
@@ -84,15 +91,26 @@ impl Conn {
             body_sent: 0,
             last_io: tick,
             last_write: tick,
+            writable: false,
         }
     }
 
     pub(super) fn register(&mut self, registry: &Registry, token: Token) -> io::Result<()> {
-        registry.register(
-            &mut self.stream,
-            token,
-            Interest::READABLE | Interest::WRITABLE,
-        )
+        registry.register(&mut self.stream, token, Interest::READABLE)
+    }
+
+    /// Adds or drops the writable interest: wanted only while output waits.
+    fn want_writable(&mut self, want: bool, registry: &Registry, token: Token) -> io::Result<()> {
+        if want != self.writable {
+            let interest = if want {
+                Interest::READABLE | Interest::WRITABLE
+            } else {
+                Interest::READABLE
+            };
+            registry.reregister(&mut self.stream, token, interest)?;
+            self.writable = want;
+        }
+        Ok(())
     }
 
     pub(super) fn deregister(&mut self, registry: &Registry) {
@@ -107,7 +125,29 @@ impl Conn {
     }
 
     /// The socket became readable or writable.
-    pub(super) fn ready(&mut self, server: &Server, date: &DateCache, tick: u64) -> Step {
+    pub(super) fn ready(
+        &mut self,
+        server: &Server,
+        date: &DateCache,
+        tick: u64,
+        registry: &Registry,
+        token: Token,
+    ) -> Step {
+        let step = self.serve(server, date, tick);
+        // Output waits (Keep with bytes unsent) or went out: the writable
+        // interest follows.
+        let waiting = step == Step::Keep && !self.sent_all();
+        match self.want_writable(waiting, registry, token) {
+            Ok(()) => step,
+            Err(_) => Step::Close,
+        }
+    }
+
+    fn sent_all(&self) -> bool {
+        self.head_sent == self.head.len() && self.body_sent == self.body_len
+    }
+
+    fn serve(&mut self, server: &Server, date: &DateCache, tick: u64) -> Step {
         let mut drained = false;
         loop {
             if let Some(step) = self.answer_buffered(server, date, tick) {
@@ -189,8 +229,13 @@ impl Conn {
         self.head.extend_from_slice(date.as_bytes());
         self.head.extend_from_slice(b"\r\n\r\n");
         self.head_sent = 0;
-        self.body_len = n;
         self.body_sent = 0;
+        if n <= INLINE_BODY {
+            self.head.extend_from_slice(pattern_from(0, n));
+            self.body_len = 0;
+        } else {
+            self.body_len = n;
+        }
         server.counters.add_bytes_out(n);
         server.counters.request_done(
             &self.state.epoch,

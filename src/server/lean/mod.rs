@@ -237,7 +237,13 @@ impl Loop {
         let Some(conn) = self.conns.get_mut(index).and_then(Option::as_mut) else {
             return;
         };
-        match conn.ready(&self.server, &self.date, tick) {
+        match conn.ready(
+            &self.server,
+            &self.date,
+            tick,
+            self.poll.registry(),
+            Token(index),
+        ) {
             Step::Keep => {}
             Step::Close => self.remove(index),
             Step::HandOff => {
