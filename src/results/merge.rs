@@ -315,9 +315,12 @@ mod tests {
     fn refusal(change: impl FnOnce(&mut RunResults)) -> String {
         let mut two = shard(2, "EPYC");
         change(&mut two);
-        merge(vec![("a.json".into(), shard(1, "EPYC")), ("b.json".into(), two)])
-            .unwrap_err()
-            .to_string()
+        merge(vec![
+            ("a.json".into(), shard(1, "EPYC")),
+            ("b.json".into(), two),
+        ])
+        .unwrap_err()
+        .to_string()
     }
 
     #[test]

@@ -4,13 +4,18 @@
 //! A wake-up costs one `read` when it returns less than the buffer's room
 //! (edge-triggered: a short read drained the socket, and new bytes bring a new
 //! event), and one `write` per response: bodies up to [`INLINE_BODY`] are
-//! copied behind the head, longer ones go out with `writev` straight from the
-//! static pattern buffer. The socket is registered for reading only, so the
-//! ACKs of sent responses wake nobody; only output that does not fit the
-//! socket adds the writable interest until it is sent. No request is parsed
-//! while a response is unsent, so pipelined responses keep their order.
+//! copied behind the head, longer ones follow from the static pattern buffer.
+//! The socket is registered for reading only, so the ACKs of sent responses
+//! wake nobody; only output that does not fit the socket adds the writable
+//! interest until it is sent. No request is parsed while a response is unsent,
+//! so pipelined responses keep their order.
+//!
+//! Memory: reads land in the loop's [`Scratch`] buffer and responses are built
+//! there; a connection keeps bytes of its own only while it has a partial
+//! request head or unsent output, so an idle keep-alive connection costs a
+//! few hundred bytes, not a read buffer.
 
-use std::io::{self, IoSlice, Read as _, Write as _};
+use std::io::{self, Read as _, Write as _};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,8 +29,8 @@ use crate::server::conn::{ConnState, OpenGuard};
 use crate::server::counters::Protocol;
 use crate::server::Server;
 
-/// Read buffer to start with; it grows once, to the head limit, for a long head.
-const BUF: usize = 8 * 1024;
+/// The loop's read buffer: one read takes at most this much.
+const READ_BUF: usize = 64 * 1024;
 /// Bodies up to this size are copied behind the head: one buffer, one `write`.
 const INLINE_BODY: u64 = 4096;
 /// Headers parsed in place; a request with more goes to hyper.
@@ -35,6 +40,22 @@ const HEADERS: usize = 32;
 const IDLE_TICKS: u64 = 4;
 const UNANSWERED_TICKS: u64 = 2 * IDLE_TICKS;
 
+/// Buffers the loop's connections share: what was just read, and the
+/// response being built.
+pub(super) struct Scratch {
+    read: Vec<u8>,
+    head: Vec<u8>,
+}
+
+impl Scratch {
+    pub(super) fn new() -> Self {
+        Scratch {
+            read: vec![0; READ_BUF],
+            head: Vec::with_capacity(256 + INLINE_BODY as usize),
+        }
+    }
+}
+
 /// What the loop does with a connection after a wake-up.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Step {
@@ -43,25 +64,30 @@ pub(super) enum Step {
     HandOff,
 }
 
-enum Next {
-    Answered,
+/// Where answering a run of buffered bytes stopped.
+enum Stop {
+    /// Every complete request answered; the rest is a partial head (or nothing).
     Incomplete,
+    /// A response waits for the socket.
+    Blocked,
+    /// The next request is hyper's.
     HandOff,
+    Failed,
 }
 
 pub(super) struct Conn {
     stream: TcpStream,
     state: Arc<ConnState>,
     open: OpenGuard,
-    /// Bytes read: `buf[start..end]` are not answered yet.
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
+    /// Bytes read and not answered yet: a partial head, or requests pipelined
+    /// behind a response that waits. Usually empty (no allocation).
+    carried: Vec<u8>,
     /// The largest head hyper would read (`max(max_header_bytes, 8 KiB)`).
     max_head: usize,
-    /// The response being written: its head, then `body_len` pattern bytes.
-    head: Vec<u8>,
-    head_sent: usize,
+    /// Unsent output: the rest of a head (with its inline body), then
+    /// `body_len - body_sent` pattern bytes.
+    out: Vec<u8>,
+    out_sent: usize,
     body_len: u64,
     body_sent: u64,
     last_io: u64,
@@ -81,12 +107,10 @@ impl Conn {
             stream,
             state: Arc::new(ConnState::default()),
             open,
-            buf: vec![0; BUF],
-            start: 0,
-            end: 0,
+            carried: Vec::new(),
             max_head: max_header_bytes.max(8192),
-            head: Vec::with_capacity(128),
-            head_sent: 0,
+            out: Vec::new(),
+            out_sent: 0,
             body_len: 0,
             body_sent: 0,
             last_io: tick,
@@ -129,13 +153,13 @@ impl Conn {
         &mut self,
         server: &Server,
         date: &DateCache,
+        scratch: &mut Scratch,
         tick: u64,
         registry: &Registry,
         token: Token,
     ) -> Step {
-        let step = self.serve(server, date, tick);
-        // Output waits (Keep with bytes unsent) or went out: the writable
-        // interest follows.
+        let step = self.serve(server, date, scratch, tick);
+        // The writable interest follows whether output waits.
         let waiting = step == Step::Keep && !self.sent_all();
         match self.want_writable(waiting, registry, token) {
             Ok(()) => step,
@@ -144,129 +168,171 @@ impl Conn {
     }
 
     fn sent_all(&self) -> bool {
-        self.head_sent == self.head.len() && self.body_sent == self.body_len
+        self.out_sent == self.out.len() && self.body_sent == self.body_len
     }
 
-    fn serve(&mut self, server: &Server, date: &DateCache, tick: u64) -> Step {
-        let mut drained = false;
-        loop {
-            if let Some(step) = self.answer_buffered(server, date, tick) {
+    fn serve(
+        &mut self,
+        server: &Server,
+        date: &DateCache,
+        scratch: &mut Scratch,
+        tick: u64,
+    ) -> Step {
+        // Output left from an earlier wake-up, then the requests behind it.
+        match self.flush(tick) {
+            Ok(true) => {}
+            Ok(false) => return Step::Keep,
+            Err(_) => return Step::Close,
+        }
+        if !self.carried.is_empty() {
+            let carried = std::mem::take(&mut self.carried);
+            let (used, stop) = self.answer(&carried, server, date, &mut scratch.head, tick);
+            self.carried = carried;
+            self.carried.drain(..used);
+            if let Some(step) = step_of(stop) {
                 return step;
             }
-            if drained {
+        }
+        loop {
+            let n = match self.stream.read(&mut scratch.read) {
+                Ok(0) => return Step::Close,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Keep,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return Step::Close,
+            };
+            self.last_io = tick;
+            let stop = if self.carried.is_empty() {
+                let (used, stop) =
+                    self.answer(&scratch.read[..n], server, date, &mut scratch.head, tick);
+                self.carried.extend_from_slice(&scratch.read[used..n]);
+                stop
+            } else {
+                self.carried.extend_from_slice(&scratch.read[..n]);
+                let carried = std::mem::take(&mut self.carried);
+                let (used, stop) = self.answer(&carried, server, date, &mut scratch.head, tick);
+                self.carried = carried;
+                self.carried.drain(..used);
+                stop
+            };
+            if let Some(step) = step_of(stop) {
+                return step;
+            }
+            if n < scratch.read.len() {
                 // A short read emptied the socket: the next bytes bring an edge.
+                if self.carried.capacity() > 2 * self.max_head && self.carried.is_empty() {
+                    self.carried = Vec::new();
+                }
                 return Step::Keep;
             }
-            if self.start > 0 {
-                self.buf.copy_within(self.start..self.end, 0);
-                self.end -= self.start;
-                self.start = 0;
-            }
-            if self.end == self.buf.len() {
-                // A head longer than the first buffer: room up to the limit
-                // (past it, `next_request` hands off and hyper answers 431).
-                self.buf.resize(self.max_head + 1, 0);
-            }
-            let room = self.buf.len() - self.end;
-            match self.stream.read(&mut self.buf[self.end..]) {
-                Ok(0) => return Step::Close,
-                Ok(n) => {
-                    self.end += n;
-                    self.last_io = tick;
-                    drained = n < room;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Step::Keep,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return Step::Close,
-            }
         }
     }
 
-    /// Answers the complete requests buffered; `None` when it is waiting for
-    /// more bytes.
-    fn answer_buffered(&mut self, server: &Server, date: &DateCache, tick: u64) -> Option<Step> {
+    /// Answers the complete requests at the start of `data`; how many bytes
+    /// they took, and why it stopped.
+    fn answer(
+        &mut self,
+        data: &[u8],
+        server: &Server,
+        date: &DateCache,
+        head: &mut Vec<u8>,
+        tick: u64,
+    ) -> (usize, Stop) {
+        let mut used = 0;
         loop {
-            match self.flush(tick) {
-                Ok(true) => {}
-                Ok(false) => return Some(Step::Keep),
-                Err(_) => return Some(Step::Close),
+            let rest = &data[used..];
+            if rest.is_empty() {
+                return (used, Stop::Incomplete);
             }
-            match self.next_request(server, date) {
-                Next::Answered => {}
-                Next::Incomplete => return None,
-                Next::HandOff => return Some(Step::HandOff),
+            let mut headers = [httparse::EMPTY_HEADER; HEADERS];
+            let mut req = httparse::Request::new(&mut headers);
+            let (len, n) = match req.parse(rest) {
+                // A head over the limit is hyper's to refuse (431), even when
+                // it arrived whole.
+                Ok(httparse::Status::Complete(len)) if len <= self.max_head => {
+                    match fast(&req, server.opts.max_body_bytes) {
+                        Some(n) => (len, n),
+                        None => return (used, Stop::HandOff),
+                    }
+                }
+                Ok(httparse::Status::Partial) if rest.len() <= self.max_head => {
+                    return (used, Stop::Incomplete)
+                }
+                // Too long, malformed, or more headers than parsed here: hyper answers.
+                _ => return (used, Stop::HandOff),
+            };
+            used += len;
+            let arrived = Instant::now();
+            head.clear();
+            head.extend_from_slice(b"HTTP/1.1 200 OK\r\ncontent-length: ");
+            head.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            head.extend_from_slice(b"\r\ndate: ");
+            head.extend_from_slice(date.as_bytes());
+            head.extend_from_slice(b"\r\n\r\n");
+            let (inline, body) = if n <= INLINE_BODY { (n, 0) } else { (0, n) };
+            head.extend_from_slice(pattern_from(0, inline));
+            server.counters.add_bytes_out(n);
+            server.counters.request_done(
+                &self.state.epoch,
+                Protocol::default(),
+                200,
+                arrived.elapsed(),
+            );
+            match self.send(head, body, tick) {
+                Ok(true) => {}
+                Ok(false) => return (used, Stop::Blocked),
+                Err(_) => return (used, Stop::Failed),
             }
         }
     }
 
-    /// Parses the next buffered request and prepares its response, or says why not.
-    fn next_request(&mut self, server: &Server, date: &DateCache) -> Next {
-        let data = &self.buf[self.start..self.end];
-        if data.is_empty() {
-            return Next::Incomplete;
-        }
-        let mut headers = [httparse::EMPTY_HEADER; HEADERS];
-        let mut req = httparse::Request::new(&mut headers);
-        let (len, n) = match req.parse(data) {
-            Ok(httparse::Status::Complete(len)) => match fast(&req, server.opts.max_body_bytes) {
-                Some(n) => (len, n),
-                None => return Next::HandOff,
-            },
-            Ok(httparse::Status::Partial) if data.len() <= self.max_head => {
-                return Next::Incomplete
+    /// Writes `head`, then `body` pattern bytes; keeps what does not fit.
+    /// `Ok(true)` once everything is sent.
+    fn send(&mut self, head: &[u8], body: u64, tick: u64) -> io::Result<bool> {
+        let mut sent = 0;
+        while sent < head.len() {
+            match self.stream.write(&head[sent..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    sent += n;
+                    self.last_io = tick;
+                    self.last_write = tick;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
             }
-            // Too long, malformed, or more headers than parsed here: hyper answers.
-            _ => return Next::HandOff,
-        };
-        let arrived = Instant::now();
-        self.start += len;
-        self.head.clear();
-        self.head
-            .extend_from_slice(b"HTTP/1.1 200 OK\r\ncontent-length: ");
-        self.head
-            .extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-        self.head.extend_from_slice(b"\r\ndate: ");
-        self.head.extend_from_slice(date.as_bytes());
-        self.head.extend_from_slice(b"\r\n\r\n");
-        self.head_sent = 0;
-        self.body_sent = 0;
-        if n <= INLINE_BODY {
-            self.head.extend_from_slice(pattern_from(0, n));
-            self.body_len = 0;
-        } else {
-            self.body_len = n;
         }
-        server.counters.add_bytes_out(n);
-        server.counters.request_done(
-            &self.state.epoch,
-            Protocol::default(),
-            200,
-            arrived.elapsed(),
-        );
-        Next::Answered
+        self.out.clear();
+        self.out.extend_from_slice(&head[sent..]);
+        self.out_sent = 0;
+        self.body_len = body;
+        self.body_sent = 0;
+        self.flush(tick)
     }
 
     /// Writes what is left of the response; `Ok(true)` once nothing is left.
     fn flush(&mut self, tick: u64) -> io::Result<bool> {
         loop {
-            let head = &self.head[self.head_sent..];
+            let head = &self.out[self.out_sent..];
             let body = pattern_from(self.body_sent, self.body_len - self.body_sent);
-            let written = match (head.is_empty(), body.is_empty()) {
-                (true, true) => return Ok(true),
-                (false, true) => self.stream.write(head),
-                (true, false) => self.stream.write(body),
-                (false, false) => self
-                    .stream
-                    .write_vectored(&[IoSlice::new(head), IoSlice::new(body)]),
-            };
-            match written {
+            let piece = if head.is_empty() { body } else { head };
+            if piece.is_empty() {
+                if self.out.capacity() > 2 * INLINE_BODY as usize {
+                    self.out = Vec::new();
+                }
+                return Ok(true);
+            }
+            match self.stream.write(piece) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => {
                     self.last_io = tick;
                     self.last_write = tick;
-                    let from_head = n.min(head.len());
-                    self.head_sent += from_head;
-                    self.body_sent += (n - from_head) as u64;
+                    if head.is_empty() {
+                        self.body_sent += n as u64;
+                    } else {
+                        self.out_sent += n;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -279,11 +345,21 @@ impl Conn {
     pub(super) fn into_handoff(mut self, registry: &Registry) -> Option<HandOff> {
         self.deregister(registry);
         Some(HandOff {
-            prefix: self.buf[self.start..self.end].to_vec(),
+            prefix: self.carried,
             stream: std::net::TcpStream::from(self.stream),
             state: self.state,
             open: self.open,
         })
+    }
+}
+
+/// What a wake-up ends with when answering stopped there (`None`: read on).
+fn step_of(stop: Stop) -> Option<Step> {
+    match stop {
+        Stop::Incomplete => None,
+        Stop::Blocked => Some(Step::Keep),
+        Stop::HandOff => Some(Step::HandOff),
+        Stop::Failed => Some(Step::Close),
     }
 }
 

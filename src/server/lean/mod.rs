@@ -43,7 +43,7 @@ use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use tokio::sync::mpsc::UnboundedSender;
 
-use self::conn::{Conn, Step};
+use self::conn::{Conn, Scratch, Step};
 use self::date::DateCache;
 use super::conn::{ConnState, OpenGuard};
 use super::Server;
@@ -101,6 +101,7 @@ impl Lean {
                 conns: Vec::new(),
                 free: Vec::new(),
                 date: DateCache::new(),
+                scratch: Scratch::new(),
                 stop: stop.clone(),
                 accept_again: None,
             };
@@ -144,6 +145,8 @@ struct Loop {
     conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     date: DateCache,
+    /// The read buffer and the response being built, shared by the connections.
+    scratch: Scratch,
     stop: Arc<AtomicBool>,
     /// When accepting failed for lack of resources: retry then.
     accept_again: Option<Instant>,
@@ -240,6 +243,7 @@ impl Loop {
         match conn.ready(
             &self.server,
             &self.date,
+            &mut self.scratch,
             tick,
             self.poll.registry(),
             Token(index),
