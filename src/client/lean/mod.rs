@@ -37,7 +37,8 @@
 mod conn;
 pub mod request;
 pub mod response;
-mod wakeup;
+// Also the reference server's lean loop's tick (src/server/lean).
+pub(crate) mod wakeup;
 
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -37,17 +37,20 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mio::net::TcpListener;
 use mio::{Events, Interest, Poll, Token, Waker};
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Instant;
 
 use self::conn::{Conn, Scratch, Step};
 use self::date::DateCache;
 use super::conn::{ConnState, OpenGuard};
 use super::Server;
+use crate::client::lean::wakeup::Wakeup;
 
+const TIMER: Token = Token(usize::MAX - 2);
 const LISTENER: Token = Token(usize::MAX - 1);
 const WAKER: Token = Token(usize::MAX);
 /// Readiness events taken per `epoll_wait`.
@@ -93,7 +96,9 @@ impl Lean {
             poll.registry()
                 .register(&mut listener, LISTENER, Interest::READABLE)?;
             let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
+            let timer = Wakeup::new(poll.registry(), TIMER)?;
             let mut event_loop = Loop {
+                timer,
                 poll,
                 listener,
                 server: server.clone(),
@@ -150,6 +155,10 @@ struct Loop {
     stop: Arc<AtomicBool>,
     /// When accepting failed for lack of resources: retry then.
     accept_again: Option<Instant>,
+    /// The idle scan's tick and the accept retry, as a timerfd in the epoll
+    /// set: `epoll_wait` then blocks with no timeout (no timer armed and
+    /// cancelled per wait) and the loop reads no clock per wake-up.
+    timer: Wakeup,
 }
 
 impl Loop {
@@ -159,12 +168,12 @@ impl Loop {
         let mut tick: u64 = 0;
         let mut next_tick = Instant::now() + quarter;
         while !self.stop.load(Relaxed) {
-            let now = Instant::now();
-            let mut wait = next_tick.saturating_duration_since(now);
-            if let Some(at) = self.accept_again {
-                wait = wait.min(at.saturating_duration_since(now));
+            let due = self.accept_again.map_or(next_tick, |at| at.min(next_tick));
+            if let Err(e) = self.timer.set(Some(due)) {
+                eprintln!("benchgate serve: lean HTTP/1.1 loop stopped: its timer: {e}");
+                break;
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+            if let Err(e) = self.poll.poll(&mut events, None) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
@@ -173,14 +182,20 @@ impl Loop {
                 break;
             }
             self.date.refresh();
+            let mut timer = false;
             for event in events.iter() {
                 match event.token() {
                     WAKER => {}
+                    TIMER => timer = true,
                     LISTENER => self.accept(tick),
                     Token(i) => self.ready(i, tick),
                 }
             }
+            if !timer {
+                continue;
+            }
             let now = Instant::now();
+            self.timer.fired(now);
             if self.accept_again.is_some_and(|at| now >= at) {
                 self.accept_again = None;
                 self.accept(tick);
