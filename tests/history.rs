@@ -54,6 +54,20 @@ fn cell<'a>(doc: &'a Value, metric: &str) -> &'a Value {
 
 /// Histories of the real noise, resampled: 100, 60 and 50 runs of both
 /// clients.
+/// The one change point of `c` within one run of `at`, at that run's commit
+/// and significant (`what` names the case in the failure).
+fn the_change_point_near<'a>(c: &'a Value, at: usize, what: &str) -> &'a Value {
+    let cps = c["change_points"].as_array().unwrap();
+    let run = |p: &Value| p["run"].as_u64().unwrap() as usize;
+    let found: Vec<usize> = cps.iter().map(run).collect();
+    let near: Vec<&Value> = cps.iter().filter(|p| run(p).abs_diff(at) <= 1).collect();
+    assert_eq!(near.len(), 1, "{what} at {at}: found {found:?}");
+    let p = near[0];
+    assert_eq!(p["sha"], sha(run(p)));
+    assert!(p["p_value"].as_f64().unwrap() <= 0.05, "{p}");
+    p
+}
+
 fn windows() -> Vec<(&'static str, Vec<Noise>)> {
     vec![
         ("hyper, shuffle 1", shuffled("hyper", 1)),
@@ -82,23 +96,7 @@ fn each_planted_ten_percent_shift_is_found_within_one_commit() {
                     ("throughput_rps", by > 0.0),
                 ] {
                     let c = cell(&doc, metric);
-                    let cps = c["change_points"].as_array().unwrap();
-                    let found: Vec<usize> = cps
-                        .iter()
-                        .map(|p| p["run"].as_u64().unwrap() as usize)
-                        .collect();
-                    let near: Vec<&Value> = cps
-                        .iter()
-                        .filter(|p| (p["run"].as_u64().unwrap() as usize).abs_diff(at) <= 1)
-                        .collect();
-                    assert_eq!(
-                        near.len(),
-                        1,
-                        "{name}, {metric}, {by:+} at {at}: found {found:?}"
-                    );
-                    let p = near[0];
-                    assert_eq!(p["sha"], sha(p["run"].as_u64().unwrap() as usize));
-                    assert!(p["p_value"].as_f64().unwrap() <= 0.05, "{p}");
+                    let p = the_change_point_near(c, at, &format!("{name}, {metric}, {by:+}"));
                     let size = p["relative_change"].as_f64().unwrap();
                     let want = if metric == "throughput_rps" {
                         1.0 / (1.0 + by) - 1.0
@@ -110,7 +108,10 @@ fn each_planted_ten_percent_shift_is_found_within_one_commit() {
                         "{name}, {metric}: {size} vs {want}"
                     );
                     assert_eq!(p["worse"], worse, "{p}");
-                    assert_eq!(c["drifting"], worse && p == cps.last().unwrap());
+                    assert_eq!(
+                        c["drifting"],
+                        worse && p == c["change_points"].as_array().unwrap().last().unwrap()
+                    );
                 }
                 // The terminal names the commit and the run.
                 let line = stdout
@@ -154,23 +155,7 @@ fn each_planted_forty_percent_p99_shift_is_found_within_one_commit() {
             for by in [0.40, -0.40] {
                 let (doc, _) = report(&noise, Some(Planted { at, by }));
                 let c = cell(&doc, "latency_p99_us");
-                let cps = c["change_points"].as_array().unwrap();
-                let found: Vec<usize> = cps
-                    .iter()
-                    .map(|p| p["run"].as_u64().unwrap() as usize)
-                    .collect();
-                let near: Vec<&Value> = cps
-                    .iter()
-                    .filter(|p| (p["run"].as_u64().unwrap() as usize).abs_diff(at) <= 1)
-                    .collect();
-                assert_eq!(
-                    near.len(),
-                    1,
-                    "{name}, p99, {by:+} at {at}: found {found:?}"
-                );
-                let p = near[0];
-                assert_eq!(p["sha"], sha(p["run"].as_u64().unwrap() as usize));
-                assert!(p["p_value"].as_f64().unwrap() <= 0.05, "{p}");
+                let p = the_change_point_near(c, at, &format!("{name}, p99, {by:+}"));
                 let size = p["relative_change"].as_f64().unwrap();
                 assert!((size - by).abs() < 0.1, "{name}, p99: {size} vs {by}");
                 assert_eq!(p["worse"], by > 0.0, "{p}");
