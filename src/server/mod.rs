@@ -137,12 +137,24 @@ impl Server {
         self.tls.as_ref().map(|t| t.cert_pem.as_str())
     }
 
+    /// The largest HTTP/1.1 request head read (hyper's buffer, at least 8 KiB):
+    /// longer ones are answered 431, by hyper on both paths.
+    fn http1_head_limit(&self) -> usize {
+        self.opts.max_header_bytes.max(8192)
+    }
+
+    /// True when `max_connections` are open: a newly accepted socket is
+    /// closed at once, not counted (on both paths).
+    fn full(&self) -> bool {
+        self.counters.open_connections() >= self.opts.max_connections as u64
+    }
+
     fn http(&self) -> auto::Builder<TokioExecutor> {
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
             .http1()
             .keep_alive(true)
-            .max_buf_size(self.opts.max_header_bytes.max(8192))
+            .max_buf_size(self.http1_head_limit())
             // The idle timer in `conn` covers this without a timer per request.
             .header_read_timeout(None);
         builder
@@ -244,7 +256,7 @@ pub async fn run_with_control(
         };
         let open = if port == Port::Control {
             None
-        } else if server.counters.open_connections() >= server.opts.max_connections as u64 {
+        } else if server.full() {
             drop(stream);
             continue;
         } else {
@@ -338,14 +350,24 @@ async fn accept_opt(
     }
 }
 
-/// Out of file descriptors and similar: wait a little instead of spinning.
-async fn accept_backoff(e: &io::Error) {
-    if !matches!(
+/// After an accept error that is not one connection's own (out of file
+/// descriptors and similar), accepting is retried this much later, not spun on.
+const ACCEPT_RETRY: Duration = Duration::from_millis(10);
+
+/// Whether an accept error concerns only the connection being accepted (then
+/// the next accept goes on at once), for both paths.
+fn accept_error_is_the_connections(e: &io::Error) -> bool {
+    matches!(
         e.kind(),
         io::ErrorKind::ConnectionAborted
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::Interrupted
-    ) {
-        tokio::time::sleep(Duration::from_millis(10)).await;
+    )
+}
+
+/// Out of file descriptors and similar: wait a little instead of spinning.
+async fn accept_backoff(e: &io::Error) {
+    if !accept_error_is_the_connections(e) {
+        tokio::time::sleep(ACCEPT_RETRY).await;
     }
 }

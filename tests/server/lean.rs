@@ -55,21 +55,32 @@ async fn answer(addr: std::net::SocketAddr, request: &[u8]) -> Vec<u8> {
     read_until_quiet(&mut s).await
 }
 
+/// Reads `len` bytes, each read within 5 s.
+async fn read_len(s: &mut TcpStream, len: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut chunk = vec![0u8; 256 * 1024];
+    while got.len() < len {
+        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut chunk))
+            .await
+            .expect("the answer keeps coming")
+            .unwrap();
+        assert!(n > 0, "closed after {} of {len} bytes", got.len());
+        got.extend_from_slice(&chunk[..n]);
+    }
+    got
+}
+
+/// The length of the head of a `GET /bytes/{n}` answer (its `date` is 29 bytes).
+fn head_len(n: usize) -> usize {
+    b"HTTP/1.1 200 OK\r\ncontent-length: \r\ndate: Wed, 02 Dec 2026 01:37:44 GMT\r\n\r\n".len()
+        + n.to_string().len()
+}
+
 /// Sends `request` on one keep-alive connection and reads `expect_len` bytes.
 async fn exchange(t: &TestServer, request: &[u8], expect_len: usize) -> Vec<u8> {
     let mut s = TcpStream::connect(t.http).await.unwrap();
     s.write_all(request).await.unwrap();
-    let mut got = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    while got.len() < expect_len {
-        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut chunk))
-            .await
-            .expect("the whole answer in time")
-            .unwrap();
-        assert!(n > 0, "closed after {} of {expect_len} bytes", got.len());
-        got.extend_from_slice(&chunk[..n]);
-    }
-    got
+    read_len(&mut s, expect_len).await
 }
 
 #[tokio::test]
@@ -78,8 +89,7 @@ async fn bytes_answers_are_the_bytes_hyper_writes() {
         let (lean, hyper) = (server(1), server(0));
         for n in [0usize, 1, 22, 65_536, 65_537, 300_000] {
             let req = format!("GET /bytes/{n} HTTP/1.1\r\nHost: x\r\n\r\n");
-            let head_len = b"HTTP/1.1 200 OK\r\ncontent-length: \r\ndate: Wed, 02 Dec 2026 01:37:44 GMT\r\n\r\n".len()
-                + n.to_string().len();
+            let head_len = head_len(n);
             let a = exchange(&lean, req.as_bytes(), head_len + n).await;
             let b = exchange(&hyper, req.as_bytes(), head_len + n).await;
             assert_eq!(a.len(), head_len + n, "n = {n}");
@@ -167,24 +177,13 @@ async fn a_reader_slower_than_the_socket_gets_the_whole_body() {
             .unwrap();
         // Let the socket buffers fill, so the loop waits for the writable edge.
         tokio::time::sleep(Duration::from_millis(200)).await;
-        let mut got = Vec::new();
-        let mut chunk = vec![0u8; 256 * 1024];
-        let head = loop {
-            let k = s.read(&mut chunk).await.unwrap();
-            assert!(k > 0);
-            got.extend_from_slice(&chunk[..k]);
-            if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
-                break end + 4;
-            }
-        };
-        while got.len() < head + n {
-            let k = tokio::time::timeout(Duration::from_secs(5), s.read(&mut chunk))
-                .await
-                .expect("the body keeps coming")
-                .unwrap();
-            assert!(k > 0, "closed at {} of {n}", got.len() - head);
-            got.extend_from_slice(&chunk[..k]);
-        }
+        let head = head_len(n);
+        let got = read_len(&mut s, head + n).await;
+        assert!(
+            got[..head].ends_with(b"\r\n\r\n"),
+            "{:?}",
+            String::from_utf8_lossy(&got[..head])
+        );
         assert_eq!(got.len(), head + n);
         assert!(is_pattern(&got[head..]));
         assert_eq!(t.server.counters().bytes_out, n as u64);

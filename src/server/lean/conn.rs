@@ -82,7 +82,7 @@ pub(super) struct Conn {
     /// Bytes read and not answered yet: a partial head, or requests pipelined
     /// behind a response that waits. Usually empty (no allocation).
     carried: Vec<u8>,
-    /// The largest head hyper would read (`max(max_header_bytes, 8 KiB)`).
+    /// The largest head hyper would read (`Server::http1_head_limit`).
     max_head: usize,
     /// Unsent output: the rest of a head (with its inline body), then
     /// `body_len - body_sent` pattern bytes.
@@ -97,18 +97,13 @@ pub(super) struct Conn {
 }
 
 impl Conn {
-    pub(super) fn new(
-        stream: TcpStream,
-        open: OpenGuard,
-        max_header_bytes: usize,
-        tick: u64,
-    ) -> Self {
+    pub(super) fn new(stream: TcpStream, open: OpenGuard, max_head: usize, tick: u64) -> Self {
         Conn {
             stream,
             state: Arc::new(ConnState::default()),
             open,
             carried: Vec::new(),
-            max_head: max_header_bytes.max(8192),
+            max_head,
             out: Vec::new(),
             out_sent: 0,
             body_len: 0,
@@ -185,10 +180,7 @@ impl Conn {
             Err(_) => return Step::Close,
         }
         if !self.carried.is_empty() {
-            let carried = std::mem::take(&mut self.carried);
-            let (used, stop) = self.answer(&carried, server, date, &mut scratch.head, tick);
-            self.carried = carried;
-            self.carried.drain(..used);
+            let stop = self.answer_carried(server, date, &mut scratch.head, tick);
             if let Some(step) = step_of(stop) {
                 return step;
             }
@@ -209,11 +201,7 @@ impl Conn {
                 stop
             } else {
                 self.carried.extend_from_slice(&scratch.read[..n]);
-                let carried = std::mem::take(&mut self.carried);
-                let (used, stop) = self.answer(&carried, server, date, &mut scratch.head, tick);
-                self.carried = carried;
-                self.carried.drain(..used);
-                stop
+                self.answer_carried(server, date, &mut scratch.head, tick)
             };
             if let Some(step) = step_of(stop) {
                 return step;
@@ -226,6 +214,21 @@ impl Conn {
                 return Step::Keep;
             }
         }
+    }
+
+    /// [`Conn::answer`] on the bytes carried from earlier reads; keeps the rest.
+    fn answer_carried(
+        &mut self,
+        server: &Server,
+        date: &DateCache,
+        head: &mut Vec<u8>,
+        tick: u64,
+    ) -> Stop {
+        let carried = std::mem::take(&mut self.carried);
+        let (used, stop) = self.answer(&carried, server, date, head, tick);
+        self.carried = carried;
+        self.carried.drain(..used);
+        stop
     }
 
     /// Answers the complete requests at the start of `data`; how many bytes
@@ -289,19 +292,9 @@ impl Conn {
     /// Writes `head`, then `body` pattern bytes; keeps what does not fit.
     /// `Ok(true)` once everything is sent.
     fn send(&mut self, head: &[u8], body: u64, tick: u64) -> io::Result<bool> {
-        let mut sent = 0;
-        while sent < head.len() {
-            match self.stream.write(&head[sent..]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    sent += n;
-                    self.last_io = tick;
-                    self.last_write = tick;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        let sent = write_some(&mut self.stream, head)?.unwrap_or(0);
+        if sent > 0 {
+            self.wrote(tick);
         }
         self.out.clear();
         self.out.extend_from_slice(&head[sent..]);
@@ -315,41 +308,58 @@ impl Conn {
     fn flush(&mut self, tick: u64) -> io::Result<bool> {
         loop {
             let head = &self.out[self.out_sent..];
-            let body = pattern_from(self.body_sent, self.body_len - self.body_sent);
-            let piece = if head.is_empty() { body } else { head };
+            let from_head = !head.is_empty();
+            let piece = if from_head {
+                head
+            } else {
+                pattern_from(self.body_sent, self.body_len - self.body_sent)
+            };
             if piece.is_empty() {
                 if self.out.capacity() > 2 * INLINE_BODY as usize {
                     self.out = Vec::new();
                 }
                 return Ok(true);
             }
-            match self.stream.write(piece) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.last_io = tick;
-                    self.last_write = tick;
-                    if head.is_empty() {
-                        self.body_sent += n as u64;
-                    } else {
-                        self.out_sent += n;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+            let Some(n) = write_some(&mut self.stream, piece)? else {
+                return Ok(false);
+            };
+            self.wrote(tick);
+            if from_head {
+                self.out_sent += n;
+            } else {
+                self.body_sent += n as u64;
             }
         }
     }
 
+    fn wrote(&mut self, tick: u64) {
+        self.last_io = tick;
+        self.last_write = tick;
+    }
+
     /// The connection for hyper: off this loop, with the bytes not answered.
-    pub(super) fn into_handoff(mut self, registry: &Registry) -> Option<HandOff> {
+    pub(super) fn into_handoff(mut self, registry: &Registry) -> HandOff {
         self.deregister(registry);
-        Some(HandOff {
+        HandOff {
             prefix: self.carried,
             stream: std::net::TcpStream::from(self.stream),
             state: self.state,
             open: self.open,
-        })
+        }
+    }
+}
+
+/// One `write` of `buf` (non-empty): `Some(bytes written)`, or `None` when
+/// the socket is full.
+fn write_some(stream: &mut TcpStream, buf: &[u8]) -> io::Result<Option<usize>> {
+    loop {
+        match stream.write(buf) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
     }
 }
 

@@ -47,7 +47,7 @@ use tokio::time::Instant;
 use self::conn::{Conn, Scratch, Step};
 use self::date::DateCache;
 use super::conn::{ConnState, OpenGuard};
-use super::Server;
+use super::{accept_error_is_the_connections, Server, ACCEPT_RETRY};
 use crate::client::lean::wakeup::Wakeup;
 
 const TIMER: Token = Token(usize::MAX - 2);
@@ -55,9 +55,6 @@ const LISTENER: Token = Token(usize::MAX - 1);
 const WAKER: Token = Token(usize::MAX);
 /// Readiness events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
-/// After an accept error other than "no more connections" (out of file
-/// descriptors), accepting is retried this much later, not spun on.
-const ACCEPT_RETRY: Duration = Duration::from_millis(10);
 
 /// A connection leaving the lean loop for hyper: its socket, the bytes read
 /// and not answered, and its shared state (so it is not counted twice).
@@ -215,16 +212,7 @@ impl Loop {
             let (stream, _) = match self.listener.accept() {
                 Ok(s) => s,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::ConnectionAborted
-                            | io::ErrorKind::ConnectionReset
-                            | io::ErrorKind::Interrupted
-                    ) =>
-                {
-                    continue
-                }
+                Err(e) if accept_error_is_the_connections(&e) => continue,
                 Err(_) => {
                     // Out of file descriptors and the like: the backlog keeps
                     // the connections; an edge-triggered listener would not
@@ -233,7 +221,7 @@ impl Loop {
                     return;
                 }
             };
-            if self.server.counters.open_connections() >= self.server.opts.max_connections as u64 {
+            if self.server.full() {
                 continue; // closed at once, not counted
             }
             let _ = stream.set_nodelay(true);
@@ -242,7 +230,7 @@ impl Loop {
                 self.conns.push(None);
                 self.conns.len() - 1
             });
-            let mut conn = Conn::new(stream, open, self.server.opts.max_header_bytes, tick);
+            let mut conn = Conn::new(stream, open, self.server.http1_head_limit(), tick);
             if conn.register(self.poll.registry(), Token(index)).is_err() {
                 self.free.push(index);
                 continue;
@@ -268,11 +256,9 @@ impl Loop {
             Step::HandOff => {
                 let conn = self.conns[index].take().expect("connection present");
                 self.free.push(index);
-                if let Some(h) = conn.into_handoff(self.poll.registry()) {
-                    // A closed channel means the server is shutting down:
-                    // dropping the connection closes it.
-                    let _ = self.handoff.send(h);
-                }
+                // A closed channel means the server is shutting down:
+                // dropping the connection closes it.
+                let _ = self.handoff.send(conn.into_handoff(self.poll.registry()));
             }
         }
     }
