@@ -46,6 +46,7 @@ pub mod engine;
 pub mod files;
 pub mod github;
 pub mod measure;
+pub mod metric;
 pub mod orchestrate;
 pub mod plan;
 pub mod publish;

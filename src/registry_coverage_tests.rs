@@ -1,4 +1,4 @@
-//! Every consumer of the metric registry (`results/registry.rs`) covers every
+//! Every consumer of the metric registry (`metric/registry.rs`) covers every
 //! entry: a metric added to the registry is accepted by `[gate]` and
 //! `[publish.cloudwatch]`, gated by default, compared, rendered, exported and
 //! published with its CloudWatch unit, or a test here names it.
@@ -7,15 +7,17 @@ use crate::compare::{compare, gate_for};
 use crate::config::gate::default_gate;
 use crate::config::publish::default_metrics;
 use crate::config::{CloudWatchSettings, Suite};
+use crate::metric::every_field_measured;
+use crate::metric::Direction;
+use crate::metric::METRICS;
+use crate::metric::{scale_of, Scale};
 use crate::publish::cloudwatch_layout::{layout, unit_of};
 use crate::report::escape::md;
 use crate::report::export::github_action_benchmark;
 use crate::report::markdown::{self, MarkdownOptions};
 use crate::report::rows::values;
-use crate::results::metrics::Direction;
-use crate::results::metrics::{scale_of, Scale};
-use crate::results::synthetic::{self, every_field_measured};
-use crate::results::{RunResults, METRICS};
+use crate::results::synthetic;
+use crate::results::RunResults;
 
 /// One scenario and one client, three trials with every metric measured.
 fn run() -> RunResults {
@@ -27,7 +29,7 @@ fn run() -> RunResults {
 
 /// A `[gate]` line setting the metric's fail threshold, signed its bad way.
 fn gate_line(name: &str) -> String {
-    let def = crate::results::metrics::metric_def(name).unwrap();
+    let def = crate::metric::metric_def(name).unwrap();
     let sign = def.direction.worse_sign();
     match def.scale {
         Scale::Log => format!("{name:?} = \"{sign}10%\""),

@@ -52,7 +52,7 @@ fn defaults_gate_the_four_metrics() {
     assert_eq!(s.gate.invalid, InvalidPolicy::Warn);
     assert_eq!(s.compare, None);
     // Every metric but the anchored figures, which have their metric's gate.
-    let own = benchgate::results::METRICS
+    let own = benchgate::metric::METRICS
         .iter()
         .filter(|d| d.anchored_from.is_none())
         .count();

@@ -164,7 +164,9 @@ fn mutation() -> impl Strategy<Value = (Vec<usize>, Value, bool)> {
 
 fn results_doc() -> Value {
     let suite = Suite::from_toml(MINIMAL, "bench.toml").unwrap();
-    let r = synthetic::run(suite, 2, |_, _, _| Some(synthetic::every_field_measured()));
+    let r = synthetic::run(suite, 2, |_, _, _| {
+        Some(benchgate::metric::every_field_measured())
+    });
     serde_json::to_value(&r).unwrap()
 }
 

@@ -19,7 +19,7 @@
 //! repeat the raw comparison, so they are not compared there at all.
 
 use crate::config::gate::{GateConfig, MetricGate};
-use crate::results::metrics::{anchored_twin, MetricDef};
+use crate::metric::{anchored_twin, MetricDef};
 use crate::results::RunResults;
 
 use super::model::MetricComparison;

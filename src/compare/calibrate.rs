@@ -44,7 +44,7 @@ use crate::compare::model::Tier;
 use crate::config::gate::{GateConfig, Threshold};
 use crate::config::gate_edit::{floor_text, set_gate_entries, threshold_text};
 use crate::config::gate_edit::{EntryUpdate, GateEditError};
-use crate::results::metrics::{anchored_twin, metric_def, scale_of, Direction, Scale};
+use crate::metric::{anchored_twin, metric_def, scale_of, Direction, Scale};
 use crate::results::{client_label, RunResults};
 
 use super::cells::cell_values;

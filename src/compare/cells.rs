@@ -2,7 +2,7 @@
 //! statistics on the metric's scale, and the finished [`MetricComparison`].
 
 use crate::config::gate::{GateConfig, MetricGate, PairedTest};
-use crate::results::metrics::{metric_def, scale_of, Scale};
+use crate::metric::{metric_def, scale_of, Scale};
 use crate::results::CellResult;
 
 use super::model::MetricComparison;
@@ -203,9 +203,7 @@ impl Cell {
             baseline_server: baseline.1.map(String::from),
             metric: self.metric.to_string(),
             direction: metric_def(self.metric)
-                .map_or(crate::results::metrics::Direction::LowerIsBetter, |d| {
-                    d.direction
-                }),
+                .map_or(crate::metric::Direction::LowerIsBetter, |d| d.direction),
             baseline_median: median(&self.baseline),
             current_median: median(&self.current),
             change: None,

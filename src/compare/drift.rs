@@ -19,8 +19,9 @@ use super::changepoint::{change_points, ChangePoint, Options};
 use super::gate_for;
 use super::verdict::worse_than;
 use crate::config::GateConfig;
-use crate::results::metrics::{metric_def, Direction};
-use crate::results::{RunResults, METRICS};
+use crate::metric::METRICS;
+use crate::metric::{metric_def, Direction};
+use crate::results::RunResults;
 
 /// One gating metric's history in one cell, and its change points.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@
 //! Ratio-scale metrics are compared as `ln(value)` (`stats` works on that scale
 //! and the change is reported as `exp(shift) - 1`); metrics that can be 0 (the
 //! error rate and the error counts, see
-//! [`scale_of`](crate::results::metrics::scale_of)) as raw differences, with
+//! [`scale_of`](crate::metric::scale_of)) as raw differences, with
 //! absolute thresholds. A ratio-scale cell holding a 0 falls back to raw
 //! differences. The verdict rule is in `verdict`; the model in `model`; whether
 //! two cells can be compared at all in `results::profile`.
@@ -47,7 +47,8 @@ pub use model::*;
 use crate::config::gate::{
     GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
 };
-use crate::results::{profile, CellResult, RunResults, METRICS};
+use crate::metric::METRICS;
+use crate::results::{profile, CellResult, RunResults};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
 use verdict::Evidence;

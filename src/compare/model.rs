@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::metrics::Direction;
+use crate::metric::Direction;
 
 /// A metric's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::config::gate::{default_gate, GateOverride, Threshold};
 use crate::config::Suite;
+use crate::metric::TrialMetrics;
 use crate::results::synthetic;
-use crate::results::TrialMetrics;
 
 /// A small suite: two scenarios, two clients each.
 fn suite() -> Suite {

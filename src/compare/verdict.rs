@@ -41,7 +41,7 @@
 use crate::config::gate::{
     GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold,
 };
-use crate::results::metrics::{metric_def, Direction};
+use crate::metric::{metric_def, Direction};
 
 use super::model::{Tier, Verdict};
 use super::stats;

@@ -7,15 +7,15 @@
 //!
 //! ## Defaults (when `[gate]` does not mention a metric)
 //!
-//! Each metric's entry in the registry (`results/registry.rs`) holds its
+//! Each metric's entry in the registry (`metric/registry.rs`) holds its
 //! default gate; the registry's docs table them and say why.
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::METRICS;
+use crate::metric::METRICS;
 
 /// A warn or fail bound; defined with the registry's default gates.
-pub use crate::results::registry::Threshold;
+pub use crate::metric::registry::Threshold;
 
 /// `[gate] alpha` when absent.
 pub const DEFAULT_ALPHA: f64 = 0.05;
@@ -51,7 +51,7 @@ pub enum CompareBase {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MetricGate {
-    /// Stable metric name (`results::METRICS`).
+    /// Stable metric name (`metric::METRICS`).
     pub metric: String,
     pub warn: Option<Threshold>,
     pub fail: Option<Threshold>,

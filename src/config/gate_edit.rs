@@ -25,7 +25,7 @@ use thiserror::Error;
 use toml_edit::{Decor, DocumentMut, InlineTable, Item, Table, TableLike, Value};
 
 use super::gate::Threshold;
-use crate::results::metrics::{metric_def, scale_of, Scale};
+use crate::metric::{metric_def, scale_of, Scale};
 
 /// New values for one metric's `[gate]` entry.
 #[derive(Debug, Clone, PartialEq)]

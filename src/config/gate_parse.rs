@@ -17,7 +17,7 @@ use super::gate::{InvalidPolicy, MissingBaseline, NotComparablePolicy, PairedTes
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
-use crate::results::metrics::{metric_def, Direction, MetricDef, Scale, METRICS};
+use crate::metric::{metric_def, Direction, MetricDef, Scale, METRICS};
 
 const GATE_KEYS: &[&str] = &[
     "alpha",

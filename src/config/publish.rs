@@ -16,9 +16,9 @@ use serde::{Deserialize, Serialize};
 
 use super::error::Problem;
 use super::raw::RawCloudWatch;
+use crate::metric::metric_def;
+use crate::metric::METRICS;
 use crate::publish::cloudwatch_limits::{name_problem, NameKind, MAX_DIMENSIONS};
-use crate::results::metrics::metric_def;
-use crate::results::METRICS;
 
 /// Namespace when none is configured.
 pub const DEFAULT_NAMESPACE: &str = "Benchgate";

@@ -38,8 +38,8 @@ use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::measure::resources::{pin_command, sample_group, wait_child, GroupSampler};
 use crate::measure::{ErrorCounts, LatencyHistogram};
-use crate::results::metrics::{Measured, Startup, Throughput};
-use crate::results::TrialMetrics;
+use crate::metric::trial::{Measured, Startup, Throughput};
+use crate::metric::TrialMetrics;
 use crate::server::ServerCounters;
 
 /// Bytes of a program's stdout/stderr shown when it fails.

@@ -4,7 +4,7 @@ use std::io::IsTerminal as _;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::results::TrialMetrics;
+use crate::metric::TrialMetrics;
 
 pub struct Progress {
     bar: Option<ProgressBar>,

@@ -12,7 +12,7 @@ use super::server_proc::ServerProcess;
 use crate::measure::resources::{
     sample_group, sample_process, CpuTimes, GroupSampler, PeakSampler,
 };
-use crate::results::metrics::ServerCost;
+use crate::metric::trial::ServerCost;
 
 /// How often the server's threads and RSS are sampled during a trial.
 const SAMPLE_EVERY: Duration = Duration::from_millis(20);

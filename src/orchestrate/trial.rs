@@ -24,8 +24,8 @@ use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
 use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
 use crate::measure::LatencyHistogram;
-use crate::results::metrics::{ConnectionMemory, Measured, Startup, Throughput};
-use crate::results::TrialMetrics;
+use crate::metric::trial::{ConnectionMemory, Measured, Startup, Throughput};
+use crate::metric::TrialMetrics;
 use crate::server::ServerCounters;
 
 /// A finished trial, as measured.

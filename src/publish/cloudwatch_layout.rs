@@ -10,7 +10,7 @@
 //! a metric adds no value, and a cell without any adds no datum.
 
 use crate::config::CloudWatchSettings;
-use crate::results::metrics::metric_def;
+use crate::metric::metric_def;
 use crate::results::RunResults;
 
 use super::cloudwatch_limits::{self as limits, NameKind};
@@ -21,7 +21,7 @@ pub const MAX_AGE_SECS: i64 = 14 * 86_400;
 pub const MAX_AHEAD_SECS: i64 = 2 * 3_600;
 
 /// The CloudWatch unit of each published metric (the registry's).
-pub use crate::results::registry::CloudWatchUnit as Unit;
+pub use crate::metric::registry::CloudWatchUnit as Unit;
 
 /// The unit a metric is published in and the factor from benchgate's unit to it
 /// (the registry's `cloudwatch`; only `error_rate`, a ratio, is scaled: x100 to

@@ -1,8 +1,9 @@
 use super::*;
 use crate::config::Suite;
 use crate::measure::ErrorCounts;
+use crate::metric::TrialMetrics;
 use crate::results::environment::Pinning;
-use crate::results::{CellResult, Environment, GitInfo, Trial, TrialMetrics};
+use crate::results::{CellResult, Environment, GitInfo, Trial};
 
 const START: &str = "2026-11-30T01:02:03Z";
 const START_SECS: i64 = 1_796_000_523;
@@ -224,7 +225,7 @@ fn timestamps_outside_cloudwatchs_window_are_refused() {
 
 #[test]
 fn every_metric_has_a_unit() {
-    for m in crate::results::METRICS {
+    for m in crate::metric::METRICS {
         assert!(unit_of(m.name).is_some(), "{}", m.name);
     }
     assert_eq!(unit_of("throughput_rps"), Some((Unit::CountPerSecond, 1.0)));

@@ -3,7 +3,7 @@
 //! - [github-action-benchmark](https://github.com/benchmark-action/github-action-benchmark)
 //!   custom JSON: `customBiggerIsBetter` and `customSmallerIsBetter` are two
 //!   files, each an array of `{name, unit, value, range?, extra?}`; metrics are
-//!   split by direction (`results::METRICS`), the value is the median across
+//!   split by direction (`metric::METRICS`), the value is the median across
 //!   trials. The per-class `errors.*` counts (the registry's `error_class`)
 //!   are left out (`error_rate` covers them; a zero previous value makes that
 //!   tool's ratio meaningless).
@@ -19,8 +19,9 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::measure::LatencyHistogram;
-use crate::results::metrics::Direction;
-use crate::results::{RunResults, METRICS};
+use crate::metric::Direction;
+use crate::metric::METRICS;
+use crate::results::RunResults;
 
 /// Scaling ratio from recorded µs to the `.hgrm` output unit (ms).
 pub const HGRM_SCALE_US_TO_MS: f64 = 1000.0;

@@ -2,8 +2,8 @@
 //! format its registry entry names ([`with_unit`] for comparison rows,
 //! [`compact`] for table columns whose header carries the unit).
 
-use crate::results::metrics::metric_def;
-use crate::results::registry::Format;
+use crate::metric::metric_def;
+use crate::metric::registry::Format;
 
 /// A metric value with its unit: `1.20ms`, `12.5us`, `12.3k req/s`, `3.4MiB`,
 /// `0.12%`; a name outside the registry as a plain number.

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use super::format::with_unit;
 use crate::compare::{Comparison, GateOutcome, MetricComparison, Tier, Verdict};
-use crate::results::METRICS;
+use crate::metric::METRICS;
 
 /// Importance of a row: 0 is shown first (and dropped last). A cell with no
 /// successful trial ranks with the failing rows, and comes first among them

@@ -19,8 +19,8 @@
 //! in their ratio. The raw figures stay as measured; the anchored ones are
 //! stored beside them under their own names (`registry.rs`).
 
-use super::metrics::TrialMetrics;
 use super::Trial;
+use crate::metric::TrialMetrics;
 
 /// `value / anchor`, when both were measured, are finite and the anchor is
 /// positive; `None` otherwise (never estimated).

@@ -3,7 +3,8 @@
 //! non-negative, and ratios at most 1. (`serde_json` already rejects `NaN` and
 //! `Infinity` literals and out-of-range numbers.)
 
-use super::{RunResults, METRICS};
+use super::RunResults;
+use crate::metric::METRICS;
 
 /// Most cells (scenario x client x server) a results file may hold; real suites have tens.
 pub const MAX_CELLS: usize = 10_000;

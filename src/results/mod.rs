@@ -6,9 +6,7 @@ pub mod anchor;
 pub mod check;
 pub mod environment;
 pub mod merge;
-pub mod metrics;
 pub mod profile;
-pub mod registry;
 #[doc(hidden)]
 pub mod synthetic;
 pub mod validity;
@@ -20,11 +18,11 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Suite;
+use crate::metric::{Spread, TrialMetrics};
 use crate::server::ServerCounters;
 
 pub use environment::{Environment, GitInfo};
 pub use merge::ShardInfo;
-pub use metrics::{Spread, TrialMetrics, METRICS};
 
 /// Version of the results document layout. Bump on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

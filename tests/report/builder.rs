@@ -5,11 +5,9 @@
 use benchgate::compare::{Comparison, GateOutcome, MetricComparison, RunRef, Tier, Verdict};
 use benchgate::config::Suite;
 use benchgate::measure::{ErrorCounts, LatencyHistogram};
+use benchgate::metric::{metric_def, Direction, Spread, TrialMetrics, METRICS};
 use benchgate::results::environment::Pinning;
-use benchgate::results::metrics::{metric_def, Direction};
-use benchgate::results::{
-    CellResult, Environment, GitInfo, RunResults, Spread, Trial, TrialMetrics, METRICS,
-};
+use benchgate::results::{CellResult, Environment, GitInfo, RunResults, Trial};
 
 /// Trial metrics around a base latency (µs), shifted by `round`.
 pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {

@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 
 use super::MetricHistory;
 use crate::compare::{Comparison, MetricComparison, Verdict};
+use crate::metric::metric_def;
 use crate::report::escape::mermaid;
 use crate::report::rows::{is_side_by_side, metric_index, row_order};
-use crate::results::metrics::metric_def;
 
 /// Most bars per chart (the most important cells, in table order).
 pub const MAX_BARS: usize = 20;

@@ -13,8 +13,9 @@ pub use compare::render_comparison;
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
+use crate::metric::Spread;
 use crate::report::format::{compact, spread_pct};
-use crate::results::{CellResult, RunResults, Spread};
+use crate::results::{CellResult, RunResults};
 
 /// Whether stdout wants colour (a terminal, and NO_COLOR unset).
 pub fn color_stdout() -> bool {

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub use super::registry::{anchored_twin, metric_def, Direction, MetricDef, Scale, METRICS};
+use super::registry::{metric_def, Scale};
 
 /// The comparison scale of a metric (the registry's): absolute for
 /// `error_rate` and `errors.*` (commonly 0, where a ratio is undefined),
@@ -296,9 +296,58 @@ impl Spread {
     }
 }
 
+#[doc(hidden)]
+/// A trial where every field is measured and has a value of its own (1, 2,
+/// 3, ...), so an entry reading the wrong field is caught.
+pub fn every_field_measured() -> TrialMetrics {
+    TrialMetrics {
+        throughput_rps: Some(1.0),
+        bytes_per_sec: Some(2.0),
+        latency_mean_us: Some(3.0),
+        latency_stdev_us: Some(4.0),
+        latency_p50_us: Some(5.0),
+        latency_p90_us: Some(6.0),
+        latency_p99_us: Some(7.0),
+        latency_p999_us: Some(8.0),
+        latency_max_us: Some(9.0),
+        error_rate: 0.5,
+        errors: ErrorCounts {
+            connect: 11,
+            timeout: 12,
+            read: 13,
+            write: 14,
+            status_4xx: 15,
+            status_5xx: 16,
+        },
+        cpu_us_per_request: Some(17.0),
+        throughput_rps_anchored: Some(31.0),
+        cpu_us_per_request_anchored: Some(32.0),
+        peak_rss_bytes: 18,
+        peak_threads: 19,
+        connections_opened: Some(20),
+        requests_per_connection: Some(21.0),
+        server_cpu_us_per_request: Some(22.0),
+        server_peak_rss_bytes: Some(23),
+        server_peak_threads: Some(24),
+        startup_ms: Some(29.0),
+        startup_cpu_ms: Some(30.0),
+        memory_per_connection_bytes: Some(31.0),
+        requests: 100,
+        ok: 90,
+        elapsed_s: 1.0,
+        in_flight_at_deadline: 0,
+        bytes_received: 25,
+        bytes_sent: 26,
+        cpu_user_us: 27,
+        cpu_sys_us: 28,
+        latency_uncorrected: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metric::registry::{Direction, METRICS};
 
     #[test]
     fn spread_median_odd_even() {
@@ -354,8 +403,7 @@ mod tests {
     /// trial without them writes none.
     #[test]
     fn results_without_the_startup_metrics_still_read() {
-        let mut json =
-            serde_json::to_value(crate::results::synthetic::every_field_measured()).unwrap();
+        let mut json = serde_json::to_value(every_field_measured()).unwrap();
         let fields = json.as_object_mut().unwrap();
         assert!(fields.remove("startup_ms").is_some());
         assert!(fields.remove("startup_cpu_ms").is_some());

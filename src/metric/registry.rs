@@ -62,7 +62,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::metrics::TrialMetrics;
+use super::trial::TrialMetrics;
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 //! `src/registry_coverage_tests.rs`.
 
 use super::*;
-use crate::results::synthetic::every_field_measured;
+use crate::metric::every_field_measured;
 
 #[test]
 fn every_entry_reads_the_field_of_its_name() {

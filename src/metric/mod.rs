@@ -1,0 +1,11 @@
+//! The metrics: what one trial measured under stable names ([`TrialMetrics`],
+//! [`Spread`] across rounds) and the registry of every metric's facts (unit,
+//! direction, scale, default gate, CloudWatch unit, format). Below config, so
+//! the gate's settings, the comparison, the renderers and the publishers all
+//! read one table.
+
+pub mod registry;
+pub mod trial;
+
+pub use registry::{anchored_twin, metric_def, Direction, MetricDef, Scale, METRICS};
+pub use trial::{every_field_measured, scale_of, Spread, TrialMetrics};
