@@ -14,6 +14,7 @@
 //! `[compare]`, then the entry point's own default ([`Otherwise`]).
 
 use crate::compare::{self, stats, Comparison, SideBySide};
+use crate::config::base_variants::BASE_SUFFIX;
 use crate::config::{CompareBase, CompareSettings, GateConfig, RunSettings, Suite};
 use crate::results::RunResults;
 
@@ -36,9 +37,6 @@ pub enum Against {
     /// cell against its own base variant, paired by round.
     BaseVsHead { base_ref: String },
 }
-
-/// The suffix of a base variant's name: `hyper-java@base`.
-pub const BASE_SUFFIX: &str = "@base";
 
 /// The base commit of `[compare] base = "git"` when `--compare-base` gives
 /// none: the first parent of the checked-out commit (on a pull request's

@@ -14,20 +14,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-/// Parts per million in a whole.
-pub const PPM: u32 = 1_000_000;
-
-/// `inject_tail = { share = "2%", delay = "1ms" }`, as validated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TailInjection {
-    /// Share of requests delayed, parts per million (20_000 = 2%).
-    pub share_ppm: u32,
-    /// Wait before each delayed request, nanoseconds.
-    pub delay_ns: u64,
-}
+use crate::config::inject::{TailInjection, PPM};
 
 /// A client's tail injection at run time: the knob and the request counter
 /// its workers share.

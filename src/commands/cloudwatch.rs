@@ -3,8 +3,8 @@
 use anyhow::Context as _;
 
 use crate::cli::CloudWatchArgs;
+use crate::config::cloudwatch_limits::{name_problem, NameKind};
 use crate::config::Suite;
-use crate::publish::cloudwatch_limits::{name_problem, NameKind};
 use crate::results::RunResults;
 
 /// `benchgate publish cloudwatch`. A failure to publish is a warning, a summary

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{ClientKind, CommandSpec, ServerCommand, ServerTarget, Suite};
-use crate::plan::BASE_SUFFIX;
+
+/// The suffix of a base variant's name: `hyper-java@base`.
+pub const BASE_SUFFIX: &str = "@base";
 
 /// Where the two sides live: the repository (head, the checkout the config
 /// was read from) and a checkout of the base commit.

@@ -6,12 +6,26 @@
 
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use super::error::Problem;
 use super::raw::RawClient;
 use super::units::{format_duration, parse_duration};
 use super::validate::{int_in, split_fix};
 use super::ClientKind;
-use crate::client::tail::{TailInjection, PPM};
+
+/// Parts per million in a whole.
+pub const PPM: u32 = 1_000_000;
+
+/// `inject_tail = { share = "2%", delay = "1ms" }`, as validated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TailInjection {
+    /// Share of requests delayed, parts per million (20_000 = 2%).
+    pub share_ppm: u32,
+    /// Wait before each delayed request, nanoseconds.
+    pub delay_ns: u64,
+}
 
 /// Longest `inject_cpu`: 1 s per request.
 pub const MAX_INJECT_CPU: Duration = Duration::from_secs(1);

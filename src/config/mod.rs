@@ -10,13 +10,14 @@
 pub mod anchor;
 pub mod base_variants;
 pub mod choice;
+pub mod cloudwatch_limits;
 pub mod command;
 pub mod defaults;
 pub mod error;
 pub mod gate;
 pub mod gate_edit;
 mod gate_parse;
-mod inject;
+pub mod inject;
 pub mod publish;
 pub mod raw;
 mod scenario;
@@ -229,7 +230,7 @@ pub struct ClientSpec {
     /// ([`crate::client::tail`]). Like `inject_cpu`, not part of the load
     /// profile, and written to results files only when set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inject_tail: Option<crate::client::tail::TailInjection>,
+    pub inject_tail: Option<inject::TailInjection>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -251,7 +252,7 @@ struct ClientSpecFile {
     #[serde(default)]
     inject_cpu_us: Option<u64>,
     #[serde(default)]
-    inject_tail: Option<crate::client::tail::TailInjection>,
+    inject_tail: Option<inject::TailInjection>,
 }
 
 impl TryFrom<ClientSpecFile> for ClientSpec {

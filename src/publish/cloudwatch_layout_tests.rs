@@ -281,3 +281,10 @@ fn rfc3339_parses_what_the_runner_writes() {
     assert_eq!(parse_rfc3339("2000-02-29 00:00:00"), None);
     assert_eq!(parse_rfc3339("2000-13-01T00:00:00Z"), None);
 }
+
+#[test]
+fn the_default_metrics_have_cloudwatch_units() {
+    for m in crate::config::publish::default_metrics() {
+        assert!(unit_of(m).is_some(), "{m}");
+    }
+}

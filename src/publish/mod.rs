@@ -1,6 +1,7 @@
 //! Publishers: the side effects after a run (design.md, "CloudWatch").
 //!
-//! - [`cloudwatch_limits`]: what `PutMetricData` accepts (names, values, sizes).
+//! - [`crate::config::cloudwatch_limits`]: what `PutMetricData` accepts (names,
+//!   values, sizes), read by the config's checks and by the layout.
 //! - [`cloudwatch_layout`]: results -> metric data -> requests (pure).
 //! - [`cloudwatch_retry`]: which CloudWatch errors to retry (the backoff is
 //!   [`crate::retry`]'s).
@@ -10,7 +11,6 @@
 //! file and only reports (exit 2) when the publish fails.
 
 pub mod cloudwatch_layout;
-pub mod cloudwatch_limits;
 pub mod cloudwatch_retry;
 
 #[cfg(feature = "cloudwatch")]
