@@ -145,7 +145,7 @@ async fn trial(kind: ClientKind, base: &str, body: u64) -> Outcome {
     if kind == ClientKind::H1Lean {
         // Runs the trial on its own thread, as in its driver process.
         return tokio::task::spawn_blocking(move || {
-            benchgate::client::lean::run(&spec, &request, plan, &mut NoHooks).unwrap()
+            benchgate::engine::lean::run(&spec, &request, plan, &mut NoHooks).unwrap()
         })
         .await
         .unwrap();

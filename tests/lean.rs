@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use benchgate::client::lean;
 use benchgate::client::RequestTemplate;
 use benchgate::config::{ClientKind, ClientSpec, HttpVersion, Load, Method, Scenario, StopRule};
+use benchgate::engine::lean;
 use benchgate::engine::{NoHooks, Outcome, TrialPlan};
 use support::TestServer;
 

@@ -4,7 +4,7 @@
 //! - [`reqwest`](reqwest_driver): reqwest's async client, and its blocking client
 //!   (one OS thread per worker, the "old SDK" shape).
 //! - [`lean`]: `h1-lean`, the lean HTTP/1.1 load generator on its own epoll
-//!   loop (it runs the trial itself: [`lean::run`]).
+//!   loop (the engine runs its trial: [`crate::engine::lean::run`]).
 //! - [`mock`]: scripted latencies without sockets, for deterministic tests.
 //! - [`spin`]: the `inject_cpu` knob's busy-spin (CPU burned per request).
 //! - [`tail`]: the `inject_tail` knob (a share of requests delayed).

@@ -105,7 +105,7 @@ pub enum ClientKind {
     /// reqwest's blocking client, one OS thread per worker (the "old SDK" shape).
     ReqwestBlocking,
     /// The lean load generator: HTTP/1.1 over plain TCP on one epoll thread,
-    /// wrk's cost per request; for servers under test ([`crate::client::lean`]).
+    /// wrk's cost per request; for servers under test ([`crate::engine::lean`]).
     H1Lean,
     /// Scripted latencies, no sockets. Hidden: for tests of the engine and reports.
     Mock(MockScript),

@@ -12,6 +12,7 @@
 //! [`run_blocking`] (one OS thread per worker); schedule, window and recording
 //! are shared.
 
+pub mod lean;
 pub mod recorder;
 pub mod schedule;
 

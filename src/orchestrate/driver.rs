@@ -189,7 +189,7 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
     let workers = plan.load.workers();
     if spec.client.kind == ClientKind::H1Lean {
         hooks.connecting();
-        return crate::client::lean::run(&spec.client, &request, plan, hooks);
+        return crate::engine::lean::run(&spec.client, &request, plan, hooks);
     }
     if spec.client.kind == ClientKind::ReqwestBlocking {
         let limit = crate::client::pool_limit(&spec.client, workers);

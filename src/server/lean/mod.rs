@@ -48,7 +48,7 @@ use self::conn::{Conn, Scratch, Step};
 use self::date::DateCache;
 use super::conn::{ConnState, OpenGuard};
 use super::{accept_error_is_the_connections, Server, ACCEPT_RETRY};
-use crate::client::lean::wakeup::Wakeup;
+use crate::timer::wakeup::Wakeup;
 
 const TIMER: Token = Token(usize::MAX - 2);
 const LISTENER: Token = Token(usize::MAX - 1);

@@ -12,6 +12,9 @@
 //! The thread sleeps when there is nothing to wait for; the runtime is never
 //! blocked or spun.
 
+/// The timerfd wake-up of the mio event loops (h1-lean, the lean server).
+pub mod wakeup;
+
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::{Condvar, Mutex, OnceLock};
