@@ -45,6 +45,7 @@ pub mod config;
 pub mod engine;
 pub mod files;
 pub mod github;
+pub mod interrupt;
 pub mod measure;
 pub mod metric;
 pub mod orchestrate;

@@ -7,9 +7,9 @@
 mod github;
 
 use benchgate::action::comment::CommentResult as SinkResult;
-use benchgate::action::github::{comment_sink, GithubTarget};
-use benchgate::action::inputs::Secret;
+use benchgate::action::github::comment_sink;
 use benchgate::github::marker::Marker;
+use benchgate::github::target::{GithubTarget, Secret};
 use benchgate::github::{update_comment, CommentMode, CommentResult};
 use github::client::{client, repo};
 use github::comments::{bodies, marked, seed, upsert, upsert_with, BOT, HEAD, OLD_HEAD, PR};

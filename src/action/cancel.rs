@@ -2,7 +2,7 @@
 //! lookup, the store, the comment or the pull-request resolution.
 //!
 //! [`super::main`] records these signals from start to exit
-//! ([`crate::orchestrate::interrupt::Handler`]), so that benchgate, PID 1 in
+//! ([`crate::interrupt::Handler`]), so that benchgate, PID 1 in
 //! the container, never ignores them until SIGKILL. The GitHub client polls
 //! the flag while it waits and abandons the request in flight
 //! ([`crate::github::GitHubError::Interrupted`]); the step then ends here
@@ -15,7 +15,7 @@
 //! before that write, the baseline is simply not there (an unlisted file is
 //! never read), and an abandoned index write was applied whole or not at all.
 
-use crate::orchestrate::interrupt::{self, Signal};
+use crate::interrupt::{self, Signal};
 
 use super::outputs::{self, annotation, command, Level};
 use super::Action;

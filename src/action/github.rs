@@ -1,88 +1,22 @@
-//! Factories for the GitHub-backed pieces of the action: the data-branch
-//! baseline store, the sticky-comment sink, the nightly drift issue and the
-//! report-mode PR resolver.
+//! Factories for the GitHub-backed pieces of the action: the sticky-comment
+//! sink, the nightly drift issue and the report-mode PR resolver (the
+//! data-branch baseline store is [`crate::baseline::github_store::data_branch_store`]).
 //!
 //! These are the only places the action constructs GitHub clients. The GitHub
 //! REST layer (`crate::github`: octocrab client with its retry policy, comment
 //! upsert, PR lookup; `baseline::GitHubStore`: the Contents API store) plugs in
 //! here.
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::Arc;
 
-use crate::baseline::{BaselineStore, GitHubStore};
 use crate::github::issue::{sync_issue, IssueResult, IssueText};
 use crate::github::marker::Marker;
+use crate::github::target::{connect, GithubTarget};
 use crate::github::{
-    self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, GitHubConfig,
-    MutationBudget, Repo, TimeBudget, Token,
+    self, pull_for_head, update_comment, upsert_comment, CommentMode, GitHub, Repo,
 };
 
 use super::comment::{CommentResult, CommentSink, PrResolver, ResolvedPr};
-use super::inputs::Secret;
-
-/// What every GitHub-backed piece needs.
-#[derive(Debug, Clone)]
-pub struct GithubTarget {
-    /// `GITHUB_API_URL`, without a trailing slash (always honoured).
-    pub api_url: String,
-    /// `owner/name`.
-    pub repository: String,
-    pub token: Secret,
-    /// `GITHUB_RUN_ID`, for the comment marker and logs.
-    pub run_id: String,
-    /// Input `github-timeout`: the time all GitHub calls of this process may
-    /// take together.
-    pub timeout: Duration,
-}
-
-/// A client for `target`; the token goes into the client only, never into a
-/// URL or a message.
-fn client(target: &GithubTarget) -> anyhow::Result<(Arc<GitHub>, Repo)> {
-    let repo = Repo::parse(&target.repository).map_err(|e| {
-        anyhow::anyhow!(
-            "GITHUB_REPOSITORY {:?} is not owner/name: {e}",
-            target.repository
-        )
-    })?;
-    let mut config = GitHubConfig::new(
-        target.api_url.clone(),
-        Some(Token::new(target.token.expose().to_string())),
-    );
-    config.mutations = run_mutations();
-    config.time = Some(run_time(target.timeout));
-    let gh = GitHub::new(config)
-        .map_err(|e| anyhow::anyhow!("setting up the GitHub client for {}: {e}", target.api_url))?;
-    Ok((Arc::new(gh), repo))
-}
-
-/// The run's one budget of mutating requests, shared by all its clients (the
-/// store's and the comment's): the cap is per run, not per client.
-fn run_mutations() -> MutationBudget {
-    static BUDGET: OnceLock<MutationBudget> = OnceLock::new();
-    BUDGET.get_or_init(MutationBudget::default).clone()
-}
-
-/// The run's one time budget for GitHub calls (input `github-timeout`),
-/// shared by all its clients: the limit bounds the whole GitHub phase.
-fn run_time(limit: Duration) -> TimeBudget {
-    static BUDGET: OnceLock<TimeBudget> = OnceLock::new();
-    BUDGET
-        .get_or_init(|| TimeBudget::new(limit, "input `github-timeout`"))
-        .clone()
-}
-
-/// The baseline store on `data_branch` (created when missing), through the
-/// Contents API. Bounded history, compare-and-swap writes.
-pub fn data_branch_store(
-    target: &GithubTarget,
-    data_branch: &str,
-) -> anyhow::Result<Box<dyn BaselineStore>> {
-    let (gh, repo) = client(target)?;
-    Ok(Box::new(
-        GitHubStore::new(gh, repo).with_data_branch(data_branch),
-    ))
-}
 
 /// The sticky comment on pull request `pr_number` for the suite `suite_id`
 /// (the marker names it).
@@ -91,7 +25,7 @@ pub fn comment_sink(
     pr_number: u64,
     suite_id: &str,
 ) -> anyhow::Result<Box<dyn CommentSink>> {
-    let (gh, repo) = client(target)?;
+    let (gh, repo) = connect(target)?;
     Ok(Box::new(GitHubComment {
         gh,
         repo,
@@ -111,7 +45,7 @@ pub fn drift_issue(
     drifting: bool,
     text: IssueText<'_>,
 ) -> anyhow::Result<IssueResult> {
-    let (gh, repo) = client(target)?;
+    let (gh, repo) = connect(target)?;
     let mine = Marker {
         suite: suite_id.to_string(),
         head: head.to_string(),
@@ -133,7 +67,7 @@ pub fn drift_issue(
 
 /// Finds the pull request of a measured run (report mode).
 pub fn pr_resolver(target: &GithubTarget) -> anyhow::Result<Box<dyn PrResolver>> {
-    let (gh, repo) = client(target)?;
+    let (gh, repo) = connect(target)?;
     Ok(Box::new(GitHubPulls { gh, repo }))
 }
 

@@ -8,38 +8,11 @@
 //! that never prints.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::github::target::Secret;
 use crate::orchestrate::shard::Shard;
-
-/// A value that must never be printed: `Debug` and `Display` show `***`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: String) -> Secret {
-        Secret(value)
-    }
-
-    /// The value, for the HTTP client only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
 
 /// `mode`: what to do; `auto` decides from the event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

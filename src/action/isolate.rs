@@ -34,8 +34,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 
 use crate::cli::ActionStep;
+use crate::interrupt;
 use crate::orchestrate::child_env::secret_vars;
-use crate::orchestrate::interrupt;
 
 /// The user the measure step runs as: `Ok((uid, gid))` to switch to, or
 /// `Err` with the reason (for the log) to keep this process's user.

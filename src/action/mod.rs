@@ -37,6 +37,7 @@ use anyhow::Context as _;
 use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite, SuiteChoice};
+use crate::github::target::GithubTarget;
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::results::RunResults;
@@ -70,7 +71,7 @@ pub fn main(step: ActionStep) -> u8 {
     };
     // SIGINT/SIGTERM are recorded, never fatal and never ignored, from here to
     // the exit: every phase polls the flag and ends with 130/143 ([`cancel`]).
-    let signals = orchestrate::interrupt::Handler::install();
+    let signals = crate::interrupt::Handler::install();
     let result = match (scrubbed, &signals) {
         (Err(e), _) => Err(e),
         (_, Err(e)) => Err(anyhow::anyhow!("handling SIGINT and SIGTERM: {e}")),
@@ -82,8 +83,8 @@ pub fn main(step: ActionStep) -> u8 {
     match result {
         Ok(code) => code,
         // Cancelled before the inputs were read: nothing to report.
-        Err(_) if orchestrate::interrupt::received().is_some() => {
-            orchestrate::interrupt::received().map_or(2, |s| s.exit_code())
+        Err(_) if crate::interrupt::received().is_some() => {
+            crate::interrupt::received().map_or(2, |s| s.exit_code())
         }
         Err(e) => {
             let mut msg = format!("{e:#}");
@@ -282,14 +283,14 @@ impl Action {
                         "`baseline-store: branch` needs input `github-token` (or GITHUB_TOKEN) with `contents: write` on pushes"
                     )
                 })?;
-                github::data_branch_store(&target, &self.inputs.data_branch)
+                crate::baseline::github_store::data_branch_store(&target, &self.inputs.data_branch)
             }
         }
     }
 
     /// The GitHub target, when there is a token.
-    pub fn github(&self) -> Option<github::GithubTarget> {
-        Some(github::GithubTarget {
+    pub fn github(&self) -> Option<GithubTarget> {
+        Some(GithubTarget {
             api_url: self.ctx.api_url.clone(),
             repository: self.ctx.repository.clone(),
             token: self.inputs.token.clone()?,
@@ -382,7 +383,7 @@ impl Action {
     /// results and returns the exit code (130/143); the caller then compares,
     /// stores and comments nothing. `None`: carry on.
     pub fn cancelled(&self, results: &RunResults) -> anyhow::Result<Option<u8>> {
-        let Some(signal) = orchestrate::interrupt::received() else {
+        let Some(signal) = crate::interrupt::received() else {
             return Ok(None);
         };
         let path = self.results_path().display().to_string();

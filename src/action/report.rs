@@ -74,7 +74,7 @@ impl Report<'_> {
         };
         // A comment abandoned by SIGINT/SIGTERM: the step ends as cancelled
         // (`Action::after_signal`), not with this verdict.
-        if let Some(signal) = crate::orchestrate::interrupt::received() {
+        if let Some(signal) = crate::interrupt::received() {
             anyhow::bail!("{} received while writing the report", signal.name());
         }
         let verdict = serde_json::to_value(cmp.outcome)

@@ -39,6 +39,7 @@ use anyhow::Context as _;
 use super::index::{check_sha, Index, IndexEntry, V1Layout};
 use super::rotation::HISTORY_COMMITS;
 use super::{BaselineKey, BaselineStore, FoundBaseline, StoredRun};
+use crate::github::target::{connect, GithubTarget};
 use crate::github::{GitHub, Repo};
 use crate::results::RunResults;
 use crate::retry::RetryPolicy;
@@ -397,4 +398,16 @@ impl BaselineStore for GitHubStore {
             })
             .collect()
     }
+}
+
+/// The baseline store on `data_branch` (created when missing), through the
+/// Contents API. Bounded history, compare-and-swap writes.
+pub fn data_branch_store(
+    target: &GithubTarget,
+    data_branch: &str,
+) -> anyhow::Result<Box<dyn BaselineStore>> {
+    let (gh, repo) = connect(target)?;
+    Ok(Box::new(
+        GitHubStore::new(gh, repo).with_data_branch(data_branch),
+    ))
 }

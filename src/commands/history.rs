@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use crate::action::github::{data_branch_store, GithubTarget};
-use crate::action::inputs::Secret;
+use crate::baseline::github_store::data_branch_store;
 use crate::baseline::{BaselineKey, BaselineStore, LocalStore};
 use crate::cli::HistoryArgs;
 use crate::compare::changepoint::Options;
 use crate::compare::drift::{histories, CellHistory};
+use crate::github::target::GithubTarget;
+use crate::github::target::Secret;
 use crate::report::drift::{self, History};
 use crate::report::markdown;
 

@@ -105,7 +105,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         "{}",
         report::terminal::render(&results, report::terminal::color_stdout())
     );
-    if let Some(signal) = orchestrate::interrupt::received() {
+    if let Some(signal) = crate::interrupt::received() {
         // Partial results gate nothing and export nothing.
         eprintln!(
             "benchgate: stopped by {}; the results measured so far are in {}{}",

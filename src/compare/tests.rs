@@ -479,7 +479,7 @@ fn trials_a_signal_cut_short_are_not_the_clients_failures() {
     let mut cur = failing(1, |c| c == "hyper");
     for cell in cur.results.iter_mut().filter(|c| c.client == "hyper") {
         for t in &mut cell.trials {
-            t.failure = Some(format!("{}SIGTERM", crate::results::INTERRUPTED_PREFIX));
+            t.failure = Some(format!("{}SIGTERM", crate::interrupt::INTERRUPTED_PREFIX));
         }
     }
     let c = compare(Some(&cur), &cur, &default_gate());

@@ -17,7 +17,7 @@
 //!
 //! Two things end a call early, whatever it is doing (waiting for an answer,
 //! backing off, spacing mutations) ([`super::stop`]): SIGINT/SIGTERM recorded
-//! by [`crate::orchestrate::interrupt`] (polled every [`POLL`]; the request
+//! by [`crate::interrupt`] (polled every [`POLL`]; the request
 //! in flight is dropped, [`GitHubError::Interrupted`]), and the run's
 //! [`TimeBudget`] running out ([`GitHubError::OutOfTime`]).
 

@@ -29,6 +29,7 @@ mod pages;
 pub(crate) mod policy;
 pub mod pulls;
 mod stop;
+pub mod target;
 
 use std::fmt;
 

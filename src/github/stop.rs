@@ -1,5 +1,5 @@
 //! What ends a call early: SIGINT/SIGTERM recorded by
-//! [`crate::orchestrate::interrupt`], and the run's [`TimeBudget`] running out
+//! [`crate::interrupt`], and the run's [`TimeBudget`] running out
 //! (see [`super::client`]).
 
 use std::time::{Duration, Instant};
@@ -9,7 +9,7 @@ use http::Method;
 use super::client::GitHub;
 use super::config::TimeBudget;
 use super::error::GitHubError;
-use crate::orchestrate::interrupt;
+use crate::interrupt;
 
 /// How often a call checks for SIGINT/SIGTERM while it waits.
 pub const POLL: Duration = Duration::from_millis(20);

@@ -28,7 +28,6 @@ use anyhow::{bail, Context as _};
 use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
-use super::interrupt;
 use super::jmh;
 use super::markers::{Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
@@ -36,6 +35,7 @@ use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
 use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
+use crate::interrupt;
 use crate::measure::resources::{pin_command, sample_group, wait_child, GroupSampler};
 use crate::measure::{ErrorCounts, LatencyHistogram};
 use crate::metric::trial::{Measured, Startup, Throughput};
@@ -236,7 +236,7 @@ pub fn run_trial(
     if !cpus.is_empty() {
         pin_command(&mut command, cpus);
     }
-    super::interrupt::die_with_parent(&mut command);
+    crate::interrupt::die_with_parent(&mut command);
     let started = Instant::now();
     let mut child = command
         .spawn()

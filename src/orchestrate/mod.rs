@@ -6,7 +6,7 @@
 //! With servers under test (`[[server]]`) the reference server is not started:
 //! each round starts every server fresh and runs every client against it
 //! (`rounds`). After every scenario the results file is rewritten, so a late
-//! failure loses nothing. SIGINT/SIGTERM stop the run early ([`interrupt`]):
+//! failure loses nothing. SIGINT/SIGTERM stop the run early ([`crate::interrupt`]):
 //! the trial in progress is killed and recorded as failed, and the results file
 //! keeps what was measured, marked `interrupted`. With `[run] anchor = true`
 //! each round also measures the anchor (`rounds`, `config::anchor`).
@@ -21,7 +21,6 @@ pub mod escapees;
 pub mod extend;
 pub mod external;
 pub mod failure;
-pub mod interrupt;
 pub mod jmh;
 mod markers;
 pub mod progress;
@@ -38,6 +37,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::config::{ClientKind, MockScript, ServerTarget, Suite};
+use crate::interrupt;
 use crate::measure::limits;
 use crate::measure::resources::allowed_cpus;
 use crate::metric::{Spread, METRICS};
@@ -91,9 +91,9 @@ fn split_cpus(pin: bool, cpus: &[usize]) -> Pinning {
 /// Runs the suite and writes the results file; returns the results.
 ///
 /// While it runs, SIGINT and SIGTERM are recorded instead of fatal
-/// ([`interrupt`]); on one, the run stops early and returns the results so far
+/// ([`crate::interrupt`]); on one, the run stops early and returns the results so far
 /// with `interrupted` set. The caller picks the exit code
-/// ([`interrupt::Signal::exit_code`]).
+/// ([`crate::interrupt::Signal::exit_code`]).
 pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     let _signals = interrupt::Handler::install().context("handling SIGINT and SIGTERM")?;
     let mut suite = suite.clone();

@@ -14,13 +14,13 @@ use anyhow::{bail, Context as _};
 
 use super::driver::TrialSpec;
 use super::extend::Extend;
-use super::interrupt;
 use super::progress::Progress;
 use super::server_proc::ServerProcess;
 use super::sut::{probe_http, SutProcess};
 use super::target::Target;
 use super::trial::{self, TrialRun};
 use crate::config::{Scenario, ServerSpec, ServerTarget, Suite};
+use crate::interrupt;
 use crate::measure::LatencyHistogram;
 use crate::results::environment::Pinning;
 use crate::results::{client_label, validity, CellResult, RunResults, Trial};

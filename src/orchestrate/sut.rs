@@ -80,7 +80,7 @@ impl SutProcess {
         }
         // If benchgate itself dies (killed, crashed), the server goes with it;
         // an orderly run stops the whole group itself.
-        super::interrupt::die_with_parent(&mut cmd);
+        crate::interrupt::die_with_parent(&mut cmd);
         let child = cmd.spawn().with_context(|| {
             format!(
                 "starting server {:?}: {argv:?} in {}",

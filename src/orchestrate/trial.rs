@@ -19,9 +19,9 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 
 use super::driver::{DriverReport, TrialSpec};
-use super::interrupt;
 use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
+use crate::interrupt;
 use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
 use crate::measure::LatencyHistogram;
 use crate::metric::trial::{ConnectionMemory, Measured, Startup, Throughput};

@@ -18,6 +18,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Suite;
+use crate::interrupt::INTERRUPTED_PREFIX;
 use crate::metric::{Spread, TrialMetrics};
 use crate::server::ServerCounters;
 
@@ -192,11 +193,6 @@ impl RunResults {
         self.results.iter().any(|c| c.server.is_some())
     }
 }
-
-/// How a trial that SIGINT/SIGTERM cut short records its failure:
-/// `interrupted by SIGTERM`. Such a trial measured nothing, and it says
-/// nothing about the client either ([`Trial::interrupted`]).
-pub const INTERRUPTED_PREFIX: &str = "interrupted by ";
 
 impl Trial {
     /// Whether a signal cut this trial short (the run was stopped), rather

@@ -22,6 +22,11 @@
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
+/// How a trial that SIGINT/SIGTERM cut short records its failure:
+/// `interrupted by SIGTERM`. Such a trial measured nothing, and it says
+/// nothing about the client either ([`crate::results::Trial::interrupted`]).
+pub const INTERRUPTED_PREFIX: &str = "interrupted by ";
+
 /// The first SIGINT/SIGTERM received while a [`Handler`] was installed (0: none).
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 
@@ -66,7 +71,7 @@ impl Signal {
 
     /// Why the trial this signal cut short failed.
     pub fn reason(self) -> String {
-        format!("{}{}", crate::results::INTERRUPTED_PREFIX, self.name())
+        format!("{}{}", INTERRUPTED_PREFIX, self.name())
     }
 }
 
