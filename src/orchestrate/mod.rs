@@ -21,6 +21,7 @@ pub mod escapees;
 pub mod extend;
 pub mod external;
 pub mod failure;
+pub mod git_info;
 pub mod jmh;
 mod markers;
 pub mod progress;
@@ -42,7 +43,7 @@ use crate::measure::limits;
 use crate::measure::resources::allowed_cpus;
 use crate::metric::{Spread, METRICS};
 use crate::results::environment::Pinning;
-use crate::results::{Environment, GitInfo, RunResults, Trial, SCHEMA_VERSION};
+use crate::results::{Environment, RunResults, Trial, SCHEMA_VERSION};
 use progress::Progress;
 use rounds::Rounds;
 use server_proc::ServerProcess;
@@ -126,7 +127,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         run_id: run_id(),
         started_at: now_rfc3339(),
         finished_at: None,
-        git: GitInfo::detect(),
+        git: git_info::detect(),
         environment: Environment::detect(pinning.clone()),
         config: suite.clone(),
         results: vec![],

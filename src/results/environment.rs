@@ -1,8 +1,6 @@
 //! The environment fingerprint: what a run was measured on, so that runs on
 //! different machines are recognised as not comparable.
 
-use std::process::Command;
-
 use serde::{Deserialize, Serialize};
 
 /// Machine and build facts recorded with every run.
@@ -52,25 +50,6 @@ impl Environment {
                 .unwrap_or("unknown")
                 .to_string(),
             pinning,
-        }
-    }
-}
-
-impl GitInfo {
-    /// From `GITHUB_SHA`/`GITHUB_REF` when set (CI), else from `git` in the
-    /// current directory, else empty.
-    pub fn detect() -> GitInfo {
-        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-        let git = |args: &[&str]| -> Option<String> {
-            let out = Command::new("git").args(args).output().ok()?;
-            out.status
-                .success()
-                .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-                .filter(|s| !s.is_empty())
-        };
-        GitInfo {
-            sha: env("GITHUB_SHA").or_else(|| git(&["rev-parse", "HEAD"])),
-            ref_name: env("GITHUB_REF").or_else(|| git(&["symbolic-ref", "-q", "HEAD"])),
         }
     }
 }
