@@ -151,7 +151,7 @@ def check_workflows(docs):
     for name in README_SHOWS:
         if README not in shown_in.get(name, []):
             problems.append(f"README.md: shows no block marked `# {name}` (its pull-request workflow)")
-    linked = {os.path.normpath(target) for _, target in links(README)}
+    linked = {target.partition("#")[0] for _, target in links(README)}
     pages = sorted({d for ds in shown_in.values() for d in ds if d != README})
     for page in pages + [WORKFLOWS]:
         if os.path.normpath(page) not in linked:
