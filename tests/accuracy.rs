@@ -4,7 +4,7 @@
 //!
 //! How close to "delay + idle round trip" benchgate's p50 lands is a timing
 //! figure, and this machine is shared and noisy, so it is measured by
-//! `scripts/accuracy.sh` (figures in README), not asserted here.
+//! `scripts/accuracy.sh` (figures in docs/measurements.md), not asserted here.
 
 mod common;
 

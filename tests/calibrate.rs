@@ -152,7 +152,7 @@ name = "mocked"
 path = "/bytes/1"
 concurrency = 2
 
-[gate] # thresholds: see docs/statistics.md
+[gate] # thresholds: see docs/gate.md
 # informative only
 alpha = 0.05
 

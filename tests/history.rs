@@ -136,8 +136,9 @@ fn each_planted_ten_percent_shift_is_found_within_one_commit() {
 }
 
 /// p99 is the noisy metric: 8.3% run to run in these A/A runs, against
-/// 2.6-2.7% for CPU per request and throughput (README, "Drift detection":
-/// 50-64% recall on 3-15% shifts of p99). Its planted shift is 40%, the
+/// 2.6-2.7% for CPU per request and throughput (docs/measurements.md,
+/// "Measured against Apache Otava": 50-64% recall on 3-15% shifts of p99).
+/// Its planted shift is 40%, the
 /// smallest of 10%, 20%, 30% and 40% that is found within 1 commit in every
 /// history and position of the test above (all with the same seeds, so
 /// checked once with `benchgate changepoints`): at 10%, 9 of the 24 are
@@ -169,9 +170,9 @@ fn each_planted_forty_percent_p99_shift_is_found_within_one_commit() {
 /// Flat: the CPU per request and the throughput (2.6% run to run) have no
 /// change point. p99 (8% run to run) cannot be held to none: at alpha 0.05
 /// a flat series has a false alarm about 1 time in 20 (4-9 of 100 in the
-/// README's measurement), and two of these resampled histories hold a real
-/// step of the noise that the test finds at the alpha level: the 60-run
-/// hyper history's runs from 24 on read 6% higher (p 0.045), the 50-run
+/// measurement against Otava, docs/measurements.md), and two of these
+/// resampled histories hold a real step of the noise that the test finds at
+/// the alpha level: the 60-run hyper history's runs from 24 on read 6% higher (p 0.045), the 50-run
 /// twin history's first 3 runs 14% higher (p 0.05). So a flat p99 has at
 /// most one change point, at p 0.04 to 0.05, never past its warn threshold:
 /// no series drifts.

@@ -17,8 +17,8 @@ static ONE_RUN: Mutex<()> = Mutex::new(());
 
 /// Rounds interleave the clients (plain, a, b, plain, ...), so each trial is
 /// paired with the `plain` trial of its round, measured within a second of it:
-/// CPU per request drifts in blocks of seconds on a shared machine (README,
-/// "Gate quality, measured"), and a pair mostly falls in one block.
+/// CPU per request drifts in blocks of seconds on a shared machine
+/// (docs/measurements.md, "Gate quality, measured"), and a pair mostly falls in one block.
 ///
 /// Sub-microsecond amounts on the mock driver (latency 0: no timer, no
 /// sockets): its own CPU per request is ~3-5 µs and steady to ~0.1 µs even in

@@ -275,7 +275,8 @@ fn unknown_scenario_filter_is_an_error() {
     );
 }
 
-/// The blocking vs non-blocking study of design.md, reproduced: 200 concurrent
+/// The blocking vs non-blocking study of the default suite (README, "What the
+/// default suite measures": `c256-blocking-vs-async`), reproduced: 200 concurrent
 /// requests cost a thread each in a thread-per-request client, and a handful of
 /// threads in an async one.
 #[test]
