@@ -1,7 +1,8 @@
 //! benchgate: benchmark HTTP clients against a local reference server and gate
 //! pull requests on the result.
 //!
-//! Map of the crate, in the order data flows (README, "Architecture"):
+//! Map of the crate, in the order data flows. The layers (which module may use
+//! which) are README's "Architecture" table, held by `tests/layers.rs`.
 //! - [`config`]: `benchgate.toml` (or the built-in default suite) -> validated
 //!   [`config::Suite`]; which suite runs ([`config::SuiteChoice`]) and the
 //!   command line's overrides; the gate's settings; base-vs-head variants.
@@ -11,16 +12,17 @@
 //!   servers under test), one driver or command-client process per trial,
 //!   rounds, extra rounds, signals, the base commit's worktree.
 //! - [`engine`]: inside a driver process: schedules (closed/open loop), the
-//!   measurement window, recorders.
+//!   measurement window, recorders; the worker loop over a client, and
+//!   h1-lean's own load loop (one thread, an epoll event loop).
 //! - [`client`]: the built-in drivers: hyper, reqwest, reqwest-blocking and mock
-//!   send one request at a time; h1-lean is a whole load loop of its own (one
-//!   thread, an epoll event loop over HTTP/1.1 connections).
+//!   send one request at a time; h1-lean's HTTP/1.1 connection, request and
+//!   response pieces.
 //! - [`server`]: the reference server (`benchgate serve`), endpoints, counters.
 //! - [`measure`]: the instruments: HDR latency histograms, error classes,
 //!   resource usage (CPU, memory, threads).
-//! - [`results`]: the versioned results file, the metric registry (every
-//!   metric's unit, direction, default gate, CloudWatch unit, format) and the
-//!   environment fingerprint.
+//! - [`metric`]: what a trial measured and the metric registry (every
+//!   metric's unit, direction, default gate, CloudWatch unit, format).
+//! - [`results`]: the versioned results file and the environment fingerprint.
 //! - [`compare`]: the statistics and the verdict (pure: results + gate ->
 //!   comparison); change points and drift in a stored history.
 //! - [`report`]: renderers of results and comparisons (terminal, markdown,
@@ -32,8 +34,9 @@
 //! - [`commands`]: the CLI's edge: `run`, `compare`, `calibrate`, `serve`,
 //!   `publish`, `history`, and the report files every edge writes.
 //! - [`action`]: `benchgate action`: the GitHub Action's flows and steps.
-//! - [`retry`], [`files`], [`timer`]: shared pieces: the retry policy, atomic
-//!   writes and appends, a precise timer.
+//! - [`retry`], [`files`], [`timer`], [`interrupt`]: the foundation: the retry
+//!   policy, atomic writes and appends, a precise timer and the timerfd
+//!   wake-up, SIGINT/SIGTERM.
 
 pub mod action;
 pub mod baseline;

@@ -289,7 +289,7 @@ pub(super) fn compare_latest(
 /// e.g. two builds as two clients, or two servers), or base vs head
 /// (`[compare] base = "git"`: the repository's clients and servers built and
 /// measured at the base commit too), compared round by round; no stored
-/// baseline is read. The sturdiest gate on a noisy shared runner (README,
+/// baseline is read. The sturdiest gate on a noisy shared runner (docs/measurements.md,
 /// "Gate quality, measured").
 pub(super) fn side_by_side_note(plan: &ComparisonPlan, head: Option<&str>) -> String {
     let (client, server) = match &plan.against {

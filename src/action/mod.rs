@@ -1,4 +1,7 @@
-//! `benchgate action`: the GitHub Action's container entrypoint.
+//! `benchgate action`: what the GitHub Action runs. The composite action
+//! (action.yml) installs the released binary and calls it once per step
+//! (`--step lookup`, `measure`, `publish`); the container image runs the same
+//! command as its default (`CMD ["action"]`), every step in one process.
 //!
 //! Pipeline: `INPUT_*` -> [`inputs::Inputs`]; `GITHUB_*` and the event payload
 //! -> [`event::Context`]; both -> a [`mode::Plan`]; the plan runs

@@ -1,7 +1,8 @@
 //! The built-in default suite: what `benchgate run` does without a config file.
 //! `fixtures/configs/default.toml` spells out the same suite (a test keeps them equal).
 //!
-//! It covers the studies in design.md, one scenario per question:
+//! It covers the studies users did by hand (README, "What the default suite
+//! measures"), one scenario per question:
 //!
 //! | study (by hand)                         | scenario(s)                              |
 //! |-----------------------------------------|------------------------------------------|
@@ -19,7 +20,7 @@
 //!   per request jumps by 20-50% while its neighbours read normal values), so
 //!   the gate needs many trials more than long ones (Kalibera and Jones: spend
 //!   repetitions at the level with the most variance). Measured side by side
-//!   (README, "Gate quality, measured"): 20-60 rounds of 0.1 s + 0.15 s caught
+//!   (docs/measurements.md, "Gate quality, measured"): 20-60 rounds of 0.1 s + 0.15 s caught
 //!   a ~10% change where 10-30 rounds of 0.15 s + 0.3 s missed it in 4 of 60
 //!   runs. With 20 a side the 95% rank interval drops the most extreme
 //!   differences, so one disturbed trial cannot block a verdict. Paired

@@ -1,5 +1,5 @@
-//! Per-trial metrics under their stable names (design.md, "Metrics") and the
-//! across-rounds spread. The table of names, with everything else known about
+//! Per-trial metrics under their stable names (docs/how-it-measures.md,
+//! "Metrics") and the across-rounds spread. The table of names, with everything else known about
 //! each metric, is the registry (`registry.rs`).
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Publishers: the side effects after a run (design.md, "CloudWatch").
+//! Publishers: the side effects after a run (docs/cloudwatch.md).
 //!
 //! - [`crate::config::cloudwatch_limits`]: what `PutMetricData` accepts (names,
 //!   values, sizes), read by the config's checks and by the layout.

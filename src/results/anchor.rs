@@ -2,7 +2,7 @@
 //! by the anchor's same metric in the same round.
 //!
 //! Why: on a shared runner the speed of the whole machine moves in blocks of
-//! seconds to a minute (README, "Gate quality, measured": CPU per request
+//! seconds to a minute (docs/measurements.md, "Gate quality, measured": CPU per request
 //! between ~9.5 and ~11 µs, the same for every process), invisible from inside
 //! one run and the same size as the regressions the gate must catch. Paired by
 //! round, side by side, it cancels; against a stored run from another job it
