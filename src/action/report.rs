@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use crate::baseline::FoundBaseline;
 use crate::compare::{Comparison, GateOutcome, Tier, Verdict};
+use crate::config::gate::InconclusivePolicy;
 use crate::report::escape::{md, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::{markdown, rows, terminal};
@@ -118,7 +119,7 @@ fn comment(
     head: &str,
     cmp: &Comparison,
 ) -> Option<String> {
-    let changed = cmp.regressions > 0 || cmp.improvements > 0 || cmp.exit_code != 0;
+    let changed = !cmp.clean_pass();
     let result = match mode {
         CommentMode::Never => Ok(CommentResult::Skipped("input `comment` is never".into())),
         CommentMode::Always => sink.upsert(body, head),
@@ -152,8 +153,26 @@ fn comment(
 
 /// `::error::`/`::warning::` per regressed metric and per cell whose every
 /// trial failed (names escaped by the annotation format), at most
-/// [`MAX_ANNOTATIONS`].
+/// [`MAX_ANNOTATIONS`]; and a warning that the run is inconclusive, unless
+/// `[gate] inconclusive = "pass"` accepts such runs.
 fn annotate(cmp: &Comparison) {
+    if cmp.outcome == GateOutcome::Inconclusive
+        && cmp.inconclusive_policy != InconclusivePolicy::Pass
+    {
+        let entries = crate::report::undecided::entries(cmp);
+        let mut msg = crate::report::undecided::summary(&entries);
+        for e in entries.iter().take(3) {
+            let _ = write!(
+                msg,
+                " {} / {} {}: {}.",
+                e.row.scenario,
+                e.row.who(),
+                e.row.metric,
+                e.detail
+            );
+        }
+        command(&annotation(Level::Warning, "benchgate: inconclusive", &msg));
+    }
     let flagged: Vec<_> = cmp
         .metrics
         .iter()

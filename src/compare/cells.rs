@@ -192,8 +192,10 @@ impl Cell {
         gate: &MetricGate,
         evidence: &Evidence,
         config: &GateConfig,
+        max_rounds: u32,
     ) -> MetricComparison {
         let decision = decide(evidence, gate, config);
+        let paired = self.paired;
         let finite = |v: f64| v.is_finite().then_some(v);
         let mut out = MetricComparison {
             scenario: cell.scenario.clone(),
@@ -219,6 +221,7 @@ impl Cell {
             invalid: Vec::new(),
             baseline: Vec::new(),
             current: Vec::new(),
+            advice: None,
         };
         if let Evidence::Measured(m) = evidence {
             out.change = finite(m.relative.estimate);
@@ -237,6 +240,7 @@ impl Cell {
         }
         out.baseline = self.baseline;
         out.current = self.current;
+        out.advice = super::advice::advise(&out, gate, paired, config.alpha, max_rounds);
         out
     }
 }

@@ -31,6 +31,7 @@
 //! stored baseline whose cell failed is not the pull request's fault: its
 //! metrics are `no_baseline`, as for a missing cell.
 
+pub mod advice;
 mod anchor;
 pub mod calibrate;
 pub mod changepoint;
@@ -42,10 +43,11 @@ pub mod verdict;
 mod cells;
 mod validity;
 
+pub use advice::{Advice, ROUNDS_CAP};
 pub use model::*;
 
 use crate::config::gate::{
-    GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
+    GateConfig, InconclusivePolicy, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
 };
 use crate::metric::METRICS;
 use crate::results::{profile, CellResult, RunResults};
@@ -128,6 +130,7 @@ pub fn compare(
     let env_diffs = baseline
         .map(|b| profile::environment_differences(&b.environment, &current.environment))
         .unwrap_or_default();
+    let max_rounds = current.config.run.max_rounds;
     let anchoring = baseline.map_or(anchor::Anchoring::Off, |b| {
         anchor::anchoring(b, current, gate)
     });
@@ -153,7 +156,14 @@ pub fn compare(
                     current: Vec::new(),
                     paired: false,
                 };
-                metrics.push(c.comparison(cell, same, g, &Evidence::Failed(reason), gate));
+                metrics.push(c.comparison(
+                    cell,
+                    same,
+                    g,
+                    &Evidence::Failed(reason),
+                    gate,
+                    max_rounds,
+                ));
             }
             continue;
         }
@@ -216,7 +226,7 @@ pub fn compare(
             } else {
                 c.evidence(gate)
             };
-            let mut m = c.comparison(cell, same, &role.gate, &evidence, gate);
+            let mut m = c.comparison(cell, same, &role.gate, &evidence, gate, max_rounds);
             if let Some(note) = role.note {
                 m.reason = format!("{note}; {}", m.reason);
             }
@@ -323,6 +333,7 @@ pub fn compare_side_by_side_with(
     base: SideBySide<'_>,
     gate: &GateConfig,
 ) -> Comparison {
+    let max_rounds = run.config.run.max_rounds;
     let mut metrics = Vec::new();
     for cell in &run.results {
         let Some((base_client, base_server)) = base.base_of(cell, run) else {
@@ -352,7 +363,14 @@ pub fn compare_side_by_side_with(
                     paired: true,
                 };
                 let evidence = Evidence::Failed(reason);
-                metrics.push(c.comparison(cell, (base_client, base_server), g, &evidence, gate));
+                metrics.push(c.comparison(
+                    cell,
+                    (base_client, base_server),
+                    g,
+                    &evidence,
+                    gate,
+                    max_rounds,
+                ));
             }
             continue;
         }
@@ -412,7 +430,14 @@ pub fn compare_side_by_side_with(
                     (c, evidence)
                 }
             };
-            metrics.push(c.comparison(cell, (base_client, base_server), g, &evidence, gate));
+            metrics.push(c.comparison(
+                cell,
+                (base_client, base_server),
+                g,
+                &evidence,
+                gate,
+                max_rounds,
+            ));
         }
     }
     validity::guard(&mut metrics, run, Some(run), gate);
@@ -458,6 +483,12 @@ fn finish(
     let any_failed = metrics.iter().any(|m| m.verdict == Verdict::Failed);
     let all_missing =
         !metrics.is_empty() && metrics.iter().all(|m| m.verdict == Verdict::NoBaseline);
+    let gating_not_comparable = metrics
+        .iter()
+        .any(|m| m.gating && m.verdict == Verdict::NotComparable);
+    let undecided = metrics
+        .iter()
+        .any(|m| m.undecided() || m.verdict == Verdict::Missing);
     let outcome = if any_failed {
         GateOutcome::Fail
     } else if no_baseline_run || all_missing {
@@ -466,12 +497,17 @@ fn finish(
         GateOutcome::NotComparable
     } else if any_fail {
         GateOutcome::Fail
+    } else if gating_not_comparable {
+        GateOutcome::NotComparable
+    } else if undecided {
+        GateOutcome::Inconclusive
     } else {
         GateOutcome::Pass
     };
     let policy_fails = match outcome {
         GateOutcome::NoBaseline => gate.missing_baseline == MissingBaseline::Fail,
         GateOutcome::NotComparable => gate.not_comparable == NotComparablePolicy::Fail,
+        GateOutcome::Inconclusive => gate.inconclusive == InconclusivePolicy::Fail,
         _ => false,
     };
     Comparison {
@@ -487,6 +523,7 @@ fn finish(
         improvements: count(&|m| m.verdict == Verdict::Improved),
         warnings: count(&|m| m.tier == Tier::Warn),
         anchoring: None,
+        inconclusive_policy: gate.inconclusive,
         metrics,
     }
 }

@@ -15,10 +15,13 @@ pub enum Verdict {
     Regressed,
     /// Significantly better, and better than the threshold mirrored.
     Improved,
-    /// No change beyond the threshold (or not significant while the test could
-    /// have detected the threshold).
+    /// Within the threshold: on a gating metric, the interval's worse end lies
+    /// inside the fail threshold (shown, not assumed); on an informative one,
+    /// no change beyond the threshold that the comparison could have seen.
+    /// Displayed "within threshold".
     Unchanged,
-    /// Too few trials, or too noisy to detect a change of the threshold's size.
+    /// Undecided: too few trials, or an interval that straddles the threshold
+    /// (too noisy to tell a change of the threshold's size).
     Inconclusive,
     /// Environment or load profile differ: the numbers cannot be compared.
     NotComparable,
@@ -29,6 +32,10 @@ pub enum Verdict {
     /// by side, both from the run under test). One row per such cell, on its
     /// primary gated metric; always fails the gate.
     Failed,
+    /// A cell of the baseline that the current run lacks (a dropped
+    /// scenario, a truncated or unfinished run): one row per cell, on its
+    /// primary gated metric; `[gate] missing_cell` sets its tier.
+    Missing,
 }
 
 /// What a metric's verdict does to the gate.
@@ -86,9 +93,21 @@ pub struct MetricComparison {
     /// open loop reached ...`); absent: every trial valid.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<String>,
+    /// An undecided gating metric ([`MetricComparison::undecided`]): what
+    /// would decide it, from the measured noise. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advice: Option<super::advice::Advice>,
 }
 
 impl MetricComparison {
+    /// Whether the gate could not decide this gating metric: its interval
+    /// straddles the fail threshold, or too few trials reach `alpha`. The one
+    /// rule for "more evidence would decide it", read by the extra rounds
+    /// (`orchestrate::extend`) and the run's outcome.
+    pub fn undecided(&self) -> bool {
+        self.gating && self.verdict == Verdict::Inconclusive
+    }
+
     /// The current side as reports name it: `client` or `client @ server`.
     pub fn who(&self) -> String {
         crate::results::client_label(&self.client, self.server.as_deref())
@@ -104,8 +123,13 @@ impl MetricComparison {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GateOutcome {
+    /// Every gating metric of every cell is within its threshold or improved.
     Pass,
     Fail,
+    /// Not every gating metric was decided (inconclusive, or a baseline cell
+    /// missing from the run); nothing failed. Never a pass; its exit code is
+    /// `[gate] inconclusive`'s.
+    Inconclusive,
     NoBaseline,
     NotComparable,
 }
@@ -135,7 +159,28 @@ pub struct Comparison {
     /// in pairs) and in comparisons written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchoring: Option<String>,
+    /// `[gate] inconclusive` of the gate applied: what an inconclusive outcome
+    /// does to `exit_code` and whether the action warns. Absent: the default
+    /// (`neutral`).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::config::gate::InconclusivePolicy::is_default"
+    )]
+    pub inconclusive_policy: crate::config::gate::InconclusivePolicy,
     pub metrics: Vec<MetricComparison>,
+}
+
+impl Comparison {
+    /// A clean pass on the gating metrics: the outcome passes and every
+    /// gating metric is within its threshold without a mark (no warn-tier
+    /// regression, no improvement, no invalid trials). What `comment:
+    /// on-change` calls "nothing changed"; informative metrics never count.
+    pub fn clean_pass(&self) -> bool {
+        self.outcome == GateOutcome::Pass
+            && self.metrics.iter().filter(|m| m.gating).all(|m| {
+                m.verdict == Verdict::Unchanged && m.tier == Tier::Pass && m.invalid.is_empty()
+            })
+    }
 }
 
 /// Which run a side came from.

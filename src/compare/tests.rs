@@ -86,12 +86,12 @@ fn a_vs_a_passes_and_swapping_sides_flips_the_verdict() {
 #[test]
 fn three_rounds_are_inconclusive_with_the_reason() {
     let c = compare(Some(&run(3, 1.0, 0)), &run(3, 1.5, 1), &default_gate());
-    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Pass, 0));
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Inconclusive, 0));
     let rps = find(&c, "get-22b", "hyper", "throughput_rps");
     assert_eq!((rps.verdict, rps.tier), (Verdict::Inconclusive, Tier::Warn));
     assert!(
         rps.reason
-            .contains("3 vs 3 trials cannot reach p < 0.05; use rounds >= 4"),
+            .contains("3 vs 3 trials cannot reach p < 0.05 (it takes 4 trials a side)"),
         "{}",
         rps.reason
     );
@@ -409,7 +409,7 @@ fn side_by_side_pairs_by_round() {
     let c = compare_side_by_side(&r5, "hyper", &default_gate());
     let m = find(&c, "get-22b", "reqwest", "throughput_rps");
     assert_eq!(m.verdict, Verdict::Inconclusive);
-    assert!(m.reason.contains("use rounds >= 6"), "{}", m.reason);
+    assert!(m.reason.contains("(it takes 6 pairs)"), "{}", m.reason);
 }
 
 fn trial_strategy() -> impl Strategy<Value = Vec<(f64, f64, f64)>> {

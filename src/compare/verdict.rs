@@ -8,17 +8,26 @@
 //!   both exceeded (`+12%` on a 300 µs p99 is 36 µs, under a 2 ms floor: not a
 //!   regression). Tier `fail` for the fail threshold on a gating metric, `warn` for
 //!   the warn threshold (and for a non-gating metric beyond its fail threshold).
+//!   On a gating metric a warn-tier regression also needs the interval's worse
+//!   end inside the fail threshold; one that reaches past it is undecided.
 //! - **Improved** symmetrically: significant and the whole interval better than the
 //!   smallest threshold mirrored. Tier `pass`.
-//! - **Unchanged** otherwise, *if* the comparison could have seen a change of the
-//!   threshold's size: the minimum detectable effect (MDE, see `stats`) is at most
-//!   the effective threshold `max(relative * baseline, floor)`.
-//!   Identical samples (every trial of both sides measured the same value, as
+//! - A **gating** metric has three answers (statistics primer, "Three answers,
+//!   not two"): regressed as above; **within threshold** (serialized
+//!   `unchanged`) when the interval's worse end lies inside the fail threshold
+//!   on both scales, at a confidence of at least `1 - alpha`: a one-sided
+//!   non-inferiority test at `alpha / 2`, so a true regression at or beyond the
+//!   threshold is called within it in at most 2.5% of comparisons whatever the
+//!   noise or the rounds; and **inconclusive** otherwise (too few trials to
+//!   reach `alpha`, or an interval that straddles the threshold), tier `warn`:
+//!   the gate could not check it, and the run's outcome says so.
+//! - A **non-gating** (informative) metric is unchanged when the comparison
+//!   could have seen a change of the threshold's size (the minimum detectable
+//!   effect, MDE, at most `max(relative * baseline, floor)`), else
+//!   inconclusive, tier `pass`.
+//! - Identical samples (every trial of both sides measured the same value, as
 //!   0 errors against 0 errors) are unchanged with any number of trials: no
 //!   shift and no noise to hide one.
-//! - **Inconclusive** otherwise: too few trials to reach `alpha` at all (3 vs 3),
-//!   or too noisy (MDE above the threshold). Tier `warn` on a gating metric (the
-//!   gate could not check it; it does not fail), `pass` otherwise.
 //! - **NotComparable** / **NoBaseline** come from the caller's evidence; their tier
 //!   follows `[gate] not_comparable` and `missing_baseline` on gating metrics.
 //! - **Failed**: every trial of a side the pull request is responsible for
@@ -140,8 +149,15 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
     let summary = summary(m);
     let show = |t: &Threshold| show_threshold(t, direction, unit);
 
+    // A gating metric beyond its warn threshold whose interval still reaches
+    // past the fail threshold is undecided, not a warning.
+    let (end_rel, end_abs) = worse_end(m, direction);
+    let fail_decided = gate.fail.is_none_or(|f| !worse_than(&f, end_rel, end_abs));
     if significant {
         for (name, threshold) in [("fail", gate.fail), ("warn", gate.warn)] {
+            if name == "warn" && gate.gating && !fail_decided {
+                continue;
+            }
             if let Some(t) = threshold.filter(|t| beyond(m, direction, t, Side::Worse)) {
                 // A non-gating metric beyond its fail threshold warns.
                 let tier = if name == "fail" && gate.gating {
@@ -180,6 +196,13 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
         );
     }
     let inconclusive = |why: String| decision(Verdict::Inconclusive, gated(Tier::Warn), why);
+    let Some(target) = gate.fail.or(gate.warn) else {
+        return decision(
+            Verdict::Unchanged,
+            Tier::Pass,
+            format!("{summary}: no threshold"),
+        );
+    };
     if m.min_p_value > config.alpha {
         // Paired: the signed-rank and the sign test (`[gate] paired_test`)
         // share the smallest p-value, 2 / 2^n, so one count serves both.
@@ -194,17 +217,14 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
             format!("{} vs {} trials", m.n_baseline, m.n_current)
         };
         return inconclusive(format!(
-            "{summary}: {sides} cannot reach p < {}; use rounds >= {needed}",
-            config.alpha
+            "{summary}: {sides} cannot reach p < {} (it takes {needed} {})",
+            config.alpha,
+            if m.paired { "pairs" } else { "trials a side" }
         ));
     }
-    let Some(target) = gate.fail.or(gate.warn) else {
-        return decision(
-            Verdict::Unchanged,
-            Tier::Pass,
-            format!("{summary}: no threshold"),
-        );
-    };
+    if gate.gating {
+        return within_or_undecided(m, direction, &target, &summary, &show(&target), config);
+    }
     let effective = (target.relative * m.baseline_center.abs()).max(target.absolute.unwrap_or(0.0));
     match m.mde_absolute {
         Some(mde) if mde <= effective => decision(
@@ -221,6 +241,60 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
             show_abs_or_rel(mde, m.baseline_center, unit)
         )),
         None => inconclusive(format!("{summary}: no noise estimate from so few trials")),
+    }
+}
+
+/// A gating metric that is neither a regression beyond its fail threshold
+/// nor an improvement (`target`: its fail threshold, else its warn one):
+/// *within threshold* when the interval's worse end lies inside the
+/// threshold, on both scales as [`beyond`] reads them, at a confidence of at
+/// least `1 - alpha`. That is a one-sided non-inferiority test at `alpha / 2`
+/// (the logic of TOST: Schuirmann 1987; Lakens 2017): a true change at or
+/// beyond the threshold is called within it in at most 2.5% of comparisons
+/// at `alpha = 0.05`, whatever the noise or the number of rounds. Anything
+/// else is *inconclusive*, said as such (see [`undecided`]).
+fn within_or_undecided(
+    m: &Measured,
+    direction: Direction,
+    target: &Threshold,
+    summary: &str,
+    shown: &str,
+    config: &GateConfig,
+) -> Decision {
+    let worse_end = worse_end(m, direction);
+    let reached = m.confidence + 1e-9 >= 1.0 - config.alpha;
+    if !reached {
+        return decision(
+            Verdict::Inconclusive,
+            Tier::Warn,
+            format!(
+                "{summary}: the interval's confidence is below {:.0}%, too few trials to show the change is within {shown}",
+                (1.0 - config.alpha) * 100.0
+            ),
+        );
+    }
+    if worse_than(target, worse_end.0, worse_end.1) {
+        return decision(
+            Verdict::Inconclusive,
+            Tier::Warn,
+            format!(
+                "{summary}: the interval reaches past the threshold {shown}, so neither a regression nor a change within it is shown"
+            ),
+        );
+    }
+    decision(
+        Verdict::Unchanged,
+        Tier::Pass,
+        format!("{summary}: within the threshold {shown} (the interval's worse end is inside it)"),
+    )
+}
+
+/// The interval's worse end in "worse-by" coordinates (positive is worse):
+/// (relative, absolute).
+fn worse_end(m: &Measured, direction: Direction) -> (f64, f64) {
+    match direction {
+        Direction::LowerIsBetter => (m.relative.high, m.absolute.high),
+        Direction::HigherIsBetter => (-m.relative.low, -m.absolute.low),
     }
 }
 

@@ -78,6 +78,67 @@ pub enum MissingBaseline {
     Fail,
 }
 
+/// `[gate] inconclusive`: the exit code of a run the gate could not decide
+/// (some gating metric inconclusive, or a baseline cell missing from the run).
+/// Whatever it says, the outcome, the headline and the action's `verdict`
+/// say `inconclusive`, never pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InconclusivePolicy {
+    /// Exit 0, with a warning annotation in the action.
+    #[default]
+    Neutral,
+    /// Exit 1: the check fails until the comparison decides.
+    Fail,
+    /// Exit 0 without a warning: the team accepts undecided runs.
+    Pass,
+}
+
+impl InconclusivePolicy {
+    /// The names `[gate] inconclusive` accepts, in the order of the variants.
+    pub const NAMES: [&'static str; 3] = ["neutral", "fail", "pass"];
+
+    /// The value `[gate] inconclusive` takes for this policy.
+    pub fn name(self) -> &'static str {
+        match self {
+            InconclusivePolicy::Neutral => Self::NAMES[0],
+            InconclusivePolicy::Fail => Self::NAMES[1],
+            InconclusivePolicy::Pass => Self::NAMES[2],
+        }
+    }
+
+    /// Whether this is the default (kept out of files that do not set it).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// `[gate] missing_cell`: what a cell of the baseline that the current run
+/// lacks does (a dropped scenario, a truncated or unfinished run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingCellPolicy {
+    /// A warning row, and the run's outcome is at best inconclusive.
+    #[default]
+    Warn,
+    /// The gate fails.
+    Fail,
+}
+
+impl MissingCellPolicy {
+    /// The value `[gate] missing_cell` takes for this policy.
+    pub fn name(self) -> &'static str {
+        match self {
+            MissingCellPolicy::Warn => "warn",
+            MissingCellPolicy::Fail => "fail",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
 /// What a not-comparable baseline does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -173,6 +234,12 @@ pub struct GateConfig {
     /// raw ones (`compare::anchor`; default true). `false`: compare raw.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub anchored: bool,
+    /// `[gate] inconclusive`: the exit code of an undecided run.
+    #[serde(default, skip_serializing_if = "InconclusivePolicy::is_default")]
+    pub inconclusive: InconclusivePolicy,
+    /// `[gate] missing_cell`: a baseline cell the current run lacks.
+    #[serde(default, skip_serializing_if = "MissingCellPolicy::is_default")]
+    pub missing_cell: MissingCellPolicy,
 }
 
 fn yes() -> bool {
@@ -213,5 +280,7 @@ pub fn default_gate() -> GateConfig {
         paired_test: PairedTest::SignedRank,
         strict: false,
         anchored: true,
+        inconclusive: InconclusivePolicy::Neutral,
+        missing_cell: MissingCellPolicy::Warn,
     }
 }

@@ -13,7 +13,10 @@ use super::error::Problem;
 use super::gate::{
     default_gate, CompareBase, CompareSettings, GateConfig, GateOverride, MetricGate,
 };
-use super::gate::{InvalidPolicy, MissingBaseline, NotComparablePolicy, PairedTest, Threshold};
+use super::gate::{
+    InconclusivePolicy, InvalidPolicy, MissingBaseline, MissingCellPolicy, NotComparablePolicy,
+    PairedTest, Threshold,
+};
 use super::raw::closest;
 use super::tree::{Key, Node, Value};
 use super::units::{parse_duration, parse_size};
@@ -27,6 +30,8 @@ const GATE_KEYS: &[&str] = &[
     "paired_test",
     "strict",
     "anchored",
+    "inconclusive",
+    "missing_cell",
     "override",
 ];
 const ENTRY_KEYS: &[&str] = &["fail", "warn", "floor", "gating"];
@@ -62,6 +67,20 @@ pub(super) fn build_gate(
                 gate.invalid = match choice(value, "gate.invalid", &["warn", "fail"])? {
                     "warn" => InvalidPolicy::Warn,
                     _ => InvalidPolicy::Fail,
+                }
+            }
+            "inconclusive" => {
+                gate.inconclusive =
+                    match choice(value, "gate.inconclusive", &InconclusivePolicy::NAMES)? {
+                        "fail" => InconclusivePolicy::Fail,
+                        "pass" => InconclusivePolicy::Pass,
+                        _ => InconclusivePolicy::Neutral,
+                    }
+            }
+            "missing_cell" => {
+                gate.missing_cell = match choice(value, "gate.missing_cell", &["warn", "fail"])? {
+                    "warn" => MissingCellPolicy::Warn,
+                    _ => MissingCellPolicy::Fail,
                 }
             }
             "paired_test" => {

@@ -118,6 +118,20 @@ pub fn differences(applied: &GateConfig, head: &GateConfig) -> Vec<String> {
     {
         out.push("other missing-baseline or not-comparable policies".to_string());
     }
+    if applied.inconclusive != head.inconclusive {
+        out.push(format!(
+            "inconclusive {} (applied: {})",
+            head.inconclusive.name(),
+            applied.inconclusive.name()
+        ));
+    }
+    if applied.missing_cell != head.missing_cell {
+        out.push(format!(
+            "missing_cell {} (applied: {})",
+            head.missing_cell.name(),
+            applied.missing_cell.name()
+        ));
+    }
     if applied.invalid != head.invalid {
         out.push(format!(
             "invalid {} (applied: {})",

@@ -40,6 +40,7 @@ mod tests {
             improvements: 0,
             warnings: 0,
             anchoring: None,
+            inconclusive_policy: Default::default(),
             metrics: vec![],
         };
         let back: Comparison = serde_json::from_str(&render(&cmp)).unwrap();

@@ -16,3 +16,4 @@ pub mod json;
 pub mod markdown;
 pub mod rows;
 pub mod terminal;
+pub mod undecided;

@@ -14,7 +14,7 @@ use crate::metric::METRICS;
 pub fn rank(m: &MetricComparison) -> u8 {
     match (m.tier, m.verdict) {
         (_, Verdict::Failed) | (Tier::Fail, _) => 0,
-        (Tier::Warn, _) => 1,
+        (_, Verdict::Missing) | (Tier::Warn, _) => 1,
         (_, Verdict::Regressed) => 2,
         (_, Verdict::Improved) => 3,
         (_, Verdict::NotComparable) => 4,
@@ -60,7 +60,8 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
         (Verdict::Regressed, Tier::Warn, _) => "regressed (warn)",
         (Verdict::Regressed, Tier::Pass, _) => "regressed (informative)",
         (Verdict::Improved, _, _) => "improved",
-        (Verdict::Unchanged, _, _) => "unchanged",
+        (Verdict::Unchanged, _, true) => "within threshold",
+        (Verdict::Unchanged, _, false) => "unchanged",
         (Verdict::Inconclusive, Tier::Warn, _) => "inconclusive (warn)",
         (Verdict::Inconclusive, _, _) => "inconclusive",
         (Verdict::NotComparable, Tier::Fail, _) => "not comparable (fail)",
@@ -68,6 +69,8 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
         (Verdict::NoBaseline, Tier::Fail, _) => "no baseline (fail)",
         (Verdict::NoBaseline, _, _) => "no baseline",
         (Verdict::Failed, _, _) => "every trial failed",
+        (Verdict::Missing, Tier::Fail, _) => "missing from this run (fail)",
+        (Verdict::Missing, _, _) => "missing from this run",
     }
 }
 
@@ -92,6 +95,7 @@ pub fn verdict_mark(m: &MetricComparison) -> &'static str {
         (_, Verdict::Inconclusive) => "❔",
         (_, Verdict::NotComparable) => "⚠️",
         (_, Verdict::NoBaseline) => "⚪",
+        (_, Verdict::Missing) => "⚠️",
     }
 }
 
@@ -100,6 +104,7 @@ pub fn outcome_text(o: GateOutcome) -> (&'static str, &'static str) {
     match o {
         GateOutcome::Pass => ("✅", "pass"),
         GateOutcome::Fail => ("❌", "fail"),
+        GateOutcome::Inconclusive => ("⚠️", "inconclusive"),
         GateOutcome::NoBaseline => ("⚪", "no baseline"),
         GateOutcome::NotComparable => ("⚠️", "not comparable"),
     }

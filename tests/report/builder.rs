@@ -225,6 +225,7 @@ pub fn metric(
         gating,
         reason: format!("Hodges-Lehmann shift {verdict:?} against a 10% threshold"),
         invalid: vec![],
+        advice: None,
     }
 }
 
@@ -259,6 +260,7 @@ pub fn comparison(
         improvements: count(&|m| m.verdict == Verdict::Improved),
         warnings: count(&|m| m.tier == Tier::Warn),
         anchoring: None,
+        inconclusive_policy: Default::default(),
         metrics,
     }
 }

@@ -12,6 +12,8 @@ fn config() -> GateConfig {
         paired_test: Default::default(),
         strict: false,
         anchored: true,
+        inconclusive: Default::default(),
+        missing_cell: Default::default(),
     }
 }
 
@@ -62,15 +64,71 @@ fn regression_needs_significance_and_the_whole_interval_beyond_the_threshold() {
     let d = decide(&e, &p99, &c);
     assert_eq!((d.verdict, d.tier), (Verdict::Regressed, Tier::Fail));
     assert!(d.reason.contains("fail threshold +10%"), "{}", d.reason);
-    // Not significant: the same interval does not regress.
+    // Not significant: the same interval does not regress, and it shows no
+    // change within the threshold either: undecided.
     let e = measured(5000.0, (0.12, 0.14, 0.16), 0.2, 0.05);
-    assert_eq!(check(&e, &p99, &c).0, Verdict::Unchanged);
-    // The interval straddles +10%: warn tier only (beyond +5%).
+    assert_eq!(check(&e, &p99, &c), (Verdict::Inconclusive, Tier::Warn));
+    // Beyond +5% but straddling +10%: undecided, not a warning that passes.
     let e = measured(5000.0, (0.07, 0.12, 0.16), 0.008, 0.05);
-    assert_eq!(check(&e, &p99, &c), (Verdict::Regressed, Tier::Warn));
-    // Straddles the warn threshold as well: unchanged (the test had the power).
+    let d = decide(&e, &p99, &c);
+    assert_eq!((d.verdict, d.tier), (Verdict::Inconclusive, Tier::Warn));
+    assert!(
+        d.reason.contains("reaches past the threshold +10%"),
+        "{}",
+        d.reason
+    );
+    // Straddles the warn threshold as well: undecided.
     let e = measured(5000.0, (0.02, 0.12, 0.16), 0.008, 0.05);
-    assert_eq!(check(&e, &p99, &c), (Verdict::Unchanged, Tier::Pass));
+    assert_eq!(check(&e, &p99, &c), (Verdict::Inconclusive, Tier::Warn));
+    // Beyond +5% with the worse end inside +10%: a warning, within the fail threshold.
+    let e = measured(5000.0, (0.06, 0.07, 0.09), 0.008, 0.05);
+    assert_eq!(check(&e, &p99, &c), (Verdict::Regressed, Tier::Warn));
+}
+
+#[test]
+fn within_threshold_is_shown_by_the_worse_end_of_the_interval() {
+    let c = config();
+    let p99 = gate("latency_p99_us", Some((0.10, None)), Some(0.05));
+    // Not significant, the worse end +8% inside +10%: within threshold.
+    let e = measured(5000.0, (-0.04, 0.02, 0.08), 0.4, 0.05);
+    let d = decide(&e, &p99, &c);
+    assert_eq!(
+        (d.verdict, d.tier),
+        (Verdict::Unchanged, Tier::Pass),
+        "{}",
+        d.reason
+    );
+    assert!(
+        d.reason.contains("within the threshold +10%"),
+        "{}",
+        d.reason
+    );
+    // The same interval at a confidence below 95% shows nothing.
+    let Evidence::Measured(mut m) = e else {
+        unreachable!()
+    };
+    m.confidence = 0.90;
+    assert_eq!(
+        check(&Evidence::Measured(m), &p99, &c),
+        (Verdict::Inconclusive, Tier::Warn)
+    );
+    // Higher is better: the worse end is the low one.
+    let rps = gate("throughput_rps", Some((0.05, None)), None);
+    let e = measured(10_000.0, (-0.04, 0.0, 0.08), 0.9, 0.5);
+    assert_eq!(check(&e, &rps, &c), (Verdict::Unchanged, Tier::Pass));
+    let e = measured(10_000.0, (-0.06, 0.0, 0.02), 0.9, 0.5);
+    assert_eq!(check(&e, &rps, &c), (Verdict::Inconclusive, Tier::Warn));
+    // A floor counts as in `beyond`: +20% of 300 us is under a 2 ms floor.
+    let floored = gate("latency_p99_us", Some((0.10, Some(2000.0))), None);
+    let e = measured(300.0, (-0.1, 0.05, 0.2), 0.5, 0.5);
+    assert_eq!(check(&e, &floored, &c), (Verdict::Unchanged, Tier::Pass));
+    // An informative metric keeps the MDE rule and never warns.
+    let info = MetricGate {
+        gating: false,
+        ..gate("latency_p50_us", Some((0.10, None)), None)
+    };
+    let e = measured(300.0, (-0.1, 0.05, 0.2), 0.5, 0.05);
+    assert_eq!(check(&e, &info, &c), (Verdict::Unchanged, Tier::Pass));
 }
 
 #[test]
@@ -121,17 +179,31 @@ fn inconclusive_when_too_few_trials_or_too_noisy() {
     assert_eq!((d.verdict, d.tier), (Verdict::Inconclusive, Tier::Warn));
     assert!(
         d.reason
-            .contains("3 vs 3 trials cannot reach p < 0.05; use rounds >= 4"),
+            .contains("3 vs 3 trials cannot reach p < 0.05 (it takes 4 trials a side)"),
         "{}",
         d.reason
     );
     m.paired = true;
     let d = decide(&Evidence::Measured(m), &rps, &c);
-    assert!(d.reason.contains("use rounds >= 6"), "{}", d.reason);
-    // Noise: a detectable change of 8% cannot check a 5% threshold.
+    assert!(d.reason.contains("(it takes 6 pairs)"), "{}", d.reason);
+    // Noise: an interval of +-10% cannot show a change within -5%.
     let e = measured(100.0, (-0.1, 0.0, 0.1), 0.9, 0.08);
     let d = decide(&e, &rps, &c);
     assert_eq!(d.verdict, Verdict::Inconclusive);
+    assert!(
+        d.reason.contains("reaches past the threshold -5%"),
+        "{}",
+        d.reason
+    );
+    // An informative metric says it was too noisy (its MDE rule).
+    let d = decide(
+        &e,
+        &MetricGate {
+            gating: false,
+            ..rps.clone()
+        },
+        &c,
+    );
     assert!(d.reason.contains("too noisy"), "{}", d.reason);
     // Non-gating metrics never warn for it.
     let info = gate("bytes_per_sec", None, Some(0.05));

@@ -60,6 +60,31 @@ pub fn head(cmp: &Comparison) -> String {
         plural(scenarios, "scenario", "scenarios"),
         plural(clients, "client", "clients"),
     );
+    let undecided = crate::report::undecided::entries(cmp);
+    if !undecided.is_empty() {
+        let _ = writeln!(
+            out,
+            "> ⚠️ **{}**",
+            crate::report::undecided::summary(&undecided)
+        );
+        for e in undecided.iter().take(crate::report::undecided::MAX_ENTRIES) {
+            let _ = writeln!(
+                out,
+                "> - {} / {} **{}**: {}",
+                md(&e.row.scenario),
+                md_who(&e.row.client, e.row.server.as_deref()),
+                md(&e.row.metric),
+                e.detail
+            );
+        }
+        let more = undecided
+            .len()
+            .saturating_sub(crate::report::undecided::MAX_ENTRIES);
+        if more > 0 {
+            let _ = writeln!(out, "> - … and {more} more in the table below");
+        }
+        out.push('\n');
+    }
     let failed = failed_reasons(cmp);
     if !failed.is_empty() {
         let _ = writeln!(

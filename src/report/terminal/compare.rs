@@ -48,6 +48,7 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
     let (word, c) = match cmp.outcome {
         crate::compare::GateOutcome::Pass => ("PASS", GREEN),
         crate::compare::GateOutcome::Fail => ("FAIL", RED),
+        crate::compare::GateOutcome::Inconclusive => ("INCONCLUSIVE", YELLOW),
         crate::compare::GateOutcome::NoBaseline => ("NO BASELINE", ""),
         crate::compare::GateOutcome::NotComparable => ("NOT COMPARABLE", YELLOW),
     };
@@ -67,6 +68,26 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
         if cmp.warnings == 1 { "" } else { "s" },
         cmp.metrics.len()
     );
+    let undecided = crate::report::undecided::entries(cmp);
+    if !undecided.is_empty() {
+        let _ = writeln!(out, "{}", crate::report::undecided::summary(&undecided));
+        for e in undecided.iter().take(crate::report::undecided::MAX_ENTRIES) {
+            let _ = writeln!(
+                out,
+                "  {} / {} {}: {}",
+                safe(&e.row.scenario),
+                safe(&e.row.who()),
+                safe(&e.row.metric),
+                e.detail
+            );
+        }
+        let more = undecided
+            .len()
+            .saturating_sub(crate::report::undecided::MAX_ENTRIES);
+        if more > 0 {
+            let _ = writeln!(out, "  ... and {more} more below");
+        }
+    }
     let cur = &cmp.current_run;
     if is_base_vs_head(&cmp.mode) {
         let _ = writeln!(

@@ -1,0 +1,156 @@
+//! What would decide an undecided comparison, from its measured noise.
+//!
+//! A gating metric is undecided ([`MetricComparison::undecided`]) when its
+//! interval straddles the fail threshold or too few trials reach `alpha`. The
+//! interval's width shrinks as `1 / sqrt(n)`, so the rounds that bring the
+//! minimum detectable effect (MDE) down to the threshold are about
+//! `n * (MDE / threshold)^2`. That is an estimate from this run's noise, said
+//! as such: a change that sits right at the threshold stays undecided at any
+//! count. When the estimate exceeds what the settings allow (`[run]
+//! max_rounds`, at most [`ROUNDS_CAP`]), the advice names the smallest
+//! threshold those settings can check instead (`MDE * sqrt(n / max_rounds)`).
+
+use serde::{Deserialize, Serialize};
+
+use super::model::MetricComparison;
+use super::stats;
+use crate::config::gate::{MetricGate, Threshold};
+use crate::metric::Direction;
+
+/// The most rounds a config may ask for (`[run] max_rounds`).
+pub const ROUNDS_CAP: u32 = 300;
+
+/// What would decide one undecided gating metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Advice {
+    /// The threshold the interval is checked against (the fail threshold, or
+    /// the warn threshold of a metric without one), signed in the bad
+    /// direction: `+10%`, `-5%`, `+10% and +2000 us`.
+    pub threshold: String,
+    /// The threshold as a relative change (its floor counted against the
+    /// baseline's median).
+    pub threshold_relative: f64,
+    /// Rounds (pairs, or trials a side) this comparison rests on.
+    pub rounds: u32,
+    /// Rounds that would likely decide it at the measured noise; absent when
+    /// the trials gave no noise estimate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_needed: Option<u32>,
+    /// The most rounds these settings allow (`[run] max_rounds`).
+    pub max_rounds: u32,
+    /// When `rounds_needed` exceeds `max_rounds`: the smallest relative
+    /// threshold these settings can check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smallest_threshold: Option<f64>,
+}
+
+/// The advice for `m` under its gate `g`, or `None` when `m` is decided.
+/// `paired`: rounds are pairs; `alpha`: the gate's level; `max_rounds`: the
+/// run's `[run] max_rounds`.
+pub fn advise(
+    m: &MetricComparison,
+    g: &MetricGate,
+    paired: bool,
+    alpha: f64,
+    max_rounds: u32,
+) -> Option<Advice> {
+    if !m.undecided() {
+        return None;
+    }
+    let target = g.fail.or(g.warn)?;
+    let rel = relative_threshold(&target, m.baseline_median);
+    let n = m.current.len().min(m.baseline.len()) as u32;
+    let least = if paired {
+        stats::rounds_needed_paired(alpha)
+    } else {
+        stats::rounds_needed_two_sample(alpha)
+    } as u32;
+    let by_noise = m
+        .mde
+        .filter(|v| v.is_finite() && *v > 0.0 && rel > 0.0 && n > 0)
+        .map(|mde| {
+            let k = (f64::from(n) * (mde.abs() / rel).powi(2)).ceil();
+            if k > f64::from(u32::MAX / 2) {
+                u32::MAX / 2
+            } else {
+                k as u32
+            }
+        });
+    let rounds_needed = match by_noise {
+        Some(k) => Some(k.max(least).max(n + 1)),
+        None if n < least => Some(least),
+        None => None,
+    };
+    let max_rounds = max_rounds.clamp(1, ROUNDS_CAP);
+    let smallest_threshold = match (rounds_needed, m.mde) {
+        (Some(k), Some(mde)) if k > max_rounds && n > 0 && mde.is_finite() => {
+            Some(mde.abs() * (f64::from(n) / f64::from(max_rounds)).sqrt())
+        }
+        _ => None,
+    };
+    let direction = m.direction;
+    Some(Advice {
+        threshold: show(&target, direction, m),
+        threshold_relative: rel,
+        rounds: n,
+        rounds_needed,
+        max_rounds,
+        smallest_threshold,
+    })
+}
+
+/// The threshold as a relative change: its relative bound, or its floor
+/// against the baseline's median when that is larger.
+fn relative_threshold(t: &Threshold, baseline_median: Option<f64>) -> f64 {
+    let floor = match (t.absolute, baseline_median) {
+        (Some(a), Some(b)) if b.abs() > 0.0 => a / b.abs(),
+        _ => 0.0,
+    };
+    t.relative.max(floor)
+}
+
+fn show(t: &Threshold, direction: Direction, m: &MetricComparison) -> String {
+    let unit = crate::metric::metric_def(&m.metric).map_or("", |d| d.unit);
+    super::verdict::show_threshold(t, direction, unit)
+}
+
+/// What the advice says, in one sentence: `6 rounds reached an MDE of ±25.0%
+/// against the threshold +10%; about 38 rounds would decide it, more than
+/// max_rounds = 12: the smallest threshold these settings can check is
+/// ±17.7%`.
+pub fn sentence(m: &MetricComparison, a: &Advice) -> String {
+    let reached = match m.mde.filter(|v| v.is_finite()) {
+        Some(mde) => format!(
+            "{} rounds reached an MDE of ±{:.1}% against the threshold {}",
+            a.rounds,
+            mde.abs() * 100.0,
+            a.threshold
+        ),
+        None => format!(
+            "{} rounds gave no noise estimate against the threshold {}",
+            a.rounds, a.threshold
+        ),
+    };
+    let next = match a.rounds_needed {
+        None => "more rounds would narrow the interval".to_string(),
+        Some(k) if k <= a.max_rounds => format!(
+            "about {k} rounds would decide it (`[run] rounds` or `max_rounds` = {k}, or a time budget that fits them)"
+        ),
+        Some(k) => {
+            let limit = if a.max_rounds >= ROUNDS_CAP {
+                format!("the cap of {ROUNDS_CAP}")
+            } else {
+                format!("max_rounds = {}", a.max_rounds)
+            };
+            let smallest = a.smallest_threshold.map_or(String::new(), |s| {
+                format!(
+                    "; the smallest threshold these settings can check is ±{:.1}%",
+                    s * 100.0
+                )
+            });
+            format!("about {k} rounds would decide it, more than {limit}{smallest}")
+        }
+    };
+    format!("{reached}; {next}")
+}
