@@ -50,7 +50,7 @@ use crate::config::gate::{
     GateConfig, InconclusivePolicy, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
 };
 use crate::metric::METRICS;
-use crate::results::{profile, CellResult, RunResults};
+use crate::results::{profile, CellIndex, CellResult, RunResults};
 
 use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
 use verdict::Evidence;
@@ -134,10 +134,12 @@ pub fn compare(
     let anchoring = baseline.map_or(anchor::Anchoring::Off, |b| {
         anchor::anchoring(b, current, gate)
     });
+    let base_index = baseline.map(RunResults::index);
     let mut metrics = Vec::new();
     for cell in &current.results {
-        let base_cell = baseline
-            .and_then(|b| b.cell_at(&cell.scenario, &cell.client, cell.server.as_deref()))
+        let base_cell = base_index
+            .as_ref()
+            .and_then(|b| b.get(&cell.scenario, &cell.client, cell.server.as_deref()))
             .filter(|b| b.anchor == cell.anchor);
         let same = (cell.client.as_str(), cell.server.as_deref());
         let failed = failed_reason(all_failed(cell), None);
@@ -214,9 +216,9 @@ pub fn compare(
                 missing(
                     false,
                     if cell.server.is_some() {
-                        "the baseline run has no results for this scenario, client and server"
+                        "new in this run: the baseline run has no results for this scenario, client and server"
                     } else {
-                        "the baseline run has no results for this scenario and client"
+                        "new in this run: the baseline run has no results for this scenario and client"
                     },
                 )
             } else if let Some(why) = &base_failed {
@@ -232,6 +234,9 @@ pub fn compare(
             }
             metrics.push(m);
         }
+    }
+    if let Some(b) = baseline {
+        missing_cells(b, current, gate, &mut metrics);
     }
     validity::guard(&mut metrics, current, baseline, gate);
     let note = anchor::note(&anchoring, &metrics);
@@ -269,7 +274,7 @@ pub struct SideBySide<'a> {
 impl SideBySide<'_> {
     /// The (client, server) of `cell`'s baseline cell; `None` when `cell` is
     /// itself a baseline cell or gates nothing.
-    fn base_of(&self, cell: &CellResult, run: &RunResults) -> Option<(String, Option<String>)> {
+    fn base_of(&self, cell: &CellResult, run: &CellIndex<'_>) -> Option<(String, Option<String>)> {
         if cell.anchor {
             return None; // the anchor: no side of any pair
         }
@@ -287,10 +292,8 @@ impl SideBySide<'_> {
         }
         let client_v = format!("{}{suffix}", cell.client);
         let server_v = server.map(|s| format!("{s}{suffix}"));
-        let has_client_v = run.results.iter().any(|c| c.client == client_v);
-        let has_server_v = server_v
-            .as_deref()
-            .is_some_and(|v| run.results.iter().any(|c| c.server.as_deref() == Some(v)));
+        let has_client_v = run.has_client(&client_v);
+        let has_server_v = server_v.as_deref().is_some_and(|v| run.has_server(v));
         if !has_client_v && !has_server_v {
             return None; // nothing of it lives in the repository
         }
@@ -334,13 +337,14 @@ pub fn compare_side_by_side_with(
     gate: &GateConfig,
 ) -> Comparison {
     let max_rounds = run.config.run.max_rounds;
+    let index = run.index();
     let mut metrics = Vec::new();
     for cell in &run.results {
-        let Some((base_client, base_server)) = base.base_of(cell, run) else {
+        let Some((base_client, base_server)) = base.base_of(cell, &index) else {
             continue;
         };
         let (base_client, base_server) = (base_client.as_str(), base_server.as_deref());
-        let mut base_cell = run.cell_at(&cell.scenario, base_client, base_server);
+        let mut base_cell = index.get(&cell.scenario, base_client, base_server);
         let mut base_failed = None;
         if base.variant.is_some() && all_failed(cell).is_none() {
             // The base commit failed (its setup did not build): neutral.
@@ -456,6 +460,66 @@ pub fn compare_side_by_side_with(
         metrics,
         gate,
     )
+}
+
+/// One `missing` row per cell of `baseline` that `current` lacks (a dropped
+/// scenario, a truncated or unfinished run), on the cell's primary gate, so
+/// nothing the baseline measured is dropped without a word. A shard's own
+/// file is held only to the scenarios it ran.
+fn missing_cells(
+    baseline: &RunResults,
+    current: &RunResults,
+    gate: &GateConfig,
+    out: &mut Vec<MetricComparison>,
+) {
+    let index = current.index();
+    let shard_only = current.shard.as_ref().is_some_and(|s| s.index.is_some());
+    let ran: std::collections::HashSet<&str> = current
+        .config
+        .scenarios
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    for b in &baseline.results {
+        if b.anchor
+            || index
+                .get(&b.scenario, &b.client, b.server.as_deref())
+                .is_some()
+        {
+            continue;
+        }
+        if shard_only && !ran.contains(b.scenario.as_str()) {
+            continue;
+        }
+        let Some((metric, g)) = primary_gate(gate, &b.scenario, &b.client) else {
+            continue;
+        };
+        let reason = format!(
+            "missing from this run: the baseline measured {} in scenario {:?}{}, this run did not ([gate] missing_cell = \"{}\")",
+            crate::results::client_label(&b.client, None),
+            b.scenario,
+            b.server
+                .as_deref()
+                .map_or(String::new(), |s| format!(" on server {s:?}")),
+            gate.missing_cell.name()
+        );
+        let c = Cell {
+            metric,
+            baseline: cell_values(b, metric),
+            current: Vec::new(),
+            paired: false,
+        };
+        let same = (b.client.as_str(), b.server.as_deref());
+        let max_rounds = current.config.run.max_rounds;
+        out.push(c.comparison(
+            b,
+            same,
+            g,
+            &Evidence::MissingFromRun(reason),
+            gate,
+            max_rounds,
+        ));
+    }
 }
 
 fn missing(current_lacks: bool, reason: &str) -> Evidence {

@@ -530,3 +530,34 @@ fn identical_samples_are_unchanged_with_any_number_of_trials() {
     let rps = find(&c, "get-22b", "hyper", "throughput_rps");
     assert_eq!(rps.verdict, Verdict::Inconclusive, "{}", rps.reason);
 }
+
+/// Not a timing test (run by hand, `--ignored --nocapture`): how long a
+/// comparison of `cells` cells takes, to see that it grows linearly.
+#[test]
+#[ignore]
+fn scaling_in_cells_by_hand() {
+    for scenarios in [1250usize, 5000] {
+        let mut s = Suite::default_suite();
+        let template = s.scenarios[0].clone();
+        s.scenarios = (0..scenarios)
+            .map(|i| crate::config::Scenario {
+                name: format!("s{i}"),
+                ..template.clone()
+            })
+            .collect();
+        let a = synthetic::run(s.clone(), 6, |_, _, r| {
+            Some(synthetic::metrics(10_000.0 * noise(r, 0), 2000.0, 50.0))
+        });
+        let b = synthetic::run(s, 6, |_, _, r| {
+            Some(synthetic::metrics(10_000.0 * noise(r, 1), 2000.0, 50.0))
+        });
+        let t = std::time::Instant::now();
+        let c = compare(Some(&a), &b, &default_gate());
+        eprintln!(
+            "{} cells: {:?} ({} rows)",
+            a.results.len(),
+            t.elapsed(),
+            c.metrics.len()
+        );
+    }
+}

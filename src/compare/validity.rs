@@ -29,10 +29,12 @@ pub fn guard(
         InvalidPolicy::Warn => Tier::Warn,
         InvalidPolicy::Fail => Tier::Fail,
     };
+    let current_index = current.index();
+    let baseline_index = baseline.map(RunResults::index);
     for row in rows {
-        let cur = current.cell_at(&row.scenario, &row.client, row.server.as_deref());
-        let base = baseline.and_then(|b| {
-            b.cell_at(
+        let cur = current_index.get(&row.scenario, &row.client, row.server.as_deref());
+        let base = baseline_index.as_ref().and_then(|b| {
+            b.get(
                 &row.scenario,
                 &row.baseline_client,
                 row.baseline_server.as_deref(),

@@ -48,7 +48,7 @@
 //! (`scripts/gate-quality.sh`) rather than assumed.
 
 use crate::config::gate::{
-    GateConfig, MetricGate, MissingBaseline, NotComparablePolicy, Threshold,
+    GateConfig, MetricGate, MissingBaseline, MissingCellPolicy, NotComparablePolicy, Threshold,
 };
 use crate::metric::{metric_def, Direction};
 
@@ -103,6 +103,10 @@ pub enum Evidence {
     /// Every trial of the current cell (or, side by side, of its baseline
     /// cell) failed; the reason quotes the first failure.
     Failed(String),
+    /// The baseline has the cell and the current run does not; the reason
+    /// names it. Its tier is `[gate] missing_cell`'s, whatever the metric's
+    /// gate says.
+    MissingFromRun(String),
 }
 
 /// A verdict, what it does to the gate, and why.
@@ -119,6 +123,13 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
     let m = match evidence {
         // Not subject to `gating`: nothing was measured, so nothing was checked.
         Evidence::Failed(reason) => return decision(Verdict::Failed, Tier::Fail, reason.clone()),
+        Evidence::MissingFromRun(reason) => {
+            let tier = match config.missing_cell {
+                MissingCellPolicy::Warn => Tier::Warn,
+                MissingCellPolicy::Fail => Tier::Fail,
+            };
+            return decision(Verdict::Missing, tier, reason.clone());
+        }
         Evidence::NotComparable(diffs) => {
             let tier = match config.not_comparable {
                 NotComparablePolicy::Warn => Tier::Warn,

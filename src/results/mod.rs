@@ -11,7 +11,7 @@ pub mod profile;
 pub mod synthetic;
 pub mod validity;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use anyhow::Context as _;
@@ -59,6 +59,36 @@ pub struct RunResults {
     /// run (and in files written before shards existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<merge::ShardInfo>,
+}
+
+/// A run's cells by (scenario, client, server) ([`RunResults::index`]).
+#[derive(Debug, Default)]
+pub struct CellIndex<'a> {
+    cells: HashMap<(&'a str, &'a str, Option<&'a str>), &'a CellResult>,
+    clients: HashSet<&'a str>,
+    servers: HashSet<&'a str>,
+}
+
+impl<'a> CellIndex<'a> {
+    /// The cell of (scenario, client, server), as [`RunResults::cell_at`].
+    pub fn get(
+        &self,
+        scenario: &str,
+        client: &str,
+        server: Option<&str>,
+    ) -> Option<&'a CellResult> {
+        self.cells.get(&(scenario, client, server)).copied()
+    }
+
+    /// Whether some cell ran `client`.
+    pub fn has_client(&self, client: &str) -> bool {
+        self.clients.contains(client)
+    }
+
+    /// Whether some cell drove the server under test `server`.
+    pub fn has_server(&self, server: &str) -> bool {
+        self.servers.contains(server)
+    }
 }
 
 /// All trials of one (scenario, client).
@@ -186,6 +216,25 @@ impl RunResults {
         self.results
             .iter()
             .find(|c| c.scenario == scenario && c.client == client && c.server.as_deref() == server)
+    }
+
+    /// The run's cells indexed by (scenario, client, server), built once:
+    /// [`CellIndex::get`] answers in constant time what [`Self::cell_at`]
+    /// answers by a scan (the first such cell), so a comparison of 10,000
+    /// cells stays linear.
+    pub fn index(&self) -> CellIndex<'_> {
+        let mut index = CellIndex::default();
+        for c in &self.results {
+            index
+                .cells
+                .entry((c.scenario.as_str(), c.client.as_str(), c.server.as_deref()))
+                .or_insert(c);
+            index.clients.insert(c.client.as_str());
+            if let Some(s) = c.server.as_deref() {
+                index.servers.insert(s);
+            }
+        }
+        index
     }
 
     /// Whether any cell was measured against a server under test.
