@@ -117,7 +117,14 @@ command = ["sh", "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end
         &config(&clients, "").replace("rounds = 2", "rounds = 1"),
         &[],
     );
-    let r = run.results();
+    // Exit 2: five cells measured nothing (issue 28, point 5).
+    let r = run.results_with_failed_cells(&[
+        "get / exits-3",
+        "get / hangs",
+        "get / chatty",
+        "get / never-connects",
+        "get / bad-result",
+    ]);
     assert!(
         started.elapsed().as_secs() < 40,
         "every failure is bounded in time"
@@ -163,6 +170,42 @@ command = ["sh", "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end
     let good = cell(&r, "get", "good");
     assert_eq!(good.trials[0].failure, None);
     assert!(good.trials[0].metrics.as_ref().unwrap().ok > 0);
+}
+
+/// Issue 28, point 5: a run compared with nothing whose only client's program
+/// does not exist measured nothing: it exits 2, naming the cell and its first
+/// failure on one line, and still writes the results file. Side by side, the
+/// same cell fails the gate instead (exit 1), as before.
+#[test]
+fn a_program_that_does_not_exist_fails_the_run() {
+    let missing =
+        "[[client]]\nname = \"missing\"\nkind = \"command\"\ncommand = [\"./no-such-program\"]\n";
+    let short = |clients: &str| {
+        config(clients, "")
+            .replace("\"300ms\"", "\"50ms\"")
+            .replace("\"1500ms\"", "\"100ms\"")
+    };
+    let run = run_config(&short(missing), &[]);
+    let r = run.results_with_failed_cells(&["get / missing"]);
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("benchgate: error: every trial failed (2 of 2): get / missing round 1/2: FAILED: starting [\"./no-such-program\"]"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(line.contains("No such file or directory"), "{line}");
+    let c = cell(&r, "get", "missing");
+    assert_eq!(c.trials.len(), 2);
+    assert!(c.trials.iter().all(|t| t.failure.is_some()));
+
+    let both = format!("[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n{missing}");
+    let run = run_config(&short(&both), &["--side-by-side", "hyper"]);
+    let stdout = String::from_utf8_lossy(&run.output.stdout);
+    assert_eq!(
+        run.output.status.code(),
+        Some(1),
+        "the gate fails: {stdout}"
+    );
+    assert!(stdout.contains("every trial failed (2 of 2): get / missing round 1/2"));
 }
 
 /// Burns one second of CPU (busy loop on the process clock) before the

@@ -434,6 +434,51 @@ fn command_client_rejects_pool_and_reserved_env() {
     );
 }
 
+/// Issue 28, point 5: benchgate replaces nothing in a command client's
+/// arguments or env values; `{url}`, `{port}` and `{host}` there are errors
+/// that name BENCHGATE_URL. A shell's `${url}` stays.
+#[test]
+fn command_client_target_placeholders_are_refused() {
+    let head = "[[client]]\nname = \"x\"\nkind = \"command\"\n";
+    let text = format!("{head}command = [\"curl\", \"{{url}}\"]\n{SCENARIO}");
+    let shown = invalid(
+        &text,
+        4,
+        "client \"x\".command[1]",
+        "{url} is not replaced",
+        "read BENCHGATE_URL in the program",
+    );
+    assert!(shown.starts_with("bench.toml:4:20: "), "{shown}");
+    assert!(shown.contains("BENCHGATE_BASE_URL"), "{shown}");
+    let text = format!("{head}command = [\"client\", \"--to=http://{{HOST}}:8080/\"]\n{SCENARIO}");
+    invalid(
+        &text,
+        4,
+        "client \"x\".command[1]",
+        "{HOST} is not replaced",
+        "BENCHGATE_URL",
+    );
+    let text =
+        format!("{head}command = [\"a\"]\nenv = {{ TARGET = \"127.0.0.1:{{port}}\" }}\n{SCENARIO}");
+    invalid(
+        &text,
+        5,
+        "client \"x\".env.TARGET",
+        "{port} is not replaced: env values are passed as written",
+        "TARGET=\\\"$BENCHGATE_URL\\\"",
+    );
+    // A shell's variables and other braces are the program's business.
+    let text = format!(
+        "{head}command = [\"sh\", \"-c\", \"curl ${{url}} ${{port}}; echo '{{\\\"a\\\": 1}}' {{jmh}}\"]\nenv = {{ A = \"${{host}}\", B = \"{{ url }}\" }}\n{SCENARIO}"
+    );
+    let suite = load(&text).unwrap();
+    let ClientKind::Command(c) = &suite.clients[0].kind else {
+        panic!("not a command client")
+    };
+    assert_eq!(c.command[2], "curl ${url} ${port}; echo '{\"a\": 1}' {jmh}");
+    assert_eq!(c.env["A"], "${host}");
+}
+
 #[test]
 fn command_fields_on_a_built_in_client_are_errors() {
     let text = format!("[[client]]\nname = \"h\"\nkind = \"hyper\"\ncommand = [\"a\"]\n{SCENARIO}");

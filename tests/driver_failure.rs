@@ -49,7 +49,9 @@ impl Failed {
 }
 
 /// `benchgate run` with the mock drivers failing as `how` says
-/// (`[CLIENT=]HOW`, see `FAIL_VAR`).
+/// (`[CLIENT=]HOW`, see `FAIL_VAR`). Every trial of the client(s) named
+/// fails, so the run (compared with nothing) exits 2 naming each such cell
+/// on one line.
 fn run_failing(how: &str) -> Failed {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("benchgate.toml");
@@ -65,12 +67,22 @@ fn run_failing(how: &str) -> Failed {
         .env_remove("RUST_LIB_BACKTRACE")
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "failed trials do not fail the run: {}",
-        String::from_utf8_lossy(&output.stderr)
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a cell whose every trial failed fails the run: {stderr}"
     );
     let results = RunResults::read(&out).unwrap();
+    for c in &results.results {
+        let all_failed = c.trials.iter().all(|t| t.failure.is_some());
+        let named = format!(
+            "benchgate: error: every trial failed (2 of 2): {} / {} round 1/2: FAILED: ",
+            c.scenario, c.client
+        );
+        let lines = stderr.lines().filter(|l| l.starts_with(&named)).count();
+        assert_eq!(lines, usize::from(all_failed), "{named:?} in {stderr}");
+    }
     Failed {
         dir,
         output,

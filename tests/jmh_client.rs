@@ -119,7 +119,7 @@ requests = 100
 "#
     );
     let run = run_config(&toml, &[]);
-    let r = run.results();
+    let r = run.results_with_failed_cells(&["timed / silent", "counted / silent"]);
     let timed = cell(&r, "timed", "silent").trials[0]
         .failure
         .clone()

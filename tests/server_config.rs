@@ -224,6 +224,41 @@ fn command_fields_are_checked() {
     );
 }
 
+/// Issue 28, point 5: `{port}` is the only placeholder of a server's
+/// command; any other `{name}` is an error naming it. A shell's `${name}`
+/// stays.
+#[test]
+fn a_server_command_has_only_the_port_placeholder() {
+    let text = with("[[server]]\ncommand = [\"./srv\", \"--listen\", \"{host}:{port}\"]\n");
+    let shown = common::config_errors::invalid(
+        load(&text),
+        FILE,
+        8,
+        "server[0].command[2]",
+        "{host} is not replaced: {port} is the only placeholder",
+        "use {port}",
+    );
+    assert!(shown.starts_with("conf/bench.toml:8:33: "), "{shown}");
+    invalid(
+        &with("[[server]]\ncommand = [\"./srv\", \"--port={PORT}\"]\n"),
+        8,
+        "server[0].command[1]",
+        "{PORT} is not replaced",
+        "BENCHGATE_SERVER_PORT",
+    );
+    let text = with(
+        "[[server]]\ncommand = [\"sh\", \"-c\", \"exec ./srv --port ${BENCHGATE_SERVER_PORT} --also {port}\"]\n",
+    );
+    let suite = load(&text).unwrap();
+    let ServerTarget::Command(c) = &suite.servers[0].target else {
+        panic!("not a command server")
+    };
+    assert_eq!(
+        c.argv(8080)[2],
+        "exec ./srv --port ${BENCHGATE_SERVER_PORT} --also 8080"
+    );
+}
+
 #[test]
 fn tls_and_command_clients_cannot_drive_a_server_under_test() {
     let tls = "[[client]]\nname = \"h\"\nkind = \"hyper\"\ntls = true\n\

@@ -123,13 +123,57 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         if let Some(dir) = &args.outputs.export_dir {
             write_exports(&results, dir)?;
         }
-        return Ok(0);
+        // No gate to fail: a cell that measured nothing is the exit code.
+        return Ok(failed_cells_code(&results, &args.out));
     };
     let sides = Sides {
         current: &results,
         baseline: plan.stored(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
+}
+
+/// Longest line `run` prints per failed cell.
+const FAILED_CELL_LINE_CHARS: usize = 300;
+
+/// A run compared with nothing: 2 when every trial of some cell failed (it
+/// measured nothing, which no gate will say), with one line per such cell on
+/// stderr (its first failure on one line, cut); else 0. Anchor
+/// cells gate nothing, here as in a comparison.
+fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
+    let failed: Vec<_> = results
+        .results
+        .iter()
+        .filter(|c| !c.anchor)
+        .filter_map(crate::compare::all_failed)
+        .collect();
+    if failed.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "benchgate: error: {} measured nothing (every trial failed); the results are in {}",
+        match failed.len() {
+            1 => "1 cell".to_string(),
+            n => format!("{n} cells"),
+        },
+        out.display()
+    );
+    for f in failed {
+        let line = format!("every trial failed ({0} of {0}): {1}", f.trials, f.first);
+        // A failure may quote a program's output: one line, and no `##[` (a
+        // workflow command anywhere in a line, on a runner).
+        let line: String = line
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = line.replace("##[", "## [");
+        eprintln!(
+            "benchgate: error: {}",
+            report::escape::truncate_chars(&line, FAILED_CELL_LINE_CHARS)
+        );
+    }
+    2
 }
 
 /// A run stopped by SIGINT/SIGTERM compares like any other (its finished

@@ -29,7 +29,7 @@ fn trial_values(cell: &CellResult, metric: &str) -> Vec<(u32, f64)> {
 }
 
 /// A cell with trials and not one successful trial: nothing was measured.
-pub(super) struct AllFailed {
+pub struct AllFailed {
     /// Its trials (every one failed).
     pub trials: usize,
     /// The first failure, as the run printed it:
@@ -41,7 +41,7 @@ pub(super) struct AllFailed {
 /// trial succeeds when it has no failure and recorded metrics). Trials a
 /// signal cut short ([`crate::results::Trial::interrupted`]) are not the
 /// client's failures: a cell with only those is not "failed".
-pub(super) fn all_failed(cell: &CellResult) -> Option<AllFailed> {
+pub fn all_failed(cell: &CellResult) -> Option<AllFailed> {
     let finished: Vec<_> = cell.trials.iter().filter(|t| !t.interrupted()).collect();
     let n = finished.len();
     let ok = |t: &&crate::results::Trial| t.failure.is_none() && t.metrics.is_some();

@@ -52,7 +52,8 @@ use crate::config::gate::{
 use crate::metric::METRICS;
 use crate::results::{profile, CellIndex, CellResult, RunResults};
 
-use cells::{all_failed, cell_values, paired_values, AllFailed, Cell};
+pub use cells::{all_failed, AllFailed};
+use cells::{cell_values, paired_values, Cell};
 use verdict::Evidence;
 
 /// Version of the comparison document layout ([`Comparison::schema_version`]).

@@ -76,13 +76,77 @@ pub(super) fn argv(
     Ok(v.value.iter().map(|a| a.value.clone()).collect())
 }
 
+/// The `{name}` tokens of `s` (a name: ASCII letters, digits and
+/// underscores, not starting with a digit) not preceded by `$`: `${name}` is a
+/// shell's variable, left alone.
+pub(super) fn placeholders(s: &str) -> impl Iterator<Item = &str> {
+    s.match_indices('{').filter_map(move |(i, _)| {
+        if s[..i].ends_with('$') {
+            return None;
+        }
+        let rest = &s[i + 1..];
+        let name = &rest[..rest.find('}')?];
+        let ok = name.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
+            && name
+                .chars()
+                .all(|ch| ch.is_ascii_alphanumeric() || ch == '_');
+        ok.then_some(name)
+    })
+}
+
+/// The first `{url}`, `{port}` or `{host}` (any case) in `s` not preceded by
+/// `$`: what a command client's author may expect benchgate to replace, which
+/// it never does (the target is in `BENCHGATE_URL`).
+fn target_token(s: &str) -> Option<&str> {
+    placeholders(s).find(|name| {
+        ["url", "port", "host"]
+            .iter()
+            .any(|t| name.eq_ignore_ascii_case(t))
+    })
+}
+
+/// A command client's argv holds no `{url}`, `{port}` or `{host}`.
+fn no_target_token_in_command(v: &At<Vec<At<String>>>, field: &str) -> Result<(), Problem> {
+    for (i, a) in v.value.iter().enumerate() {
+        if let Some(token) = target_token(&a.value) {
+            return Err(Problem::new(
+                a.span.clone(),
+                format!("{field}[{i}]"),
+                format!("{{{token}}} is not replaced: the arguments are passed as written, and the program reads the target from the environment variable BENCHGATE_URL"),
+                "read BENCHGATE_URL in the program (BENCHGATE_BASE_URL holds the scheme, host and port alone), or pass it through a shell, like command = [\"sh\", \"-c\", \"exec ./client \\\"$BENCHGATE_URL\\\"\"]",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A command client's `env` values hold no `{url}`, `{port}` or `{host}`.
+fn no_target_token_in_env(table: Option<&At<StringTable>>, field: &str) -> Result<(), Problem> {
+    for (k, v) in table.map(|t| t.value.as_slice()).unwrap_or_default() {
+        if let Some(token) = target_token(&v.value) {
+            let name = &k.value;
+            return Err(Problem::new(
+                v.span.clone(),
+                format!("{field}.{name}"),
+                format!("{{{token}}} is not replaced: env values are passed as written, and the program reads the target from the environment variable BENCHGATE_URL"),
+                format!("read BENCHGATE_URL in the program (BENCHGATE_BASE_URL holds the scheme, host and port alone), or set {name} from it in a shell, like command = [\"sh\", \"-c\", \"{name}=\\\"$BENCHGATE_URL\\\" exec ./client\"]"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Builds the command spec of a `kind = "command"` client. `config_dir` is the
 /// directory relative paths (cwd) are resolved against.
 pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Problem> {
     let path = |field: &str| format!("{}.{field}", c.label);
     let example = "command = [\"java\", \"-jar\", \"bench.jar\"]";
     let command = match &c.command {
-        Some(v) => argv(v, &path("command"), example)?,
+        Some(v) => {
+            let command = argv(v, &path("command"), example)?;
+            no_target_token_in_command(v, &path("command"))?;
+            command
+        }
         None => {
             return Err(super::validate::missing(
                 &c.span,
@@ -109,6 +173,7 @@ pub(super) fn build(c: &RawClient, config_dir: &Path) -> Result<CommandSpec, Pro
     }
     let cwd = working_dir(c.cwd.as_ref(), config_dir, &path("cwd"))?;
     let env = env_table(c.env.as_ref(), &path("env"))?;
+    no_target_token_in_env(c.env.as_ref(), &path("env"))?;
     let pass_env = pass_env(c.pass_env.as_ref(), &env, &path("pass_env"))?;
     let timeout = opt_duration(c.timeout.as_ref(), &path("timeout"), true)?;
     let result = result_format(c, &command)?;

@@ -273,6 +273,16 @@ fn build_command(
         &path("command"),
         "command = [\"./server\", \"--port\", \"{port}\"]",
     )?;
+    for (i, a) in argv.value.iter().enumerate() {
+        if let Some(name) = super::command::placeholders(&a.value).find(|n| *n != "port") {
+            return Err(Problem::new(
+                a.span.clone(),
+                format!("{}[{i}]", path("command")),
+                format!("{{{name}}} is not replaced: {PORT_PLACEHOLDER} is the only placeholder of a server's command"),
+                format!("use {PORT_PLACEHOLDER} (the free port benchgate picked; the server listens on 127.0.0.1, and BENCHGATE_SERVER_PORT holds the port too), or remove {{{name}}}; a shell's ${{{name}}} stays as written"),
+            ));
+        }
+    }
     let setup = match &s.setup {
         Some(v) => Some(super::command::argv(
             v,

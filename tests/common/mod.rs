@@ -78,6 +78,32 @@ impl Run {
         );
         RunResults::read(&self.out).unwrap()
     }
+
+    /// The results of a run compared with nothing in which every trial of
+    /// each of `cells` (`scenario / client`, or `client @ server`) failed:
+    /// it exits 2, naming each such cell (and no other) on one stderr line.
+    pub fn results_with_failed_cells(&self, cells: &[&str]) -> RunResults {
+        let stderr = String::from_utf8_lossy(&self.output.stderr);
+        assert_eq!(
+            self.output.status.code(),
+            Some(2),
+            "every trial of {cells:?} failed: exit 2: {stderr}"
+        );
+        let named: Vec<&str> = stderr
+            .lines()
+            .filter_map(|l| l.strip_prefix("benchgate: error: every trial failed ("))
+            .collect();
+        assert_eq!(named.len(), cells.len(), "{stderr}");
+        for cell in cells {
+            let line = format!(": {cell} round ");
+            assert_eq!(
+                named.iter().filter(|l| l.contains(&line)).count(),
+                1,
+                "no line for {cell:?} in: {stderr}"
+            );
+        }
+        RunResults::read(&self.out).unwrap()
+    }
 }
 
 /// Runs `benchgate run --config <toml> --out <tmp>` with `extra` arguments.
