@@ -561,3 +561,93 @@ fn scaling_in_cells_by_hand() {
         );
     }
 }
+
+#[test]
+fn a_baseline_cell_missing_from_the_run_is_named_and_never_passes() {
+    let base = run(8, 1.0, 0);
+    let mut current = run(8, 1.0, 1);
+    let dropped = current.results.remove(0);
+    let c = compare(Some(&base), &current, &default_gate());
+    let rows: Vec<_> = c
+        .metrics
+        .iter()
+        .filter(|m| m.verdict == Verdict::Missing)
+        .collect();
+    assert_eq!(rows.len(), 1, "one row per missing cell");
+    let m = rows[0];
+    assert_eq!(
+        (m.scenario.as_str(), m.client.as_str(), m.tier),
+        (
+            dropped.scenario.as_str(),
+            dropped.client.as_str(),
+            Tier::Warn
+        )
+    );
+    assert!(m.reason.contains(&dropped.scenario), "{}", m.reason);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Inconclusive, 0));
+    let mut gate = default_gate();
+    gate.missing_cell = crate::config::gate::MissingCellPolicy::Fail;
+    let c = compare(Some(&base), &current, &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
+    // A cell new in this run is listed as new, and passes.
+    let c = compare(Some(&current), &base, &default_gate());
+    let new = find(&c, &dropped.scenario, &dropped.client, "throughput_rps");
+    assert_eq!(new.verdict, Verdict::NoBaseline);
+    assert!(new.reason.starts_with("new in this run"), "{}", new.reason);
+    assert!(c.metrics.iter().all(|m| m.verdict != Verdict::Missing));
+}
+
+#[test]
+fn an_undecided_run_is_inconclusive_and_its_policy_sets_the_exit_code() {
+    use crate::config::gate::InconclusivePolicy;
+    // 3 vs 3 trials cannot decide anything: inconclusive, never a pass.
+    let mut gate = default_gate();
+    let c = compare(Some(&run(3, 1.0, 0)), &run(3, 1.0, 1), &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Inconclusive, 0));
+    assert!(!c.clean_pass());
+    let undecided = c.metrics.iter().filter(|m| m.undecided()).count();
+    assert!(undecided > 0);
+    // Each undecided gating metric says what would decide it.
+    for m in c.metrics.iter().filter(|m| m.undecided()) {
+        let a = m.advice.as_ref().expect("advice on an undecided metric");
+        assert_eq!(a.rounds, 3);
+        assert!(a.rounds_needed.is_some_and(|k| k >= 4), "{a:?}");
+    }
+    gate.inconclusive = InconclusivePolicy::Fail;
+    let c = compare(Some(&run(3, 1.0, 0)), &run(3, 1.0, 1), &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Inconclusive, 1));
+    gate.inconclusive = InconclusivePolicy::Pass;
+    let c = compare(Some(&run(3, 1.0, 0)), &run(3, 1.0, 1), &gate);
+    assert_eq!((c.outcome, c.exit_code), (GateOutcome::Inconclusive, 0));
+    // Enough quiet rounds show A/A within every threshold: a clean pass.
+    let c = compare(Some(&run(8, 1.0, 0)), &run(8, 1.0, 1), &default_gate());
+    assert_eq!(c.outcome, GateOutcome::Pass);
+    assert!(c.clean_pass());
+}
+
+#[test]
+fn informative_metrics_never_make_a_comparison_changed() {
+    // Only an informative metric moves (p50 latency, +30%): the gating
+    // ones stay within threshold, so comment: on-change stays quiet.
+    let base = run(8, 1.0, 0);
+    let mut cur = run(8, 1.0, 1);
+    for cell in &mut cur.results {
+        for t in &mut cell.trials {
+            if let Some(m) = t.metrics.as_mut() {
+                m.latency_p50_us = m.latency_p50_us.map(|v| v * 1.3);
+            }
+        }
+    }
+    let c = compare(Some(&base), &cur, &default_gate());
+    let p50 = find(&c, "get-22b", "hyper", "latency_p50_us");
+    assert!(!p50.gating);
+    assert_eq!(c.outcome, GateOutcome::Pass);
+    assert!(
+        c.clean_pass(),
+        "{:?}",
+        c.metrics
+            .iter()
+            .filter(|m| m.gating && m.verdict != Verdict::Unchanged)
+            .collect::<Vec<_>>()
+    );
+}
