@@ -68,7 +68,7 @@ pub fn head(cmp: &Comparison) -> String {
             plural(failed_rows(cmp).len() as u32, "comparison", "comparisons")
         );
         for r in failed.iter().take(MAX_DIFFERENCES) {
-            let _ = writeln!(out, "> - {}", md_n(r, 400));
+            let _ = writeln!(out, "> - {}", super::details::first_line(r, 400));
         }
         let more = failed.len().saturating_sub(MAX_DIFFERENCES);
         if more > 0 {

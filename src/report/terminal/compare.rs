@@ -192,10 +192,10 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
     for r in reasons {
         match color {
             true => {
-                let _ = writeln!(out, "{RED}{}{RESET}", safe(r));
+                let _ = writeln!(out, "{RED}{}{RESET}", super::output_text(r));
             }
             false => {
-                let _ = writeln!(out, "{}", safe(r));
+                let _ = writeln!(out, "{}", super::output_text(r));
             }
         }
     }

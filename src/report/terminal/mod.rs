@@ -44,6 +44,32 @@ const STARTUP_METRICS: [&str; 2] = ["startup_ms", "startup_cpu_ms"];
 pub const SERVER_UNDER_TEST_NOTE: &str =
     "server under test: reference-server counters not available (connections opened, requests per connection, the server's window)";
 
+/// Untrusted text that may quote a program's output (a failure reason: a
+/// first line, then `stdout tail:` and its lines), for the terminal: the
+/// first line as it is, each further line indented behind `    | ` so that
+/// none starts a line of its own (a workflow command such as `::add-mask::`
+/// is recognised only at a line's start) and the runner's legacy `##[`
+/// broken up, as the progress lines do; carriage returns end lines, and
+/// other control characters (and bidi overrides) are shown escaped, so the
+/// text cannot move the cursor.
+pub fn output_text(s: &str) -> String {
+    let text = s.replace("\r\n", "\n").replace('\r', "\n");
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.trim_end().split('\n').enumerate() {
+        if i > 0 {
+            out.push_str("\n    | ");
+        }
+        for c in line.chars() {
+            if c != '\t' && crate::report::escape::is_hidden(c) {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    out.replace("##[", "## [")
+}
+
 /// A metric's median in a cell as its column shows it, with the spread when
 /// `with_spread` (and there are several trials).
 fn cell_value(c: &CellResult, metric: &str, with_spread: bool) -> String {
@@ -249,7 +275,7 @@ pub fn render(results: &RunResults, color: bool) -> String {
                     c.scenario.escape_debug(),
                     c.label().escape_debug(),
                     t.round,
-                    f.escape_debug()
+                    output_text(f)
                 );
             }
             for mark in &t.invalid {

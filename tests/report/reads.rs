@@ -1,0 +1,149 @@
+//! Issue 28, point 7, "reports read right": a failed trial's output shown
+//! with its real lines (and inert).
+
+use benchgate::report::escape::{MAX_BLOCK_CHARS, MAX_BLOCK_LINES};
+use benchgate::report::markdown::{self, MarkdownOptions};
+use benchgate::report::terminal;
+
+use crate::cases::{self, Case};
+use crate::check::{assert_balanced, assert_inert, Fences};
+
+fn comment(c: &Case) -> String {
+    let md = markdown::render(
+        &c.cmp,
+        &c.current,
+        c.baseline.as_ref(),
+        &MarkdownOptions::default(),
+    );
+    assert_balanced(&md);
+    assert_inert(&md);
+    md
+}
+
+/// The code blocks of `md`: (fence line, lines inside).
+fn code_blocks(md: &str) -> Vec<(String, Vec<String>)> {
+    let mut fences = Fences::default();
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in md.lines() {
+        let was_open = fences.info().is_some();
+        if fences.code(line) {
+            match (was_open, fences.info()) {
+                (false, Some(_)) => out.push((line.to_string(), Vec::new())),
+                (true, Some(_)) => out.last_mut().unwrap().1.push(line.to_string()),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A program's output tail is a code block with its real lines, under the
+/// failed trial's line; the head and the reasons quote the first line only.
+#[test]
+fn failure_output_is_a_code_block_with_real_lines() {
+    let c = cases::failed_with_output();
+    let md = comment(&c);
+    assert!(!md.contains(r"\\n"), "no escaped line breaks: {md}");
+    assert!(!md.contains(r#"\""#), "no escaped quotes: {md}");
+    let head = &md[..md.find("### ").unwrap()];
+    assert!(
+        head.contains(
+            r"get-22b / java round 1/3: FAILED: the program failed \(exit status: 1\) (its output is under “Failed trials” below)"
+        ),
+        "{head}"
+    );
+    let blocks: Vec<_> = code_blocks(&md)
+        .into_iter()
+        .filter(|(fence, _)| fence.ends_with("text"))
+        .collect();
+    // java's three trials and hyper's one, each once.
+    assert_eq!(blocks.len(), 4, "{md}");
+    let (fence, lines) = &blocks[0];
+    // Longer than the output's longest backtick run (5).
+    assert_eq!(fence, "``````text");
+    assert_eq!(lines[0], "stdout tail:");
+    assert!(lines.contains(&r#"listening on "http://127.0.0.1:8080""#.to_string()));
+    assert!(lines.contains(&"</details>".to_string()));
+    assert!(lines.contains(&"\tat Main.main(Main.java:12)".to_string()));
+    assert!(lines.contains(&":\u{200D}:add-mask::hunter2".to_string()));
+    assert!(lines.contains(&"##\u{200D}[error]boom".to_string()));
+    assert!(lines.contains(&"  :\u{200D}:set-output name=verdict::pass".to_string()));
+    assert!(lines.contains(&"ping @\u{200D}org/team \\u{1b}[2J done".to_string()));
+    let failed = &md[md.find("Failed trials:").unwrap()..];
+    assert!(
+        failed.contains(
+            "- get-22b / java round 1: the program failed \\(exit status: 1\\)\n\n``````text\nstdout tail:\n"
+        ),
+        "{failed}"
+    );
+    insta::assert_snapshot!(md);
+}
+
+/// The terminal shows the output's lines too, each behind `    | `, so none
+/// starts a line (no workflow command) and nothing moves the cursor.
+#[test]
+fn failure_output_keeps_its_lines_in_the_terminal() {
+    let c = cases::failed_with_output();
+    let mut out = terminal::render_comparison(&c.cmp, false);
+    out.push_str("----\n");
+    out.push_str(&terminal::render(&c.current, false));
+    assert!(!out.contains('\x1b') && !out.contains('\r'), "{out:?}");
+    assert!(!out.contains(r#"\""#), "{out}");
+    assert!(
+        out.contains("\n    | Exception in thread \"main\" java.net.ConnectException"),
+        "{out}"
+    );
+    for l in out.lines() {
+        assert!(!l.trim_start().starts_with("::"), "{l}");
+        assert!(!l.contains("##["), "{l}");
+    }
+    insta::assert_snapshot!(out);
+}
+
+/// However much the programs print and however many trials fail, each block
+/// is bounded and only the first few trials show their output.
+#[test]
+fn failure_output_stays_bounded() {
+    let mut c = cases::failed_with_output();
+    let long: String = (0..5000)
+        .map(|i| format!("line {i} {}\n", "`".repeat(i % 40)))
+        .collect();
+    let failure = format!("the program failed (exit status: 1)\nstdout tail:\n{long}");
+    for cell in &mut c.current.results {
+        cell.trials = (1..=60)
+            .map(|round| benchgate::results::Trial {
+                round,
+                failure: Some(format!("{failure}round {round} ends here")),
+                metrics: None,
+                server: None,
+                invalid: vec![],
+            })
+            .collect();
+        cell.summary.clear();
+    }
+    let md = markdown::render_job_summary(
+        &c.cmp,
+        &c.current,
+        c.baseline.as_ref(),
+        &MarkdownOptions::default(),
+    );
+    assert_balanced(&md);
+    assert_inert(&md);
+    let blocks: Vec<_> = code_blocks(&md)
+        .into_iter()
+        .filter(|(fence, _)| fence.ends_with("text"))
+        .collect();
+    assert_eq!(blocks.len(), 8, "MAX_OUTPUT_BLOCKS");
+    for (fence, lines) in &blocks {
+        assert!(lines.len() <= MAX_BLOCK_LINES, "{}", lines.len());
+        let chars: usize = lines.iter().map(|l| l.chars().count() + 1).sum();
+        assert!(chars <= MAX_BLOCK_CHARS, "{chars}");
+        assert!(
+            lines.last().unwrap().ends_with("ends here"),
+            "the end is kept"
+        );
+        assert!(fence.len() > 40, "longer than the longest run: {fence}");
+    }
+    assert!(md.contains(" (output left out: see the results file)"));
+    assert!(md.contains("- … and "), "at most 50 trials listed");
+}
