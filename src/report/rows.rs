@@ -12,7 +12,7 @@ use crate::metric::METRICS;
 /// successful trial ranks with the failing rows, and comes first among them
 /// ([`row_order`]).
 pub fn rank(m: &MetricComparison) -> u8 {
-    match (m.tier, m.verdict) {
+    match (shown_tier(m), m.verdict) {
         (_, Verdict::Failed) | (Tier::Fail, _) => 0,
         (Tier::Warn, _) => 1,
         (_, Verdict::Regressed) => 2,
@@ -21,6 +21,22 @@ pub fn rank(m: &MetricComparison) -> u8 {
         (_, Verdict::Inconclusive) => 5,
         (_, Verdict::Unchanged) => 6,
         (_, Verdict::NoBaseline) => 7,
+    }
+}
+
+/// Whether a row carries its tier (❌/⚠️/🟢, a colour, `(warn)`): gating
+/// metrics, and cells where every trial failed (which fail the gate whatever
+/// the metric). Informative metrics say their verdict in plain words only.
+pub fn shows_tier(m: &MetricComparison) -> bool {
+    m.gating || m.verdict == Verdict::Failed
+}
+
+/// The tier a report shows: an informative metric's is always `Pass`.
+pub fn shown_tier(m: &MetricComparison) -> Tier {
+    if shows_tier(m) {
+        m.tier
+    } else {
+        Tier::Pass
     }
 }
 
@@ -73,16 +89,40 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
 
 /// [`verdict_text`], then `, invalid trials` when the validity guard marked
 /// trials of either side (`compare::validity`): the mark every report shows.
+/// An informative metric's verdict is plain words without a tier
+/// ([`informative_text`]).
 pub fn verdict_words(m: &MetricComparison) -> String {
-    if m.invalid.is_empty() {
-        verdict_text(m).to_string()
+    let text = if shows_tier(m) {
+        verdict_text(m)
     } else {
-        format!("{}, invalid trials", verdict_text(m))
+        informative_text(m)
+    };
+    if m.invalid.is_empty() {
+        text.to_string()
+    } else {
+        format!("{text}, invalid trials")
     }
 }
 
-/// The emoji mark of a verdict for markdown.
+/// The verdict of an informative (non-gating) metric in plain words: what
+/// it did, marked informative when it moved, never a tier.
+pub fn informative_text(m: &MetricComparison) -> &'static str {
+    match m.verdict {
+        Verdict::Regressed => "regressed (informative)",
+        Verdict::Improved => "improved (informative)",
+        Verdict::Inconclusive => "inconclusive",
+        Verdict::NotComparable => "not comparable",
+        Verdict::NoBaseline => "no baseline",
+        Verdict::Unchanged | Verdict::Failed => verdict_text(m),
+    }
+}
+
+/// The emoji mark of a verdict for markdown; none for an informative metric
+/// ([`shows_tier`]), so only gating metrics carry ❌/⚠️/🟢.
 pub fn verdict_mark(m: &MetricComparison) -> &'static str {
+    if !shows_tier(m) {
+        return "";
+    }
     match (m.tier, m.verdict) {
         (_, Verdict::Failed) | (Tier::Fail, _) => "❌",
         (Tier::Warn, _) => "⚠️",
@@ -92,6 +132,14 @@ pub fn verdict_mark(m: &MetricComparison) -> &'static str {
         (_, Verdict::Inconclusive) => "❔",
         (_, Verdict::NotComparable) => "⚠️",
         (_, Verdict::NoBaseline) => "⚪",
+    }
+}
+
+/// A verdict cell for markdown: the mark, when there is one, then the words.
+pub fn verdict_cell(m: &MetricComparison) -> String {
+    match verdict_mark(m) {
+        "" => verdict_words(m),
+        mark => format!("{mark} {}", verdict_words(m)),
     }
 }
 

@@ -1,10 +1,12 @@
 //! Issue 28, point 7, "reports read right": a failed trial's output shown
-//! with its real lines (and inert).
+//! with its real lines (and inert), and informative metrics without a tier.
 
+use benchgate::compare::{Tier, Verdict};
 use benchgate::report::escape::{MAX_BLOCK_CHARS, MAX_BLOCK_LINES};
 use benchgate::report::markdown::{self, MarkdownOptions};
 use benchgate::report::terminal;
 
+use crate::builder::metric;
 use crate::cases::{self, Case};
 use crate::check::{assert_balanced, assert_inert, Fences};
 
@@ -146,4 +148,56 @@ fn failure_output_stays_bounded() {
     }
     assert!(md.contains(" (output left out: see the results file)"));
     assert!(md.contains("- … and "), "at most 50 trials listed");
+}
+
+/// Only gating metrics carry ❌/⚠️/🟢 (and a colour): an informative metric
+/// beyond its threshold, improved, or unchanged says so in plain words.
+#[test]
+fn informative_metrics_carry_no_tier() {
+    let mut c = cases::mixed();
+    let informative = |m: &benchgate::compare::MetricComparison| !m.gating;
+    for m in &mut c.cmp.metrics {
+        if m.metric == "peak_rss_bytes" {
+            // Beyond its fail threshold: `compare` warns on an informative metric.
+            m.tier = Tier::Warn;
+        }
+    }
+    let mut p999 = metric(
+        "put-1mib",
+        "hyper",
+        "latency_p999_us",
+        Verdict::Improved,
+        Tier::Pass,
+        Some(-0.2),
+    );
+    p999.gating = false;
+    c.cmp.metrics.push(p999);
+    let md = comment(&c);
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.contains("peak\\_rss\\_bytes") || l.contains("latency\\_p999\\_us"))
+        .collect();
+    assert!(rows.len() >= 4, "table and reasons rows: {rows:?}");
+    for r in &rows {
+        for mark in ["❌", "⚠️", "🟢", "🔸", "➖", "❔", "(warn)"] {
+            assert!(!r.contains(mark), "{mark} in {r}");
+        }
+    }
+    assert!(md.contains(
+        "| 24.0MiB → 30.0MiB | +25.0% [+20.8%, +28.7%] | ±3.1% | regressed (informative) |"
+    ));
+    assert!(md.contains("| ±3.1% | improved (informative) |"), "{md}");
+    // Gating rows keep theirs.
+    assert!(md.contains("| ±3.1% | ❌ regressed |"));
+    assert!(md.contains("| ±3.1% | ⚠️ regressed (warn) |"));
+    assert!(md.contains("| ±3.1% | 🟢 improved |"));
+
+    let term = terminal::render_comparison(&c.cmp, true);
+    for l in term.lines().filter(|l| l.contains("(info)")) {
+        assert!(!l.contains("\x1b[3"), "no colour: {l:?}");
+        assert!(!l.contains("(warn)"), "{l:?}");
+    }
+    assert!(term.contains("regressed (informative)"));
+    assert!(term.contains("improved (informative)"));
+    assert!(c.cmp.metrics.iter().any(informative));
 }

@@ -10,7 +10,7 @@ use crate::compare::Comparison;
 use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{code_block, md, md_n, md_who, split_first_line};
 use crate::report::format::{compact, micros};
-use crate::report::rows::{is_side_by_side, rank, verdict_mark, verdict_words};
+use crate::report::rows::{is_side_by_side, rank, verdict_cell};
 use crate::results::{CellResult, Environment, RunResults};
 
 /// Most failed trials listed.
@@ -352,12 +352,11 @@ pub fn reasons(cmp: &Comparison) -> String {
     for m in rows {
         let _ = writeln!(
             body,
-            "| {} | {} | {} | {} {} | {} |",
+            "| {} | {} | {} | {} | {} |",
             md(&m.scenario),
             md_who(&m.client, m.server.as_deref()),
             md(&m.metric),
-            verdict_mark(m),
-            verdict_words(m),
+            verdict_cell(m),
             first_line(&m.reason, 300)
         );
     }

@@ -9,7 +9,7 @@ use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
     change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde,
-    outcome_text, rank, row_order, values, verdict_mark, verdict_words,
+    outcome_text, rank, row_order, values, verdict_cell,
 };
 
 /// Most environment differences (and failed cells) listed in the head.
@@ -187,12 +187,11 @@ fn row(m: &MetricComparison, side_by_side: bool, with_scenario: bool) -> String 
         String::new()
     };
     format!(
-        "{sc}| {who} | {metric} | {} | {} | {} | {} {} |\n",
+        "{sc}| {who} | {metric} | {} | {} | {} | {} |\n",
         values(m),
         change_with_ci(m),
         mde(m),
-        verdict_mark(m),
-        verdict_words(m)
+        verdict_cell(m)
     )
 }
 

@@ -2,7 +2,7 @@
 //! compared, then one row per metric that gates or says something (regressed,
 //! improved, warned), most important first, and why each cell where every
 //! trial failed fails the gate. With colour: failing and regressed rows red,
-//! warnings yellow, improvements green.
+//! warnings yellow, improvements green; informative metrics uncoloured.
 
 use std::fmt::Write as _;
 
@@ -10,7 +10,7 @@ use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
     change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde, row_order,
-    value, verdict_words,
+    shows_tier, value, verdict_words,
 };
 
 const RED: &str = "\x1b[31m";
@@ -24,7 +24,11 @@ fn safe(s: &str) -> String {
     s.escape_debug().to_string()
 }
 
+/// A row's colour; none for an informative metric (`rows::shows_tier`).
 fn colour_of(m: &MetricComparison) -> Option<&'static str> {
+    if !shows_tier(m) {
+        return None;
+    }
     match (m.tier, m.verdict) {
         (Tier::Fail, _) | (_, Verdict::Regressed) => Some(RED),
         (Tier::Warn, _) => Some(YELLOW),
