@@ -205,12 +205,87 @@ pub fn value(metric: &str, v: Option<f64>) -> String {
     with_unit(metric, v)
 }
 
-/// `baseline -> current` values of a row.
+/// `baseline -> current` values of a row: each side's median over its trials.
 pub fn values(m: &MetricComparison) -> String {
     format!(
         "{} → {}",
         value(&m.metric, m.baseline_median),
         value(&m.metric, m.current_median)
+    )
+}
+
+/// The mark of a row whose medians and change point in opposite directions
+/// ([`sides_disagree`]), explained once below the table ([`disagree_note`]).
+pub const DISAGREE_MARK: &str = "†";
+
+/// Whether the two medians move one way and the change the other. The change
+/// is the comparison's own estimate (paired: from the per-round ratios;
+/// otherwise the Hodges-Lehmann shift over every pair of trials), not the
+/// ratio of the medians, so on noisy data the two can disagree in sign.
+pub fn sides_disagree(m: &MetricComparison) -> bool {
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    match (
+        finite(m.baseline_median),
+        finite(m.current_median),
+        finite(m.change),
+    ) {
+        (Some(b), Some(c), Some(change)) => {
+            let moved = c - b;
+            moved != 0.0 && change != 0.0 && (moved > 0.0) != (change > 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// [`change_with_ci`], marked with [`DISAGREE_MARK`] when the medians beside
+/// it point the other way: the change column of the tables.
+pub fn change_cell(m: &MetricComparison) -> String {
+    if sides_disagree(m) {
+        format!("{} {DISAGREE_MARK}", change_with_ci(m))
+    } else {
+        change_with_ci(m)
+    }
+}
+
+/// The change column's header: `paired change [CI]` when the comparison
+/// pairs by round, so it does not read as the ratio of the medians beside it.
+pub fn change_header(paired: bool) -> &'static str {
+    if paired {
+        "paired change [CI]"
+    } else {
+        "change [CI]"
+    }
+}
+
+/// What the change column is, for the legend under a table.
+pub fn change_legend(paired: bool) -> &'static str {
+    if paired {
+        "Paired change: the estimate from the per-round differences of current vs baseline \
+         (not the ratio of the medians)"
+    } else {
+        "Change: the Hodges-Lehmann estimate of current vs baseline over every pair of trials \
+         (not the ratio of the medians)"
+    }
+}
+
+/// The note under a table with [`DISAGREE_MARK`]ed rows (our own text).
+pub fn disagree_note(paired: bool) -> String {
+    let (change, why) = if paired {
+        (
+            "the paired change",
+            "it compares the two sides round by round, while each median is taken over one \
+             side's trials alone, so a few rounds with large swings can move the medians the \
+             other way",
+        )
+    } else {
+        (
+            "the change",
+            "it weighs every pair of a baseline and a current trial (Hodges-Lehmann), which \
+             need not agree with the ratio of the two medians when the trials spread widely",
+        )
+    };
+    format!(
+        "{DISAGREE_MARK} The medians and {change} point in opposite directions: the gate decides on {change}; {why}."
     )
 }
 

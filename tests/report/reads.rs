@@ -1,12 +1,13 @@
 //! Issue 28, point 7, "reports read right": a failed trial's output shown
-//! with its real lines (and inert), and informative metrics without a tier.
+//! with its real lines (and inert), informative metrics without a tier, and
+//! medians beside a change that points the other way marked and explained.
 
 use benchgate::compare::{Tier, Verdict};
 use benchgate::report::escape::{MAX_BLOCK_CHARS, MAX_BLOCK_LINES};
 use benchgate::report::markdown::{self, MarkdownOptions};
 use benchgate::report::terminal;
 
-use crate::builder::metric;
+use crate::builder::{comparison, metric};
 use crate::cases::{self, Case};
 use crate::check::{assert_balanced, assert_inert, Fences};
 
@@ -200,4 +201,67 @@ fn informative_metrics_carry_no_tier() {
     assert!(term.contains("regressed (informative)"));
     assert!(term.contains("improved (informative)"));
     assert!(c.cmp.metrics.iter().any(informative));
+}
+
+/// Medians that move one way beside a change that points the other: the
+/// change is marked and the mark explained, paired (side by side) and not.
+#[test]
+fn medians_and_a_change_that_disagree_are_marked() {
+    for paired in [true, false] {
+        let mut c = if paired {
+            cases::side_by_side()
+        } else {
+            cases::mixed()
+        };
+        let at = c
+            .cmp
+            .metrics
+            .iter()
+            .position(|m| m.metric == "throughput_rps")
+            .unwrap();
+        let m = &mut c.cmp.metrics[at];
+        // The issue's `266 → 288 req/s | -7.4%`.
+        m.baseline_median = Some(266.0);
+        m.current_median = Some(288.0);
+        m.change = Some(-0.074);
+        m.ci_low = Some(-0.116);
+        m.ci_high = Some(-0.037);
+        let md = comment(&c);
+        let change = if paired { "paired change" } else { "change" };
+        assert!(
+            md.lines()
+                .filter(|l| l.starts_with("| client"))
+                .all(|l| l.contains(&format!("(medians) | {change} [CI] |"))),
+            "{md}"
+        );
+        let marked: Vec<&str> = md.lines().filter(|l| l.contains('†')).collect();
+        assert_eq!(marked.len(), 2, "the row and the note: {marked:?}");
+        assert!(
+            marked[0].contains("266 req/s → 288 req/s | -7.4% [-11.6%, -3.7%] † |"),
+            "{}",
+            marked[0]
+        );
+        assert!(
+            marked[1].starts_with(&format!(
+                "† The medians and the {change} point in opposite directions: the gate decides on the {change}"
+            )),
+            "{}",
+            marked[1]
+        );
+        let term = terminal::render_comparison(&c.cmp, false);
+        let marked: Vec<&str> = term.lines().filter(|l| l.contains('†')).collect();
+        assert_eq!(marked.len(), 2, "{term}");
+        assert!(marked[0].contains("-7.4% [-11.6%, -3.7%] †"), "{term}");
+        assert!(marked[1].starts_with("† The medians and the"), "{term}");
+        assert!(term
+            .lines()
+            .nth(3)
+            .unwrap()
+            .contains(&format!("{change} [CI]")));
+    }
+    // Agreeing rows carry no mark and no note.
+    let md = comment(&cases::mixed());
+    assert!(!md.contains('†'), "{md}");
+    let side_by_side = comparison("side_by_side", &cases::mixed().current, None, vec![]);
+    assert!(!terminal::render_comparison(&side_by_side, false).contains('†'));
 }

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde, row_order,
-    shows_tier, value, verdict_words,
+    change_cell, change_header, disagree_note, failed_rows, is_base_vs_head, is_headline_row,
+    is_side_by_side, mde, row_order, shows_tier, sides_disagree, value, verdict_words,
 };
 
 const RED: &str = "\x1b[31m";
@@ -117,9 +117,9 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
         "scenario",
         if sbs { "client vs baseline" } else { "client" },
         "metric",
-        "baseline",
-        "current",
-        "change [CI]",
+        "baseline median",
+        "current median",
+        change_header(sbs),
         "MDE",
         "verdict",
     ];
@@ -140,7 +140,7 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
                 ),
                 value(&m.metric, m.baseline_median),
                 value(&m.metric, m.current_median),
-                change_with_ci(m),
+                change_cell(m),
                 mde(m),
                 verdict_words(m),
             ]
@@ -183,6 +183,9 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
                 let _ = writeln!(out, "{}", line(c));
             }
         }
+    }
+    if rows.iter().any(|m| sides_disagree(m)) {
+        let _ = writeln!(out, "{}", disagree_note(sbs));
     }
     let mut reasons: Vec<&str> = Vec::new();
     for m in failed_rows(cmp) {
