@@ -265,3 +265,99 @@ fn medians_and_a_change_that_disagree_are_marked() {
     let side_by_side = comparison("side_by_side", &cases::mixed().current, None, vec![]);
     assert!(!terminal::render_comparison(&side_by_side, false).contains('†'));
 }
+
+/// A run compared with nothing (`run --markdown/--summary` without a
+/// baseline): the run's tables, the same figures as the terminal's, and a
+/// plain statement that nothing was compared and how to compare.
+#[test]
+fn a_run_compared_with_nothing_shows_its_tables() {
+    let c = cases::mixed();
+    let opts = MarkdownOptions::default();
+    let md = markdown::render_run(&c.current, &opts);
+    assert_balanced(&md);
+    assert_inert(&md);
+    assert!(
+        md.starts_with("## benchgate: measured, nothing compared\n"),
+        "{md}"
+    );
+    assert!(md.contains("**Nothing to compare**"), "{md}");
+    assert!(md.contains(markdown::HOW_TO_COMPARE), "{md}");
+    for needle in [
+        "`--baseline FILE`",
+        "`[compare]`",
+        "`--side-by-side CLIENT`",
+    ] {
+        assert!(markdown::HOW_TO_COMPARE.contains(needle), "{needle}");
+    }
+    // A table per scenario; each client's figures as the terminal shows them.
+    let term = terminal::render(&c.current, false);
+    for cell in &c.current.results {
+        let heading = format!("### {}\n", cell.scenario);
+        assert_eq!(md.matches(&heading).count(), 1, "{heading}");
+        let line = term
+            .lines()
+            .find(|l| l.starts_with(&cell.scenario) && l.contains(&format!(" {} ", cell.client)))
+            .unwrap();
+        let figures: Vec<&str> = line.split("  ").filter(|s| !s.is_empty()).skip(2).collect();
+        let section = &md[md.find(&heading).unwrap()..];
+        let section = &section[..section.find("\n\n<").unwrap()];
+        let row = section
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} ", cell.client)))
+            .unwrap();
+        let cells: Vec<&str> = row
+            .split(" | ")
+            .skip(1)
+            .map(|s| s.trim_matches(['|', ' ']))
+            .collect();
+        let figures: Vec<String> = figures
+            .iter()
+            .map(|f| f.trim().replace('(', "\\(").replace(')', "\\)"))
+            .collect();
+        assert_eq!(cells, figures, "{row} vs {line}");
+    }
+    assert!(md.contains("| reqwest (1 failed) |"), "{md}");
+    assert!(md.contains("Figures: median of 3 rounds"), "{md}");
+    let summary = markdown::render_run_job_summary(&c.current, &opts);
+    assert_eq!(summary, md, "small reports are identical");
+    insta::assert_snapshot!(md);
+}
+
+/// A run whose cells failed says so first, and shows the programs' output.
+#[test]
+fn a_run_compared_with_nothing_shows_its_failures() {
+    let c = cases::failed_with_output();
+    let md = markdown::render_run(&c.current, &MarkdownOptions::default());
+    assert_balanced(&md);
+    assert_inert(&md);
+    let head = &md[..md.find("### ").unwrap()];
+    assert!(
+        head.contains("> ❌ **Every trial failed** in 1 cell: nothing was measured there.\n> - get-22b / java: the program failed \\(exit status: 1\\) (its output is under “Failed trials” below)\n"),
+        "{head}"
+    );
+    assert!(md.contains("| java (3 failed) | n/a |"), "{md}");
+    assert_eq!(
+        code_blocks(&md)
+            .iter()
+            .filter(|(f, _)| f.ends_with("text"))
+            .count(),
+        4,
+        "{md}"
+    );
+}
+
+/// However big the run, the comment fits its limit and says what it left out.
+#[test]
+fn a_big_run_compared_with_nothing_fits_the_comment() {
+    let c = cases::huge(3000, |i| format!("scenario-{i:04}-{}", "x".repeat(40)));
+    let opts = MarkdownOptions::default();
+    let md = markdown::render_run(&c.current, &opts);
+    assert!(md.chars().count() <= opts.max_chars);
+    assert_balanced(&md);
+    assert_inert(&md);
+    assert!(md.contains("**Nothing to compare**"));
+    assert!(md.contains("rows omitted"), "says what was left out");
+    let summary = markdown::render_run_job_summary(&c.current, &opts);
+    assert!(summary.len() <= markdown::MAX_JOB_SUMMARY_BYTES);
+    assert!(summary.len() > md.len());
+}

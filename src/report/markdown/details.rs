@@ -47,6 +47,8 @@ pub struct Sides<'a> {
     current: &'a RunResults,
     baseline: Option<&'a RunResults>,
     side_by_side: bool,
+    /// A run compared with nothing ([`Sides::run`]): one side, "this run".
+    run_only: bool,
     /// Distinct (scenario, current side, baseline side), in comparison order.
     pairs: Vec<Pair<'a>>,
 }
@@ -80,6 +82,26 @@ impl<'a> Sides<'a> {
                 baseline
             },
             side_by_side,
+            run_only: false,
+            pairs,
+        }
+    }
+
+    /// A run compared with nothing: each cell once, in the run's order.
+    pub fn run(current: &'a RunResults) -> Self {
+        let pairs = current
+            .results
+            .iter()
+            .map(|c| {
+                let side = (c.client.as_str(), c.server.as_deref());
+                (c.scenario.as_str(), side, side)
+            })
+            .collect();
+        Sides {
+            current,
+            baseline: None,
+            side_by_side: false,
+            run_only: true,
             pairs,
         }
     }
@@ -91,6 +113,8 @@ impl<'a> Sides<'a> {
             let who = md_who(client, *server);
             let (bl, cl) = if self.side_by_side {
                 (md_who(base_client, *base_server), who.clone())
+            } else if self.run_only {
+                (String::new(), "this run".to_string())
             } else {
                 ("baseline".to_string(), "current".to_string())
             };
@@ -145,9 +169,11 @@ pub fn percentiles(sides: &Sides) -> String {
         };
         let _ = writeln!(body, "{prefix} {cols} |");
     });
-    body.push_str(
-        "\nEvery request of every trial in one histogram. The verdict tables compare each trial's own percentiles (their median; paired by round side by side), so a p99 here can differ from the p99 there.\n",
-    );
+    body.push_str(if sides.run_only {
+        "\nEvery request of every trial in one histogram. The tables above show the median of each trial's own percentiles, so a p99 here can differ from the p99 there.\n"
+    } else {
+        "\nEvery request of every trial in one histogram. The verdict tables compare each trial's own percentiles (their median; paired by round side by side), so a p99 here can differ from the p99 there.\n"
+    });
     details(
         "Latency percentiles (merged HDR histograms of all trials)",
         &body,
