@@ -1,6 +1,7 @@
 //! Renderer tests (issue 4, points 6 and 7): insta snapshots of every renderer
 //! on comparisons built directly (no benchmark runs), markdown safety against
-//! hostile names, the comment size limit, and JSON output against its schema.
+//! hostile names, the comment size limit, JSON output against its schema, and
+//! reports that read right (issue 28, point 7).
 
 #[path = "report/builder.rs"]
 mod builder;
@@ -14,6 +15,8 @@ mod drift;
 mod exports;
 #[path = "report/markdown.rs"]
 mod markdown;
+#[path = "report/reads.rs"]
+mod reads;
 #[path = "report/safety.rs"]
 mod safety;
 #[path = "report/size.rs"]

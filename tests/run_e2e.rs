@@ -253,6 +253,70 @@ concurrency = 2
     }
 }
 
+/// Issue 28, point 7: without a comparison, `--markdown` and `--summary`
+/// still write the run's tables (the terminal's figures) and say that
+/// nothing was compared and how to compare; `--json` has nothing to write.
+#[test]
+fn a_run_compared_with_nothing_writes_its_markdown_and_summary() {
+    let toml = r#"
+[run]
+rounds = 2
+warmup = "50ms"
+requests = 20
+
+[[client]]
+name = "scripted"
+kind = "hyper"
+
+[[scenario]]
+name = "mocked"
+path = "/bytes/1"
+concurrency = 2
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    let (md, summary, json) = (
+        dir.path().join("comment.md"),
+        dir.path().join("summary.md"),
+        dir.path().join("comparison.json"),
+    );
+    let run = run_config(
+        toml,
+        &[
+            "--mock-latencies-us",
+            "1000",
+            "--markdown",
+            md.to_str().unwrap(),
+            "--summary",
+            summary.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    assert!(run.output.status.success(), "{stderr}");
+    assert!(!json.exists(), "no comparison, no comparison JSON");
+    assert!(
+        stderr.contains("no comparison JSON was written"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&run.output.stdout);
+    let rps = stdout
+        .lines()
+        .find(|l| l.starts_with("mocked "))
+        .and_then(|l| l.split_whitespace().nth(2))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    for path in [&md, &summary] {
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("**Nothing to compare**"), "{text}");
+        assert!(text.contains("`--baseline FILE`") && text.contains("`[compare]`"));
+        assert!(text.contains("### mocked\n"), "{text}");
+        assert!(
+            text.contains(&format!("| scripted | {rps} ")),
+            "the terminal's req/s {rps} in {text}"
+        );
+    }
+}
+
 #[test]
 fn bad_config_exits_2_naming_file_line_and_fix() {
     let run = run_config("[[client]]\nname = \"a\"\nkind = \"curl\"\n", &[]);

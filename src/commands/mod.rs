@@ -20,10 +20,11 @@ use crate::orchestrate::extend::Extend;
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
+use crate::report::markdown::MarkdownOptions;
 use crate::results::RunResults;
 
 pub use cloudwatch::publish_cloudwatch;
-use output::{finish_comparison, write_exports, Sides};
+use output::{finish_comparison, ReportFiles, Sides};
 
 /// `benchgate run`.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
@@ -120,10 +121,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         return Ok(signal.exit_code());
     }
     let Some(comparison) = plan.compare(&results) else {
-        if let Some(dir) = &args.outputs.export_dir {
-            write_exports(&results, dir)?;
-        }
-        // No gate to fail: a cell that measured nothing is the exit code.
+        // Nothing to compare: the markdown files (and exports) still show
+        // the run, and with no gate to fail a cell that measured nothing is
+        // the exit code.
+        ReportFiles::from_args(&args.outputs, args.json.as_deref())?
+            .write_run(&results, &MarkdownOptions::default())?;
         return Ok(failed_cells_code(&results, &args.out));
     };
     let sides = Sides {

@@ -1,5 +1,6 @@
 //! The report files of a comparison: the terminal table, `--markdown`,
-//! `--summary`, `--json` and `--export-dir`.
+//! `--summary`, `--json` and `--export-dir`; and of a run compared with
+//! nothing ([`ReportFiles::write_run`]).
 
 use std::path::{Path, PathBuf};
 
@@ -113,6 +114,35 @@ impl ReportFiles {
             write_exports(sides.current, dir)?;
         }
         Ok(body)
+    }
+}
+
+impl ReportFiles {
+    /// Writes the files asked for after a run compared with nothing: the
+    /// comment and the job summary hold the run's tables and say that
+    /// nothing was compared and how to compare; the exports as usual. There
+    /// is no comparison for `json`: a note on stderr says so.
+    pub fn write_run(&self, run: &RunResults, opts: &MarkdownOptions) -> anyhow::Result<()> {
+        if let Some(path) = &self.json {
+            eprintln!(
+                "benchgate: nothing was compared, so no comparison JSON was written to {} (the results file holds every figure)",
+                path.display()
+            );
+        }
+        if let Some(path) = &self.markdown {
+            write_file(path, &markdown::render_run(run, opts), "the run's markdown")?;
+        }
+        if let Some(summary) = &self.summary {
+            let text = format!("{}\n", markdown::render_run_job_summary(run, opts));
+            match summary {
+                SummaryFile::Write(path) => write_file(path, &text, "the job summary")?,
+                SummaryFile::Append(path) => append_file(path, &text, "the job summary")?,
+            }
+        }
+        if let Some(dir) = &self.export_dir {
+            write_exports(run, dir)?;
+        }
+        Ok(())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Escaping of untrusted text (names from the config or a results file) for the
-//! markdown renderers: GitHub-flavoured markdown text and table cells, and
-//! mermaid chart labels.
+//! markdown renderers: GitHub-flavoured markdown text and table cells, code
+//! blocks of a program's output, and mermaid chart labels.
 //!
 //! Rules (issue 4, point 7):
 //! - markdown-significant ASCII punctuation is backslash-escaped (CommonMark
@@ -10,7 +10,10 @@
 //!   and `://` gets one too, so a URL in a name is not auto-linked;
 //! - control characters (newline included) and bidi overrides are shown as
 //!   visible `\u{..}` escapes, so a name cannot start a new line or reorder text;
-//! - overly long names are cut (on a character boundary) with an ellipsis.
+//! - overly long names are cut (on a character boundary) with an ellipsis;
+//! - a program's output (a failure reason's tail) keeps its lines in a fenced
+//!   code block that it cannot close, bounded, with the same mention and
+//!   control-character rules and no workflow command ([`code_block`]).
 
 /// Longest name shown, in characters; longer names end in `…`.
 pub const MAX_NAME_CHARS: usize = 120;
@@ -25,7 +28,7 @@ const MD_SPECIAL: &[char] = &[
 ];
 
 /// Whether a character must be shown as a visible escape instead of itself.
-fn is_hidden(c: char) -> bool {
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
         || c == '\u{2028}'
@@ -90,6 +93,112 @@ pub fn md_n(s: &str, max_chars: usize) -> String {
     out
 }
 
+/// Longest code block of a program's output ([`code_block`]), in characters
+/// of its lines (before the fences).
+pub const MAX_BLOCK_CHARS: usize = 2_000;
+/// Most lines of a code block ([`code_block`]).
+pub const MAX_BLOCK_LINES: usize = 30;
+/// Longest line of a code block, in characters; longer lines end in `…`.
+pub const MAX_BLOCK_LINE_CHARS: usize = 200;
+
+/// Untrusted text that may quote a program's output (a failure reason:
+/// `the program failed (exit status: 1)` then `stdout tail:` and its lines)
+/// split into its first line and the rest, `None` when there is no more.
+pub fn split_first_line(s: &str) -> (&str, Option<&str>) {
+    match s.find(['\n', '\r']) {
+        None => (s, None),
+        Some(i) => {
+            let rest = s[i..].trim_start_matches(['\n', '\r']);
+            (&s[..i], (!rest.trim().is_empty()).then_some(rest))
+        }
+    }
+}
+
+/// Untrusted text (a program's output) as a fenced code block with its real
+/// line breaks, inert and bounded:
+/// - the fence is longer than any run of backticks in the text (at least
+///   three), so no line of it can close the block, and its info string is
+///   ours (`text`);
+/// - at most [`MAX_BLOCK_LINES`] lines of at most [`MAX_BLOCK_LINE_CHARS`]
+///   characters and [`MAX_BLOCK_CHARS`] in all: the first lines and the last
+///   (where a program's error usually is), the middle left out with a line
+///   that says how much;
+/// - control characters other than tabs and line breaks, and bidi overrides,
+///   are shown as visible `\u{..}`; carriage returns end lines;
+/// - as in [`md`], `@` is followed by a zero-width joiner (no mention), and
+///   neither a workflow command (`::cmd::` at a line's start) nor the
+///   runner's legacy `##[cmd]` survives, should the markdown ever be printed
+///   in a job's log.
+///
+/// Ends with a newline; put it at the start of a line, outside any list or
+/// quote.
+pub fn code_block(s: &str) -> String {
+    let text = s.replace("\r\n", "\n").replace('\r', "\n");
+    let lines: Vec<String> = text.trim_matches('\n').split('\n').map(code_line).collect();
+    let body = bounded_lines(&lines).join("\n");
+    let longest_run = body.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run.max(2) + 1);
+    format!("{fence}text\n{body}\n{fence}\n")
+}
+
+/// One line of a code block, made inert (see [`code_block`]).
+fn code_line(line: &str) -> String {
+    let line = truncate_chars(line, MAX_BLOCK_LINE_CHARS);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if c == '\t' {
+            out.push(c);
+        } else if is_hidden(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else if c == '@' {
+            out.push('@');
+            out.push(ZWJ);
+        } else {
+            out.push(c);
+        }
+    }
+    let out = out.replace("##[", &format!("##{ZWJ}["));
+    let indent = out.len() - out.trim_start().len();
+    if out[indent..].starts_with("::") {
+        format!("{}:{ZWJ}{}", &out[..indent], &out[indent + 1..])
+    } else {
+        out
+    }
+}
+
+/// At most [`MAX_BLOCK_LINES`] lines and [`MAX_BLOCK_CHARS`] characters:
+/// the first third of the room from the start, the rest from the end, and a
+/// line saying how many were left out between.
+fn bounded_lines(lines: &[String]) -> Vec<String> {
+    let size = |l: &String| l.chars().count() + 1;
+    if lines.len() <= MAX_BLOCK_LINES && lines.iter().map(size).sum::<usize>() <= MAX_BLOCK_CHARS {
+        return lines.to_vec();
+    }
+    // Room for the note on what was left out.
+    let (room_lines, room_chars) = (MAX_BLOCK_LINES - 1, MAX_BLOCK_CHARS - 40);
+    let mut head = 0;
+    let mut used = 0;
+    while head < lines.len() && head < room_lines / 3 && used + size(&lines[head]) <= room_chars / 3
+    {
+        used += size(&lines[head]);
+        head += 1;
+    }
+    let mut tail = lines.len();
+    while tail > head
+        && head + (lines.len() - tail) < room_lines
+        && used + size(&lines[tail - 1]) <= room_chars
+    {
+        used += size(&lines[tail - 1]);
+        tail -= 1;
+    }
+    let mut out = lines[..head].to_vec();
+    if tail > head {
+        out.push(format!("[… {} lines left out …]", tail - head));
+    }
+    out.extend_from_slice(&lines[tail..]);
+    out
+}
+
 /// Escapes untrusted text for a quoted mermaid label (`"..."`): only letters,
 /// digits and a few harmless punctuation marks survive; anything else (quotes,
 /// brackets, `%` directives, `;`, `#` entities, newlines) becomes `_`.
@@ -137,6 +246,56 @@ mod tests {
         let cut = md(&long);
         assert_eq!(cut.chars().count(), MAX_NAME_CHARS);
         assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn first_line_and_the_rest() {
+        assert_eq!(split_first_line("one line"), ("one line", None));
+        assert_eq!(
+            split_first_line("failed (1)\r\nstdout tail:\nx"),
+            ("failed (1)", Some("stdout tail:\nx"))
+        );
+        assert_eq!(split_first_line("failed\n\n  \n"), ("failed", None));
+    }
+
+    #[test]
+    fn code_blocks_cannot_be_left_and_stay_bounded() {
+        let hostile = "a\n```\n````` x\n</details>\n@org/team\n::add-mask::x\n  ::stop-commands::t\n##[error]y\r\u{1b}[2Jz";
+        let block = code_block(hostile);
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines[0], "``````text", "{block}");
+        assert_eq!(lines.last(), Some(&"``````"));
+        assert!(lines[1..lines.len() - 1]
+            .iter()
+            .all(|l| !l.trim_start().starts_with("``````")));
+        assert!(block.contains("\n</details>\n"), "{block}");
+        assert!(block.contains("@\u{200D}org/team"));
+        assert!(
+            !block.lines().any(|l| l.trim_start().starts_with("::")),
+            "{block}"
+        );
+        assert!(!block.contains("##["), "{block}");
+        assert!(block.contains("\n\\u{1b}[2Jz\n"), "{block}");
+        assert!(!block.contains('\r') && !block.contains('\u{1b}'));
+        assert_eq!(code_block("plain"), "```text\nplain\n```\n");
+
+        let long: String = (0..500)
+            .map(|i| format!("line {i} {}\n", "x".repeat(i % 300)))
+            .collect();
+        let block = code_block(&long);
+        let inner: Vec<&str> = block.lines().skip(1).collect();
+        let inner = &inner[..inner.len() - 1];
+        assert!(inner.len() <= MAX_BLOCK_LINES, "{}", inner.len());
+        assert!(inner.iter().map(|l| l.chars().count() + 1).sum::<usize>() <= MAX_BLOCK_CHARS);
+        assert!(inner[0].starts_with("line 0 "), "the start is kept");
+        assert!(
+            inner.last().unwrap().starts_with("line 499 "),
+            "the end is kept"
+        );
+        assert!(
+            inner.iter().any(|l| l.ends_with("lines left out …]")),
+            "{block}"
+        );
     }
 
     #[test]

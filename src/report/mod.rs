@@ -2,7 +2,9 @@
 //! (stdout, a file, a PR comment, `$GITHUB_STEP_SUMMARY`) is decided by the caller.
 //!
 //! - [`terminal`]: the run table and the comparison table, optional colour;
-//! - [`markdown`]: the pull-request comment and the job summary;
+//! - [`markdown`]: the pull-request comment and the job summary, and the
+//!   report of a run compared with nothing;
+//! - [`run_table`]: a run's table as text, which both show;
 //! - [`json`]: the comparison as JSON (`schema/comparison.schema.json`);
 //! - [`drift`]: `benchgate history`'s change points (terminal, JSON; its
 //!   markdown is in [`markdown`]);
@@ -15,5 +17,6 @@ pub mod format;
 pub mod json;
 pub mod markdown;
 pub mod rows;
+pub mod run_table;
 pub mod terminal;
 pub mod undecided;

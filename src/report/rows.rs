@@ -12,7 +12,7 @@ use crate::metric::METRICS;
 /// successful trial ranks with the failing rows, and comes first among them
 /// ([`row_order`]).
 pub fn rank(m: &MetricComparison) -> u8 {
-    match (m.tier, m.verdict) {
+    match (shown_tier(m), m.verdict) {
         (_, Verdict::Failed) | (Tier::Fail, _) => 0,
         (_, Verdict::Missing) | (Tier::Warn, _) => 1,
         (_, Verdict::Regressed) => 2,
@@ -21,6 +21,23 @@ pub fn rank(m: &MetricComparison) -> u8 {
         (_, Verdict::Inconclusive) => 5,
         (_, Verdict::Unchanged) => 6,
         (_, Verdict::NoBaseline) => 7,
+    }
+}
+
+/// Whether a row carries its tier (❌/⚠️/🟢, a colour, `(warn)`): gating
+/// metrics, and cells where every trial failed or that are missing from the
+/// run (their tier is the gate's whatever the metric). Informative metrics
+/// say their verdict in plain words only.
+pub fn shows_tier(m: &MetricComparison) -> bool {
+    m.gating || matches!(m.verdict, Verdict::Failed | Verdict::Missing)
+}
+
+/// The tier a report shows: an informative metric's is always `Pass`.
+pub fn shown_tier(m: &MetricComparison) -> Tier {
+    if shows_tier(m) {
+        m.tier
+    } else {
+        Tier::Pass
     }
 }
 
@@ -76,16 +93,40 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
 
 /// [`verdict_text`], then `, invalid trials` when the validity guard marked
 /// trials of either side (`compare::validity`): the mark every report shows.
+/// An informative metric's verdict is plain words without a tier
+/// ([`informative_text`]).
 pub fn verdict_words(m: &MetricComparison) -> String {
-    if m.invalid.is_empty() {
-        verdict_text(m).to_string()
+    let text = if shows_tier(m) {
+        verdict_text(m)
     } else {
-        format!("{}, invalid trials", verdict_text(m))
+        informative_text(m)
+    };
+    if m.invalid.is_empty() {
+        text.to_string()
+    } else {
+        format!("{text}, invalid trials")
     }
 }
 
-/// The emoji mark of a verdict for markdown.
+/// The verdict of an informative (non-gating) metric in plain words: what
+/// it did, marked informative when it moved, never a tier.
+pub fn informative_text(m: &MetricComparison) -> &'static str {
+    match m.verdict {
+        Verdict::Regressed => "regressed (informative)",
+        Verdict::Improved => "improved (informative)",
+        Verdict::Inconclusive => "inconclusive",
+        Verdict::NotComparable => "not comparable",
+        Verdict::NoBaseline => "no baseline",
+        Verdict::Unchanged | Verdict::Failed | Verdict::Missing => verdict_text(m),
+    }
+}
+
+/// The emoji mark of a verdict for markdown; none for an informative metric
+/// ([`shows_tier`]), so only gating metrics carry ❌/⚠️/🟢.
 pub fn verdict_mark(m: &MetricComparison) -> &'static str {
+    if !shows_tier(m) {
+        return "";
+    }
     match (m.tier, m.verdict) {
         (_, Verdict::Failed) | (Tier::Fail, _) => "❌",
         (Tier::Warn, _) => "⚠️",
@@ -96,6 +137,14 @@ pub fn verdict_mark(m: &MetricComparison) -> &'static str {
         (_, Verdict::NotComparable) => "⚠️",
         (_, Verdict::NoBaseline) => "⚪",
         (_, Verdict::Missing) => "⚠️",
+    }
+}
+
+/// A verdict cell for markdown: the mark, when there is one, then the words.
+pub fn verdict_cell(m: &MetricComparison) -> String {
+    match verdict_mark(m) {
+        "" => verdict_words(m),
+        mark => format!("{mark} {}", verdict_words(m)),
     }
 }
 
@@ -162,12 +211,87 @@ pub fn value(metric: &str, v: Option<f64>) -> String {
     with_unit(metric, v)
 }
 
-/// `baseline -> current` values of a row.
+/// `baseline -> current` values of a row: each side's median over its trials.
 pub fn values(m: &MetricComparison) -> String {
     format!(
         "{} → {}",
         value(&m.metric, m.baseline_median),
         value(&m.metric, m.current_median)
+    )
+}
+
+/// The mark of a row whose medians and change point in opposite directions
+/// ([`sides_disagree`]), explained once below the table ([`disagree_note`]).
+pub const DISAGREE_MARK: &str = "†";
+
+/// Whether the two medians move one way and the change the other. The change
+/// is the comparison's own estimate (paired: from the per-round ratios;
+/// otherwise the Hodges-Lehmann shift over every pair of trials), not the
+/// ratio of the medians, so on noisy data the two can disagree in sign.
+pub fn sides_disagree(m: &MetricComparison) -> bool {
+    let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+    match (
+        finite(m.baseline_median),
+        finite(m.current_median),
+        finite(m.change),
+    ) {
+        (Some(b), Some(c), Some(change)) => {
+            let moved = c - b;
+            moved != 0.0 && change != 0.0 && (moved > 0.0) != (change > 0.0)
+        }
+        _ => false,
+    }
+}
+
+/// [`change_with_ci`], marked with [`DISAGREE_MARK`] when the medians beside
+/// it point the other way: the change column of the tables.
+pub fn change_cell(m: &MetricComparison) -> String {
+    if sides_disagree(m) {
+        format!("{} {DISAGREE_MARK}", change_with_ci(m))
+    } else {
+        change_with_ci(m)
+    }
+}
+
+/// The change column's header: `paired change [CI]` when the comparison
+/// pairs by round, so it does not read as the ratio of the medians beside it.
+pub fn change_header(paired: bool) -> &'static str {
+    if paired {
+        "paired change [CI]"
+    } else {
+        "change [CI]"
+    }
+}
+
+/// What the change column is, for the legend under a table.
+pub fn change_legend(paired: bool) -> &'static str {
+    if paired {
+        "Paired change: the estimate from the per-round differences of current vs baseline \
+         (not the ratio of the medians)"
+    } else {
+        "Change: the Hodges-Lehmann estimate of current vs baseline over every pair of trials \
+         (not the ratio of the medians)"
+    }
+}
+
+/// The note under a table with [`DISAGREE_MARK`]ed rows (our own text).
+pub fn disagree_note(paired: bool) -> String {
+    let (change, why) = if paired {
+        (
+            "the paired change",
+            "it compares the two sides round by round, while each median is taken over one \
+             side's trials alone, so a few rounds with large swings can move the medians the \
+             other way",
+        )
+    } else {
+        (
+            "the change",
+            "it weighs every pair of a baseline and a current trial (Hodges-Lehmann), which \
+             need not agree with the ratio of the two medians when the trials spread widely",
+        )
+    };
+    format!(
+        "{DISAGREE_MARK} The medians and {change} point in opposite directions: the gate decides on {change}; {why}."
     )
 }
 

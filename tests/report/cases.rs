@@ -430,3 +430,67 @@ pub fn every_baseline_trial_failed_side_by_side() -> Case {
         baseline: None,
     }
 }
+
+/// What a command client's failed trial says (`orchestrate::command`): a
+/// first line, then the tails of its output, here with everything a hostile
+/// program could print: backtick runs, HTML, quotes, a tab, mentions,
+/// workflow commands, a carriage return and an escape sequence.
+pub const OUTPUT_FAILURE: &str = "the program failed (exit status: 1)
+stdout tail:
+listening on \"http://127.0.0.1:8080\"
+````` fenced? ```
+```
+</details>
+stderr tail:
+Exception in thread \"main\" java.net.ConnectException: Connection refused
+\tat Main.main(Main.java:12)
+::add-mask::hunter2
+##[error]boom\r  ::set-output name=verdict::pass
+ping @org/team \u{1b}[2J done";
+
+/// A command client whose every trial failed with [`OUTPUT_FAILURE`], and
+/// another with one such trial, compared by `compare` itself.
+pub fn failed_with_output() -> Case {
+    let mut all_failed = cell("get-22b", "java", 1000.0, 3, None, None);
+    for t in &mut all_failed.trials {
+        t.failure = Some(OUTPUT_FAILURE.to_string());
+        t.metrics = None;
+    }
+    all_failed.summary.clear();
+    let base = run(
+        "20260301T090000Z-base",
+        "2026-03-01T09:00:00Z",
+        "0123456789abcdef0123456789abcdef01234567",
+        "refs/heads/main",
+        PLAIN.cpu,
+        vec![
+            cell("get-22b", "java", 1000.0, 3, None, Some(histogram(1000.0))),
+            cell("get-22b", "hyper", 900.0, 3, None, Some(histogram(900.0))),
+        ],
+    );
+    let cur = run(
+        "20260303T121500Z-head",
+        "2026-03-03T12:15:00Z",
+        "fedcba9876543210fedcba9876543210fedcba98",
+        PLAIN.git_ref,
+        PLAIN.cpu,
+        vec![
+            all_failed,
+            cell(
+                "get-22b",
+                "hyper",
+                900.0,
+                3,
+                Some((2, OUTPUT_FAILURE)),
+                Some(histogram(900.0)),
+            ),
+        ],
+    );
+    let cmp = benchgate::compare::compare(Some(&base), &cur, &small_gate());
+    assert_eq!(cmp.outcome, GateOutcome::Fail);
+    Case {
+        cmp,
+        current: cur,
+        baseline: Some(base),
+    }
+}

@@ -8,13 +8,29 @@ use std::fmt::Write as _;
 
 use crate::compare::Comparison;
 use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
-use crate::report::escape::{md, md_n, md_who};
+use crate::report::escape::{code_block, md, md_n, md_who, split_first_line};
 use crate::report::format::{compact, micros};
-use crate::report::rows::{is_side_by_side, rank, verdict_mark, verdict_words};
+use crate::report::rows::{is_side_by_side, rank, verdict_cell};
 use crate::results::{CellResult, Environment, RunResults};
 
 /// Most failed trials listed.
 const MAX_FAILURES: usize = 50;
+/// Most failed trials whose output tail is shown (in a code block each).
+const MAX_OUTPUT_BLOCKS: usize = 8;
+
+/// Where a failure's output tail is shown, for the places that quote only
+/// its first line (our own text).
+pub const SEE_OUTPUT: &str = " (its output is under “Failed trials” below)";
+
+/// A reason that may quote a program's output, in one line of markdown: its
+/// first line escaped and at most `max` characters, then [`SEE_OUTPUT`] when
+/// there was more.
+pub fn first_line(reason: &str, max: usize) -> String {
+    match split_first_line(reason) {
+        (first, None) => md_n(first, max),
+        (first, Some(_)) => format!("{}{SEE_OUTPUT}", md_n(first, max)),
+    }
+}
 
 /// Wraps a body in a closed `<details>` block (the summary is our own text).
 fn details(summary: &str, body: &str) -> String {
@@ -31,6 +47,8 @@ pub struct Sides<'a> {
     current: &'a RunResults,
     baseline: Option<&'a RunResults>,
     side_by_side: bool,
+    /// A run compared with nothing ([`Sides::run`]): one side, "this run".
+    run_only: bool,
     /// Distinct (scenario, current side, baseline side), in comparison order.
     pairs: Vec<Pair<'a>>,
 }
@@ -64,6 +82,26 @@ impl<'a> Sides<'a> {
                 baseline
             },
             side_by_side,
+            run_only: false,
+            pairs,
+        }
+    }
+
+    /// A run compared with nothing: each cell once, in the run's order.
+    pub fn run(current: &'a RunResults) -> Self {
+        let pairs = current
+            .results
+            .iter()
+            .map(|c| {
+                let side = (c.client.as_str(), c.server.as_deref());
+                (c.scenario.as_str(), side, side)
+            })
+            .collect();
+        Sides {
+            current,
+            baseline: None,
+            side_by_side: false,
+            run_only: true,
             pairs,
         }
     }
@@ -75,6 +113,8 @@ impl<'a> Sides<'a> {
             let who = md_who(client, *server);
             let (bl, cl) = if self.side_by_side {
                 (md_who(base_client, *base_server), who.clone())
+            } else if self.run_only {
+                (String::new(), "this run".to_string())
             } else {
                 ("baseline".to_string(), "current".to_string())
             };
@@ -129,9 +169,11 @@ pub fn percentiles(sides: &Sides) -> String {
         };
         let _ = writeln!(body, "{prefix} {cols} |");
     });
-    body.push_str(
-        "\nEvery request of every trial in one histogram. The verdict tables compare each trial's own percentiles (their median; paired by round side by side), so a p99 here can differ from the p99 there.\n",
-    );
+    body.push_str(if sides.run_only {
+        "\nEvery request of every trial in one histogram. The tables above show the median of each trial's own percentiles, so a p99 here can differ from the p99 there.\n"
+    } else {
+        "\nEvery request of every trial in one histogram. The verdict tables compare each trial's own percentiles (their median; paired by round side by side), so a p99 here can differ from the p99 there.\n"
+    });
     details(
         "Latency percentiles (merged HDR histograms of all trials)",
         &body,
@@ -154,12 +196,16 @@ pub fn errors(sides: &Sides) -> String {
             if let Some(f) = &t.failure {
                 failed += 1;
                 if let Some(c) = cell {
-                    failures.push(format!(
-                        "- {} / {} round {}: {}",
-                        md(&c.scenario),
-                        md_who(&c.client, c.server.as_deref()),
-                        t.round,
-                        md_n(f, 300)
+                    let (first, output) = split_first_line(f);
+                    failures.push((
+                        format!(
+                            "- {} / {} round {}: {}",
+                            md(&c.scenario),
+                            md_who(&c.client, c.server.as_deref()),
+                            t.round,
+                            md_n(first, 300)
+                        ),
+                        output.map(str::to_string),
                     ));
                 }
             }
@@ -178,8 +224,20 @@ pub fn errors(sides: &Sides) -> String {
         body.push_str("\nFailed trials:\n\n");
         let more = failures.len().saturating_sub(MAX_FAILURES);
         failures.truncate(MAX_FAILURES);
-        body.push_str(&failures.join("\n"));
-        body.push('\n');
+        // A trial that quotes a program's output: its line, then the output
+        // in a code block of its own (outside the list, at the line's start).
+        let mut blocks = 0;
+        for (line, output) in failures {
+            body.push_str(&line);
+            match output {
+                Some(text) if blocks < MAX_OUTPUT_BLOCKS => {
+                    blocks += 1;
+                    let _ = write!(body, "\n\n{}\n", code_block(&text));
+                }
+                Some(_) => body.push_str(" (output left out: see the results file)\n"),
+                None => body.push('\n'),
+            }
+        }
         if more > 0 {
             let _ = writeln!(body, "- … and {more} more");
         }
@@ -320,13 +378,12 @@ pub fn reasons(cmp: &Comparison) -> String {
     for m in rows {
         let _ = writeln!(
             body,
-            "| {} | {} | {} | {} {} | {} |",
+            "| {} | {} | {} | {} | {} |",
             md(&m.scenario),
             md_who(&m.client, m.server.as_deref()),
             md(&m.metric),
-            verdict_mark(m),
-            verdict_words(m),
-            md_n(&m.reason, 300)
+            verdict_cell(m),
+            first_line(&m.reason, 300)
         );
     }
     details("Why: the reason for each notable verdict", &body)

@@ -1,6 +1,7 @@
 //! Markdown reports of a comparison: the pull-request comment and the job
-//! summary (`$GITHUB_STEP_SUMMARY`). Pure functions returning strings; the
-//! GitHub layer adds its hidden marker line and decides where the text goes.
+//! summary (`$GITHUB_STEP_SUMMARY`); and of a run compared with nothing
+//! ([`render_run`]). Pure functions returning strings; the GitHub layer adds
+//! its hidden marker line and decides where the text goes.
 //!
 //! Layout: a headline verdict with counts; what was compared (commits, the
 //! baseline's age, or the two clients in side-by-side mode); a table per
@@ -19,6 +20,7 @@ mod budget;
 mod chart;
 mod details;
 mod drift;
+mod run;
 mod tables;
 
 use crate::compare::Comparison;
@@ -28,6 +30,7 @@ use budget::{Doc, Measure, Section};
 pub use chart::MAX_HISTORY_POINTS;
 pub use drift::render as render_drift;
 pub use drift::{MAX_CHARTS as MAX_DRIFT_CHARTS, MAX_ROWS as MAX_DRIFT_ROWS};
+pub use run::HOW_TO_COMPARE;
 
 /// GitHub's limit on an issue or pull-request comment body, in characters.
 pub const MAX_COMMENT_CHARS: usize = 65_536;
@@ -93,6 +96,19 @@ pub fn render_job_summary(
 ) -> String {
     build(cmp, current, baseline, opts)
         .fit(Measure::Bytes(MAX_JOB_SUMMARY_BYTES), &opts.omitted_hint)
+}
+
+/// The comment's markdown of a run compared with nothing (`benchgate run
+/// --markdown` without a baseline): the run's tables, that nothing was
+/// compared and how to compare; at most `opts.max_chars` characters.
+pub fn render_run(run: &RunResults, opts: &MarkdownOptions) -> String {
+    run::build(run).fit(Measure::Chars(opts.max_chars), &opts.omitted_hint)
+}
+
+/// The job summary of a run compared with nothing: the same content, bounded
+/// by [`MAX_JOB_SUMMARY_BYTES`].
+pub fn render_run_job_summary(run: &RunResults, opts: &MarkdownOptions) -> String {
+    run::build(run).fit(Measure::Bytes(MAX_JOB_SUMMARY_BYTES), &opts.omitted_hint)
 }
 
 /// Assembles every part; sizing happens in [`Doc::fit`].

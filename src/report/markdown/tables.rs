@@ -8,8 +8,9 @@ use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde,
-    outcome_text, rank, row_order, values, verdict_mark, verdict_words,
+    change_cell, change_header, change_legend, disagree_note, failed_rows, is_base_vs_head,
+    is_headline_row, is_side_by_side, mde, outcome_text, rank, row_order, sides_disagree, values,
+    verdict_cell,
 };
 
 /// Most environment differences (and failed cells) listed in the head.
@@ -93,7 +94,7 @@ pub fn head(cmp: &Comparison) -> String {
             plural(failed_rows(cmp).len() as u32, "comparison", "comparisons")
         );
         for r in failed.iter().take(MAX_DIFFERENCES) {
-            let _ = writeln!(out, "> - {}", md_n(r, 400));
+            let _ = writeln!(out, "> - {}", super::details::first_line(r, 400));
         }
         let more = failed.len().saturating_sub(MAX_DIFFERENCES);
         if more > 0 {
@@ -173,20 +174,25 @@ fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> u32 {
     v.len() as u32
 }
 
-/// Table header for the mode, with or without a scenario column.
+/// Table header for the mode, with or without a scenario column. The values
+/// are medians; side by side the change is the paired one ([`change_header`]).
 fn header(side_by_side: bool, with_scenario: bool) -> String {
     let (who, vals) = if side_by_side {
-        ("client vs baseline client", "baseline client → client")
+        (
+            "client vs baseline client",
+            "baseline client → client (medians)",
+        )
     } else {
-        ("client", "baseline → current")
+        ("client", "baseline → current (medians)")
     };
+    let change = change_header(side_by_side);
     let (sc, sc_delim) = if with_scenario {
         ("| scenario ", "|:--")
     } else {
         ("", "")
     };
     format!(
-        "{sc}| {who} | metric | {vals} | change [CI] | MDE | verdict |\n{sc_delim}|:--|:--|--:|--:|--:|:--|\n"
+        "{sc}| {who} | metric | {vals} | {change} | MDE | verdict |\n{sc_delim}|:--|:--|--:|--:|--:|:--|\n"
     )
 }
 
@@ -212,12 +218,11 @@ fn row(m: &MetricComparison, side_by_side: bool, with_scenario: bool) -> String 
         String::new()
     };
     format!(
-        "{sc}| {who} | {metric} | {} | {} | {} | {} {} |\n",
+        "{sc}| {who} | {metric} | {} | {} | {} | {} |\n",
         values(m),
-        change_with_ci(m),
+        change_cell(m),
         mde(m),
-        verdict_mark(m),
-        verdict_words(m)
+        verdict_cell(m)
     )
 }
 
@@ -279,8 +284,10 @@ pub fn other_metrics(cmp: &Comparison) -> String {
     out
 }
 
-/// Method, interval level and legend.
+/// Method, interval level and legend; under tables with rows whose medians
+/// and change disagree in direction, what that means.
 pub fn footer(cmp: &Comparison) -> String {
+    let paired = is_side_by_side(&cmp.mode);
     let mut levels: Vec<u32> = cmp
         .metrics
         .iter()
@@ -296,9 +303,14 @@ pub fn footer(cmp: &Comparison) -> String {
         (Some(a), Some(b)) => format!(" at {}–{} confidence", level(*a), level(*b)),
         _ => String::new(),
     };
+    let disagree = match cmp.metrics.iter().any(sides_disagree) {
+        true => format!("\n{}\n", disagree_note(paired)),
+        false => String::new(),
+    };
     format!(
-        "---\nMethod: {}. Change: relative change of current vs baseline, with its interval [CI]{ci}. \
-         MDE: smallest change detectable at the observed noise. **Bold** metrics gate; the others inform.\n",
-        md_n(&cmp.method, 400)
+        "---\nMethod: {}. Values: each side's median over its trials. {}, with its interval [CI]{ci}. \
+         MDE: smallest change detectable at the observed noise. **Bold** metrics gate; the others inform.\n{disagree}",
+        md_n(&cmp.method, 400),
+        change_legend(paired)
     )
 }

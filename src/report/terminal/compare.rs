@@ -2,15 +2,15 @@
 //! compared, then one row per metric that gates or says something (regressed,
 //! improved, warned), most important first, and why each cell where every
 //! trial failed fails the gate. With colour: failing and regressed rows red,
-//! warnings yellow, improvements green.
+//! warnings yellow, improvements green; informative metrics uncoloured.
 
 use std::fmt::Write as _;
 
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_with_ci, failed_rows, is_base_vs_head, is_headline_row, is_side_by_side, mde, row_order,
-    value, verdict_words,
+    change_cell, change_header, disagree_note, failed_rows, is_base_vs_head, is_headline_row,
+    is_side_by_side, mde, row_order, shows_tier, sides_disagree, value, verdict_words,
 };
 
 const RED: &str = "\x1b[31m";
@@ -24,7 +24,11 @@ fn safe(s: &str) -> String {
     s.escape_debug().to_string()
 }
 
+/// A row's colour; none for an informative metric (`rows::shows_tier`).
 fn colour_of(m: &MetricComparison) -> Option<&'static str> {
+    if !shows_tier(m) {
+        return None;
+    }
     match (m.tier, m.verdict) {
         (Tier::Fail, _) | (_, Verdict::Regressed) => Some(RED),
         (Tier::Warn, _) => Some(YELLOW),
@@ -134,9 +138,9 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
         "scenario",
         if sbs { "client vs baseline" } else { "client" },
         "metric",
-        "baseline",
-        "current",
-        "change [CI]",
+        "baseline median",
+        "current median",
+        change_header(sbs),
         "MDE",
         "verdict",
     ];
@@ -157,7 +161,7 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
                 ),
                 value(&m.metric, m.baseline_median),
                 value(&m.metric, m.current_median),
-                change_with_ci(m),
+                change_cell(m),
                 mde(m),
                 verdict_words(m),
             ]
@@ -201,6 +205,9 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
             }
         }
     }
+    if rows.iter().any(|m| sides_disagree(m)) {
+        let _ = writeln!(out, "{}", disagree_note(sbs));
+    }
     let mut reasons: Vec<&str> = Vec::new();
     for m in failed_rows(cmp) {
         if !reasons.contains(&m.reason.as_str()) {
@@ -213,10 +220,10 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
     for r in reasons {
         match color {
             true => {
-                let _ = writeln!(out, "{RED}{}{RESET}", safe(r));
+                let _ = writeln!(out, "{RED}{}{RESET}", super::output_text(r));
             }
             false => {
-                let _ = writeln!(out, "{}", safe(r));
+                let _ = writeln!(out, "{}", super::output_text(r));
             }
         }
     }

@@ -1,0 +1,209 @@
+//! The table of a run that every run renderer shares (the terminal's
+//! [`render`](super::terminal::render) and the markdown run report): a row
+//! per (scenario, client[, server]), each figure the median across rounds
+//! with its spread (half the min-max range); the server's own cost and the
+//! client's start-up get columns when any cell measured them, and so do the
+//! anchored figures of an anchored run. Cells are plain, unescaped text: each
+//! renderer escapes them for its medium.
+
+use crate::metric::Spread;
+use crate::report::format::{compact, spread_pct};
+use crate::results::{CellResult, RunResults};
+
+const HEADERS: [&str; 12] = [
+    "scenario", "client", "req/s", "p50", "p99", "p99.9", "max", "errors", "cpu/req", "peak rss",
+    "threads", "conns",
+];
+
+/// Extra columns when any cell measured the server's cost.
+const SERVER_HEADERS: [&str; 3] = ["srv cpu/req", "srv rss", "srv threads"];
+/// The metrics of the server columns ([`SERVER_HEADERS`]).
+const SERVER_METRICS: [&str; 3] = [
+    "server_cpu_us_per_request",
+    "server_peak_rss_bytes",
+    "server_peak_threads",
+];
+/// Whether each server column shows its spread.
+const SERVER_SPREAD: [bool; 3] = [true, false, false];
+
+/// Extra columns when the run measured the anchor (`[run] anchor`).
+const ANCHORED_HEADERS: [&str; 2] = ["req/s ÷ anchor", "cpu ÷ anchor"];
+/// The metrics of the anchored columns.
+const ANCHORED_METRICS: [&str; 2] = ["throughput_rps_anchored", "cpu_us_per_request_anchored"];
+
+/// Extra columns when any cell measured the client's start-up.
+const STARTUP_HEADERS: [&str; 2] = ["startup", "startup cpu"];
+/// The metrics of the start-up columns.
+const STARTUP_METRICS: [&str; 2] = ["startup_ms", "startup_cpu_ms"];
+
+/// The note shown once when cells ran against a server under test.
+pub const SERVER_UNDER_TEST_NOTE: &str =
+    "server under test: reference-server counters not available (connections opened, requests per connection, the server's window)";
+
+/// A run's table: headers, a row per cell (its first two columns are the
+/// scenario and the client), and the legend lines that explain it.
+pub struct RunTable<'a> {
+    pub headers: Vec<&'static str>,
+    /// `(cell, its columns)`, in the run's order.
+    pub rows: Vec<(&'a CellResult, Vec<String>)>,
+    /// The legend: how the figures were taken, and what the optional
+    /// columns mean (our own text).
+    pub legend: Vec<String>,
+}
+
+/// The optional column groups a run's table shows.
+struct Columns {
+    server: bool,
+    startup: bool,
+    anchored: bool,
+}
+
+/// The table of `results`.
+pub fn table(results: &RunResults) -> RunTable<'_> {
+    let columns = Columns {
+        server: has_any(results, &SERVER_METRICS),
+        startup: has_any(results, &STARTUP_METRICS),
+        anchored: results.config.run.anchor.is_some(),
+    };
+    let mut headers: Vec<&'static str> = HEADERS.to_vec();
+    if columns.server {
+        headers.extend(SERVER_HEADERS);
+    }
+    if columns.startup {
+        headers.extend(STARTUP_HEADERS);
+    }
+    if columns.anchored {
+        headers.extend(ANCHORED_HEADERS);
+    }
+    let rows = results
+        .results
+        .iter()
+        .map(|c| (c, row(c, &columns)))
+        .collect();
+    let mut legend = vec![format!(
+        "median of {} (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
+        rounds_measured(results)
+    )];
+    if columns.server {
+        legend.push(
+            "srv = the server's own process (tree): CPU in the window per request, peak RSS and threads".into(),
+        );
+    }
+    if columns.anchored {
+        legend.push(
+            "÷ anchor = each trial's figure over the anchor's in its round ([run] anchor: hyper, GET /bytes/22 at 16 workers, in every round; the anchor's own row has none)".into(),
+        );
+    }
+    if columns.startup {
+        legend.push(
+            "startup = from the client's spawn to its first response, and its CPU until the window opened (never in cpu/req)".into(),
+        );
+    }
+    if results.has_servers() {
+        legend.push(SERVER_UNDER_TEST_NOTE.into());
+    }
+    RunTable {
+        headers,
+        rows,
+        legend,
+    }
+}
+
+/// A metric's median in a cell as its column shows it, with the spread when
+/// `with_spread` (and there are several trials).
+fn cell_value(c: &CellResult, metric: &str, with_spread: bool) -> String {
+    match c.summary.get(metric) {
+        None => "n/a".to_string(),
+        Some(s) => {
+            let spread = if with_spread {
+                spread_pct(s.relative_half_range(), s.n)
+            } else {
+                String::new()
+            };
+            if spread.is_empty() {
+                compact(metric, s.median)
+            } else {
+                format!("{} {spread}", compact(metric, s.median))
+            }
+        }
+    }
+}
+
+fn errors_value(c: &CellResult) -> String {
+    let total: u64 = c
+        .trials
+        .iter()
+        .filter_map(|t| t.metrics.as_ref())
+        .map(|m| m.errors.total())
+        .sum();
+    let rate = c
+        .summary
+        .get("error_rate")
+        .map(|s: &Spread| s.median)
+        .unwrap_or(0.0);
+    if total == 0 {
+        "0".into()
+    } else {
+        format!("{total} ({})", compact("error_rate", rate))
+    }
+}
+
+fn row(c: &CellResult, columns: &Columns) -> Vec<String> {
+    let failed = c.trials.iter().filter(|t| t.failure.is_some()).count();
+    let mut client = c.label();
+    if failed > 0 {
+        client.push_str(&format!(" ({failed} failed)"));
+    }
+    let mut row = vec![
+        c.scenario.clone(),
+        client,
+        cell_value(c, "throughput_rps", true),
+        cell_value(c, "latency_p50_us", true),
+        cell_value(c, "latency_p99_us", true),
+        cell_value(c, "latency_p999_us", false),
+        cell_value(c, "latency_max_us", false),
+        errors_value(c),
+        cell_value(c, "cpu_us_per_request", true),
+        cell_value(c, "peak_rss_bytes", false),
+        cell_value(c, "peak_threads", false),
+        cell_value(c, "connections_opened", false),
+    ];
+    if columns.server {
+        row.extend(
+            SERVER_METRICS
+                .iter()
+                .zip(SERVER_SPREAD)
+                .map(|(m, spread)| cell_value(c, m, spread)),
+        );
+    }
+    if columns.startup {
+        row.extend(STARTUP_METRICS.iter().map(|m| cell_value(c, m, false)));
+    }
+    if columns.anchored {
+        row.extend(ANCHORED_METRICS.iter().map(|m| cell_value(c, m, true)));
+    }
+    row
+}
+
+/// Whether any cell measured any of `metrics`.
+fn has_any(results: &RunResults, metrics: &[&str]) -> bool {
+    results
+        .results
+        .iter()
+        .any(|c| metrics.iter().any(|m| c.summary.contains_key(*m)))
+}
+
+/// The rounds the cells were measured in, which extra rounds
+/// (`[run] max_rounds`) can raise above `[run] rounds`: "10 rounds", or
+/// "10-30 rounds" when cells differ.
+pub fn rounds_measured(results: &RunResults) -> String {
+    let counts = results.results.iter().map(|c| c.trials.len());
+    let (low, high) = match (counts.clone().min(), counts.max()) {
+        (Some(low), Some(high)) => (low, high),
+        _ => (0, 0),
+    };
+    match low == high {
+        true => format!("{low} rounds"),
+        false => format!("{low}-{high} rounds"),
+    }
+}
