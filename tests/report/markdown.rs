@@ -207,7 +207,7 @@ fn invalid_trials_are_marked_in_every_report() {
     let client = &current.results[0].client;
     assert!(
         md.lines().any(|l| l.contains(&format!("| {client} |"))
-            && l.contains("⚠️ unchanged, invalid trials |")),
+            && l.contains("⚠️ within threshold, invalid trials |")),
         "{md}"
     );
     assert!(
@@ -215,5 +215,5 @@ fn invalid_trials_are_marked_in_every_report() {
         "{md}"
     );
     let term = benchgate::report::terminal::render_comparison(&cmp, false);
-    assert!(term.contains("unchanged, invalid trials"), "{term}");
+    assert!(term.contains("within threshold, invalid trials"), "{term}");
 }
