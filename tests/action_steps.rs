@@ -155,12 +155,9 @@ fn three_steps_store_a_baseline_then_gate_a_pull_request_with_no_secret_in_the_m
 
     let pr = r.three_steps("pull_request", "pull_request.json", "refs/pull/42/merge");
     assert_eq!(r.store().history("main").unwrap().len(), 1, "a PR stored");
+    // 2 rounds against 2 can decide nothing: said as such, never a pass.
     let verdict = pr.output("verdict");
-    assert!(
-        matches!(verdict.as_deref(), Some("pass" | "fail")),
-        "{verdict:?}\n{}",
-        pr.log()
-    );
+    assert_eq!(verdict.as_deref(), Some("inconclusive"), "{}", pr.log());
     // The publish step compared with the baseline the lookup step found.
     let report = PathBuf::from(pr.output("report-path").unwrap());
     let text = std::fs::read_to_string(report).unwrap();
