@@ -242,7 +242,7 @@ pub fn compare(
     validity::guard(&mut metrics, current, baseline, gate);
     let note = anchor::note(&anchoring, &metrics);
     let mut cmp = finish(
-        "baseline",
+        ComparisonMode::Baseline,
         method(None, gate.alpha),
         baseline.map(run_ref),
         run_ref(current),
@@ -449,9 +449,9 @@ pub fn compare_side_by_side_with(
     let this = run_ref(run);
     finish(
         if base.variant.is_some() {
-            "base_vs_head"
+            ComparisonMode::BaseVsHead
         } else {
-            "side_by_side"
+            ComparisonMode::SideBySide
         },
         method(Some(gate.paired_test), gate.alpha),
         Some(this.clone()),
@@ -532,7 +532,7 @@ fn missing(current_lacks: bool, reason: &str) -> Evidence {
 
 #[allow(clippy::too_many_arguments)]
 fn finish(
-    mode: &str,
+    mode: ComparisonMode,
     method: String,
     baseline_run: Option<RunRef>,
     current_run: RunRef,
@@ -577,7 +577,7 @@ fn finish(
     };
     Comparison {
         schema_version: COMPARISON_SCHEMA_VERSION,
-        mode: mode.to_string(),
+        mode,
         method,
         baseline_run,
         current_run,

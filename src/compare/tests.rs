@@ -62,7 +62,7 @@ fn a_clear_regression_fails_the_gate() {
     assert_ne!(p99.verdict, Verdict::Regressed, "{}", p99.reason);
     // Counts: 2 scenarios x 2 clients x (throughput, cpu) fail.
     assert_eq!(c.regressions, 8);
-    assert_eq!(c.mode, "baseline");
+    assert_eq!(c.mode, ComparisonMode::Baseline);
     assert!(c.method.contains("Mann-Whitney") && c.method.contains("Hollander"));
 }
 
@@ -375,7 +375,7 @@ fn side_by_side_pairs_by_round() {
         Some(synthetic::metrics(10_000.0 / k, 2000.0 * k, 50.0 * k))
     });
     let c = compare_side_by_side(&r, "hyper", &default_gate());
-    assert_eq!(c.mode, "side_by_side");
+    assert_eq!(c.mode, ComparisonMode::SideBySide);
     assert!(c.method.contains("Wilcoxon"));
     assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
     let m = find(&c, "get-22b", "reqwest", "cpu_us_per_request");

@@ -24,7 +24,7 @@ mod tests {
     fn round_trips() {
         let cmp = Comparison {
             schema_version: 1,
-            mode: "baseline".into(),
+            mode: crate::compare::ComparisonMode::Baseline,
             method: "m".into(),
             baseline_run: None,
             current_run: RunRef {

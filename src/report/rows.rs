@@ -295,17 +295,6 @@ pub fn disagree_note(paired: bool) -> String {
     )
 }
 
-/// Whether the comparison pairs two cells of one run (side by side, or base
-/// vs head).
-pub fn is_side_by_side(mode: &str) -> bool {
-    matches!(mode, "side_by_side" | "base_vs_head")
-}
-
-/// Whether the comparison pairs each cell with its base commit's build.
-pub fn is_base_vs_head(mode: &str) -> bool {
-    mode == "base_vs_head"
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

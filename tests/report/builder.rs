@@ -248,7 +248,8 @@ pub fn comparison(
     };
     Comparison {
         schema_version: 1,
-        mode: mode.to_string(),
+        mode: serde_json::from_value(serde_json::Value::String(mode.to_string()))
+            .expect("a comparison mode's name"),
         method: "Hodges-Lehmann shift with a Mann-Whitney rank interval (Hollander & Wolfe 1999)"
             .to_string(),
         baseline_run: baseline.map(run_ref),

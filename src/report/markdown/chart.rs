@@ -12,7 +12,7 @@ use super::MetricHistory;
 use crate::compare::{Comparison, MetricComparison, Verdict};
 use crate::metric::metric_def;
 use crate::report::escape::mermaid;
-use crate::report::rows::{is_side_by_side, metric_index, row_order};
+use crate::report::rows::{metric_index, row_order};
 
 /// Most bars per chart (the most important cells, in table order).
 pub const MAX_BARS: usize = 20;
@@ -135,7 +135,7 @@ pub(super) fn line_chart(
 /// The charts section (a closed `<details>` block), or empty when there is
 /// nothing to chart.
 pub fn section(cmp: &Comparison, history: &[MetricHistory]) -> String {
-    let sbs = is_side_by_side(&cmp.mode);
+    let sbs = cmp.mode.paired();
     let mut metrics: Vec<&str> = cmp
         .metrics
         .iter()

@@ -10,7 +10,7 @@ use crate::compare::Comparison;
 use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{code_block, md, md_n, md_who, split_first_line};
 use crate::report::format::{compact, micros};
-use crate::report::rows::{is_side_by_side, rank, verdict_cell};
+use crate::report::rows::{rank, verdict_cell};
 use crate::results::{CellResult, Environment, RunResults};
 
 /// Most failed trials listed.
@@ -60,7 +60,7 @@ impl<'a> Sides<'a> {
         current: &'a RunResults,
         baseline: Option<&'a RunResults>,
     ) -> Self {
-        let side_by_side = is_side_by_side(&cmp.mode);
+        let side_by_side = cmp.mode.paired();
         let mut seen = HashSet::new();
         let pairs = cmp
             .metrics

@@ -73,7 +73,7 @@ impl Default for MarkdownOptions {
 }
 
 /// The pull-request comment: at most `opts.max_chars` characters, balanced
-/// markdown. Handles both modes (`cmp.mode`: `baseline` or `side_by_side`).
+/// markdown. Handles every mode (`cmp.mode`, a [`crate::compare::ComparisonMode`]).
 /// `current` is the run measured now; `baseline` the stored run compared with
 /// (`None` when there is none, and in side-by-side mode, where both clients
 /// come from `current`).

@@ -8,9 +8,8 @@ use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_cell, change_header, change_legend, disagree_note, failed_rows, is_base_vs_head,
-    is_headline_row, is_side_by_side, mde, outcome_text, rank, row_order, sides_disagree, values,
-    verdict_cell,
+    change_cell, change_header, change_legend, disagree_note, failed_rows, is_headline_row, mde,
+    outcome_text, rank, row_order, sides_disagree, values, verdict_cell,
 };
 
 /// Most environment differences (and failed cells) listed in the head.
@@ -103,13 +102,13 @@ pub fn head(cmp: &Comparison) -> String {
         out.push('\n');
     }
     let cur = &cmp.current_run;
-    if is_base_vs_head(&cmp.mode) {
+    if cmp.mode == crate::compare::ComparisonMode::BaseVsHead {
         let _ = writeln!(
             out,
             "Base vs head: each client and server of the repository against its own build at the base commit (`NAME@base`) in the same run, {}, paired by round.\n",
             run_label(cur)
         );
-    } else if is_side_by_side(&cmp.mode) {
+    } else if cmp.mode.paired() {
         let _ = writeln!(
             out,
             "Side by side: each client against its baseline client in the same run, {}, paired by round.\n",
@@ -229,7 +228,7 @@ fn row(m: &MetricComparison, side_by_side: bool, with_scenario: bool) -> String 
 /// One table per scenario with the rows that gate or say something, most
 /// important scenarios and rows first; returns the tables and the row count.
 pub fn scenario_tables(cmp: &Comparison) -> (Vec<Table>, usize) {
-    let sbs = is_side_by_side(&cmp.mode);
+    let sbs = cmp.mode.paired();
     // Scenario positions in first-appearance order (thousands of names: hash).
     let mut positions: std::collections::HashMap<&str, usize> = Default::default();
     for m in &cmp.metrics {
@@ -267,7 +266,7 @@ pub fn scenario_tables(cmp: &Comparison) -> (Vec<Table>, usize) {
 
 /// The informative metrics without a notable verdict, collapsed.
 pub fn other_metrics(cmp: &Comparison) -> String {
-    let sbs = is_side_by_side(&cmp.mode);
+    let sbs = cmp.mode.paired();
     let rest: Vec<&MetricComparison> = cmp.metrics.iter().filter(|m| !is_headline_row(m)).collect();
     if rest.is_empty() {
         return String::new();
@@ -287,7 +286,7 @@ pub fn other_metrics(cmp: &Comparison) -> String {
 /// Method, interval level and legend; under tables with rows whose medians
 /// and change disagree in direction, what that means.
 pub fn footer(cmp: &Comparison) -> String {
-    let paired = is_side_by_side(&cmp.mode);
+    let paired = cmp.mode.paired();
     let mut levels: Vec<u32> = cmp
         .metrics
         .iter()

@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
-    change_cell, change_header, disagree_note, failed_rows, is_base_vs_head, is_headline_row,
-    is_side_by_side, mde, row_order, shows_tier, sides_disagree, value, verdict_words,
+    change_cell, change_header, disagree_note, failed_rows, is_headline_row, mde, row_order,
+    shows_tier, sides_disagree, value, verdict_words,
 };
 
 const RED: &str = "\x1b[31m";
@@ -93,13 +93,13 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
         }
     }
     let cur = &cmp.current_run;
-    if is_base_vs_head(&cmp.mode) {
+    if cmp.mode == crate::compare::ComparisonMode::BaseVsHead {
         let _ = writeln!(
             out,
             "base vs head in {}: each against its base commit's build, paired by round",
             run_text(cur)
         );
-    } else if is_side_by_side(&cmp.mode) {
+    } else if cmp.mode.paired() {
         let _ = writeln!(out, "side by side in {}, paired by round", run_text(cur));
     } else if let Some(base) = &cmp.baseline_run {
         let age = match (
@@ -130,7 +130,7 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
 pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
     let mut out = String::new();
     headline(cmp, color, &mut out);
-    let sbs = is_side_by_side(&cmp.mode);
+    let sbs = cmp.mode.paired();
     let mut rows: Vec<&MetricComparison> =
         cmp.metrics.iter().filter(|m| is_headline_row(m)).collect();
     rows.sort_by(|a, b| row_order(a, b));
