@@ -41,6 +41,7 @@ pub mod stats;
 pub mod verdict;
 
 mod cells;
+mod pairing;
 mod validity;
 
 pub use advice::{Advice, ROUNDS_CAP};
@@ -50,10 +51,12 @@ use crate::config::gate::{
     GateConfig, InconclusivePolicy, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
 };
 use crate::metric::METRICS;
-use crate::results::{profile, CellIndex, CellResult, RunResults};
+use crate::results::{profile, RunResults};
 
 pub use cells::{all_failed, AllFailed};
-use cells::{cell_values, paired_values, Cell};
+use cells::{cell_values, Cell};
+pub use pairing::SideBySide;
+use pairing::{Context, Pairing, Start};
 use verdict::Evidence;
 
 /// Version of the comparison document layout ([`Comparison::schema_version`]).
@@ -128,189 +131,7 @@ pub fn compare(
     current: &RunResults,
     gate: &GateConfig,
 ) -> Comparison {
-    let env_diffs = baseline
-        .map(|b| profile::environment_differences(&b.environment, &current.environment))
-        .unwrap_or_default();
-    let max_rounds = current.config.run.max_rounds;
-    let anchoring = baseline.map_or(anchor::Anchoring::Off, |b| {
-        anchor::anchoring(b, current, gate)
-    });
-    let base_index = baseline.map(RunResults::index);
-    let mut metrics = Vec::new();
-    for cell in &current.results {
-        let base_cell = base_index
-            .as_ref()
-            .and_then(|b| b.get(&cell.scenario, &cell.client, cell.server.as_deref()))
-            .filter(|b| b.anchor == cell.anchor);
-        let same = (cell.client.as_str(), cell.server.as_deref());
-        let failed = failed_reason(all_failed(cell), None);
-        if cell.anchor && failed.is_some() {
-            // Its trials' failures are in the run's output; its scenario's
-            // cells have no anchored figures and gate raw (`anchor`).
-            continue;
-        }
-        if let Some(reason) = failed {
-            if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
-                let c = Cell {
-                    metric,
-                    baseline: base_cell
-                        .map(|b| cell_values(b, metric))
-                        .unwrap_or_default(),
-                    current: Vec::new(),
-                    paired: false,
-                };
-                metrics.push(c.comparison(
-                    cell,
-                    same,
-                    g,
-                    &Evidence::Failed(reason),
-                    gate,
-                    max_rounds,
-                ));
-            }
-            continue;
-        }
-        let base_failed = base_cell.and_then(all_failed).map(|f| {
-            format!(
-                "every trial of the baseline failed ({0} of {0}): {1}; nothing to compare with",
-                f.trials, f.first
-            )
-        });
-        // Each cell on its own runner: a merged file's shards ran on several.
-        let cell_env_diffs = baseline
-            .map(|b| profile::cell_environment_differences(b, current, &cell.scenario))
-            .unwrap_or_default();
-        let profile_diffs = match (baseline, base_cell) {
-            (Some(b), Some(_)) => profile::profile_differences(b, current, cell),
-            _ => Vec::new(),
-        };
-        let has_anchored = |name: &str| {
-            !cell_values(cell, name).is_empty()
-                && base_cell.is_some_and(|b| !cell_values(b, name).is_empty())
-        };
-        for def in METRICS {
-            let gate_of = |name: &str| gate_for(gate, &cell.scenario, &cell.client, name).cloned();
-            let role = if cell.anchor {
-                gate_of(def.name).map(|g| anchor::anchor_cell_gate(&g))
-            } else {
-                anchoring.role(def, gate_of, has_anchored)
-            };
-            let Some(role) = role else {
-                continue;
-            };
-            let cur = cell_values(cell, def.name);
-            let base = base_cell.map(|b| cell_values(b, def.name));
-            if cur.is_empty() && base.as_ref().is_none_or(|b| b.is_empty()) {
-                continue;
-            }
-            let c = Cell {
-                metric: def.name,
-                baseline: base.unwrap_or_default(),
-                current: cur,
-                paired: false,
-            };
-            let evidence = if baseline.is_none() {
-                missing(false, "no baseline run to compare with")
-            } else if !cell_env_diffs.is_empty() {
-                Evidence::NotComparable(cell_env_diffs.clone())
-            } else if base_cell.is_none() {
-                missing(
-                    false,
-                    if cell.server.is_some() {
-                        "new in this run: the baseline run has no results for this scenario, client and server"
-                    } else {
-                        "new in this run: the baseline run has no results for this scenario and client"
-                    },
-                )
-            } else if let Some(why) = &base_failed {
-                missing(false, why)
-            } else if !profile_diffs.is_empty() {
-                Evidence::NotComparable(profile_diffs.clone())
-            } else {
-                c.evidence(gate)
-            };
-            let mut m = c.comparison(cell, same, &role.gate, &evidence, gate, max_rounds);
-            if let Some(note) = role.note {
-                m.reason = format!("{note}; {}", m.reason);
-            }
-            metrics.push(m);
-        }
-    }
-    if let Some(b) = baseline {
-        missing_cells(b, current, gate, &mut metrics);
-    }
-    validity::guard(&mut metrics, current, baseline, gate);
-    let note = anchor::note(&anchoring, &metrics);
-    let mut cmp = finish(
-        ComparisonMode::Baseline,
-        method(None, gate.alpha),
-        baseline.map(run_ref),
-        run_ref(current),
-        env_diffs,
-        baseline.is_none(),
-        metrics,
-        gate,
-    );
-    cmp.anchoring = note;
-    cmp
-}
-
-/// The baseline side of a side-by-side comparison: a client (`[compare]
-/// baseline_client`), a server under test (`baseline_server`), or both. What
-/// is not named is the compared cell's own: with only a server, each client on
-/// every other server is compared with the same client on that server.
-///
-/// With `variant` (base vs head: `"@base"`), the baseline of each cell is its
-/// own variant instead: client `X@base` where the run has it, server `S@base`
-/// where it has that; a cell with neither (a built-in client on the reference
-/// server) is reported but gates nothing, and a variant that failed every
-/// trial (its commit did not build) gives the neutral "no baseline".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SideBySide<'a> {
-    pub client: Option<&'a str>,
-    pub server: Option<&'a str>,
-    pub variant: Option<&'a str>,
-}
-
-impl SideBySide<'_> {
-    /// The (client, server) of `cell`'s baseline cell; `None` when `cell` is
-    /// itself a baseline cell or gates nothing.
-    fn base_of(&self, cell: &CellResult, run: &CellIndex<'_>) -> Option<(String, Option<String>)> {
-        if cell.anchor {
-            return None; // the anchor: no side of any pair
-        }
-        let Some(suffix) = self.variant else {
-            let client = self.client.unwrap_or(&cell.client);
-            let server = self.server.or(cell.server.as_deref());
-            if client == cell.client && server == cell.server.as_deref() {
-                return None; // a baseline cell
-            }
-            return Some((client.to_string(), server.map(str::to_string)));
-        };
-        let server = cell.server.as_deref();
-        if cell.client.ends_with(suffix) || server.is_some_and(|s| s.ends_with(suffix)) {
-            return None; // a base-side cell
-        }
-        let client_v = format!("{}{suffix}", cell.client);
-        let server_v = server.map(|s| format!("{s}{suffix}"));
-        let has_client_v = run.has_client(&client_v);
-        let has_server_v = server_v.as_deref().is_some_and(|v| run.has_server(v));
-        if !has_client_v && !has_server_v {
-            return None; // nothing of it lives in the repository
-        }
-        Some((
-            if has_client_v {
-                client_v
-            } else {
-                cell.client.clone()
-            },
-            if has_server_v {
-                server_v
-            } else {
-                cell.server.clone()
-            },
-        ))
-    }
+    compare_cells(Pairing::Stored(baseline), current, gate)
 }
 
 /// Side-by-side mode: in one run, every client of each scenario against
@@ -337,130 +158,79 @@ pub fn compare_side_by_side_with(
     base: SideBySide<'_>,
     gate: &GateConfig,
 ) -> Comparison {
-    let max_rounds = run.config.run.max_rounds;
-    let index = run.index();
+    compare_cells(Pairing::SameRun(base), run, gate)
+}
+
+/// The one loop over cells, whatever the pairing: each cell of `current`
+/// with its baseline side, a `failed` row when it measured nothing, else a
+/// row per compared metric; then the baseline's cells this run lacks, the
+/// validity guard and the outcome.
+fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) -> Comparison {
+    let ctx = Context::new(pairing, current, gate);
+    let max_rounds = current.config.run.max_rounds;
     let mut metrics = Vec::new();
-    for cell in &run.results {
-        let Some((base_client, base_server)) = base.base_of(cell, &index) else {
+    for cell in &current.results {
+        let Some(side) = ctx.side(cell) else {
             continue;
         };
-        let (base_client, base_server) = (base_client.as_str(), base_server.as_deref());
-        let mut base_cell = index.get(&cell.scenario, base_client, base_server);
-        let mut base_failed = None;
-        if base.variant.is_some() && all_failed(cell).is_none() {
-            // The base commit failed (its setup did not build): neutral.
-            if let Some(f) = base_cell.and_then(all_failed) {
-                base_failed = Some(format!(
-                    "every trial of the base commit's {base_client} failed ({0} of {0}): {1}",
-                    f.trials, f.first
-                ));
-                base_cell = None;
-            }
-        }
-        if let Some(reason) = failed_reason(all_failed(cell), base_cell.and_then(all_failed)) {
-            if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
-                let c = Cell {
-                    metric,
-                    baseline: base_cell
-                        .map(|b| cell_values(b, metric))
-                        .unwrap_or_default(),
-                    current: cell_values(cell, metric),
-                    paired: true,
-                };
-                let evidence = Evidence::Failed(reason);
-                metrics.push(c.comparison(
-                    cell,
-                    (base_client, base_server),
-                    g,
-                    &evidence,
-                    gate,
-                    max_rounds,
-                ));
-            }
-            continue;
-        }
-        // Paired by round the anchor cancels: its figures would repeat the
-        // raw comparison (`anchor`).
-        for def in METRICS.iter().filter(|d| d.anchored_from.is_none()) {
-            let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
-                continue;
-            };
-            let (c, evidence) = match base_cell {
-                None => {
-                    let cur = cell_values(cell, def.name);
-                    if cur.is_empty() {
-                        continue;
-                    }
-                    let reason = match (&base_failed, base_server) {
-                        (Some(failed), _) => failed.clone(),
-                        (None, None) => format!(
-                            "scenario {:?} has no results for the baseline client {base_client:?}",
-                            cell.scenario
-                        ),
-                        (None, Some(server)) => format!(
-                            "scenario {:?} has no results for the baseline client {base_client:?} on server {server:?}",
-                            cell.scenario
-                        ),
-                    };
-                    let c = Cell {
-                        metric: def.name,
-                        baseline: Vec::new(),
-                        current: cur,
-                        paired: true,
-                    };
-                    (c, missing(false, &reason))
+        let base_who = (side.client.as_str(), side.server.as_deref());
+        match ctx.start(cell, &side) {
+            Start::Skip => {}
+            Start::Failed(reason) => {
+                if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
+                    let c = ctx.failed_cell(cell, &side, metric);
+                    let evidence = Evidence::Failed(reason);
+                    metrics.push(c.comparison(cell, base_who, g, &evidence, gate, max_rounds));
                 }
-                Some(b) => {
-                    let (base_all, cur_all) =
-                        (cell_values(b, def.name), cell_values(cell, def.name));
-                    if base_all.is_empty() && cur_all.is_empty() {
-                        continue;
+            }
+            Start::Measure => {
+                for (c, g, evidence, note) in ctx.rows(cell, &side, gate) {
+                    let mut m = c.comparison(cell, base_who, &g, &evidence, gate, max_rounds);
+                    if let Some(note) = note {
+                        m.reason = format!("{note}; {}", m.reason);
                     }
-                    let (base, cur) = paired_values(b, cell, def.name);
-                    let c = Cell {
-                        metric: def.name,
-                        baseline: base,
-                        current: cur,
-                        paired: true,
-                    };
-                    let evidence = if base_all.is_empty() {
-                        missing(false, "the baseline client did not measure this metric")
-                    } else if cur_all.is_empty() {
-                        missing(true, "no successful trial of this client measured it")
-                    } else if c.current.is_empty() {
-                        missing(false, "no round measured both clients")
-                    } else {
-                        c.evidence(gate)
-                    };
-                    (c, evidence)
+                    metrics.push(m);
                 }
-            };
-            metrics.push(c.comparison(
-                cell,
-                (base_client, base_server),
-                g,
-                &evidence,
-                gate,
-                max_rounds,
-            ));
+            }
         }
     }
-    validity::guard(&mut metrics, run, Some(run), gate);
-    let this = run_ref(run);
-    finish(
-        if base.variant.is_some() {
-            ComparisonMode::BaseVsHead
-        } else {
-            ComparisonMode::SideBySide
-        },
-        method(Some(gate.paired_test), gate.alpha),
-        Some(this.clone()),
-        this,
-        Vec::new(),
-        false,
-        metrics,
-        gate,
-    )
+    let stored = match pairing {
+        Pairing::Stored(b) => Some(b),
+        Pairing::SameRun(_) => None,
+    };
+    if let Some(Some(b)) = stored {
+        missing_cells(b, current, gate, &mut metrics);
+    }
+    validity::guard(&mut metrics, current, ctx.baseline_run(), gate);
+    let this = run_ref(current);
+    let mut cmp = match stored {
+        Some(baseline) => finish(
+            ctx.mode(),
+            method(None, gate.alpha),
+            baseline.map(run_ref),
+            this,
+            baseline
+                .map(|b| profile::environment_differences(&b.environment, &current.environment))
+                .unwrap_or_default(),
+            baseline.is_none(),
+            metrics,
+            gate,
+        ),
+        None => finish(
+            ctx.mode(),
+            method(Some(gate.paired_test), gate.alpha),
+            Some(this.clone()),
+            this,
+            Vec::new(),
+            false,
+            metrics,
+            gate,
+        ),
+    };
+    if stored.is_some() {
+        cmp.anchoring = anchor::note(ctx.anchoring(), &cmp.metrics);
+    }
+    cmp
 }
 
 /// One `missing` row per cell of `baseline` that `current` lacks (a dropped
@@ -520,13 +290,6 @@ fn missing_cells(
             gate,
             max_rounds,
         ));
-    }
-}
-
-fn missing(current_lacks: bool, reason: &str) -> Evidence {
-    Evidence::Missing {
-        current_lacks,
-        reason: reason.to_string(),
     }
 }
 

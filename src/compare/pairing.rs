@@ -1,0 +1,401 @@
+//! What each cell of the current run is compared with: one [`Pairing`] per
+//! comparison, which the one cell loop ([`super::compare_cells`]) asks for
+//! each cell's baseline side, whether the comparison measured nothing, and
+//! the evidence per metric.
+//!
+//! - [`Pairing::Stored`]: the same cell of a stored run, independent samples;
+//!   the anchored figures may gate in place of the raw ones (`anchor`), and
+//!   environments and load profiles must match.
+//! - [`Pairing::SameRun`]: another cell of the same run ([`SideBySide`]: a
+//!   baseline client or server, or each cell's build at the base commit),
+//!   paired by round; the anchor cancels in pairs.
+
+use crate::config::gate::{GateConfig, MetricGate};
+use crate::metric::{MetricDef, METRICS};
+use crate::results::{profile, CellIndex, CellResult, RunResults};
+
+use super::anchor::{self, Anchoring};
+use super::cells::{all_failed, cell_values, paired_values, Cell};
+use super::model::ComparisonMode;
+use super::verdict::Evidence;
+use super::{failed_reason, gate_for};
+
+/// What the current run's cells are compared with.
+#[derive(Debug, Clone, Copy)]
+pub enum Pairing<'a> {
+    /// A stored run (`None`: nothing stored: every metric `no_baseline`).
+    Stored(Option<&'a RunResults>),
+    /// Another cell of the same run, paired by round.
+    SameRun(SideBySide<'a>),
+}
+
+/// The baseline side of a side-by-side comparison: a client (`[compare]
+/// baseline_client`), a server under test (`baseline_server`), or both. What
+/// is not named is the compared cell's own: with only a server, each client on
+/// every other server is compared with the same client on that server.
+///
+/// With `variant` (base vs head: `"@base"`), the baseline of each cell is its
+/// own variant instead: client `X@base` where the run has it, server `S@base`
+/// where it has that; a cell with neither (a built-in client on the reference
+/// server) is reported but gates nothing, and a variant that failed every
+/// trial (its commit did not build) gives the neutral "no baseline".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SideBySide<'a> {
+    pub client: Option<&'a str>,
+    pub server: Option<&'a str>,
+    pub variant: Option<&'a str>,
+}
+
+impl SideBySide<'_> {
+    /// The (client, server) of `cell`'s baseline cell; `None` when `cell` is
+    /// itself a baseline cell or gates nothing.
+    fn base_of(&self, cell: &CellResult, run: &CellIndex<'_>) -> Option<(String, Option<String>)> {
+        if cell.anchor {
+            return None; // the anchor: no side of any pair
+        }
+        let Some(suffix) = self.variant else {
+            let client = self.client.unwrap_or(&cell.client);
+            let server = self.server.or(cell.server.as_deref());
+            if client == cell.client && server == cell.server.as_deref() {
+                return None; // a baseline cell
+            }
+            return Some((client.to_string(), server.map(str::to_string)));
+        };
+        let server = cell.server.as_deref();
+        if cell.client.ends_with(suffix) || server.is_some_and(|s| s.ends_with(suffix)) {
+            return None; // a base-side cell
+        }
+        let client_v = format!("{}{suffix}", cell.client);
+        let server_v = server.map(|s| format!("{s}{suffix}"));
+        let has_client_v = run.has_client(&client_v);
+        let has_server_v = server_v.as_deref().is_some_and(|v| run.has_server(v));
+        if !has_client_v && !has_server_v {
+            return None; // nothing of it lives in the repository
+        }
+        Some((
+            if has_client_v {
+                client_v
+            } else {
+                cell.client.clone()
+            },
+            if has_server_v {
+                server_v
+            } else {
+                cell.server.clone()
+            },
+        ))
+    }
+}
+
+/// One current cell's baseline side.
+pub struct Side<'r> {
+    /// The baseline side's client and server (the cell's own, stored).
+    pub client: String,
+    pub server: Option<String>,
+    /// The baseline cell, when there is one to compare with.
+    pub cell: Option<&'r CellResult>,
+    /// Why a baseline cell that exists cannot be compared with (every trial
+    /// of it failed): a neutral `no_baseline` on each metric.
+    pub unusable: Option<String>,
+}
+
+/// What a cell's comparison rests on before any metric is looked at.
+pub enum Start {
+    /// Compare metric by metric.
+    Measure,
+    /// One `failed` row: the pull request's side measured nothing (the reason).
+    Failed(String),
+    /// Nothing to report (an anchor cell whose trials failed: its scenario
+    /// gates raw, its failures are in the run's output).
+    Skip,
+}
+
+/// What the loop over one run's cells needs of the comparison, built once.
+pub struct Context<'a> {
+    pub pairing: Pairing<'a>,
+    pub current: &'a RunResults,
+    /// The run the baseline cells come from, indexed.
+    base_index: Option<CellIndex<'a>>,
+    anchoring: Anchoring,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(pairing: Pairing<'a>, current: &'a RunResults, gate: &GateConfig) -> Context<'a> {
+        let (base_index, anchoring) = match pairing {
+            Pairing::Stored(b) => (
+                b.map(RunResults::index),
+                b.map_or(Anchoring::Off, |b| anchor::anchoring(b, current, gate)),
+            ),
+            Pairing::SameRun(_) => (Some(current.index()), Anchoring::Off),
+        };
+        Context {
+            pairing,
+            current,
+            base_index,
+            anchoring,
+        }
+    }
+
+    pub fn mode(&self) -> ComparisonMode {
+        match self.pairing {
+            Pairing::Stored(_) => ComparisonMode::Baseline,
+            Pairing::SameRun(s) if s.variant.is_some() => ComparisonMode::BaseVsHead,
+            Pairing::SameRun(_) => ComparisonMode::SideBySide,
+        }
+    }
+
+    pub fn anchoring(&self) -> &Anchoring {
+        &self.anchoring
+    }
+
+    /// The run the baseline side comes from.
+    pub fn baseline_run(&self) -> Option<&'a RunResults> {
+        match self.pairing {
+            Pairing::Stored(b) => b,
+            Pairing::SameRun(_) => Some(self.current),
+        }
+    }
+
+    /// `cell`'s baseline side; `None`: the cell is not compared (a baseline
+    /// cell itself, the anchor side by side, or a cell with no base build).
+    pub fn side(&self, cell: &'a CellResult) -> Option<Side<'a>> {
+        match self.pairing {
+            Pairing::Stored(_) => {
+                let base = self
+                    .base_index
+                    .as_ref()
+                    .and_then(|b| b.get(&cell.scenario, &cell.client, cell.server.as_deref()))
+                    .filter(|b| b.anchor == cell.anchor);
+                let unusable = base.and_then(all_failed).map(|f| {
+                    format!(
+                        "every trial of the baseline failed ({0} of {0}): {1}; nothing to compare with",
+                        f.trials, f.first
+                    )
+                });
+                Some(Side {
+                    client: cell.client.clone(),
+                    server: cell.server.clone(),
+                    cell: base,
+                    unusable,
+                })
+            }
+            Pairing::SameRun(sbs) => {
+                let index = self.base_index.as_ref()?;
+                let (client, server) = sbs.base_of(cell, index)?;
+                let mut base = index.get(&cell.scenario, &client, server.as_deref());
+                let mut unusable = None;
+                if sbs.variant.is_some() && all_failed(cell).is_none() {
+                    // The base commit failed (its setup did not build): neutral.
+                    if let Some(f) = base.and_then(all_failed) {
+                        unusable = Some(format!(
+                            "every trial of the base commit's {client} failed ({0} of {0}): {1}",
+                            f.trials, f.first
+                        ));
+                        base = None;
+                    }
+                }
+                Some(Side {
+                    client,
+                    server,
+                    cell: base,
+                    unusable,
+                })
+            }
+        }
+    }
+
+    /// Whether the cell measured nothing on a side the pull request is
+    /// responsible for: the current cell; side by side also its baseline
+    /// cell, both from the run under test. A stored baseline that failed is
+    /// not the pull request's fault ([`Side::unusable`]).
+    pub fn start(&self, cell: &CellResult, side: &Side<'_>) -> Start {
+        let reason = match self.pairing {
+            Pairing::Stored(_) => failed_reason(all_failed(cell), None),
+            Pairing::SameRun(_) => failed_reason(all_failed(cell), side.cell.and_then(all_failed)),
+        };
+        match reason {
+            Some(_) if cell.anchor => Start::Skip,
+            Some(r) => Start::Failed(r),
+            None => Start::Measure,
+        }
+    }
+
+    /// The values of a `failed` row on `metric`: the baseline side's, and
+    /// side by side the current cell's (stored: none, it measured nothing).
+    pub fn failed_cell(&self, cell: &CellResult, side: &Side<'_>, metric: &'static str) -> Cell {
+        let paired = matches!(self.pairing, Pairing::SameRun(_));
+        Cell {
+            metric,
+            baseline: side
+                .cell
+                .map(|b| cell_values(b, metric))
+                .unwrap_or_default(),
+            current: if paired {
+                cell_values(cell, metric)
+            } else {
+                Vec::new()
+            },
+            paired,
+        }
+    }
+
+    /// Every metric row of a measured cell: the metric, its gate, its values,
+    /// the evidence, and a note that goes before its reason.
+    pub fn rows(
+        &self,
+        cell: &CellResult,
+        side: &Side<'_>,
+        gate: &GateConfig,
+    ) -> Vec<(Cell, MetricGate, Evidence, Option<String>)> {
+        match self.pairing {
+            Pairing::Stored(baseline) => self.stored_rows(baseline, cell, side, gate),
+            Pairing::SameRun(_) => paired_rows(cell, side, gate),
+        }
+    }
+
+    fn stored_rows(
+        &self,
+        baseline: Option<&RunResults>,
+        cell: &CellResult,
+        side: &Side<'_>,
+        gate: &GateConfig,
+    ) -> Vec<(Cell, MetricGate, Evidence, Option<String>)> {
+        let current = self.current;
+        let base_cell = side.cell;
+        // Each cell on its own runner: a merged file's shards ran on several.
+        let cell_env_diffs = baseline
+            .map(|b| profile::cell_environment_differences(b, current, &cell.scenario))
+            .unwrap_or_default();
+        let profile_diffs = match (baseline, base_cell) {
+            (Some(b), Some(_)) => profile::profile_differences(b, current, cell),
+            _ => Vec::new(),
+        };
+        let has_anchored = |name: &str| {
+            !cell_values(cell, name).is_empty()
+                && base_cell.is_some_and(|b| !cell_values(b, name).is_empty())
+        };
+        let mut rows = Vec::new();
+        for def in METRICS {
+            let gate_of = |name: &str| gate_for(gate, &cell.scenario, &cell.client, name).cloned();
+            let role = if cell.anchor {
+                gate_of(def.name).map(|g| anchor::anchor_cell_gate(&g))
+            } else {
+                self.anchoring.role(def, gate_of, has_anchored)
+            };
+            let Some(role) = role else {
+                continue;
+            };
+            let cur = cell_values(cell, def.name);
+            let base = base_cell.map(|b| cell_values(b, def.name));
+            if cur.is_empty() && base.as_ref().is_none_or(|b| b.is_empty()) {
+                continue;
+            }
+            let c = Cell {
+                metric: def.name,
+                baseline: base.unwrap_or_default(),
+                current: cur,
+                paired: false,
+            };
+            let evidence = if baseline.is_none() {
+                missing(false, "no baseline run to compare with")
+            } else if !cell_env_diffs.is_empty() {
+                Evidence::NotComparable(cell_env_diffs.clone())
+            } else if base_cell.is_none() {
+                missing(
+                    false,
+                    if cell.server.is_some() {
+                        "new in this run: the baseline run has no results for this scenario, client and server"
+                    } else {
+                        "new in this run: the baseline run has no results for this scenario and client"
+                    },
+                )
+            } else if let Some(why) = &side.unusable {
+                missing(false, why)
+            } else if !profile_diffs.is_empty() {
+                Evidence::NotComparable(profile_diffs.clone())
+            } else {
+                c.evidence(gate)
+            };
+            rows.push((c, role.gate, evidence, role.note));
+        }
+        rows
+    }
+}
+
+/// The rows of a cell paired by round with its baseline cell. Paired by
+/// round the anchor cancels: its figures would repeat the raw comparison
+/// (`anchor`), so only the raw metrics are compared.
+fn paired_rows(
+    cell: &CellResult,
+    side: &Side<'_>,
+    gate: &GateConfig,
+) -> Vec<(Cell, MetricGate, Evidence, Option<String>)> {
+    let mut rows = Vec::new();
+    for def in METRICS
+        .iter()
+        .filter(|d: &&MetricDef| d.anchored_from.is_none())
+    {
+        let Some(g) = gate_for(gate, &cell.scenario, &cell.client, def.name) else {
+            continue;
+        };
+        let (c, evidence) = match side.cell {
+            None => {
+                let cur = cell_values(cell, def.name);
+                if cur.is_empty() {
+                    continue;
+                }
+                let base_client = &side.client;
+                let reason = match (&side.unusable, side.server.as_deref()) {
+                    (Some(failed), _) => failed.clone(),
+                    (None, None) => format!(
+                        "scenario {:?} has no results for the baseline client {base_client:?}",
+                        cell.scenario
+                    ),
+                    (None, Some(server)) => format!(
+                        "scenario {:?} has no results for the baseline client {base_client:?} on server {server:?}",
+                        cell.scenario
+                    ),
+                };
+                let c = Cell {
+                    metric: def.name,
+                    baseline: Vec::new(),
+                    current: cur,
+                    paired: true,
+                };
+                (c, missing(false, &reason))
+            }
+            Some(b) => {
+                let (base_all, cur_all) = (cell_values(b, def.name), cell_values(cell, def.name));
+                if base_all.is_empty() && cur_all.is_empty() {
+                    continue;
+                }
+                let (base, cur) = paired_values(b, cell, def.name);
+                let c = Cell {
+                    metric: def.name,
+                    baseline: base,
+                    current: cur,
+                    paired: true,
+                };
+                let evidence = if base_all.is_empty() {
+                    missing(false, "the baseline client did not measure this metric")
+                } else if cur_all.is_empty() {
+                    missing(true, "no successful trial of this client measured it")
+                } else if c.current.is_empty() {
+                    missing(false, "no round measured both clients")
+                } else {
+                    c.evidence(gate)
+                };
+                (c, evidence)
+            }
+        };
+        rows.push((c, g.clone(), evidence, None));
+    }
+    rows
+}
+
+fn missing(current_lacks: bool, reason: &str) -> Evidence {
+    Evidence::Missing {
+        current_lacks,
+        reason: reason.to_string(),
+    }
+}
