@@ -23,7 +23,10 @@
 # (default 3%, the threshold issue 14's repeats support), warn at half; the
 # default suite's rounds, max_rounds, warmup and duration unless ROUNDS /
 # MAX_ROUNDS / WARMUP / DURATION are set. The report states the amount, the
-# change it caused (burn vs burn@base in the inj runs) and the MDE.
+# change it caused (burn vs burn@base in the inj runs) and the MDE, and per arm
+# the run outcomes on burn's gating metrics (pass, inconclusive, fail:
+# gated_outcome in scripts/gate-quality-common.sh), rounds used and time per
+# run (median, p90).
 #
 # Usage: scripts/gate-quality-base.sh
 #   env: RUNS=20 INJECT_PCT=8 AIM_PCT=9 CALIBRATE=3 BASE_BURN_NS=5000 FAIL_PCT=3
@@ -115,13 +118,19 @@ make_repo() {
 }
 commit_head() { git -C "$1" add -A && git -C "$1" -c user.name=gq -c user.email=gq@localhost commit -q -m "$2"; }
 
-# run_arm REPO TAG: one base-vs-head run; prints the failing gating metrics of burn.
+# run_arm REPO TAG: one base-vs-head run; prints "FAILED OUTCOME ROUNDS SECONDS":
+# the failing gating metrics of burn (- for none), the run outcome on burn's
+# gating metrics (gated_outcome: scripts/gate-quality-common.sh), the rounds
+# burn ran and the run's wall clock (its setup in both trees included).
 run_arm() {
-    local code=0
+    local code=0 t0 secs failed
+    t0=$(now_ms)
     (cd "$1" && "$BIN" run --config benchgate.toml --compare-base HEAD^ --out "$WORK/$2.json" \
         --json "$WORK/cmp-$2.json" --quiet) >"$WORK/$2.log" 2>&1 || code=$?
+    secs=$(awk -v ms="$(( $(now_ms) - t0 ))" 'BEGIN { printf "%.1f", ms / 1000 }')
     [ "$code" -le 1 ] && [ -s "$WORK/cmp-$2.json" ] || { tail -40 "$WORK/$2.log" >&2; die "benchgate run ($2) failed (exit $code)"; }
-    jq -r '[.metrics[] | select(.client == "burn" and .tier == "fail") | .metric] | join(",")' "$WORK/cmp-$2.json"
+    failed=$(jq -r '[.metrics[] | select(.client == "burn" and .tier == "fail") | .metric] | join(",")' "$WORK/cmp-$2.json")
+    echo "${failed:--} $(gated_outcome "$WORK/cmp-$2.json" burn) $(rounds_used "$WORK/$2.json" burn) $secs"
 }
 
 read -r R MR W D < <(make_config "$WORK/settings.toml")
@@ -169,9 +178,10 @@ done
 for i in $(seq 1 "$RUNS"); do
     for arm in aa inj; do
         wait_quiet
-        failed=$(run_arm "$WORK/$arm" "$arm-$i")
-        echo "$arm $i ${failed:--}" >>"$WORK/results.txt"
-        log "run $i/$RUNS $arm: $([ -n "$failed" ] && echo "gate FAILED ($failed)" || echo "gate passed")"
+        line=$(run_arm "$WORK/$arm" "$arm-$i")
+        read -r failed outcome rounds secs <<<"$line"
+        echo "$arm $i $line" >>"$WORK/results.txt"
+        log "run $i/$RUNS $arm: $outcome$([ "$failed" != - ] && echo " (failed: $failed)"), $rounds rounds, ${secs}s"
     done
     # No worktree may outlive its run.
     for arm in aa inj; do
@@ -190,6 +200,10 @@ INJ_MIN=$(( RUNS - AA_MAX ))
 ELAPSED=$((SECONDS - START))
 CPU_MODEL=$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)
 SHA=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+# Run outcomes per arm (field 4 of results.txt); rounds used (5) and seconds
+# per run (6): median / p90.
+outcomes() { awk -v a="$1" -v o="$2" '$1 == a && $4 == o' "$WORK/results.txt" | wc -l; }
+per_run() { awk -v a="$1" -v f="$2" '$1 == a {print $f}' "$WORK/results.txt" | median_p90 "$3"; }
 ROUNDS_USED=$(jq -s '[.[] | [.results[] | .trials | length] | max] | (add / length | . * 10 | round / 10)' "$WORK"/aa-*.json "$WORK"/inj-*.json)
 
 per_metric() {
@@ -206,12 +220,14 @@ pct = lambda v: "n/a" if v is None else f"{100 * v:+.1f}%"
 med = lambda xs: statistics.median(xs) if xs else None
 for metric, arms in sorted(rows.items()):
     aa, inj = arms["aa"], arms["inj"]
-    verdicts = {}
-    for m in inj: verdicts[m["verdict"]] = verdicts.get(m["verdict"], 0) + 1
+    def verdicts(ms):
+        n = {}
+        for m in ms: n[m["verdict"]] = n.get(m["verdict"], 0) + 1
+        return ", ".join(f"{k} {v}" for k, v in sorted(n.items()))
     mde = med([m["mde"] for m in aa if m.get("mde") is not None])
     print(f"| {metric} | {pct(mde).lstrip('+')} | {pct(med([m['change'] for m in aa if m.get('change') is not None]))} | "
           f"{sum(m['tier'] == 'fail' for m in aa)}/{len(aa)} | {pct(med([m['change'] for m in inj if m.get('change') is not None]))} | "
-          f"{sum(m['tier'] == 'fail' for m in inj)}/{len(inj)} | {', '.join(f'{k} {v}' for k, v in sorted(verdicts.items()))} |")
+          f"{sum(m['tier'] == 'fail' for m in inj)}/{len(inj)} | {verdicts(inj)} | {verdicts(aa)} |")
 PY
 }
 
@@ -234,18 +250,26 @@ mkdir -p "$(dirname "$OUT")"
     echo "| A/A (false alarms) | **$AA_FAIL / $RUNS** | <= $AA_MAX | $([ "$AA_FAIL" -le "$AA_MAX" ] && echo met || echo MISSED) |"
     echo "| injected CPU, aimed at +${AIM_PCT}% caused (detections) | **$INJ_FAIL / $RUNS** | >= $INJ_MIN | $([ "$INJ_FAIL" -ge "$INJ_MIN" ] && echo met || echo MISSED) |"
     echo
+    echo "Run outcome per arm, on burn's gating metrics: fail when one is at tier fail; pass (within threshold) when every one is within threshold or improved; otherwise inconclusive. Rounds used and time per run (\`benchgate run\`, setup included, wall clock): median / p90 (nearest rank)."
+    echo
+    echo "| arm | pass (within threshold) | inconclusive | fail | rounds used | time per run (s) |"
+    echo "|---|---|---|---|---|---|"
+    echo "| A/A | $(outcomes aa pass) / $RUNS | $(outcomes aa inconclusive) / $RUNS | $(outcomes aa fail) / $RUNS | $(per_run aa 5 %g) | $(per_run aa 6 %.1f) |"
+    echo "| injected | $(outcomes inj pass) / $RUNS | $(outcomes inj inconclusive) / $RUNS | $(outcomes inj fail) / $RUNS | $(per_run inj 5 %g) | $(per_run inj 6 %.1f) |"
+    echo
     echo "Per gating metric (medians over the runs; MDE = minimum detectable effect at the A/A noise):"
     echo
-    echo "| metric | MDE | A/A change | A/A failed | injected change | injected failed | injected verdicts |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| metric | MDE | A/A change | A/A failed | injected change | injected failed | injected verdicts | A/A verdicts |"
+    echo "|---|---|---|---|---|---|---|---|"
     per_metric
     echo
-    echo "Every comparison (arm, run, failing metrics):"
+    echo "Every comparison (arm, run, failing metrics, run outcome, rounds used, seconds for the run):"
     echo
     echo '```'
     cat "$WORK/results.txt"
     echo '```'
 } >"$OUT"
 log "A/A: $AA_FAIL/$RUNS failed (target <= $AA_MAX); injected: $INJ_FAIL/$RUNS failed (target >= $INJ_MIN)"
+log "run outcomes (pass / inconclusive / fail): A/A $(outcomes aa pass) / $(outcomes aa inconclusive) / $(outcomes aa fail); injected $(outcomes inj pass) / $(outcomes inj inconclusive) / $(outcomes inj fail) of $RUNS"
 cat "$OUT"
 [ "$AA_FAIL" -le "$AA_MAX" ] && [ "$INJ_FAIL" -ge "$INJ_MIN" ]

@@ -100,3 +100,35 @@ for (scenario, client, ref_client), rows in sorted(found.items()):
     print(f"- Change caused, {scenario} / {client} ({amount}): CPU per request {med(0):+.2f} µs ({100 * med(1):+.1f}%), throughput {100 * med(2):+.1f}% (medians over {len(rows)} comparisons with {other})")
 ' "$1"
 }
+
+# The run outcome per arm (issue 28: a run passes only when every gating metric
+# is within threshold or improved), and rounds and time per run.
+# gated_outcome CMP_JSON CLIENT [METRIC]: fail, inconclusive or pass, judged on
+# the metric rows of CLIENT (every client when empty; METRIC only, when given)
+# of a comparison (`compare --json`): fail when one is at tier fail (the rows
+# the scripts count as a failed gate); else pass when there are gating ones and
+# every one is within threshold (verdict unchanged) or improved; else
+# inconclusive (a gating verdict inconclusive or missing, or any other).
+gated_outcome() {
+    jq -r --arg c "$2" --arg m "${3:-}" '
+        [.metrics[] | select($c == "" or .client == $c) | select($m == "" or .metric == $m)] as $rows
+        | [$rows[] | select(.gating)] as $gated
+        | if any($rows[]; .tier == "fail") then "fail"
+          elif ($gated | length) > 0 and all($gated[]; .verdict == "unchanged" or .verdict == "improved") then "pass"
+          else "inconclusive" end' "$1"
+}
+# rounds_used RESULTS_JSON CLIENT: the rounds CLIENT's cells ran (their
+# trials' highest round; [run] max_rounds extends a run while undecided).
+rounds_used() {
+    jq -r --arg c "$2" '[.results[] | select(.client == $c) | .trials[] | .round] | max // 0' "$1"
+}
+# now_ms: the wall clock in milliseconds (for the time per run).
+now_ms() { date +%s%3N; }
+# median_p90 FORMAT: "MEDIAN / P90" of the numbers on stdin (nearest-rank
+# 90th percentile), each printed with the printf FORMAT; "n/a" when none.
+median_p90() {
+    sort -g | awk -v f="$1" '{ v[NR] = $1 }
+        END { if (NR == 0) { print "n/a"; exit }
+              m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+              printf f " / " f "\n", m, v[int((9 * NR + 9) / 10)] }'
+}

@@ -19,6 +19,8 @@
 #    consecutively would share a run between neighbours);
 #    injected comparison i = A(2i-1) vs I(i).
 #    Each is `benchgate compare` with the calibrated gate: exit 1 = gate failed.
+#    The report also counts each comparison's run outcome (pass, inconclusive,
+#    fail: gated_outcome in scripts/gate-quality-common.sh).
 #
 # ANCHOR=1 (issue 16, point 1): every run measures the anchor (`[run] anchor =
 # true`: hyper, GET /bytes/22 at 16 workers, one short trial first in every
@@ -264,8 +266,9 @@ INJ_CFG=$WORK/injected.toml
 make_config "$INJ_CFG" "$INJECT"
 
 # ------------------------------------------------------------------ 3. the comparisons
-# compare GATE KIND I BASE CURRENT: records "KIND I EXIT failed-metrics" in
-# results-GATE.txt (GATE: one of GATES).
+# compare GATE KIND I BASE CURRENT: records "KIND I EXIT failed-metrics OUTCOME"
+# in results-GATE.txt (GATE: one of GATES; OUTCOME: pass, inconclusive or fail
+# on the rows counted, gated_outcome in scripts/gate-quality-common.sh).
 compare() {
     local g=$1 kind=$2 i=$3 base=$4 cur=$5 code=0 cmp
     cmp="$WORK/cmp-$g-$kind-$i"
@@ -276,8 +279,10 @@ compare() {
     failed=$(jq -r --arg knob "$KNOB" '[.metrics[] | select(.tier == "fail") | select($knob == "cpu" or .metric == "latency_p99_us") | "\(.client)/\(.metric)"] | join(",")' "$cmp.json")
     # KNOB=tail counts latency_p99_us failures only.
     if [ "$KNOB" = tail ]; then code=$([ -n "$failed" ] && echo 1 || echo 0); fi
-    echo "$kind $i $code ${failed:--}" >>"$WORK/results-$g.txt"
-    log "  $g gate, $kind $i: $([ "$code" = 1 ] && echo "FAILED ($failed)" || echo "passed")"
+    local outcome
+    outcome=$(gated_outcome "$cmp.json" "" "$([ "$KNOB" = tail ] && echo latency_p99_us)")
+    echo "$kind $i $code ${failed:--} $outcome" >>"$WORK/results-$g.txt"
+    log "  $g gate, $kind $i: $([ "$code" = 1 ] && echo "FAILED ($failed)" || echo "passed"); outcome $outcome"
 }
 for g in "${GATES[@]}"; do : >"$WORK/results-$g.txt"; done
 for i in $(seq 1 "$PAIRS"); do
@@ -329,6 +334,8 @@ fi
 log "$CAUSED"
 # failures GATE KIND: the comparisons of KIND that failed GATE.
 failures() { awk -v k="$2" '$1 == k && $3 == 1' "$WORK/results-$1.txt" | wc -l; }
+# outcomes GATE KIND: "pass / inconclusive / fail" counts of KIND's comparisons.
+outcomes() { awk -v k="$2" '$1 == k { n[$5]++ } END { printf "%d / %d / %d\n", n["pass"], n["inconclusive"], n["fail"] }' "$WORK/results-$1.txt"; }
 AA_FAIL=$(failures main aa)
 INJ_FAIL=$(failures main inj)
 AA_MAX=$(( (PAIRS + 19) / 20 ))          # 1 of 20
@@ -391,12 +398,14 @@ mkdir -p "$(dirname "$OUT")"
     echo "- Total time: $((ELAPSED / 60)) min $((ELAPSED % 60)) s"
     if [ "$ANCHOR" = 1 ]; then anchor_drift; fi
     echo
-    echo "| gate | A/A false alarms (target <= $AA_MAX) | injected $KNOB_LABEL detected (target >= $INJ_MIN) |"
-    echo "|---|---|---|"
+    echo "| gate | A/A false alarms (target <= $AA_MAX) | injected $KNOB_LABEL detected (target >= $INJ_MIN) | A/A outcomes: pass / inconclusive / fail | injected outcomes: pass / inconclusive / fail |"
+    echo "|---|---|---|---|---|"
     for g in "${GATES[@]}"; do
         aa=$(failures "$g" aa); inj=$(failures "$g" inj)
-        echo "| $(gate_label "$g") | **$aa / $PAIRS** ($([ "$aa" -le "$AA_MAX" ] && echo met || echo MISSED)) | **$inj / $PAIRS** ($([ "$inj" -ge "$INJ_MIN" ] && echo met || echo MISSED)) |"
+        echo "| $(gate_label "$g") | **$aa / $PAIRS** ($([ "$aa" -le "$AA_MAX" ] && echo met || echo MISSED)) | **$inj / $PAIRS** ($([ "$inj" -ge "$INJ_MIN" ] && echo met || echo MISSED)) | $(outcomes "$g" aa) | $(outcomes "$g" inj) |"
     done
+    echo
+    echo "Run outcome of a comparison, on $([ "$KNOB" = cpu ] && echo "every client's gating metrics" || echo "latency_p99_us"): fail when one is at tier fail; pass (within threshold) when every one is within threshold or improved; otherwise inconclusive."
     for g in "${GATES[@]}"; do
         echo
         echo "### $(gate_label "$g") gate"
@@ -419,7 +428,7 @@ mkdir -p "$(dirname "$OUT")"
         sed -n '1,/^\[gate\]/p' "$WORK/calibrate$([ "$g" = raw ] && echo -raw).txt" | sed '$d'
         echo '```'
         echo
-        echo "Every comparison (kind, index, exit code, failing metrics):"
+        echo "Every comparison (kind, index, exit code, failing metrics, run outcome):"
         echo
         echo '```'
         cat "$WORK/results-$g.txt"
