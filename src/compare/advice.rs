@@ -139,9 +139,17 @@ pub fn sentence(m: &MetricComparison, a: &Advice) -> String {
         ),
         Some(k) => {
             let limit = if a.max_rounds >= ROUNDS_CAP {
-                format!("the cap of {ROUNDS_CAP}")
+                format!("more than the cap of {ROUNDS_CAP}")
+            } else if k <= ROUNDS_CAP {
+                format!(
+                    "more than these settings allow: raise `[run] max_rounds` (now {}) to {k}",
+                    a.max_rounds
+                )
             } else {
-                format!("max_rounds = {}", a.max_rounds)
+                format!(
+                    "more than the cap of {ROUNDS_CAP} (`[run] max_rounds` is now {})",
+                    a.max_rounds
+                )
             };
             let smallest = a.smallest_threshold.map_or(String::new(), |s| {
                 format!(
@@ -149,8 +157,94 @@ pub fn sentence(m: &MetricComparison, a: &Advice) -> String {
                     s * 100.0
                 )
             });
-            format!("about {k} rounds would decide it, more than {limit}{smallest}")
+            format!("about {k} rounds would decide it, {limit}{smallest}")
         }
     };
     format!("{reached}; {next}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{Tier, Verdict};
+    use crate::metric::Direction;
+
+    fn row(n: usize, mde: Option<f64>) -> MetricComparison {
+        MetricComparison {
+            scenario: "s".into(),
+            client: "c".into(),
+            baseline_client: "c".into(),
+            server: None,
+            baseline_server: None,
+            metric: "cpu_us_per_request".into(),
+            direction: Direction::LowerIsBetter,
+            baseline: vec![10.0; n],
+            current: vec![11.0; n],
+            baseline_median: Some(10.0),
+            current_median: Some(11.0),
+            change: Some(0.1),
+            ci_low: Some(-0.1),
+            ci_high: Some(0.3),
+            confidence: Some(0.96),
+            p_value: Some(0.3),
+            mde,
+            verdict: Verdict::Inconclusive,
+            tier: Tier::Warn,
+            gating: true,
+            reason: String::new(),
+            invalid: vec![],
+            advice: None,
+        }
+    }
+
+    fn gate() -> MetricGate {
+        MetricGate {
+            metric: "cpu_us_per_request".into(),
+            fail: Some(Threshold {
+                relative: 0.10,
+                absolute: None,
+            }),
+            warn: None,
+            gating: true,
+        }
+    }
+
+    #[test]
+    fn rounds_grow_with_the_square_of_mde_over_threshold() {
+        // MDE 25% against 10% at 6 rounds: about 6 * 6.25 = 37.5, so 38 rounds.
+        let a = advise(&row(6, Some(0.25)), &gate(), true, 0.05, 60).unwrap();
+        assert_eq!((a.rounds, a.rounds_needed, a.max_rounds), (6, Some(38), 60));
+        assert_eq!(a.smallest_threshold, None);
+        let s = sentence(&row(6, Some(0.25)), &a);
+        assert!(s.contains("about 38 rounds would decide it"), "{s}");
+        // Beyond max_rounds = 12: say so, and the smallest threshold 12
+        // rounds can check, 25% * sqrt(6 / 12).
+        let a = advise(&row(6, Some(0.25)), &gate(), true, 0.05, 12).unwrap();
+        let smallest = a.smallest_threshold.unwrap();
+        assert!((smallest - 0.25 * 0.5f64.sqrt()).abs() < 1e-9, "{smallest}");
+        let s = sentence(&row(6, Some(0.25)), &a);
+        assert!(s.contains("raise `[run] max_rounds` (now 12) to 38"), "{s}");
+        assert!(s.contains("±17.7%"), "{s}");
+        // Beyond the cap of 300.
+        let a = advise(&row(6, Some(2.0)), &gate(), true, 0.05, 300).unwrap();
+        assert!(sentence(&row(6, Some(2.0)), &a).contains("the cap of 300"));
+    }
+
+    #[test]
+    fn too_few_rounds_for_alpha_ask_for_the_fewest_that_can_reach_it() {
+        let a = advise(&row(3, None), &gate(), true, 0.05, 3).unwrap();
+        assert_eq!(a.rounds_needed, Some(6), "paired: 6 pairs reach p < 0.05");
+        let a = advise(&row(3, None), &gate(), false, 0.05, 3).unwrap();
+        assert_eq!(a.rounds_needed, Some(4), "4 a side reach p < 0.05");
+    }
+
+    #[test]
+    fn a_decided_metric_gets_no_advice() {
+        let mut m = row(6, Some(0.2));
+        m.verdict = Verdict::Unchanged;
+        assert!(advise(&m, &gate(), true, 0.05, 60).is_none());
+        let mut m = row(6, Some(0.2));
+        m.gating = false;
+        assert!(advise(&m, &gate(), true, 0.05, 60).is_none());
+    }
 }
