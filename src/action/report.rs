@@ -178,7 +178,7 @@ fn annotate(cmp: &Comparison) {
         .iter()
         .filter(|m| {
             m.verdict == Verdict::Failed
-                || (m.verdict == Verdict::Regressed && m.tier != Tier::Pass)
+                || (m.verdict == Verdict::Regressed && m.tier != Tier::Pass && m.gating)
         })
         .collect();
     for m in flagged.iter().take(MAX_ANNOTATIONS) {

@@ -349,7 +349,9 @@ fn finish(
         exit_code: u8::from(any_fail || policy_fails),
         regressions: count(&|m| m.verdict == Verdict::Regressed && m.tier == Tier::Fail),
         improvements: count(&|m| m.verdict == Verdict::Improved),
-        warnings: count(&|m| m.tier == Tier::Warn),
+        // Informative metrics carry no tier in any report, so they count
+        // as no warning either.
+        warnings: count(&|m| m.tier == Tier::Warn && (m.gating || m.verdict == Verdict::Missing)),
         anchoring: None,
         inconclusive_policy: gate.inconclusive,
         metrics,

@@ -641,7 +641,9 @@ fn informative_metrics_never_make_a_comparison_changed() {
     let c = compare(Some(&base), &cur, &default_gate());
     let p50 = find(&c, "get-22b", "hyper", "latency_p50_us");
     assert!(!p50.gating);
+    assert_eq!(p50.verdict, Verdict::Regressed, "{}", p50.reason);
     assert_eq!(c.outcome, GateOutcome::Pass);
+    assert_eq!(c.warnings, 0, "an informative metric counted as a warning");
     assert!(
         c.clean_pass(),
         "{:?}",
