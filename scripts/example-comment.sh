@@ -73,7 +73,7 @@ log "head run, reqwest with inject_cpu = \"$INJECT\" ($WORK/head.json)"
 
 rc=0
 "$BIN" compare --baseline "$WORK/base.json" --current "$WORK/head.json" \
-  --markdown "$OUT" || rc=$?
+  --markdown "$OUT" --json "$WORK/comparison.json" || rc=$?
 ((rc <= 1)) || die "benchgate compare failed (exit $rc)"
 if [[ "$OUT" != docs/example-comment.md ]]; then
   log "wrote $OUT (README.md quotes docs/example-comment.md only: left alone)"
@@ -109,4 +109,5 @@ with open("README.md.tmp", "w", encoding="utf-8") as f:
 import os
 os.replace("README.md.tmp", "README.md")
 PY
-log "wrote $OUT and README.md's quote (gate: $([[ $rc == 0 ]] && echo passed || echo failed))"
+# The outcome, not the exit code: an inconclusive run exits 0 too.
+log "wrote $OUT and README.md's quote (outcome: $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["outcome"])' "$WORK/comparison.json"), exit $rc)"

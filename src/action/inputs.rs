@@ -36,8 +36,10 @@ pub enum ModeInput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommentMode {
     Always,
-    /// Create a comment only when something changed (a regression, an
-    /// improvement, a failed gate); an existing comment is always updated.
+    /// Create a comment only when the gating metrics are not a clean pass
+    /// (`Comparison::clean_pass`: regressed, inconclusive, missing, invalid
+    /// trials, failed, or improved); informative metrics never count. An
+    /// existing comment is always updated.
     OnChange,
     Never,
 }

@@ -134,9 +134,9 @@ pub fn sentence(m: &MetricComparison, a: &Advice) -> String {
     };
     let next = match a.rounds_needed {
         None => "more rounds would narrow the interval".to_string(),
-        Some(k) if k <= a.max_rounds => format!(
-            "about {k} rounds would decide it (`[run] rounds` or `max_rounds` = {k}, or a time budget that fits them)"
-        ),
+        Some(k) if k <= a.max_rounds => {
+            format!("about {k} rounds would decide it (`[run] rounds` or `max_rounds` = {k})")
+        }
         Some(k) => {
             let limit = if a.max_rounds >= ROUNDS_CAP {
                 format!("more than the cap of {ROUNDS_CAP}")

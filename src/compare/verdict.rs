@@ -39,8 +39,8 @@
 //! 30 cells give about 1.5 false alarms per run. The gate does not rest on the
 //! test alone: a cell fails only when its interval lies entirely beyond the fail
 //! threshold. Under no change (A/A), that needs the interval to miss 0 by more
-//! than the threshold, an event far rarer than `alpha/2` whenever the MDE is below
-//! the threshold (which is when a pass would be called "unchanged"). Holm's
+//! than the threshold, an event far rarer than `alpha/2` whenever the interval is
+//! narrower than the threshold (which is also when it can be shown within it). Holm's
 //! step-down correction (`stats::holm`) is *not* applied by default: with the few
 //! trials of a CI run the smallest attainable p-value is already near `alpha`
 //! (2/70 = 0.029 for 4 vs 4), so dividing `alpha` by the number of cells would make

@@ -5,18 +5,19 @@
 //! trial-to-trial spread several times over. So when a comparison is made
 //! during the run (side-by-side mode, or `benchgate run --baseline`), every
 //! round from `rounds` on ends with that comparison on the scenario's trials so
-//! far, and another round runs while any gating metric is still undecided, up
-//! to `max_rounds`: *inconclusive* (too few trials, or a minimum detectable
-//! effect above its threshold), or *regressed* only at the warn tier (its
-//! interval reaches past the warn threshold but still straddles the fail
-//! threshold: more trials tell whether it fails). A quiet machine stops at
-//! `rounds`; a noisy one buys trials.
+//! far, and another round runs while any gating metric is still undecided
+//! ([`crate::compare::MetricComparison::undecided`]: its interval straddles the
+//! fail threshold, or too few trials reach `alpha`), up to `max_rounds`. A
+//! quiet machine stops at `rounds`; a noisy one buys trials.
 //!
 //! Stopping when the answer is clear is sequential testing, which can raise the
 //! false-alarm rate of a plain test. The gate's rule (significant **and** the
 //! whole interval beyond the threshold) keeps each look's false-alarm chance far
 //! below alpha, and `scripts/gate-quality-paired.sh` measures the A/A rate with
-//! extension on rather than assuming it.
+//! extension on rather than assuming it. Stopping as soon as a change is shown
+//! within its threshold is a look in the other direction (a true regression
+//! called within it at one of the looks); the same script counts it, as the
+//! injected arm's passes.
 
 use crate::plan::ComparisonPlan;
 use crate::results::{CellResult, RunResults};
