@@ -11,7 +11,7 @@ use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{code_block, md, md_n, md_who, split_first_line};
 use crate::report::format::{compact, micros};
 use crate::report::rows::{rank, verdict_cell};
-use crate::results::{CellResult, Environment, RunResults};
+use crate::results::{CellIndex, CellResult, Environment, RunResults};
 
 /// Most failed trials listed.
 const MAX_FAILURES: usize = 50;
@@ -46,6 +46,9 @@ type Pair<'a> = (&'a str, Side<'a>, Side<'a>);
 pub struct Sides<'a> {
     current: &'a RunResults,
     baseline: Option<&'a RunResults>,
+    /// Both runs' cells, indexed once (a scan per pair is quadratic in cells).
+    current_cells: CellIndex<'a>,
+    baseline_cells: Option<CellIndex<'a>>,
     side_by_side: bool,
     /// A run compared with nothing ([`Sides::run`]): one side, "this run".
     run_only: bool,
@@ -74,13 +77,16 @@ impl<'a> Sides<'a> {
             })
             .filter(|p| seen.insert(*p))
             .collect();
+        let baseline = if side_by_side {
+            Some(current)
+        } else {
+            baseline
+        };
         Sides {
             current,
-            baseline: if side_by_side {
-                Some(current)
-            } else {
-                baseline
-            },
+            baseline,
+            current_cells: current.index(),
+            baseline_cells: baseline.map(RunResults::index),
             side_by_side,
             run_only: false,
             pairs,
@@ -100,6 +106,8 @@ impl<'a> Sides<'a> {
         Sides {
             current,
             baseline: None,
+            current_cells: current.index(),
+            baseline_cells: None,
             side_by_side: false,
             run_only: true,
             pairs,
@@ -119,15 +127,15 @@ impl<'a> Sides<'a> {
                 ("baseline".to_string(), "current".to_string())
             };
             let prefix = format!("| {} | {who} ", md(sc));
-            if let Some(b) = self.baseline {
+            if let Some(b) = &self.baseline_cells {
                 f(
                     format!("{prefix}| {bl} |"),
-                    b.cell_at(sc, base_client, *base_server),
+                    b.get(sc, base_client, *base_server),
                 );
             }
             f(
                 format!("{prefix}| {cl} |"),
-                self.current.cell_at(sc, client, *server),
+                self.current_cells.get(sc, client, *server),
             );
         }
     }
