@@ -46,7 +46,10 @@ pub struct RunResults {
     pub environment: Environment,
     /// The resolved config the run executed.
     pub config: Suite,
-    /// One entry per (scenario, client), in execution order.
+    /// One entry per (scenario, client, server): scenarios in the order they
+    /// ran, each one's cells in config order (its anchor's cell last). Within a
+    /// round the cells run in a counterbalanced order; each trial's
+    /// `started_at` records it.
     pub results: Vec<CellResult>,
     /// The signal that stopped the run early (`SIGTERM`, `SIGINT`): the
     /// results are partial, the trial it cut short is recorded as failed, and
