@@ -413,7 +413,7 @@ pub(super) fn round_order(n: usize, round: u32) -> Vec<usize> {
     let round = round.max(1) as usize;
     let shift = if n > 2 { (round - 1) / 2 % n } else { 0 };
     let mut order: Vec<usize> = (0..n).map(|i| (i + shift) % n).collect();
-    if round % 2 == 0 {
+    if round.is_multiple_of(2) {
         order.reverse();
     }
     order
