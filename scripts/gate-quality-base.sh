@@ -66,6 +66,8 @@ CLIENT_SRC=$ROOT/scripts/gate-quality/burn_client.c
 GQ_NAME=gate-quality-base
 # shellcheck source=scripts/gate-quality-common.sh
 . "$ROOT/scripts/gate-quality-common.sh"
+# NOISE=1: measure under scripts/noisy-neighbour, no wait for quiet (scripts/gate-quality-common.sh).
+noise_start
 command -v "$CC" >/dev/null || die "a C compiler is needed ($CC; apt-get install gcc)"
 command -v git >/dev/null || die "git is needed"
 START=$SECONDS

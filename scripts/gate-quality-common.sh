@@ -1,13 +1,16 @@
 # Sourced by the gate-quality scripts after they set GQ_NAME (the log prefix
 # and work-directory name), BIN (the benchgate binary) and TARGET (its cargo
 # target directory): logging, a work directory removed on exit unless KEEP=1,
-# the tools both need, the release build when BIN is missing, and the bounded
-# wait for a quiet machine below.
+# the tools both need, the release build when BIN is missing, the bounded
+# wait for a quiet machine below, and NOISE=1's noisy neighbour (noise_start).
 log() { printf '[%s] %s\n' "$GQ_NAME" "$*" >&2; }
 die() { log "error: $*"; exit 2; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/$GQ_NAME.XXXXXX")
-cleanup() { if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi; }
+cleanup() {
+    [ -z "${NOISE_PID:-}" ] || noise_stop
+    if [ "${KEEP:-0}" = 1 ]; then log "kept $WORK"; else rm -rf "$WORK"; fi
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -41,6 +44,8 @@ busy_pct() {
 NOISY_RUNS=0
 WAITED=0
 wait_quiet() {
+    # Under NOISE=1 the machine is busy on purpose: no wait.
+    if [ "${NOISE:-0}" = 1 ]; then return 0; fi
     local start=$SECONDS busy
     while busy=$(busy_pct); [ "$busy" -gt "$QUIET_PCT" ]; do
         if [ $((SECONDS - start)) -ge "$QUIET_WAIT" ] || [ $((WAITED + SECONDS - start)) -ge "$QUIET_BUDGET" ]; then
@@ -51,6 +56,48 @@ wait_quiet() {
         sleep 2
     done
     WAITED=$((WAITED + SECONDS - start))
+}
+
+# NOISE=1 (issue 29, point 6): measure under a noisy neighbour rather than on
+# a quiet machine. Each script calls noise_start once, before its first
+# measured run; with NOISE=1 it starts scripts/noisy-neighbour in the
+# background: one worker per allowed CPU, pinned, alternating seeded random
+# busy and idle spells of 5-100 ms (NOISE_SEED, default 1), about NOISE_LOAD
+# cores busy in all (default 1), for at most NOISE_DURATION s (default 21600,
+# longer than any of these measurements; it also stops when this script is
+# gone, SIGKILL included). wait_quiet then waits for nothing, and the EXIT
+# trap stops the neighbour and appends to the report ($OUT, when it was
+# written meanwhile) a note of what ran: seed, workers, the busy share each
+# measured. Without NOISE=1 noise_start does nothing.
+#   NOISE=1 NOISE_SEED=1 NOISE_LOAD=1 NOISE_DURATION=21600
+NOISE=${NOISE:-0}
+NOISE_SEED=${NOISE_SEED:-1}
+NOISE_LOAD=${NOISE_LOAD:-1}
+NOISE_DURATION=${NOISE_DURATION:-21600}
+NOISE_PID=
+noise_start() {
+    [ "$NOISE" = 1 ] && [ -z "$NOISE_PID" ] || return 0
+    : >"$WORK/noisy-neighbour.log"
+    touch "$WORK/noise-started"
+    "$ROOT/scripts/noisy-neighbour" --duration "$NOISE_DURATION" --seed "$NOISE_SEED" \
+        --load "$NOISE_LOAD" --parent "$$" 2>>"$WORK/noisy-neighbour.log" &
+    NOISE_PID=$!
+    NOISE_FROM=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    log "NOISE=1: noisy neighbour started (pid $NOISE_PID, seed $NOISE_SEED, about $NOISE_LOAD core(s) busy, at most ${NOISE_DURATION}s); no wait for quiet"
+}
+noise_stop() {
+    [ -n "$NOISE_PID" ] || return 0
+    kill -TERM "$NOISE_PID" 2>/dev/null || true
+    wait "$NOISE_PID" 2>/dev/null || true
+    NOISE_PID=
+    local until shares note
+    until=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    shares=$(sed -n 's/^noisy-neighbour: worker [0-9]* (\(.*\)): busy .* (\([0-9]*%\)).*/\1 \2/p' "$WORK/noisy-neighbour.log" | paste -sd, - | sed 's/,/, /g')
+    note="- Measured under a noisy neighbour (NOISE=1): scripts/noisy-neighbour from $NOISE_FROM to $until, seed $NOISE_SEED, one worker per CPU ($(nproc)), busy/idle spells of 5-100 ms, about $NOISE_LOAD core(s) busy in all; busy share measured: ${shares:-n/a}. No wait for quiet: the count of runs that started busy above does not apply."
+    log "$note"
+    if [ -n "${OUT:-}" ] && [ -f "$OUT" ] && [ "$OUT" -nt "$WORK/noise-started" ]; then
+        printf '\n%s\n' "$note" >>"$OUT"
+    fi
 }
 
 # The injected slowdown, for the measurement scripts.

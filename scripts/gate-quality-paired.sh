@@ -81,6 +81,8 @@ GQ_NAME=gate-quality-paired
 # log, die, WORK, the tool checks, the build, wait_quiet: scripts/gate-quality-common.sh.
 # shellcheck source=scripts/gate-quality-common.sh
 . "$ROOT/scripts/gate-quality-common.sh"
+# NOISE=1: measure under scripts/noisy-neighbour, no wait for quiet (scripts/gate-quality-common.sh).
+noise_start
 START=$SECONDS
 
 # make_config OUT INJECT: the scenario with CLIENT, its twin and its injected

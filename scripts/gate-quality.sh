@@ -98,6 +98,8 @@ GQ_NAME=gate-quality
 # log, die, WORK, the tool checks, the build, wait_quiet: scripts/gate-quality-common.sh.
 # shellcheck source=scripts/gate-quality-common.sh
 . "$ROOT/scripts/gate-quality-common.sh"
+# NOISE=1: measure under scripts/noisy-neighbour, no wait for quiet (scripts/gate-quality-common.sh).
+noise_start
 
 START=$SECONDS
 

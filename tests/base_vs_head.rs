@@ -34,6 +34,27 @@ fn head_slower_than_base_regresses_and_identical_commits_pass() {
     let results = benchgate::results::RunResults::read(&slower.results()).unwrap();
     let clients: Vec<_> = results.results.iter().map(|c| c.client.as_str()).collect();
     assert_eq!(clients, ["py", "py@base", "hyper"]);
+    // The twins take turns running first (issue 29, point 4): in every two
+    // rounds, each side once, as their trials' start times show.
+    let started = |client: &str, round: u32| {
+        let cell = results.cell("get", client).unwrap();
+        let trial = cell.trials.iter().find(|t| t.round == round).unwrap();
+        trial.started_at.clone().expect("started_at")
+    };
+    let rounds = results.cell("get", "py").unwrap().trials.len() as u32;
+    let head_first: Vec<bool> = (1..=rounds)
+        .map(|r| started("py", r) < started("py@base", r))
+        .collect();
+    assert!(rounds >= 6, "{head_first:?}");
+    for (k, pair) in head_first.chunks_exact(2).enumerate() {
+        assert_ne!(
+            pair[0],
+            pair[1],
+            "rounds {} and {}: {head_first:?}",
+            2 * k + 1,
+            2 * k + 2
+        );
+    }
     assert_eq!(slower.worktrees(), 1, "the base checkout was left behind");
 
     // `[compare] base = "git"`: the base is HEAD^ by default.

@@ -110,6 +110,15 @@ concurrency = 2
             .iter()
             .map(|t| {
                 assert_eq!(t.failure, None, "{client}");
+                // The window benchgate bracketed, planned and actual, and the
+                // server's length of it: the same interval.
+                assert_eq!(t.window_planned_s, Some(1.5));
+                let actual = t.window_actual_s.expect("window_actual_s");
+                let server = t.server.as_ref().unwrap().window_secs;
+                assert!(
+                    (actual - server).abs() < 0.1 && actual > 1.0,
+                    "{client}: actual {actual} s, the server's {server} s"
+                );
                 (
                     t.metrics.as_ref().unwrap().ok,
                     t.server.as_ref().unwrap().requests,

@@ -7,8 +7,10 @@
 //! repository, point into a checkout of the base commit instead. Its `setup`
 //! runs there too (build once per side, before the rounds). Built-in clients
 //! and servers outside the repository have no variant: they run once, are
-//! reported, and gate nothing. Scenarios run each client's variant right after
-//! it, so rounds interleave head and base as side-by-side mode does.
+//! reported, and gate nothing. Scenarios list each client's variant right after
+//! it, so rounds interleave head and base as side-by-side mode does (in a
+//! counterbalanced order: head first in one round, base in the next, as
+//! `orchestrate::rounds` orders every scenario's cells).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -277,6 +277,7 @@ pub fn run_trial(
         if !exited(&reaper) && !interrupted() {
             let cpu_start = sample_group(pgid).cpu;
             server.window_start()?;
+            let opened = Instant::now();
             acks.send(ACK_OPENED);
             let server_cpu_start = watch.and_then(|w| w.cpu());
             let close_at = match (s.stop, marks.opened) {
@@ -289,9 +290,10 @@ pub fn run_trial(
             // /proc: its CPU is read from wait4 below instead.
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
             let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
+            let actual = opened.elapsed().as_secs_f64();
             let counters = server.window_stop()?;
             acks.send(ACK_CLOSED);
-            window = Some((counters, cpu_start, cpu_end, server_cpu));
+            window = Some((counters, cpu_start, cpu_end, server_cpu, actual));
         }
     }
     while !exited(&reaper) && !interrupted() && started.elapsed() < limit {
@@ -325,7 +327,7 @@ pub fn run_trial(
     if !usage.status.success() {
         bail!("the program failed ({}){}", usage.status, output_tail());
     }
-    let Some((server_window, cpu_start, cpu_end, server_cpu)) = window else {
+    let Some((server_window, cpu_start, cpu_end, server_cpu, window_actual_s)) = window else {
         bail!(
             "the program never sent a request the reference server saw (or exited before its warmup ended){}",
             output_tail()
@@ -382,6 +384,7 @@ pub fn run_trial(
         server: Some(server_window),
         histogram,
         histogram_uncorrected: None,
+        window_actual_s: Some(window_actual_s),
     })
 }
 

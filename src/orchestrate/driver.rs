@@ -11,6 +11,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,11 @@ pub struct DriverReport {
     /// closed (the kernel's high-water mark), bytes.
     #[serde(default)]
     pub peak_rss_at_close_bytes: Option<u64>,
+    /// How long the window actually lasted, seconds: from the moment the
+    /// driver opened it to the moment it closed it (monotonic clock), as the
+    /// driver's wake-ups allowed, whatever was planned.
+    #[serde(default)]
+    pub window_actual_s: Option<f64>,
 }
 
 impl DriverReport {
@@ -109,6 +115,7 @@ impl DriverReport {
             startup_cpu: window.client_cpu_at_open,
             rss_before_connections_bytes: window.rss_before_connections,
             peak_rss_at_close_bytes: window.peak_rss_at_close,
+            window_actual_s: window.actual.map(|d| d.as_secs_f64()),
         }
     }
 }
@@ -130,6 +137,9 @@ pub struct ServerWindow {
     /// the window closed: the memory its connections took.
     rss_before_connections: Option<u64>,
     peak_rss_at_close: Option<u64>,
+    /// When the window opened, and how long it lasted once it closed.
+    opened_at: Option<Instant>,
+    actual: Option<Duration>,
 }
 
 impl ServerWindow {
@@ -143,6 +153,7 @@ impl WindowHooks for ServerWindow {
         self.rss_before_connections = sample_process(std::process::id()).map(|s| s.rss_bytes);
     }
     fn opened(&mut self) {
+        self.opened_at = Some(Instant::now());
         self.client_cpu_at_open = Some(self_cpu());
         if let Some(url) = &self.control_url {
             if let Err(e) = control::window_start(url) {
@@ -152,6 +163,7 @@ impl WindowHooks for ServerWindow {
         self.cpu_start = self.watch.and_then(|w| w.cpu());
     }
     fn closed(&mut self) {
+        self.actual = self.opened_at.map(|t| t.elapsed());
         self.peak_rss_at_close = Some(self_peak_rss_bytes());
         self.cpu_end = self.watch.and_then(|w| w.cpu());
         if let Some(url) = &self.control_url {

@@ -2,7 +2,8 @@
 //!
 //! Start the reference server in its own process (pinned to its own core), then
 //! for every scenario run `rounds` rounds, each round one fresh trial process per
-//! client, interleaved (A B A B ...) so machine drift hits every client alike.
+//! client, interleaved so machine drift hits every client alike, the order
+//! counterbalanced (A B, then B A; more clients rotate: `rounds::round_order`).
 //! With servers under test (`[[server]]`) the reference server is not started:
 //! each round starts every server fresh and runs every client against it
 //! (`rounds`). After every scenario the results file is rewritten, so a late
@@ -297,6 +298,22 @@ pub fn now_rfc3339() -> String {
     format_utc(unix_now(), false)
 }
 
+/// Current time, RFC 3339 UTC with microseconds: `2026-11-30T01:02:03.123456Z`
+/// (a trial's `started_at`).
+pub fn now_rfc3339_micros() -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format_utc_micros(since)
+}
+
+/// [`format_utc`] of a time since the Unix epoch, with its microseconds.
+fn format_utc_micros(since_epoch: std::time::Duration) -> String {
+    let seconds = format_utc(since_epoch.as_secs(), false);
+    let seconds = seconds.strip_suffix('Z').unwrap_or(&seconds);
+    format!("{seconds}.{:06}Z", since_epoch.subsec_micros())
+}
+
 /// Formats Unix seconds as UTC, `2026-11-30T01:02:03Z` or compact `20261130T010203Z`.
 fn format_utc(secs: u64, compact: bool) -> String {
     let days = (secs / 86_400) as i64;
@@ -328,6 +345,15 @@ mod tests {
         assert_eq!(format_utc(0, false), "1970-01-01T00:00:00Z");
         assert_eq!(format_utc(1_796_000_523, false), "2026-11-30T01:02:03Z");
         assert_eq!(format_utc(951_782_400, true), "20000229T000000Z");
+        let micros = |s, ns| format_utc_micros(std::time::Duration::new(s, ns));
+        assert_eq!(micros(0, 0), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(
+            micros(1_796_000_523, 4_567_891),
+            "2026-11-30T01:02:03.004567Z"
+        );
+        assert_eq!(micros(59, 999_999_999), "1970-01-01T00:00:59.999999Z");
+        // Sorting the text sorts the times (fixed width).
+        assert!(micros(9, 0) < micros(10, 0) && micros(10, 1_000) < micros(10, 2_000));
     }
 
     #[test]

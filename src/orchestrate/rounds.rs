@@ -3,9 +3,20 @@
 //! under test (`[[server]]`: started fresh for every round, the servers' order
 //! alternating by round, A B then B A, so drift hits both alike).
 //!
+//! Against the reference server the order of the scenario's cells (its
+//! clients, base-vs-head twins `NAME@base` among them) is counterbalanced
+//! ([`round_order`]): two cells alternate, A B then B A; more cells also
+//! rotate, so that every pair of cells runs in both orders in every two
+//! rounds and every cell takes every position. Whatever a position does to a
+//! trial (the previous trial's leftovers, a cache, the clock) then enters the
+//! paired comparisons with both signs. Cells are still written in config
+//! order; each trial's `started_at` records the order it ran in.
+//!
 //! With `[run] anchor = true` every round against the reference server starts
 //! with one trial of the anchor (`config::anchor`), and once the round's
 //! trials are in, each gets its anchored figures from it (`results::anchor`).
+//! The anchor stays first in every round (outside the counterbalancing): it is
+//! the round's yardstick, not a side of any comparison.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,7 +30,7 @@ use super::server_proc::ServerProcess;
 use super::sut::{probe_http, SutProcess};
 use super::target::Target;
 use super::trial::{self, TrialRun};
-use crate::config::{Scenario, ServerSpec, ServerTarget, Suite};
+use crate::config::{Scenario, ServerSpec, ServerTarget, StopRule, Suite};
 use crate::interrupt;
 use crate::measure::LatencyHistogram;
 use crate::results::environment::Pinning;
@@ -96,8 +107,15 @@ impl Rounds<'_> {
                     break 'rounds;
                 }
             }
-            for cell in cells.iter_mut() {
-                self.run_one(scenario, cell, &target, round, progress, &mut || None);
+            for i in round_order(cells.len(), round) {
+                self.run_one(
+                    scenario,
+                    &mut cells[i],
+                    &target,
+                    round,
+                    progress,
+                    &mut || None,
+                );
                 if interrupt::received().is_some() {
                     break 'rounds;
                 }
@@ -173,7 +191,7 @@ impl Rounds<'_> {
                     let rounds = self.suite.run.rounds;
                     progress.start(&scenario.name, &cell.label(), round, rounds);
                     progress.finish_trial(None, Some(&reason));
-                    cell.fail(round, reason.clone());
+                    cell.fail(planned(scenario, round), reason.clone());
                 }
                 return;
             }
@@ -255,6 +273,7 @@ impl Rounds<'_> {
             round,
             self.suite.run.rounds.max(round),
         );
+        let trial = planned(scenario, round);
         let log = super::failure::log_path(
             self.logs,
             &scenario.name,
@@ -264,14 +283,14 @@ impl Rounds<'_> {
         );
         if let Some(reason) = server_gone() {
             progress.finish_trial(None, Some(&reason));
-            cell.fail(round, reason);
+            cell.fail(trial, reason);
             return;
         }
         match self.try_trial(scenario, &cell.result, target, round, &log) {
             Ok(run) => {
                 if let Some(reason) = server_gone() {
                     progress.finish_trial(None, Some(&reason));
-                    cell.fail(round, reason);
+                    cell.fail(trial, reason);
                     return;
                 }
                 progress.finish_trial(Some(&run.metrics), None);
@@ -279,11 +298,11 @@ impl Rounds<'_> {
                 let invalid =
                     validity::assess(&scenario.load, &run.metrics, self.placement(target));
                 cell.result.trials.push(Trial {
-                    round,
-                    failure: None,
                     metrics: Some(run.metrics),
                     server: run.server,
                     invalid,
+                    window_actual_s: run.window_actual_s,
+                    ..trial
                 });
             }
             Err(e) => {
@@ -294,7 +313,7 @@ impl Rounds<'_> {
                     None => format!("{e:#}"),
                 };
                 progress.finish_trial(None, Some(&reason));
-                cell.fail(round, reason);
+                cell.fail(trial, reason);
             }
         }
     }
@@ -365,6 +384,41 @@ impl Rounds<'_> {
     }
 }
 
+/// A trial of round `round` of `scenario` beginning now: its round, start
+/// time and planned window, nothing measured yet.
+fn planned(scenario: &Scenario, round: u32) -> Trial {
+    Trial {
+        round,
+        started_at: Some(super::now_rfc3339_micros()),
+        window_planned_s: match scenario.stop {
+            StopRule::Duration(d) => Some(d.as_secs_f64()),
+            StopRule::Requests(_) => None,
+        },
+        ..Trial::default()
+    }
+}
+
+/// The order in which round `round` (1-based) runs `n` cells, as indices in
+/// config order: counterbalanced, so that a position's effect on a trial
+/// enters every paired comparison with both signs.
+///
+/// Odd rounds run forward, even rounds reverse the round before: with two
+/// cells A B, B A, A B, ... With more, the forward order also rotates by one
+/// every two rounds (A B C, C B A, B C A, A C B, C A B, B A C): every pair of
+/// cells runs in both orders in every two rounds (a plain rotation by one each
+/// round would keep neighbours, such as a client and its `@base` twin, in one
+/// order in all but one round in `n`), and every cell takes every position
+/// twice in every `2n` rounds.
+pub(super) fn round_order(n: usize, round: u32) -> Vec<usize> {
+    let round = round.max(1) as usize;
+    let shift = if n > 2 { (round - 1) / 2 % n } else { 0 };
+    let mut order: Vec<usize> = (0..n).map(|i| (i + shift) % n).collect();
+    if round.is_multiple_of(2) {
+        order.reverse();
+    }
+    order
+}
+
 /// A server under test, ready for a round.
 enum Started {
     Process(SutProcess),
@@ -407,13 +461,11 @@ impl CellAcc {
         client_label(&self.result.client, self.result.server.as_deref())
     }
 
-    fn fail(&mut self, round: u32, reason: String) {
+    /// Records `trial` (as [`planned`] began it) as failed for `reason`.
+    fn fail(&mut self, trial: Trial, reason: String) {
         self.result.trials.push(Trial {
-            round,
             failure: Some(reason),
-            metrics: None,
-            server: None,
-            invalid: vec![],
+            ..trial
         });
     }
 
@@ -468,5 +520,107 @@ impl Rounds<'_> {
             );
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_order;
+
+    /// The names of `cells` in the order of `round`.
+    fn names<'a>(cells: &[&'a str], round: u32) -> Vec<&'a str> {
+        round_order(cells.len(), round)
+            .into_iter()
+            .map(|i| cells[i])
+            .collect()
+    }
+
+    #[test]
+    fn two_cells_alternate_and_more_rotate() {
+        let two = ["a", "b"];
+        for round in 1..=6 {
+            let want = if round % 2 == 1 {
+                ["a", "b"]
+            } else {
+                ["b", "a"]
+            };
+            assert_eq!(names(&two, round), want, "round {round}");
+        }
+        let three = ["a", "b", "c"];
+        let rounds: Vec<String> = (1..=7).map(|r| names(&three, r).concat()).collect();
+        assert_eq!(rounds, ["abc", "cba", "bca", "acb", "cab", "bac", "abc"]);
+        assert_eq!(names(&["only"], 2), ["only"]);
+        assert!(round_order(0, 1).is_empty());
+    }
+
+    /// For any number of cells: every pair runs in both orders in every two
+    /// rounds, and every cell takes every position equally often.
+    #[test]
+    fn every_pair_in_both_orders_and_every_cell_in_every_position() {
+        for n in 1..=7usize {
+            for first in (1..=2 * n as u32).step_by(2) {
+                let (odd, even) = (round_order(n, first), round_order(n, first + 1));
+                let at = |order: &[usize], cell| order.iter().position(|&c| c == cell).unwrap();
+                for i in 0..n {
+                    for j in i + 1..n {
+                        assert_ne!(
+                            at(&odd, i) < at(&odd, j),
+                            at(&even, i) < at(&even, j),
+                            "n {n}, rounds {first} and {}: cells {i} and {j}",
+                            first + 1
+                        );
+                    }
+                }
+            }
+            let mut seen = vec![vec![0; n]; n];
+            for round in 1..=2 * n as u32 {
+                let order = round_order(n, round);
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "a permutation");
+                for (position, &cell) in order.iter().enumerate() {
+                    seen[cell][position] += 1;
+                }
+            }
+            for (cell, positions) in seen.iter().enumerate() {
+                assert!(
+                    positions.iter().all(|&k| k == 2),
+                    "n {n}: cell {cell} took positions {positions:?} in {} rounds",
+                    2 * n
+                );
+            }
+        }
+    }
+
+    /// Base-vs-head twins sit next to each other in config order (the head
+    /// side first, `config::base_variants`): each runs first in half the
+    /// rounds, in every two rounds, whatever else the scenario runs.
+    #[test]
+    fn base_and_head_twins_take_turns_first() {
+        for cells in [
+            &["py", "py@base"][..],
+            &["py", "py@base", "hyper"],
+            &["py", "py@base", "java", "java@base"],
+            &["hyper", "py", "py@base", "java", "java@base"],
+        ] {
+            for twin in ["py", "java"].into_iter().filter(|t| cells.contains(t)) {
+                let base = format!("{twin}@base");
+                let head_first: Vec<bool> = (1..=12)
+                    .map(|r| {
+                        let order = names(cells, r);
+                        let at = |c: &str| order.iter().position(|x| *x == c).unwrap();
+                        at(twin) < at(&base)
+                    })
+                    .collect();
+                for (k, pair) in head_first.chunks(2).enumerate() {
+                    assert_ne!(
+                        pair[0],
+                        pair[1],
+                        "{cells:?}: {twin}, rounds {}..",
+                        2 * k + 1
+                    );
+                }
+            }
+        }
     }
 }

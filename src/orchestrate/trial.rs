@@ -35,6 +35,9 @@ pub struct TrialRun {
     pub server: Option<ServerCounters>,
     pub histogram: Option<LatencyHistogram>,
     pub histogram_uncorrected: Option<LatencyHistogram>,
+    /// How long the window actually lasted at benchgate's side, seconds
+    /// (`results::Trial::window_actual_s`).
+    pub window_actual_s: Option<f64>,
 }
 
 /// How long a trial may take before its process is killed.
@@ -191,6 +194,7 @@ pub fn run_trial(
         server: window,
         histogram,
         histogram_uncorrected,
+        window_actual_s: report.window_actual_s,
     })
 }
 

@@ -53,6 +53,7 @@ fn trial(round: u32, m: Option<TrialMetrics>) -> Trial {
         metrics: m,
         server: None,
         invalid: vec![],
+        ..Default::default()
     }
 }
 

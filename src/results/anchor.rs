@@ -71,6 +71,7 @@ mod tests {
             metrics,
             server: None,
             invalid: vec![],
+            ..Default::default()
         }
     }
 

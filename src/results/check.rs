@@ -100,6 +100,15 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
             );
         }
         for (j, trial) in cell.trials.iter().enumerate() {
+            for (name, v) in [
+                ("window_planned_s", trial.window_planned_s),
+                ("window_actual_s", trial.window_actual_s),
+            ] {
+                if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+                    let field = format!("{at}.trials[{j}].{name}");
+                    return Err(bad(field, v, "a window's length must be finite and >= 0"));
+                }
+            }
             let Some(m) = &trial.metrics else { continue };
             // (name, value, the registry's bound)
             let mut values: Vec<(String, f64, Option<f64>)> = METRICS
@@ -183,5 +192,16 @@ mod tests {
             e.contains("error_rate is 2, but a rate is at most 1"),
             "{e}"
         );
+        r.results[0].trials[1].metrics.as_mut().unwrap().error_rate = 0.0;
+        r.results[0].trials[1].window_planned_s = Some(0.15);
+        r.results[0].trials[1].window_actual_s = Some(0.0004);
+        assert!(check_values(&r, "f.json").is_ok());
+        r.results[0].trials[1].window_actual_s = Some(-0.1);
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(e.contains(".trials[1].window_actual_s is -0.1"), "{e}");
+        r.results[0].trials[1].window_actual_s = None;
+        r.results[0].trials[1].window_planned_s = Some(f64::NAN);
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(e.contains(".trials[1].window_planned_s is NaN"), "{e}");
     }
 }

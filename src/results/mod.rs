@@ -46,7 +46,10 @@ pub struct RunResults {
     pub environment: Environment,
     /// The resolved config the run executed.
     pub config: Suite,
-    /// One entry per (scenario, client), in execution order.
+    /// One entry per (scenario, client, server): scenarios in the order they
+    /// ran, each one's cells in config order (its anchor's cell last). Within a
+    /// round the cells run in a counterbalanced order; each trial's
+    /// `started_at` records it.
     pub results: Vec<CellResult>,
     /// The signal that stopped the run early (`SIGTERM`, `SIGINT`): the
     /// results are partial, the trial it cut short is recorded as failed, and
@@ -119,11 +122,32 @@ pub struct CellResult {
 }
 
 /// One trial: one fresh client process.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Trial {
     /// 1-based round number.
     pub round: u32,
+    /// When benchgate began the trial, just before it started the trial's
+    /// process (the driver, or a command client's program): RFC 3339, UTC,
+    /// microseconds (`2026-11-30T01:02:03.123456Z`). Trials sorted by it give
+    /// the order they ran in, which changes from round to round (cells are
+    /// written in config order). Absent in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// The measurement window as planned: the scenario's `duration`, seconds.
+    /// Absent with a request-count stop (no planned length), and in files
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_planned_s: Option<f64>,
+    /// The window as it actually lasted at benchgate's side, seconds, on the
+    /// monotonic clock: from the moment the driver opened its window (told
+    /// the reference server to open its own) to the moment it closed it; for
+    /// a command client, the parent's opening and closing of the server's
+    /// window. The server's own length of the same window is
+    /// `server.window_secs`. Absent for a trial that measured nothing (failed),
+    /// and in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_actual_s: Option<f64>,
     /// `None` when the trial completed; otherwise why it failed.
     pub failure: Option<String>,
     pub metrics: Option<TrialMetrics>,

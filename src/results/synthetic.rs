@@ -39,6 +39,7 @@ pub fn run(
                         metrics: m,
                         server: None,
                         invalid: vec![],
+                        ..Default::default()
                     }
                 })
                 .collect();

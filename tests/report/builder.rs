@@ -85,6 +85,7 @@ pub fn cell(
                 metrics: None,
                 server: None,
                 invalid: vec![],
+                ..Default::default()
             },
             _ => Trial {
                 round,
@@ -92,6 +93,7 @@ pub fn cell(
                 metrics: Some(trial_metrics(latency_us, round)),
                 server: None,
                 invalid: vec![],
+                ..Default::default()
             },
         })
         .collect();

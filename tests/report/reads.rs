@@ -120,6 +120,7 @@ fn failure_output_stays_bounded() {
                 metrics: None,
                 server: None,
                 invalid: vec![],
+                ..Default::default()
             })
             .collect();
         cell.summary.clear();
