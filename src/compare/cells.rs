@@ -22,7 +22,7 @@ pub(super) struct Cell {
 fn trial_values(cell: &CellResult, metric: &str) -> Vec<(u32, f64)> {
     cell.trials
         .iter()
-        .filter(|t| t.failure.is_none())
+        .filter(|t| t.failure.is_none() && !t.starved())
         .filter_map(|t| Some((t.round, t.metrics.as_ref()?.get(metric)?)))
         .filter(|(_, v)| v.is_finite())
         .collect()

@@ -246,8 +246,10 @@ pub fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
     METRICS
         .iter()
         .filter_map(|m| {
+            // A starved trial measured the neighbour, not the code.
             let values: Vec<f64> = trials
                 .iter()
+                .filter(|t| !t.starved())
                 .filter_map(|t| t.metrics.as_ref()?.get(m.name))
                 .collect();
             Spread::of(&values).map(|s| (m.name.to_string(), s))

@@ -92,8 +92,12 @@ impl Rounds<'_> {
         });
         let mut anchor = anchor;
         let mut round = 0;
+        // Attempts of the current round dropped because a trial was starved.
+        let mut reruns = 0;
         'rounds: loop {
-            round += 1;
+            if reruns == 0 {
+                round += 1;
+            }
             if let Some((anchor_scenario, anchor_cell)) = &mut anchor {
                 self.run_one(
                     anchor_scenario,
@@ -120,6 +124,34 @@ impl Rounds<'_> {
                     break 'rounds;
                 }
             }
+            // A starved trial: the whole round again (pairs stay pairs), at
+            // most MAX_STARVED_RERUNS times; after that it keeps its mark.
+            let starved = cells
+                .iter()
+                .chain(anchor.as_ref().map(|(_, c)| c))
+                .find_map(|c| c.starved_in(round));
+            if let Some(why) = starved.filter(|_| reruns < validity::MAX_STARVED_RERUNS) {
+                reruns += 1;
+                if !self.quiet {
+                    eprintln!(
+                        "benchgate: {} round {round}: {why}; running the round again ({reruns} of {})",
+                        scenario.name,
+                        validity::MAX_STARVED_RERUNS
+                    );
+                }
+                let all = cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c));
+                let mut n = 0;
+                for c in all {
+                    c.drop_round(round);
+                    n += 1;
+                }
+                progress.extend(n);
+                continue;
+            }
+            for c in cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c)) {
+                c.keep_round(round, reruns);
+            }
+            reruns = 0;
             if let Some((_, anchor_cell)) = &anchor {
                 for cell in cells.iter_mut() {
                     let trials = &mut cell.result.trials;
@@ -216,6 +248,9 @@ impl Rounds<'_> {
         let mut gone = || process.as_mut().and_then(SutProcess::exited);
         for cell in cells.iter_mut() {
             self.run_one(scenario, cell, &target, round, progress, &mut gone);
+            // Servers under test are not run again: a starved trial keeps
+            // its mark and stays out of the medians.
+            cell.keep_round(round, 0);
             if interrupt::received().is_some() {
                 break;
             }
@@ -294,9 +329,32 @@ impl Rounds<'_> {
                     return;
                 }
                 progress.finish_trial(Some(&run.metrics), None);
-                cell.add_histograms(run.histogram.as_ref(), run.histogram_uncorrected.as_ref());
-                let invalid =
+                let mut invalid =
                     validity::assess(&scenario.load, &run.metrics, self.placement(target));
+                // A built-in driver opens and closes the server's window
+                // itself, so the server's length of it is the driver's; a
+                // command client's is bracketed by the parent reading its
+                // markers, whose own lag would read as starvation.
+                let command = self
+                    .suite
+                    .client(&cell.result.client)
+                    .is_some_and(|c| matches!(c.kind, crate::config::ClientKind::Command(_)));
+                let starved = validity::starved(
+                    &run.metrics,
+                    trial.window_planned_s,
+                    run.server
+                        .as_ref()
+                        .filter(|_| !command)
+                        .map(|s| s.window_secs),
+                );
+                match starved {
+                    // Its latencies describe the neighbour: kept out of the
+                    // cell's histograms too.
+                    Some(mark) => invalid.push(mark),
+                    None => cell
+                        .pending
+                        .push((run.histogram, run.histogram_uncorrected)),
+                }
                 cell.result.trials.push(Trial {
                     metrics: Some(run.metrics),
                     server: run.server,
@@ -430,6 +488,9 @@ struct CellAcc {
     result: CellResult,
     hist: Option<LatencyHistogram>,
     hist_uncorrected: Option<LatencyHistogram>,
+    /// The histograms of the round being measured, merged once the round is
+    /// kept ([`CellAcc::keep_round`]); a round run again drops them.
+    pending: Vec<(Option<LatencyHistogram>, Option<LatencyHistogram>)>,
 }
 
 impl CellAcc {
@@ -447,6 +508,7 @@ impl CellAcc {
             },
             hist: None,
             hist_uncorrected: None,
+            pending: Vec::new(),
         }
     }
 
@@ -469,14 +531,38 @@ impl CellAcc {
         });
     }
 
-    fn add_histograms(&mut self, h: Option<&LatencyHistogram>, hu: Option<&LatencyHistogram>) {
-        fn add(acc: &mut Option<LatencyHistogram>, h: Option<&LatencyHistogram>) {
+    /// Keeps round `round` as measured: its histograms join the cell's, and
+    /// its trials say how many attempts before them were dropped.
+    fn keep_round(&mut self, round: u32, reruns: u32) {
+        fn add(acc: &mut Option<LatencyHistogram>, h: Option<LatencyHistogram>) {
             if let Some(h) = h {
-                acc.get_or_insert_with(LatencyHistogram::new).merge(h);
+                acc.get_or_insert_with(LatencyHistogram::new).merge(&h);
             }
         }
-        add(&mut self.hist, h);
-        add(&mut self.hist_uncorrected, hu);
+        for (h, hu) in std::mem::take(&mut self.pending) {
+            add(&mut self.hist, h);
+            add(&mut self.hist_uncorrected, hu);
+        }
+        for t in self.result.trials.iter_mut().filter(|t| t.round == round) {
+            t.reruns = reruns;
+        }
+    }
+
+    /// Drops round `round`'s trials, to run the round again.
+    fn drop_round(&mut self, round: u32) {
+        self.result.trials.retain(|t| t.round != round);
+        self.pending.clear();
+    }
+
+    /// Why a trial of round `round` was starved, if one was.
+    fn starved_in(&self, round: u32) -> Option<String> {
+        self.result
+            .trials
+            .iter()
+            .filter(|t| t.round == round)
+            .flat_map(|t| &t.invalid)
+            .find(|m| m.is_starved())
+            .map(|m| format!("{}: {}", self.label(), m.describe()))
     }
 
     fn finish(mut self) -> CellResult {

@@ -148,6 +148,11 @@ pub struct Trial {
     /// and in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_actual_s: Option<f64>,
+    /// How many earlier attempts of this round were dropped because the
+    /// machine starved a trial of it (`validity::starved`): the whole round
+    /// ran again, so pairs stay pairs. Absent: none (and in older files).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reruns: u32,
     /// `None` when the trial completed; otherwise why it failed.
     pub failure: Option<String>,
     pub metrics: Option<TrialMetrics>,
@@ -267,7 +272,18 @@ impl RunResults {
     }
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl Trial {
+    /// Whether the machine starved this trial in every attempt of its round
+    /// (a [`validity::InvalidMark::Starved`] mark): its figures enter no
+    /// median and no comparison.
+    pub fn starved(&self) -> bool {
+        self.invalid.iter().any(validity::InvalidMark::is_starved)
+    }
+
     /// Whether a signal cut this trial short (the run was stopped), rather
     /// than the client failing it.
     pub fn interrupted(&self) -> bool {

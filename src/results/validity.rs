@@ -20,6 +20,21 @@
 //!
 //! A closed loop against the reference server saturating its client core is
 //! what a client benchmark measures, and is not marked.
+//!
+//! A third rule is about the machine, not the load: a trial is **starved**
+//! when it completed no request in its window, or when a built-in driver's
+//! window at the reference server (`server.window_secs`, opened and closed
+//! by the driver itself; a command client's is bracketed by the parent
+//! reading its markers, whose lag is not the client's) lasted more than
+//! [`WINDOW_TOLERANCE`] (10%) off the planned one (shorter: the driver was
+//! descheduled past the window's planned start and opened it late; longer: it
+//! was stalled inside). The built-in drivers' own window
+//! (`window_actual_s`) is recorded but not read here: their hooks fire on the
+//! first event after a planned edge, so with slow responses it reads short
+//! without any starvation. Its figures
+//! describe the neighbour, not the code: the round is run again (at most
+//! [`MAX_STARVED_RERUNS`] times, `orchestrate::rounds`); a trial still starved
+//! keeps this mark and enters no median and no comparison.
 
 use serde::{Deserialize, Serialize};
 
@@ -30,6 +45,10 @@ use crate::config::Load;
 pub const MIN_RATE_SHARE: f64 = 0.95;
 /// A CPU share of `cores × window` at or above which a side counts as saturated.
 pub const SATURATED_SHARE: f64 = 0.90;
+/// A window further than this share from its planned length starves its trial.
+pub const WINDOW_TOLERANCE: f64 = 0.10;
+/// How many times a round with a starved trial is run again.
+pub const MAX_STARVED_RERUNS: u32 = 2;
 
 /// Why a trial does not measure what its scenario asked for, with the
 /// measured figures that decided it.
@@ -51,6 +70,12 @@ pub enum InvalidMark {
         /// Server CPU in the window / (its cores × window).
         server_cpu_share: f64,
         server_cores: u32,
+    },
+    /// The machine starved the trial (no request in its window, or a window
+    /// more than 10% off its planned length) in every attempt of its round.
+    Starved {
+        /// What was seen, with the figures.
+        reason: String,
     },
 }
 
@@ -76,7 +101,13 @@ impl InvalidMark {
                 100.0 * client_cpu_share,
                 100.0 * server_cpu_share
             ),
+            InvalidMark::Starved { ref reason } => format!("starved by the machine: {reason}"),
         }
+    }
+
+    /// Whether this mark keeps the trial out of every median and comparison.
+    pub fn is_starved(&self) -> bool {
+        matches!(self, InvalidMark::Starved { .. })
     }
 }
 
@@ -101,6 +132,38 @@ pub fn assess(load: &Load, m: &TrialMetrics, at: Placement) -> Vec<InvalidMark> 
         }
     }
     marks
+}
+
+/// The starvation rule (module docs): `None` for a trial that completed a
+/// request and whose window at the reference server (`server_window_s`;
+/// absent with a server under test) lies within 10% of `window_planned_s`
+/// (absent: a request-count stop, only the count is read).
+pub fn starved(
+    m: &TrialMetrics,
+    window_planned_s: Option<f64>,
+    server_window_s: Option<f64>,
+) -> Option<InvalidMark> {
+    let reason = if m.requests == 0 {
+        Some("it completed no request in its window".to_string())
+    } else {
+        window_planned_s.filter(|p| *p > 0.0).and_then(|planned| {
+            server_window_s
+                .filter(|w| (w - planned).abs() > WINDOW_TOLERANCE * planned)
+                .map(|w| {
+                    format!(
+                        "its window lasted {:.1} ms at the server where {:.1} ms were planned ({})",
+                        w * 1e3,
+                        planned * 1e3,
+                        if w < planned {
+                            "it opened late"
+                        } else {
+                            "it stalled inside"
+                        }
+                    )
+                })
+        })
+    };
+    reason.map(|reason| InvalidMark::Starved { reason })
 }
 
 /// The rate-shortfall rule (module docs); `None` for a closed loop.

@@ -100,3 +100,52 @@ fn marks_round_trip_through_json_with_their_kind() {
     assert_eq!(serde_json::from_value::<InvalidMark>(json).unwrap(), mark);
     assert!(mark.describe().contains("500 of 1000 req/s (50%"));
 }
+
+#[test]
+fn a_trial_is_starved_by_no_request_or_a_window_more_than_10_percent_off() {
+    let m = trial(300, 0, None);
+    let planned = Some(0.150);
+    let reason = |m: &TrialMetrics, server: Option<f64>| {
+        starved(m, planned, server).map(|mark| mark.describe())
+    };
+    // Within 10% at the server: not starved.
+    assert_eq!(reason(&m, Some(0.150)), None);
+    assert_eq!(reason(&m, Some(0.1649)), None);
+    assert_eq!(reason(&m, Some(0.1351)), None);
+    assert!(reason(&m, Some(0.1651)).is_some());
+    // Opened late: the window closed at its planned end, 0.4 ms after it opened.
+    let late = reason(&m, Some(0.0004)).unwrap();
+    assert!(
+        late.contains("0.4 ms at the server where 150.0 ms"),
+        "{late}"
+    );
+    assert!(late.contains("opened late"), "{late}");
+    // Stalled inside.
+    let stalled = reason(&m, Some(0.430)).unwrap();
+    assert!(stalled.contains("430.0 ms at the server"), "{stalled}");
+    assert!(stalled.contains("stalled inside"), "{stalled}");
+    // No request in the window, whatever its length.
+    let idle = trial(0, 0, None);
+    let none = reason(&idle, Some(0.150)).unwrap();
+    assert!(none.contains("completed no request"), "{none}");
+    // A request-count stop has no planned window: only the count is read.
+    assert!(starved(&m, None, Some(9.0)).is_none());
+    assert!(starved(&idle, None, None).is_some());
+    // No server window (a server under test): only the count.
+    assert_eq!(reason(&m, None), None);
+}
+
+#[test]
+fn a_starved_mark_round_trips_and_keeps_a_trial_out() {
+    let mark = starved(&trial(0, 0, None), Some(0.15), None).unwrap();
+    assert!(mark.is_starved());
+    let json = serde_json::to_string(&mark).unwrap();
+    assert!(json.contains(r#""kind":"starved""#), "{json}");
+    assert_eq!(serde_json::from_str::<InvalidMark>(&json).unwrap(), mark);
+    let t = crate::results::Trial {
+        invalid: vec![mark],
+        ..Default::default()
+    };
+    assert!(t.starved());
+    assert!(!crate::results::Trial::default().starved());
+}
