@@ -118,40 +118,33 @@ pub fn differences(applied: &GateConfig, head: &GateConfig) -> Vec<String> {
     {
         out.push("other missing-baseline or not-comparable policies".to_string());
     }
-    if applied.inconclusive != head.inconclusive {
-        out.push(format!(
-            "inconclusive {} (applied: {})",
-            head.inconclusive.name(),
-            applied.inconclusive.name()
-        ));
-    }
-    if applied.missing_cell != head.missing_cell {
-        out.push(format!(
-            "missing_cell {} (applied: {})",
-            head.missing_cell.name(),
-            applied.missing_cell.name()
-        ));
-    }
-    if applied.invalid != head.invalid {
-        out.push(format!(
-            "invalid {} (applied: {})",
-            head.invalid.name(),
-            applied.invalid.name()
-        ));
-    }
-    if applied.paired_test != head.paired_test {
-        out.push(format!(
-            "paired_test {} (applied: {})",
-            head.paired_test.name(),
-            applied.paired_test.name()
-        ));
-    }
-    if applied.strict != head.strict {
-        out.push(format!(
-            "strict {} (applied: {})",
-            head.strict, applied.strict
-        ));
-    }
+    // A policy is a name each side spells: one line per policy that differs.
+    let mut policy = |key: &str, head: &str, applied: &str| {
+        if head != applied {
+            out.push(format!("{key} {head} (applied: {applied})"));
+        }
+    };
+    policy(
+        "inconclusive",
+        head.inconclusive.name(),
+        applied.inconclusive.name(),
+    );
+    policy(
+        "missing_cell",
+        head.missing_cell.name(),
+        applied.missing_cell.name(),
+    );
+    policy("invalid", head.invalid.name(), applied.invalid.name());
+    policy(
+        "paired_test",
+        head.paired_test.name(),
+        applied.paired_test.name(),
+    );
+    policy(
+        "strict",
+        &head.strict.to_string(),
+        &applied.strict.to_string(),
+    );
     out
 }
 
@@ -198,9 +191,13 @@ mod tests {
         head.paired_test = crate::config::gate::PairedTest::Sign;
         head.invalid = crate::config::gate::InvalidPolicy::Fail;
         head.strict = true;
+        head.inconclusive = crate::config::gate::InconclusivePolicy::Fail;
+        head.missing_cell = crate::config::gate::MissingCellPolicy::Fail;
         assert_eq!(
             differences(&base, &head),
             [
+                "inconclusive fail (applied: neutral)",
+                "missing_cell fail (applied: warn)",
                 "invalid fail (applied: warn)",
                 "paired_test sign (applied: signed-rank)",
                 "strict true (applied: false)"
