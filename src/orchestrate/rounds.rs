@@ -30,9 +30,7 @@ use super::server_proc::ServerProcess;
 use super::sut::{probe_http, SutProcess};
 use super::target::Target;
 use super::trial::{self, TrialRun};
-use crate::config::{
-    ClientKind, ResultFormat, Scenario, ServerSpec, ServerTarget, StopRule, Suite,
-};
+use crate::config::{ClientKind, Scenario, ServerSpec, ServerTarget, StopRule, Suite};
 use crate::interrupt;
 use crate::measure::LatencyHistogram;
 use crate::results::environment::Pinning;
@@ -337,11 +335,10 @@ impl Rounds<'_> {
                 // itself, so the server's length of it is the driver's; a
                 // command client's is bracketed by the parent reading its
                 // markers, whose own lag would read as starvation.
-                // A JMH client reports a rate and sampled latencies, no
-                // request count and no window: nothing here to judge.
-                let kind = self.suite.client(&cell.result.client).map(|c| &c.kind);
-                let command = matches!(kind, Some(ClientKind::Command(_)));
-                let jmh = matches!(kind, Some(ClientKind::Command(c)) if matches!(c.result, ResultFormat::Jmh { .. }));
+                let command = self
+                    .suite
+                    .client(&cell.result.client)
+                    .is_some_and(|c| matches!(c.kind, ClientKind::Command(_)));
                 let starved = validity::starved(
                     &run.metrics,
                     trial.window_planned_s,
@@ -349,8 +346,7 @@ impl Rounds<'_> {
                         .as_ref()
                         .filter(|_| !command)
                         .map(|s| s.window_secs),
-                )
-                .filter(|_| !jmh);
+                );
                 match starved {
                     // Its latencies describe the neighbour: kept out of the
                     // cell's histograms too.

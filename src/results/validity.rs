@@ -135,7 +135,8 @@ pub fn assess(load: &Load, m: &TrialMetrics, at: Placement) -> Vec<InvalidMark> 
 }
 
 /// The starvation rule (module docs): `None` for a trial that completed a
-/// request and whose window at the reference server (`server_window_s`;
+/// request (or reports a rate without counting them, as JMH does) and whose
+/// window at the reference server (`server_window_s`;
 /// absent with a server under test) lies within 10% of `window_planned_s`
 /// (absent: a request-count stop, only the count is read).
 pub fn starved(
@@ -143,7 +144,10 @@ pub fn starved(
     window_planned_s: Option<f64>,
     server_window_s: Option<f64>,
 ) -> Option<InvalidMark> {
-    let reason = if m.requests == 0 {
+    // A client that reports a rate without counting requests (JMH) did
+    // measure something: only a trial with neither is empty.
+    let rate = m.throughput_rps.is_some_and(|r| r > 0.0);
+    let reason = if m.requests == 0 && !rate {
         Some("it completed no request in its window".to_string())
     } else {
         window_planned_s.filter(|p| *p > 0.0).and_then(|planned| {

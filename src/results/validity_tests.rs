@@ -128,6 +128,10 @@ fn a_trial_is_starved_by_no_request_or_a_window_more_than_10_percent_off() {
     let idle = trial(0, 0, None);
     let none = reason(&idle, Some(0.150)).unwrap();
     assert!(none.contains("completed no request"), "{none}");
+    // A rate without a request count (a JMH client) measured something.
+    let mut jmh = trial(0, 0, None);
+    jmh.throughput_rps = Some(1234.0);
+    assert_eq!(reason(&jmh, None), None);
     // A request-count stop has no planned window: only the count is read.
     assert!(starved(&m, None, Some(9.0)).is_none());
     assert!(starved(&idle, None, None).is_some());
