@@ -51,7 +51,7 @@ use crate::config::gate::{
     GateConfig, InconclusivePolicy, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
 };
 use crate::metric::METRICS;
-use crate::results::{profile, RunResults};
+use crate::results::{profile, CellIndex, RunResults};
 
 pub use cells::{all_failed, AllFailed};
 use cells::{cell_values, Cell};
@@ -199,34 +199,42 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
         Pairing::SameRun(_) => None,
     };
     if let Some(Some(b)) = stored {
-        missing_cells(b, current, gate, &mut metrics);
+        missing_cells(b, current, ctx.current_cells(), gate, &mut metrics);
     }
-    validity::guard(&mut metrics, current, ctx.baseline_run(), gate);
+    validity::guard(
+        &mut metrics,
+        ctx.current_cells(),
+        ctx.baseline_cells(),
+        gate,
+    );
     let this = run_ref(current);
-    let mut cmp = match stored {
-        Some(baseline) => finish(
-            ctx.mode(),
-            method(None, gate.alpha),
+    // What differs by pairing: the test, the baseline run, the environments.
+    let (test, baseline_run, env_diffs, no_baseline_run) = match stored {
+        Some(baseline) => (
+            None,
             baseline.map(run_ref),
-            this,
             baseline
                 .map(|b| profile::environment_differences(&b.environment, &current.environment))
                 .unwrap_or_default(),
             baseline.is_none(),
-            metrics,
-            gate,
         ),
-        None => finish(
-            ctx.mode(),
-            method(Some(gate.paired_test), gate.alpha),
+        None => (
+            Some(gate.paired_test),
             Some(this.clone()),
-            this,
             Vec::new(),
             false,
-            metrics,
-            gate,
         ),
     };
+    let mut cmp = finish(
+        ctx.mode(),
+        method(test, gate.alpha),
+        baseline_run,
+        this,
+        env_diffs,
+        no_baseline_run,
+        metrics,
+        gate,
+    );
     if stored.is_some() {
         cmp.anchoring = anchor::note(ctx.anchoring(), &cmp.metrics);
     }
@@ -240,10 +248,11 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
 fn missing_cells(
     baseline: &RunResults,
     current: &RunResults,
+    index: &CellIndex<'_>,
     gate: &GateConfig,
     out: &mut Vec<MetricComparison>,
 ) {
-    let index = current.index();
+    let max_rounds = current.config.run.max_rounds;
     let shard_only = current.shard.as_ref().is_some_and(|s| s.index.is_some());
     let ran: std::collections::HashSet<&str> = current
         .config
@@ -281,7 +290,6 @@ fn missing_cells(
             paired: false,
         };
         let same = (b.client.as_str(), b.server.as_deref());
-        let max_rounds = current.config.run.max_rounds;
         out.push(c.comparison(
             b,
             same,

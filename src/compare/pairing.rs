@@ -114,25 +114,43 @@ pub enum Start {
 pub struct Context<'a> {
     pub pairing: Pairing<'a>,
     pub current: &'a RunResults,
-    /// The run the baseline cells come from, indexed.
-    base_index: Option<CellIndex<'a>>,
+    /// The current run's cells, indexed once for every lookup of the
+    /// comparison (the baseline side's too, side by side).
+    current_cells: CellIndex<'a>,
+    /// A stored baseline's cells, indexed.
+    stored_cells: Option<CellIndex<'a>>,
     anchoring: Anchoring,
 }
 
 impl<'a> Context<'a> {
     pub fn new(pairing: Pairing<'a>, current: &'a RunResults, gate: &GateConfig) -> Context<'a> {
-        let (base_index, anchoring) = match pairing {
+        let (stored_cells, anchoring) = match pairing {
             Pairing::Stored(b) => (
                 b.map(RunResults::index),
                 b.map_or(Anchoring::Off, |b| anchor::anchoring(b, current, gate)),
             ),
-            Pairing::SameRun(_) => (Some(current.index()), Anchoring::Off),
+            Pairing::SameRun(_) => (None, Anchoring::Off),
         };
         Context {
             pairing,
             current,
-            base_index,
+            current_cells: current.index(),
+            stored_cells,
             anchoring,
+        }
+    }
+
+    /// The current run's cells.
+    pub fn current_cells(&self) -> &CellIndex<'a> {
+        &self.current_cells
+    }
+
+    /// The cells the baseline side comes from: the stored run's, or side by
+    /// side the current run's.
+    pub fn baseline_cells(&self) -> Option<&CellIndex<'a>> {
+        match self.pairing {
+            Pairing::Stored(_) => self.stored_cells.as_ref(),
+            Pairing::SameRun(_) => Some(&self.current_cells),
         }
     }
 
@@ -148,22 +166,13 @@ impl<'a> Context<'a> {
         &self.anchoring
     }
 
-    /// The run the baseline side comes from.
-    pub fn baseline_run(&self) -> Option<&'a RunResults> {
-        match self.pairing {
-            Pairing::Stored(b) => b,
-            Pairing::SameRun(_) => Some(self.current),
-        }
-    }
-
     /// `cell`'s baseline side; `None`: the cell is not compared (a baseline
     /// cell itself, the anchor side by side, or a cell with no base build).
     pub fn side(&self, cell: &'a CellResult) -> Option<Side<'a>> {
         match self.pairing {
             Pairing::Stored(_) => {
                 let base = self
-                    .base_index
-                    .as_ref()
+                    .baseline_cells()
                     .and_then(|b| b.get(&cell.scenario, &cell.client, cell.server.as_deref()))
                     .filter(|b| b.anchor == cell.anchor);
                 let unusable = base.and_then(all_failed).map(|f| {
@@ -180,7 +189,7 @@ impl<'a> Context<'a> {
                 })
             }
             Pairing::SameRun(sbs) => {
-                let index = self.base_index.as_ref()?;
+                let index = self.baseline_cells()?;
                 let (client, server) = sbs.base_of(cell, index)?;
                 let mut base = index.get(&cell.scenario, &client, server.as_deref());
                 let mut unusable = None;

@@ -9,7 +9,7 @@
 //! cell it is compared with (the baseline run's, or the baseline client's).
 
 use crate::config::gate::{GateConfig, InvalidPolicy};
-use crate::results::{CellResult, RunResults};
+use crate::results::{CellIndex, CellResult};
 
 use super::model::{MetricComparison, Tier};
 
@@ -17,23 +17,22 @@ use super::model::{MetricComparison, Tier};
 /// input, and a reason stays a sentence).
 const MAX_LISTED: usize = 4;
 
-/// Applies the guard to every row: `current` is the run under test, `baseline`
-/// the run the baseline side comes from (the same run side by side).
+/// Applies the guard to every row: `current_index` holds the cells of the
+/// run under test, `baseline_index` those of the run the baseline side comes
+/// from (the same run side by side).
 pub fn guard(
     rows: &mut [MetricComparison],
-    current: &RunResults,
-    baseline: Option<&RunResults>,
+    current_index: &CellIndex<'_>,
+    baseline_index: Option<&CellIndex<'_>>,
     config: &GateConfig,
 ) {
     let floor = match config.invalid {
         InvalidPolicy::Warn => Tier::Warn,
         InvalidPolicy::Fail => Tier::Fail,
     };
-    let current_index = current.index();
-    let baseline_index = baseline.map(RunResults::index);
     for row in rows {
         let cur = current_index.get(&row.scenario, &row.client, row.server.as_deref());
-        let base = baseline_index.as_ref().and_then(|b| {
+        let base = baseline_index.and_then(|b| {
             b.get(
                 &row.scenario,
                 &row.baseline_client,
