@@ -143,6 +143,10 @@ pub struct RunArgs {
     /// Override [run] rounds.
     #[arg(long, value_name = "N")]
     pub rounds: Option<u32>,
+    /// Override [run] budget: the wall-clock time the rounds may take; while
+    /// a comparison made during the run is undecided, more rounds within it.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
     /// Do not pin the server and the clients to separate cores.
     #[arg(long)]
     pub no_pin: bool,

@@ -615,6 +615,37 @@ fn max_rounds_is_at_least_rounds_and_defaults_to_it() {
 }
 
 #[test]
+fn a_budget_lets_max_rounds_default_to_300_and_is_bounded() {
+    let body =
+        "[[client]]\nname = \"h\"\nkind = \"hyper\"\n[[scenario]]\nname = \"s\"\npath = \"/\"\n";
+    let suite = load(&format!("[run]\nrounds = 7\nbudget = \"5m\"\n{body}")).unwrap();
+    assert_eq!(
+        (suite.run.rounds, suite.run.max_rounds, suite.run.budget),
+        (7, 300, Some(std::time::Duration::from_secs(300)))
+    );
+    // An explicit max_rounds stays.
+    let suite = load(&format!(
+        "[run]\nrounds = 7\nmax_rounds = 20\nbudget = \"5m\"\n{body}"
+    ))
+    .unwrap();
+    assert_eq!(suite.run.max_rounds, 20);
+    invalid(
+        "[run]\nbudget = \"7h\"\n",
+        2,
+        "run.budget",
+        "is 7h, longer than the 6h a run may take",
+        "budget = \"5m\"",
+    );
+    invalid(
+        "[run]\nbudget = \"0s\"\n",
+        2,
+        "run.budget",
+        "must be longer than 0",
+        "budget = \"3s\"",
+    );
+}
+
+#[test]
 fn invalid_duration_uses_the_unit_parser_message() {
     invalid(
         "[run]\nwarmup = \"3\"\n",

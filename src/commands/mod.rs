@@ -31,6 +31,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let choice = SuiteChoice::for_command(args.config.as_deref());
     let suite = choice.load()?.with_overrides(&Overrides {
         rounds: args.rounds,
+        budget: args.budget.clone(),
         no_pin: args.no_pin,
         scenarios: args.scenarios.clone(),
     })?;

@@ -17,8 +17,7 @@ use super::stats;
 use crate::config::gate::{MetricGate, Threshold};
 use crate::metric::Direction;
 
-/// The most rounds a config may ask for (`[run] max_rounds`).
-pub const ROUNDS_CAP: u32 = 300;
+pub use crate::config::validate::MAX_MAX_ROUNDS as ROUNDS_CAP;
 
 /// What would decide one undecided gating metric.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -36,6 +36,7 @@ mod anchor;
 pub mod calibrate;
 pub mod changepoint;
 pub mod drift;
+pub mod looks;
 pub mod model;
 pub mod stats;
 pub mod verdict;
@@ -46,6 +47,8 @@ mod validity;
 
 pub use advice::{Advice, ROUNDS_CAP};
 pub use model::*;
+
+use std::collections::HashMap;
 
 use crate::config::gate::{
     GateConfig, InconclusivePolicy, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
@@ -168,11 +171,28 @@ pub fn compare_side_by_side_with(
 fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) -> Comparison {
     let ctx = Context::new(pairing, current, gate);
     let max_rounds = current.config.run.max_rounds;
+    // A scenario the run looked at under `[run] budget` tests at its last
+    // look's alpha (`looks`), never at more than the gate's.
+    let looked: HashMap<&str, GateConfig> = current
+        .budget
+        .iter()
+        .filter_map(|b| {
+            let alpha = b.alpha()?.min(gate.alpha);
+            Some((
+                b.scenario.as_str(),
+                GateConfig {
+                    alpha,
+                    ..gate.clone()
+                },
+            ))
+        })
+        .collect();
     let mut metrics = Vec::new();
     for cell in &current.results {
         let Some(side) = ctx.side(cell) else {
             continue;
         };
+        let gate = looked.get(cell.scenario.as_str()).unwrap_or(gate);
         let base_who = (side.client.as_str(), side.server.as_deref());
         match ctx.start(cell, &side) {
             Start::Skip => {}

@@ -653,3 +653,40 @@ fn informative_metrics_never_make_a_comparison_changed() {
             .collect::<Vec<_>>()
     );
 }
+
+/// A run that looked at its evidence under `[run] budget` is judged at its
+/// last look's alpha (`results::budget`), not the gate's: the regression that
+/// 5 + 5 trials show at 0.05 is out of reach at 0.0001.
+#[test]
+fn a_budgeted_run_is_judged_at_its_last_looks_alpha() {
+    use crate::results::budget::{Look, ScenarioBudget, Stop};
+    let gate = default_gate();
+    let base = run(5, 1.0, 0);
+    let mut cur = run(5, 1.3, 1);
+    let at_gate = compare(Some(&base), &cur, &gate);
+    let rps = find(&at_gate, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(rps.verdict, Verdict::Regressed, "{}", rps.reason);
+    cur.budget.push(ScenarioBudget {
+        scenario: "get-22b".into(),
+        share_s: 10.0,
+        elapsed_s: 9.0,
+        rounds: 5,
+        looks: vec![Look {
+            round: 5,
+            alpha: 0.0001,
+        }],
+        stopped: Stop::Budget,
+    });
+    let looked = compare(Some(&base), &cur, &gate);
+    let rps = find(&looked, "get-22b", "hyper", "throughput_rps");
+    assert_eq!(rps.verdict, Verdict::Inconclusive, "{}", rps.reason);
+    // The other scenario did not look: the gate's alpha.
+    let other = &cur
+        .results
+        .iter()
+        .find(|c| c.scenario != "get-22b")
+        .unwrap()
+        .scenario;
+    let rps = find(&looked, other, "hyper", "throughput_rps");
+    assert_eq!(rps.verdict, Verdict::Regressed, "{}", rps.reason);
+}

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::validate::{MAX_ROUNDS, MIN_ROUNDS};
+use super::validate::{MAX_BUDGET, MAX_MAX_ROUNDS, MAX_ROUNDS, MIN_ROUNDS};
 use super::Suite;
 
 /// The config file looked for in the working directory.
@@ -60,11 +60,13 @@ impl SuiteChoice {
     }
 }
 
-/// The command line's changes to a suite (`--rounds`, `--no-pin`,
-/// `--scenario`).
+/// The command line's changes to a suite (`--rounds`, `--budget`,
+/// `--no-pin`, `--scenario`).
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     pub rounds: Option<u32>,
+    /// `--budget`: `[run] budget`, as text (`"5m"`).
+    pub budget: Option<String>,
     pub no_pin: bool,
     /// Keep only these scenarios (empty: all).
     pub scenarios: Vec<String>,
@@ -91,6 +93,20 @@ impl Suite {
                 self.run.max_rounds
             );
             self.run.rounds = rounds;
+        }
+        if let Some(text) = &o.budget {
+            let budget = super::units::parse_duration(text)
+                .map_err(|e| anyhow::anyhow!("--budget {text:?}: {e}"))?;
+            anyhow::ensure!(
+                !budget.is_zero() && budget <= MAX_BUDGET,
+                "--budget {text}: give a time above 0 and at most {}, like --budget 5m",
+                super::units::format_duration(MAX_BUDGET)
+            );
+            // Extra rounds off in the file: a budget, not a count, stops them.
+            if self.run.max_rounds == self.run.rounds {
+                self.run.max_rounds = MAX_MAX_ROUNDS.max(self.run.rounds);
+            }
+            self.run.budget = Some(budget);
         }
         if o.no_pin {
             self.run.pin = false;
@@ -158,6 +174,34 @@ mod tests {
         let e = suite(None).with_overrides(&rounds(0)).unwrap_err();
         assert_eq!(e.to_string(), "--rounds 0: use a value from 1 to 100");
         assert!(suite(None).with_overrides(&rounds(101)).is_err());
+    }
+
+    #[test]
+    fn a_budget_from_the_command_line_opens_extra_rounds_the_file_left_off() {
+        let o = Overrides {
+            budget: Some("90s".into()),
+            ..Overrides::default()
+        };
+        let s = suite(None).with_overrides(&o).unwrap();
+        assert_eq!(s.run.budget, Some(std::time::Duration::from_secs(90)));
+        assert_eq!(s.run.max_rounds, 300);
+        // A max_rounds the file sets stays.
+        assert_eq!(
+            suite(Some(20)).with_overrides(&o).unwrap().run.max_rounds,
+            20
+        );
+        for bad in ["0s", "7h", "5"] {
+            let o = Overrides {
+                budget: Some(bad.into()),
+                ..Overrides::default()
+            };
+            let e = suite(None).with_overrides(&o).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("--budget {bad}"))
+                    || e.starts_with(&format!("--budget \"{bad}\"")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

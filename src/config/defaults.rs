@@ -60,6 +60,7 @@ pub fn default_suite() -> Suite {
             max_rounds: 60,
             pin: true,
             anchor: None,
+            budget: None,
         },
         clients: vec![
             client("hyper", ClientKind::Hyper, None),

@@ -82,6 +82,19 @@ pub struct RunSettings {
     /// every scenario (`anchor`). Absent: off (and in files from before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<anchor::Anchor>,
+    /// `[run] budget`: the wall-clock time the suite's rounds may take. Each
+    /// scenario gets what is left divided by the scenarios left, and spends
+    /// it on extra rounds (up to `max_rounds`, 300 by default with a budget)
+    /// while a comparison made during the run is undecided, looking at the
+    /// evidence only at planned rounds with alpha split across the looks
+    /// (`compare::looks`). The configured `rounds` always run. Absent: no
+    /// budget (and in files from before it).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        with = "units::serde_opt_duration"
+    )]
+    pub budget: Option<Duration>,
 }
 
 /// When a trial's measurement phase ends.

@@ -55,6 +55,7 @@ pub struct RawRun {
     pub timeout: Option<At<String>>,
     pub pin: Option<At<bool>>,
     pub anchor: Option<At<bool>>,
+    pub budget: Option<At<String>>,
 }
 
 /// A table of string values with their keys, in document order.
@@ -191,6 +192,7 @@ const RUN: &[Spec] = &[
     spec("timeout", DURATION, "timeout = \"10s\""),
     spec("pin", "a boolean", "pin = true"),
     spec("anchor", "a boolean", "anchor = true"),
+    spec("budget", DURATION, "budget = \"5m\""),
 ];
 
 const CLIENT: &[Spec] = &[
@@ -369,6 +371,7 @@ fn read_run(entries: &[(Key, Node)]) -> Result<RawRun, Problem> {
         timeout: f.string("timeout")?,
         pin: f.boolean("pin")?,
         anchor: f.boolean("anchor")?,
+        budget: f.string("budget")?,
     })
 }
 

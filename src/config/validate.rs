@@ -18,6 +18,11 @@ pub const DEFAULT_ROUNDS: u32 = 5;
 pub const MIN_ROUNDS: u32 = 1;
 /// Most `[run] rounds` (and `--rounds`).
 pub const MAX_ROUNDS: u32 = 100;
+/// The most rounds a config may ask for (`[run] max_rounds`), and what a
+/// budget allows when `max_rounds` is not given.
+pub const MAX_MAX_ROUNDS: u32 = 300;
+/// The longest `[run] budget`.
+pub const MAX_BUDGET: Duration = Duration::from_secs(6 * 3600);
 /// Warmup when neither the scenario nor `[run]` sets one.
 pub const DEFAULT_WARMUP: Duration = Duration::from_secs(1);
 /// Measurement duration when no stop rule is set anywhere.
@@ -218,11 +223,35 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
     let timeout =
         opt_duration(run.timeout.as_ref(), "run.timeout", true)?.unwrap_or(DEFAULT_TIMEOUT);
     let pin = run.pin.as_ref().is_none_or(|p| p.value);
+    let budget = opt_duration(run.budget.as_ref(), "run.budget", true)?;
+    if let (Some(b), Some(at)) = (budget, &run.budget) {
+        if b > MAX_BUDGET {
+            return Err(Problem::new(
+                at.span.clone(),
+                "run.budget",
+                format!(
+                    "is {}, longer than the {} a run may take",
+                    format_duration(b),
+                    format_duration(MAX_BUDGET)
+                ),
+                "budget = \"5m\" (a pull-request check is usually given a few minutes)",
+            ));
+        }
+    }
     let max_rounds = match &run.max_rounds {
         Some(m) => {
             let fix = format!("max_rounds = {} (at least rounds = {rounds})", rounds * 3);
-            int_in(m, "run.max_rounds", i64::from(rounds), 300, &fix)? as u32
+            int_in(
+                m,
+                "run.max_rounds",
+                i64::from(rounds),
+                i64::from(MAX_MAX_ROUNDS),
+                &fix,
+            )? as u32
         }
+        // A budget buys rounds while a comparison is undecided: the budget,
+        // not a round count, is what stops them.
+        None if budget.is_some() => MAX_MAX_ROUNDS.max(rounds),
         None => rounds,
     };
     Ok((
@@ -231,6 +260,7 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
             max_rounds,
             pin,
             anchor: None,
+            budget,
         },
         RunDefaults {
             warmup,

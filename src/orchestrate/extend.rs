@@ -33,8 +33,14 @@ impl Extend {
     /// Whether the scenario's cells so far leave a gating metric undecided
     /// (inconclusive, or regressed at the warn tier only).
     /// `header` supplies the run's environment and config (its `results` are
-    /// ignored); `cells` are this scenario's cells with their trials so far.
-    pub fn needs_more(&self, header: &RunResults, cells: &[CellResult]) -> bool {
+    /// ignored); `cells` are this scenario's cells with their trials so far;
+    /// `alpha`: a planned look's (`[run] budget`), in place of the gate's.
+    pub fn needs_more(
+        &self,
+        header: &RunResults,
+        cells: &[CellResult],
+        alpha: Option<f64>,
+    ) -> bool {
         let Some(scenario) = cells.first().map(|c| c.scenario.clone()) else {
             return false;
         };
@@ -48,7 +54,13 @@ impl Extend {
                 .collect(),
             ..header.clone()
         };
-        let Some(comparison) = self.plan.compare(&current) else {
+        let at_look = alpha.map(|alpha| {
+            let mut p = self.plan.clone();
+            p.gate.alpha = alpha;
+            p
+        });
+        let plan = at_look.as_ref().unwrap_or(&self.plan);
+        let Some(comparison) = plan.compare(&current) else {
             return false;
         };
         comparison
@@ -102,18 +114,18 @@ mod tests {
     #[test]
     fn a_clear_answer_needs_no_more_rounds() {
         let r = run(10, 1.3, 0.002);
-        assert!(!side_by_side().needs_more(&r, &r.results));
+        assert!(!side_by_side().needs_more(&r, &r.results, None));
         let same = run(10, 1.0, 0.002);
-        assert!(!side_by_side().needs_more(&same, &same.results));
+        assert!(!side_by_side().needs_more(&same, &same.results, None));
     }
 
     #[test]
     fn noise_wider_than_the_threshold_asks_for_more() {
         let r = run(10, 1.05, 0.3);
-        assert!(side_by_side().needs_more(&r, &r.results));
+        assert!(side_by_side().needs_more(&r, &r.results, None));
         // Too few pairs to reach alpha at all: more rounds, whatever the values.
         let short = run(3, 1.3, 0.002);
-        assert!(side_by_side().needs_more(&short, &short.results));
+        assert!(side_by_side().needs_more(&short, &short.results, None));
     }
 
     #[test]
@@ -121,25 +133,25 @@ mod tests {
         let base = run(10, 1.0, 0.002);
         let quiet = run(10, 1.0, 0.002);
         let e = extend(Against::Stored(Some(Box::new(base))));
-        assert!(!e.needs_more(&quiet, &quiet.results));
+        assert!(!e.needs_more(&quiet, &quiet.results, None));
         let noisy = run(10, 1.0, 0.3);
-        assert!(e.needs_more(&noisy, &noisy.results));
+        assert!(e.needs_more(&noisy, &noisy.results, None));
     }
 
     #[test]
     fn a_change_whose_interval_straddles_the_fail_threshold_asks_for_more() {
         // +9.5% with a little noise: beyond warn (+5%) for sure, fail (+10%) unclear.
         let r = run(10, 1.095, 0.02);
-        assert!(side_by_side().needs_more(&r, &r.results));
+        assert!(side_by_side().needs_more(&r, &r.results, None));
         // +7% with the same noise: a warning whose interval stays inside +10%.
         let r = run(10, 1.07, 0.02);
-        assert!(!side_by_side().needs_more(&r, &r.results));
+        assert!(!side_by_side().needs_more(&r, &r.results, None));
     }
 
     #[test]
     fn nothing_stored_or_nothing_compared_asks_for_nothing() {
         let noisy = run(10, 1.0, 0.3);
-        assert!(!extend(Against::Stored(None)).needs_more(&noisy, &noisy.results));
+        assert!(!extend(Against::Stored(None)).needs_more(&noisy, &noisy.results, None));
         let nothing = Extend {
             plan: ComparisonPlan {
                 against: None,
@@ -147,12 +159,22 @@ mod tests {
                 gate_note: None,
             },
         };
-        assert!(!nothing.needs_more(&noisy, &noisy.results));
+        assert!(!nothing.needs_more(&noisy, &noisy.results, None));
+    }
+
+    #[test]
+    fn a_planned_look_tests_at_its_own_alpha() {
+        // 8 pairs, +30%: p = 2/256 at best, decided at the gate's 0.05,
+        // out of reach at a look's 0.005.
+        let r = run(8, 1.3, 0.002);
+        assert!(!side_by_side().needs_more(&r, &r.results, None));
+        assert!(!side_by_side().needs_more(&r, &r.results, Some(0.05)));
+        assert!(side_by_side().needs_more(&r, &r.results, Some(0.005)));
     }
 
     #[test]
     fn no_cells_no_rounds() {
         let r = run(10, 1.0, 0.3);
-        assert!(!side_by_side().needs_more(&r, &[]));
+        assert!(!side_by_side().needs_more(&r, &[], None));
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod base_gate;
 pub mod base_tree;
+mod budget;
 pub mod child_env;
 pub mod command;
 pub mod control;
@@ -133,6 +134,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         config: suite.clone(),
         results: vec![],
         interrupted: None,
+        budget: Vec::new(),
         shard: opts.shard.clone(),
     };
 
@@ -190,15 +192,30 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     };
     let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
     let mut stopped = None;
-    for scenario in &suite.scenarios {
+    let run_budget = suite.run.budget.map(|total| budget::RunBudget {
+        total,
+        started: std::time::Instant::now(),
+    });
+    for (i, scenario) in suite.scenarios.iter().enumerate() {
         if let Some(signal) = interrupt::received() {
             stopped = Some(signal);
             break;
         }
+        let mut spend = run_budget.map(|b| {
+            let alpha = opts.extend.as_ref().map_or(0.0, |e| e.plan.gate.alpha);
+            budget::Spend::new(
+                &scenario.name,
+                b.share(suite.scenarios.len() - i),
+                (suite.run.rounds, suite.run.max_rounds),
+                alpha,
+                opts.extend.is_some(),
+            )
+        });
         let cells = match &server {
-            Some(server) => rounds.reference(scenario, server, &mut progress),
-            None => rounds.servers(scenario, &mut progress),
+            Some(server) => rounds.reference(scenario, server, &mut progress, spend.as_mut()),
+            None => rounds.servers(scenario, &mut progress, spend.as_mut()),
         };
+        results.budget.extend(spend.map(budget::Spend::finish));
         // An interrupted scenario keeps only the cells that ran a trial.
         results
             .results

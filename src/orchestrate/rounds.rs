@@ -23,6 +23,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _};
 
+use super::budget::{Next, Spend};
 use super::driver::TrialSpec;
 use super::extend::Extend;
 use super::progress::Progress;
@@ -77,6 +78,7 @@ impl Rounds<'_> {
         scenario: &Scenario,
         server: &ServerProcess,
         progress: &mut Progress,
+        mut spend: Option<&mut Spend>,
     ) -> Vec<CellResult> {
         let target = Target::reference(server);
         let mut cells: Vec<CellAcc> = scenario
@@ -159,7 +161,7 @@ impl Rounds<'_> {
                 }
             }
             let all = cells.iter().chain(anchor.as_ref().map(|(_, c)| c));
-            if !self.another_round(round, all, progress) {
+            if !self.another_round(round, all, progress, spend.as_deref_mut()) {
                 break;
             }
         }
@@ -172,7 +174,12 @@ impl Rounds<'_> {
 
     /// One scenario against every server under test: one cell per (server,
     /// client), servers in config order.
-    pub fn servers(&self, scenario: &Scenario, progress: &mut Progress) -> Vec<CellResult> {
+    pub fn servers(
+        &self,
+        scenario: &Scenario,
+        progress: &mut Progress,
+        mut spend: Option<&mut Spend>,
+    ) -> Vec<CellResult> {
         let servers = &self.suite.servers;
         let mut cells: Vec<Vec<CellAcc>> = servers
             .iter()
@@ -197,7 +204,12 @@ impl Rounds<'_> {
                     break 'rounds;
                 }
             }
-            if !self.another_round(round, cells.iter().flatten(), progress) {
+            if !self.another_round(
+                round,
+                cells.iter().flatten(),
+                progress,
+                spend.as_deref_mut(),
+            ) {
                 break;
             }
         }
@@ -582,7 +594,11 @@ impl Rounds<'_> {
         round: u32,
         cells: impl IntoIterator<Item = &'c CellAcc>,
         progress: &mut Progress,
+        spend: Option<&mut Spend>,
     ) -> bool {
+        if let Some(spend) = spend {
+            return self.budgeted_round(round, cells, progress, spend);
+        }
         let run = &self.suite.run;
         if round < run.rounds {
             return true;
@@ -594,7 +610,7 @@ impl Rounds<'_> {
             return false;
         }
         let cells: Vec<CellResult> = cells.into_iter().map(|c| c.result.clone()).collect();
-        if !extend.needs_more(self.header, &cells) {
+        if !extend.needs_more(self.header, &cells, None) {
             return false;
         }
         progress.extend(cells.len() as u64);
@@ -606,6 +622,41 @@ impl Rounds<'_> {
             );
         }
         true
+    }
+
+    /// [`Self::another_round`] under `[run] budget`: the scenario's
+    /// [`Spend`] says when to look, at which alpha, and when to stop.
+    fn budgeted_round<'c>(
+        &self,
+        round: u32,
+        cells: impl IntoIterator<Item = &'c CellAcc>,
+        progress: &mut Progress,
+        spend: &mut Spend,
+    ) -> bool {
+        let beyond = round >= self.suite.run.rounds;
+        let cells: Vec<&CellAcc> = cells.into_iter().collect();
+        let more = match spend.after(round) {
+            Next::Round => true,
+            Next::Stop => false,
+            Next::Look(alpha) => {
+                let results: Vec<CellResult> = cells.iter().map(|c| c.result.clone()).collect();
+                let undecided = self
+                    .extend
+                    .is_some_and(|e| e.needs_more(self.header, &results, Some(alpha)));
+                let more = spend.looked(undecided);
+                if more && !self.quiet {
+                    eprintln!(
+                        "benchgate: {}: undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget",
+                        results.first().map_or("", |c| c.scenario.as_str()),
+                    );
+                }
+                more
+            }
+        };
+        if more && beyond {
+            progress.extend(cells.len() as u64);
+        }
+        more
     }
 }
 

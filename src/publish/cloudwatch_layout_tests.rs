@@ -94,6 +94,7 @@ fn results(cells: Vec<CellResult>) -> RunResults {
         config: Suite::default_suite(),
         results: cells,
         interrupted: None,
+        budget: Vec::new(),
         shard: None,
     }
 }

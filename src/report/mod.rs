@@ -18,5 +18,6 @@ pub mod json;
 pub mod markdown;
 pub mod rows;
 pub mod run_table;
+pub mod spent;
 pub mod terminal;
 pub mod undecided;

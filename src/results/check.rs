@@ -145,6 +145,27 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
     if let Some(info) = &r.shard {
         super::merge::check(info, source)?;
     }
+    for (i, b) in r.budget.iter().enumerate() {
+        let at = format!("budget[{i}] (scenario {:?})", b.scenario);
+        for (name, v) in [("share_s", b.share_s), ("elapsed_s", b.elapsed_s)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(bad(
+                    format!("{at}.{name}"),
+                    v,
+                    "a time must be finite and >= 0",
+                ));
+            }
+        }
+        for (j, look) in b.looks.iter().enumerate() {
+            if !(look.alpha > 0.0 && look.alpha <= 0.5) {
+                return Err(bad(
+                    format!("{at}.looks[{j}].alpha"),
+                    look.alpha,
+                    "a look's alpha must be above 0 and at most 0.5",
+                ));
+            }
+        }
+    }
     let alpha = r.config.gate.alpha;
     if !(alpha > 0.0 && alpha <= 0.5) {
         return Err(bad(
@@ -196,6 +217,28 @@ mod tests {
         r.results[0].trials[1].window_planned_s = Some(0.15);
         r.results[0].trials[1].window_actual_s = Some(0.0004);
         assert!(check_values(&r, "f.json").is_ok());
+        r.budget.push(crate::results::budget::ScenarioBudget {
+            scenario: "get-22b".into(),
+            share_s: 60.0,
+            elapsed_s: 12.0,
+            rounds: 10,
+            looks: vec![crate::results::budget::Look {
+                round: 10,
+                alpha: 0.05,
+            }],
+            stopped: crate::results::budget::Stop::Decided,
+        });
+        assert!(check_values(&r, "f.json").is_ok());
+        r.budget[0].looks[0].alpha = 0.0;
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(
+            e.contains("budget[0] (scenario \"get-22b\").looks[0].alpha is 0"),
+            "{e}"
+        );
+        r.budget[0].looks[0].alpha = 0.05;
+        r.budget[0].elapsed_s = f64::NAN;
+        assert!(check_values(&r, "f.json").is_err());
+        r.budget.clear();
         r.results[0].trials[1].window_actual_s = Some(-0.1);
         let e = check_values(&r, "f.json").unwrap_err().to_string();
         assert!(e.contains(".trials[1].window_actual_s is -0.1"), "{e}");

@@ -167,6 +167,7 @@ pub fn merge(shards: Vec<(String, RunResults)>) -> anyhow::Result<RunResults> {
         merged.interrupted = merged.interrupted.take().or(run.interrupted.clone());
         merged.config.scenarios.extend(run.config.scenarios);
         merged.results.extend(run.results);
+        merged.budget.extend(run.budget);
     }
     merged.run_id = format!("{}-merged", merged.run_id);
     merged.shard = Some(ShardInfo {

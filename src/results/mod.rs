@@ -3,6 +3,7 @@
 //! against that schema. Later stages (compare, report, publish) read only this.
 
 pub mod anchor;
+pub mod budget;
 pub mod check;
 pub mod environment;
 pub mod merge;
@@ -62,6 +63,10 @@ pub struct RunResults {
     /// run (and in files written before shards existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<merge::ShardInfo>,
+    /// `[run] budget`: how each scenario spent its share, in the order they
+    /// ran ([`budget`]). Empty without a budget (and in older files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budget: Vec<budget::ScenarioBudget>,
 }
 
 /// A run's cells by (scenario, client, server) ([`RunResults::index`]).
@@ -233,6 +238,15 @@ impl RunResults {
         self.results
             .iter()
             .find(|c| c.scenario == scenario && c.client == client)
+    }
+
+    /// The alpha `scenario`'s comparison tests at when the run looked at it
+    /// under a budget (its last look's, [`budget`]); `None`: the gate's.
+    pub fn look_alpha(&self, scenario: &str) -> Option<f64> {
+        self.budget
+            .iter()
+            .find(|b| b.scenario == scenario)
+            .and_then(budget::ScenarioBudget::alpha)
     }
 
     /// The cell of (scenario, client, server); `server` `None` is the reference server.

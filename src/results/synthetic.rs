@@ -76,6 +76,7 @@ pub fn run(
         config: suite,
         results,
         interrupted: None,
+        budget: Vec::new(),
         shard: None,
     }
 }

@@ -164,6 +164,7 @@ pub fn run(
         config,
         results: cells,
         interrupted: None,
+        budget: Vec::new(),
         shard: None,
     }
 }

@@ -133,6 +133,7 @@ fn build(
     add(3, "errors", details::errors(&sides));
     add(2, "resources", details::resources(&sides));
     add(6, "environment", details::environment(&sides));
+    add(5, "budget", crate::report::spent::markdown(current));
     add(5, "reasons", details::reasons(cmp));
     Doc {
         head: tables::head(cmp),

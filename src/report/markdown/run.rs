@@ -71,6 +71,7 @@ pub fn build(run: &RunResults) -> Doc {
     };
     add(1, "percentiles", details::percentiles(&sides));
     add(3, "errors", details::errors(&sides));
+    add(5, "budget", crate::report::spent::markdown(run));
     add(6, "environment", details::environment(&sides));
     let legend: Vec<String> = table.legend.iter().map(|l| md_n(l, 400)).collect();
     let footer = format!("---\nFigures: {}.\n", legend.join(". "));

@@ -119,6 +119,7 @@ pub fn render(results: &RunResults, color: bool) -> String {
             }
         }
     }
+    out.push_str(&crate::report::spent::terminal(results));
     let e = &results.environment;
     let _ = writeln!(
         out,

@@ -1,0 +1,134 @@
+//! How a run spent its `[run] budget` (`results::budget`): per scenario the
+//! rounds run, the time used of the time given, the looks taken (each at
+//! its alpha) and why the rounds stopped. The MDE each gating metric reached
+//! is in the comparison's own table.
+
+use std::fmt::Write as _;
+
+use crate::report::escape::md;
+use crate::results::budget::ScenarioBudget;
+use crate::results::RunResults;
+
+/// One scenario's cells: scenario, rounds, time used / given, looks, stop.
+fn row(b: &ScenarioBudget) -> [String; 5] {
+    let looks = if b.looks.is_empty() {
+        "none".to_string()
+    } else {
+        b.looks
+            .iter()
+            .map(|l| format!("{} (α {})", l.round, alpha(l.alpha)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    [
+        b.scenario.clone(),
+        b.rounds.to_string(),
+        format!("{} of {}", seconds(b.elapsed_s), seconds(b.share_s)),
+        looks,
+        b.stopped.describe().to_string(),
+    ]
+}
+
+fn seconds(s: f64) -> String {
+    if s >= 59.95 {
+        let t = s.round() as u64;
+        format!("{}m{:02}s", t / 60, t % 60)
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+/// An alpha to four decimals (`0.0083`), or in scientific notation below 0.001.
+fn alpha(a: f64) -> String {
+    if a < 0.001 {
+        format!("{a:.1e}")
+    } else {
+        let s = format!("{a:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// The markdown section (empty without a budget).
+pub fn markdown(run: &RunResults) -> String {
+    let (Some(total), false) = (run.config.run.budget, run.budget.is_empty()) else {
+        return String::new();
+    };
+    let used: f64 = run.budget.iter().map(|b| b.elapsed_s).sum();
+    let mut body = String::from(
+        "Rounds continue while a gating metric is undecided, looking at the evidence at planned rounds only, alpha split across the looks; the last look's alpha is the one the verdict tests at.\n\n| scenario | rounds | time used | looks (round, α) | stopped |\n|:--|--:|--:|:--|:--|\n",
+    );
+    for b in &run.budget {
+        let [s, r, t, l, why] = row(b);
+        let _ = writeln!(body, "| {} | {r} | {t} | {l} | {why} |", md(&s));
+    }
+    format!(
+        "<details><summary>Budget: {} used of {}</summary>\n\n{body}\n</details>\n\n",
+        seconds(used),
+        seconds(total.as_secs_f64())
+    )
+}
+
+/// The terminal lines (empty without a budget).
+pub fn terminal(run: &RunResults) -> String {
+    let Some(total) = run.config.run.budget.filter(|_| !run.budget.is_empty()) else {
+        return String::new();
+    };
+    let used: f64 = run.budget.iter().map(|b| b.elapsed_s).sum();
+    let mut out = format!(
+        "budget: {} used of {}\n",
+        seconds(used),
+        seconds(total.as_secs_f64())
+    );
+    for b in &run.budget {
+        let [s, r, t, l, why] = row(b);
+        let _ = writeln!(
+            out,
+            "  {}: {r} rounds, {t}, looks at {l}; {why}",
+            s.escape_debug()
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::budget::{Look, Stop};
+
+    #[test]
+    fn rounds_time_looks_and_stop_are_shown() {
+        let mut run =
+            crate::results::synthetic::run(crate::config::Suite::default_suite(), 2, |_, _, _| {
+                None
+            });
+        assert_eq!(markdown(&run), "");
+        run.config.run.budget = Some(std::time::Duration::from_secs(300));
+        run.budget.push(ScenarioBudget {
+            scenario: "get-22b".into(),
+            share_s: 150.0,
+            elapsed_s: 61.5,
+            rounds: 40,
+            looks: vec![
+                Look {
+                    round: 10,
+                    alpha: 0.05 / 6.0,
+                },
+                Look {
+                    round: 20,
+                    alpha: 0.05 / 6.0,
+                },
+            ],
+            stopped: Stop::Decided,
+        });
+        let md = markdown(&run);
+        assert!(md.contains("Budget: 1m02s used of 5m00s"), "{md}");
+        assert!(
+            md.contains(
+                "| get-22b | 40 | 1m02s of 2m30s | 10 (α 0.0083), 20 (α 0.0083) | decided |"
+            ),
+            "{md}"
+        );
+        let t = terminal(&run);
+        assert!(t.contains("get-22b: 40 rounds, 1m02s of 2m30s"), "{t}");
+    }
+}
