@@ -32,6 +32,8 @@
 #   env: RUNS=20 INJECT_PCT=8 AIM_PCT=9 CALIBRATE=3 BASE_BURN_NS=5000 FAIL_PCT=3
 #        CONCURRENCY=16 CC=cc
 #        ROUNDS / MAX_ROUNDS / WARMUP / DURATION
+#        BUDGET=5m ([run] budget: extra rounds while undecided within it, planned
+#        looks, max_rounds 300 unless MAX_ROUNDS)  NOISE=1 (under scripts/noisy-neighbour)
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh)
 #        BENCHGATE=path/to/benchgate (default target/release/benchgate, built if
 #        missing)  KEEP=1 (keep the work directory)  OUT=target/gate-quality-base.md
@@ -87,6 +89,12 @@ def val(v):
 run = dict(d.get("run", {}))
 if rounds: run["rounds"] = int(rounds)
 if max_rounds: run["max_rounds"] = int(max_rounds)
+import os
+if os.environ.get("BUDGET"):
+    # [run] budget (issue 29): extra rounds while undecided, within it; its
+    # own max_rounds (300) unless MAX_ROUNDS is given.
+    run["budget"] = os.environ["BUDGET"]
+    if not max_rounds: run.pop("max_rounds", None)
 if warmup: run["warmup"] = warmup
 if duration: run["duration"] = duration
 gate = dict(d.get("gate", {}))
@@ -102,7 +110,7 @@ lines += ["", "[[scenario]]", 'name = "get-22b"', 'method = "GET"', 'path = "/by
 lines += ["", "[compare]", 'base = "git"']
 lines += ["", "[gate]"] + [f"{k} = {val(v)}" for k, v in gate.items()]
 open(out, "w").write("\n".join(lines) + "\n")
-print(run["rounds"], run.get("max_rounds", run["rounds"]), run.get("warmup"), run.get("duration"))
+print(run["rounds"], run.get("max_rounds", 300 if run.get("budget") else run["rounds"]), run.get("warmup"), run.get("duration"))
 PY
 }
 

@@ -48,6 +48,8 @@
 #   env: RUNS=20 INJECT_PCT=10 FAIL_PCT=3 SCENARIO=get-22b CLIENT=hyper
 #        KNOB=cpu|tail TAIL_SHARE=2% P99_PCT=20 P99_FAIL_PCT=10 CALIBRATE=2
 #        PAIRED_TEST=signed-rank|sign ([gate] paired_test)
+#        BUDGET=5m ([run] budget: extra rounds while undecided within it, planned
+#        looks, max_rounds 300 unless MAX_ROUNDS)  NOISE=1 (under scripts/noisy-neighbour)
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
 #        wait, bounded, for other processes to leave the machine quiet)
 #        BENCHGATE=path/to/benchgate (default: target/release/benchgate, built if
@@ -101,6 +103,12 @@ def val(v):
 run = dict(d.get("run", {}))
 if rounds: run["rounds"] = int(rounds)
 if max_rounds: run["max_rounds"] = int(max_rounds)
+import os
+if os.environ.get("BUDGET"):
+    # [run] budget (issue 29): extra rounds while undecided, within it; its
+    # own max_rounds (300) unless MAX_ROUNDS is given.
+    run["budget"] = os.environ["BUDGET"]
+    if not max_rounds: run.pop("max_rounds", None)
 if warmup: run["warmup"] = warmup
 if duration: run["duration"] = duration
 scen = [s for s in d["scenario"] if s["name"] == scenario]
@@ -128,7 +136,7 @@ if knob == "tail":
     gate["latency_p99_us"] = {"fail": f"+{p99_fail}%", "warn": f"+{float(p99_fail) / 2:g}%"}
 lines += ["", "[gate]"] + [f"{k} = {val(v)}" for k, v in gate.items()]
 open(out, "w").write("\n".join(lines) + "\n")
-print(run["rounds"], run.get("max_rounds", run["rounds"]), run.get("warmup"), run.get("duration"))
+print(run["rounds"], run.get("max_rounds", 300 if run.get("budget") else run["rounds"]), run.get("warmup"), run.get("duration"))
 EOF
 }
 
