@@ -172,5 +172,8 @@ fn an_open_loop_opened_on_time_keeps_its_arrivals_after_those_issued_ahead() {
     // A request intended 50 µs before the opening and sent at it: the wait
     // before the opening is not the window's.
     let w = s.window();
-    assert_eq!(w.latency_from(t0 + ms(2), t0 + ms(2) + us(60)), t0 + ms(2) + us(50));
+    assert_eq!(
+        w.latency_from(t0 + ms(2), t0 + ms(2) + us(60)),
+        t0 + ms(2) + us(50)
+    );
 }
