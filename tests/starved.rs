@@ -3,7 +3,9 @@
 //! stall of the kind a neighbour or steal time causes) gets its round run
 //! again, with its pair, so pairs stay pairs; a client that completes no
 //! request in its window in every attempt keeps a `starved` mark and enters
-//! no median.
+//! no median. A driver stopped from its warmup until past its planned
+//! window's end opens its window late and measures it whole, from its
+//! opening, at its side and at the server's.
 
 mod common;
 
@@ -247,4 +249,117 @@ fn a_trial_starved_in_every_attempt_is_marked_and_enters_no_median() {
     let b = cell(&r, "b");
     assert!(b.trials.iter().all(|t| !t.starved()));
     assert_eq!(b.trials.len(), 4);
+}
+
+/// Whether `pid` holds a socket. A built-in driver's first is its first
+/// connection to the server, opened as its warmup begins (its output goes
+/// to a file, the control port is called when the window opens).
+fn has_socket(pid: u32) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+    })
+}
+
+#[test]
+fn a_driver_stopped_from_its_warmup_past_its_planned_window_measures_a_whole_window() {
+    let dir = tempfile::tempdir().unwrap();
+    // One client per engine path: tokio tasks, threads, the h1-lean loop.
+    std::fs::write(
+        dir.path().join("benchgate.toml"),
+        r#"[run]
+rounds = 1
+warmup = "100ms"
+duration = "300ms"
+pin = false
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+[[client]]
+name = "blocking"
+kind = "reqwest-blocking"
+
+[[client]]
+name = "lean"
+kind = "h1-lean"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+concurrency = 1
+"#,
+    )
+    .unwrap();
+    let stderr_path = dir.path().join("stderr.txt");
+    let mut child = Command::new(common::exe())
+        .current_dir(dir.path())
+        .args(["run", "--config", "benchgate.toml", "--out", "results.json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap();
+    // Every driver, reruns included: stopped 30 ms after its first
+    // connection (70 ms before its planned opening) for 600 ms, past its
+    // planned window's end (a descheduled driver on a noisy runner).
+    let (parent, ms) = (child.id(), std::time::Duration::from_millis);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut stopped = std::collections::BTreeSet::new();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the run took over 60 s");
+        }
+        let fresh = drivers_of(parent)
+            .into_iter()
+            .find(|p| !stopped.contains(p));
+        match fresh {
+            Some(pid) if has_socket(pid) => {
+                std::thread::sleep(ms(30));
+                // SAFETY: kill(2) on a pid this test found as its child's child.
+                unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+                std::thread::sleep(ms(600));
+                unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+                stopped.insert(pid);
+            }
+            _ => std::thread::sleep(ms(1)),
+        }
+    };
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert!(status.success(), "{stderr}");
+    let r = RunResults::read(&dir.path().join("results.json")).unwrap();
+    let mut attempts = 0;
+    for client in ["hyper", "blocking", "lean"] {
+        let c = cell(&r, client);
+        assert_eq!(c.trials.len(), 1, "{client}: one trial");
+        let t = &c.trials[0];
+        let planned = t.window_planned_s.unwrap();
+        let actual = t.window_actual_s.unwrap();
+        let server = t.server.as_ref().unwrap().window_secs;
+        let requests = t.metrics.as_ref().unwrap().requests;
+        // Measured, whole: not a window of a few ms with no request, and
+        // not run again for it (a rerun would be the machine's own noise,
+        // and its attempt was stopped the same way).
+        assert!(
+            !t.starved() && requests > 0,
+            "{client}: {requests} requests, {:?}\n{stderr}",
+            t.invalid
+        );
+        for (side, w) in [("driver", actual), ("server", server)] {
+            assert!(
+                (w - planned).abs() <= 0.1 * planned,
+                "{client}: the window lasted {w} s at the {side} where {planned} s were planned\n{stderr}"
+            );
+        }
+        attempts = attempts.max(1 + t.reruns as usize);
+    }
+    assert!(!stderr.contains("it opened late"), "{stderr}");
+    // Every attempt of the round (three drivers each) was stopped.
+    assert_eq!(stopped.len(), 3 * attempts, "{stopped:?}\n{stderr}");
 }

@@ -166,7 +166,9 @@ impl Generator<'_> {
     /// deadline, and requests timing out.
     fn on_time(&mut self, now: Instant) {
         let window = self.sched.window();
-        if self.cpu_start.is_none() && now >= window.opens() {
+        if self.cpu_start.is_none() && now >= window.planned_open() {
+            // However late this wake-up, the window lasts its duration from it.
+            self.sched.open(now);
             self.cpu_start = Some(self_cpu());
             self.hooks.opened();
         }
@@ -236,9 +238,10 @@ impl Generator<'_> {
             return;
         };
         self.free.push(i);
-        let (slot, closed_now) = self.sched.window().complete(done);
-        self.recorder
-            .record(slot, flight.intended, flight.sent, done, result);
+        let window = self.sched.window();
+        let (slot, closed_now) = window.complete(done);
+        let from = window.latency_from(flight.intended, flight.sent);
+        self.recorder.record(slot, from, flight.sent, done, result);
         if closed_now {
             self.close_window(done);
         } else {
@@ -273,7 +276,7 @@ impl Generator<'_> {
     /// a due ticket has a free connection to go on).
     fn arm(&mut self, now: Instant) -> std::io::Result<Duration> {
         let window = self.sched.window();
-        let opening = self.cpu_start.is_none().then_some(window.opens());
+        let opening = self.cpu_start.is_none().then_some(window.planned_open());
         let next_start = self
             .tickets
             .front()

@@ -10,7 +10,10 @@
 //!
 //! The loop exists twice only in its shell: [`run_async`] (tokio tasks) and
 //! [`run_blocking`] (one OS thread per worker); schedule, window and recording
-//! are shared.
+//! are shared. In both (and in [`lean`]), the window opens when the wait for
+//! the planned end of the warmup returns, and lasts its duration from there
+//! ([`Schedule::open`]): a driver descheduled past the planned opening still
+//! measures a whole window.
 
 pub mod lean;
 pub mod recorder;
@@ -125,17 +128,20 @@ pub async fn run_async(
                 };
                 let done = Instant::now();
                 in_flight[w].store(false, Ordering::Relaxed);
-                let (slot, closed_now) = sched.window().complete(done);
+                let window = sched.window();
+                let (slot, closed_now) = window.complete(done);
                 if closed_now {
                     let _ = close_tx.send(true);
                 }
-                shards.record(w, slot, intended, sent, done, result);
+                let from = window.latency_from(intended, sent);
+                shards.record(w, slot, from, sent, done, result);
             }
         }));
     }
 
     let window = sched.window();
-    wait_until(window.opens(), plan.precise_timer).await;
+    wait_until(window.planned_open(), plan.precise_timer).await;
+    sched.open(Instant::now());
     let cpu_start = self_cpu();
     hooks.opened();
     match window.deadline() {
@@ -200,12 +206,14 @@ pub fn run_blocking(
                 let sent = Instant::now();
                 let result: Result<Exchange, ErrorClass> = client.send();
                 let done = Instant::now();
-                let (slot, _) = sched.window().complete(done);
+                let window = sched.window();
+                let (slot, _) = window.complete(done);
                 if slot == Slot::Late {
                     shards.late(w);
                     break;
                 }
-                shards.record(w, slot, intended, sent, done, result);
+                let from = window.latency_from(intended, sent);
+                shards.record(w, slot, from, sent, done, result);
             });
         match spawned {
             Ok(h) => threads.push(h),
@@ -215,7 +223,8 @@ pub fn run_blocking(
     }
 
     let window = sched.window();
-    sleep_until_blocking(window.opens());
+    sleep_until_blocking(window.planned_open());
+    sched.open(Instant::now());
     let cpu_start = self_cpu();
     hooks.opened();
     match window.deadline() {

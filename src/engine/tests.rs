@@ -154,15 +154,6 @@ async fn open_loop_keeps_rate_and_corrects_coordinated_omission() {
 
 #[tokio::test(start_paused = true)]
 async fn hooks_fire_at_window_edges() {
-    struct Seen(Vec<(&'static str, Instant)>);
-    impl WindowHooks for Seen {
-        fn opened(&mut self) {
-            self.0.push(("open", Instant::now()));
-        }
-        fn closed(&mut self) {
-            self.0.push(("close", Instant::now()));
-        }
-    }
     let t0 = Instant::now();
     let mut seen = Seen(vec![]);
     run_async(
@@ -178,4 +169,76 @@ async fn hooks_fire_at_window_edges() {
     assert_eq!(seen.0.len(), 2);
     assert_eq!(seen.0[0], ("open", t0 + ms(200)));
     assert_eq!(seen.0[1], ("close", t0 + ms(500)));
+}
+
+/// Records when the hooks fired.
+struct Seen(Vec<(&'static str, Instant)>);
+impl WindowHooks for Seen {
+    fn opened(&mut self) {
+        self.0.push(("open", Instant::now()));
+    }
+    fn closed(&mut self) {
+        self.0.push(("close", Instant::now()));
+    }
+}
+
+/// Runs `plan` while the whole driver is stopped 50 ms into its warmup for
+/// 500 ms (the clock jumps: every timer fires late at once, as after SIGCONT),
+/// past its planned window [100 ms, 400 ms).
+async fn stopped_in_warmup(
+    client: Arc<AsyncClient>,
+    load: Load,
+) -> (Outcome, Vec<(&'static str, Instant)>) {
+    let mut seen = Seen(vec![]);
+    let (out, ()) = tokio::join!(
+        run_async(
+            client,
+            plan(load, ms(100), StopRule::Duration(ms(300))),
+            &mut seen
+        ),
+        async {
+            tokio::time::sleep(ms(50)).await;
+            tokio::time::advance(ms(500)).await;
+        }
+    );
+    (out, seen.0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_window_opened_late_lasts_its_duration_from_the_opening() {
+    let t0 = Instant::now();
+    let (out, seen) =
+        stopped_in_warmup(mock(vec![10_000], 0), Load::Closed { concurrency: 1 }).await;
+    assert_eq!(seen, [("open", t0 + ms(550)), ("close", t0 + ms(850))]);
+    assert_eq!(out.elapsed, ms(300));
+    // One 10 ms request after another for 300 ms from the opening (the
+    // request in flight across the stop may complete in it too).
+    let r = &out.recorder;
+    let sent = r.ok + r.in_flight_at_deadline;
+    assert!(
+        (30..=31).contains(&sent) && r.ok >= 29,
+        "{} ok, {sent} sent",
+        r.ok
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_open_loop_opened_late_is_charged_no_backlog_from_before_it() {
+    let t0 = Instant::now();
+    let load = Load::Open {
+        rate: 100.0,
+        max_in_flight: 2,
+    };
+    let (out, seen) = stopped_in_warmup(mock(vec![1_000], 0), load).await;
+    assert_eq!(seen[0], ("open", t0 + ms(550)));
+    let r = &out.recorder;
+    // The window's arrivals: one every 10 ms from its opening, none of the
+    // 50 intended while the driver was stopped; the two tickets the workers
+    // held across the stop may complete in it too.
+    let sent = r.ok + r.in_flight_at_deadline;
+    assert!((30..=32).contains(&sent), "{sent} requests");
+    // And none charged the 500 ms stop: the two held across it count from
+    // the opening, not from when they were intended.
+    let corrected = r.latency.summary().unwrap();
+    assert!(corrected.max_us < 10_000, "{corrected:?}");
 }

@@ -3,7 +3,9 @@
 //! The parent starts one per trial, so every trial runs in a fresh process. The
 //! driver runs the engine with the client of its spec, starts and stops the
 //! reference server's counting window through its control port at the moments
-//! its own window opens and closes (so both count the same interval), reads the
+//! its own window opens and closes (so both count the same interval: the
+//! engine's window lasts its duration from when it actually opened, and the
+//! server's is started right after that opening, however late), reads the
 //! server's CPU at the same moments, its own CPU when the window opens and
 //! when its first response arrived (start-up), and writes a [`DriverReport`] as JSON to
 //! the out file. Against a server under test there is no control port: the
@@ -84,8 +86,9 @@ pub struct DriverReport {
     #[serde(default)]
     pub peak_rss_at_close_bytes: Option<u64>,
     /// How long the window actually lasted, seconds: from the moment the
-    /// driver opened it to the moment it closed it (monotonic clock), as the
-    /// driver's wake-ups allowed, whatever was planned.
+    /// driver opened it to the moment it closed it (monotonic clock). It is
+    /// timed to last the planned duration from that opening, however late;
+    /// a stall inside it reads longer.
     #[serde(default)]
     pub window_actual_s: Option<f64>,
 }

@@ -148,7 +148,11 @@ pub struct Trial {
     /// monotonic clock: from the moment the driver opened its window (told
     /// the reference server to open its own) to the moment it closed it; for
     /// a command client, the parent's opening and closing of the server's
-    /// window. The server's own length of the same window is
+    /// window. A built-in driver's window (and the parent's, for a program
+    /// that prints no markers) lasts its planned duration from its actual
+    /// opening, however late that was, so this differs from
+    /// `window_planned_s` by the stalls inside it, not by a late opening.
+    /// The server's own length of the same window is
     /// `server.window_secs`. Absent for a trial that measured nothing (failed),
     /// and in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

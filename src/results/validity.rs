@@ -26,12 +26,16 @@
 //! window at the reference server (`server.window_secs`, opened and closed
 //! by the driver itself; a command client's is bracketed by the parent
 //! reading its markers, whose lag is not the client's) lasted more than
-//! [`WINDOW_TOLERANCE`] (10%) off the planned one (shorter: the driver was
-//! descheduled past the window's planned start and opened it late; longer: it
-//! was stalled inside). The built-in drivers' own window
-//! (`window_actual_s`) is recorded but not read here: their hooks fire on the
-//! first event after a planned edge, so with slow responses it reads short
-//! without any starvation. Its figures
+//! [`WINDOW_TOLERANCE`] (10%) off the planned one. A driver's window lasts
+//! its duration from when it actually opened, however late
+//! (`engine::Schedule::open`), so a driver descheduled past its planned
+//! opening is not starved by that alone; longer: it was stalled inside;
+//! shorter: the server's window opened late against the driver's (a stall
+//! between the driver's opening and its call to the server, or a command
+//! client's markers read late). The built-in drivers' own window
+//! (`window_actual_s`) is recorded but not read here: the server's brackets
+//! it (opened just after it, closed just after it), so a stall inside it
+//! lengthens the server's too. A starved trial's figures
 //! describe the neighbour, not the code: the round is run again (at most
 //! [`MAX_STARVED_RERUNS`] times, `orchestrate::rounds`); a trial still starved
 //! keeps this mark and enters no median and no comparison.

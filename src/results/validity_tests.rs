@@ -113,7 +113,7 @@ fn a_trial_is_starved_by_no_request_or_a_window_more_than_10_percent_off() {
     assert_eq!(reason(&m, Some(0.1649)), None);
     assert_eq!(reason(&m, Some(0.1351)), None);
     assert!(reason(&m, Some(0.1651)).is_some());
-    // Opened late: the window closed at its planned end, 0.4 ms after it opened.
+    // Opened late at the server, against the driver's window.
     let late = reason(&m, Some(0.0004)).unwrap();
     assert!(
         late.contains("0.4 ms at the server where 150.0 ms"),
