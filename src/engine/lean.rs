@@ -167,6 +167,7 @@ impl Generator<'_> {
     fn on_time(&mut self, now: Instant) {
         let window = self.sched.window();
         if self.cpu_start.is_none() && now >= window.opens() {
+            self.hooks.opening();
             self.cpu_start = Some(self_cpu());
             self.hooks.opened();
         }

@@ -62,6 +62,10 @@ pub trait WindowHooks: Send {
     /// The driver is about to open its first connection (called by the
     /// driver, before the engine starts).
     fn connecting(&mut self) {}
+    /// The window opens now: called before the engine reads its CPU at the
+    /// window's start, so what the hook costs (reading the starvation
+    /// counters from /proc) is not in the window's CPU.
+    fn opening(&mut self) {}
     fn opened(&mut self) {}
     fn closed(&mut self) {}
 }
@@ -136,6 +140,7 @@ pub async fn run_async(
 
     let window = sched.window();
     wait_until(window.opens(), plan.precise_timer).await;
+    hooks.opening();
     let cpu_start = self_cpu();
     hooks.opened();
     match window.deadline() {
@@ -216,6 +221,7 @@ pub fn run_blocking(
 
     let window = sched.window();
     sleep_until_blocking(window.opens());
+    hooks.opening();
     let cpu_start = self_cpu();
     hooks.opened();
     match window.deadline() {

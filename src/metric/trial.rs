@@ -14,6 +14,7 @@ pub fn scale_of(metric: &str) -> Scale {
 }
 
 use crate::measure::resources::CpuTimes;
+use crate::measure::schedstat::Starvation;
 use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 
 /// What one trial measured. Latency fields are `None` when nothing was
@@ -87,6 +88,35 @@ pub struct TrialMetrics {
     /// under test, and in results from before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_per_connection_bytes: Option<f64>,
+    /// Starvation in the window (`measure::schedstat`), informative: how
+    /// long the client's threads were runnable but waiting for a CPU, summed
+    /// over its threads (a process group's, for a command client), ms.
+    /// Absent on a kernel without schedstat, for JMH clients, for a program
+    /// that exited before its window closed, and in results from before it
+    /// existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_ms: Option<f64>,
+    /// `run_delay_ms` / the window it was read over: the share of the window
+    /// the client's threads spent waiting for a CPU. Summed over threads, so
+    /// a multi-threaded client can exceed 1 (four threads waiting throughout
+    /// read 4). Absent like `run_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_share: Option<f64>,
+    /// Involuntary context switches of the client's threads in the window
+    /// (`nonvoluntary_ctxt_switches`, summed over threads): how often the
+    /// scheduler took a CPU from a thread that still wanted it. Absent like
+    /// `run_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub involuntary_context_switches: Option<u64>,
+    /// The reference server's threads' run delay in the same window, ms.
+    /// Absent against a server under test, for JMH clients, on a kernel
+    /// without schedstat, and in results from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_run_delay_ms: Option<f64>,
+    /// The host's steal time in the window, summed over all its CPUs, ms
+    /// (`/proc/stat`; 0 on bare metal). Absent like `run_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_steal_ms: Option<f64>,
 
     /// Requests completed in the window, successes and errors.
     pub requests: u64,
@@ -134,6 +164,10 @@ pub struct Measured<'a> {
     pub startup: Startup,
     /// The memory the client's connections took, when it was measured.
     pub connection_memory: Option<ConnectionMemory>,
+    /// What the machine withheld from the client in its window, when read.
+    pub starvation: Option<Starvation>,
+    /// The reference server's threads' run delay in the same window, ns.
+    pub server_run_delay_ns: Option<u64>,
 }
 
 /// The driver's memory around its connections, as it measured it, and how
@@ -193,6 +227,7 @@ impl TrialMetrics {
     /// figures from the histograms, everything else as measured.
     pub fn new(m: Measured<'_>) -> TrialMetrics {
         let requests = m.ok + m.errors.total();
+        let starved = m.starvation.as_ref();
         let mut metrics = TrialMetrics {
             throughput_rps: match m.throughput {
                 Throughput::Window => Some(m.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE)),
@@ -226,6 +261,16 @@ impl TrialMetrics {
             startup_ms: m.startup.ms,
             startup_cpu_ms: m.startup.cpu_ms,
             memory_per_connection_bytes: m.connection_memory.and_then(|c| c.per_connection()),
+            run_delay_ms: starved
+                .and_then(|s| s.run_delay_ns)
+                .map(|ns| ns as f64 / 1e6),
+            run_delay_share: starved.and_then(|s| {
+                let ns = s.run_delay_ns?;
+                (s.span_s > 0.0).then(|| ns as f64 / 1e9 / s.span_s)
+            }),
+            involuntary_context_switches: starved.and_then(|s| s.involuntary_switches),
+            server_run_delay_ms: m.server_run_delay_ns.map(|ns| ns as f64 / 1e6),
+            host_steal_ms: starved.and_then(|s| s.steal_ms),
             requests,
             ok: m.ok,
             elapsed_s: m.elapsed_s,
@@ -332,6 +377,11 @@ pub fn every_field_measured() -> TrialMetrics {
         startup_ms: Some(29.0),
         startup_cpu_ms: Some(30.0),
         memory_per_connection_bytes: Some(31.0),
+        run_delay_ms: Some(33.0),
+        run_delay_share: Some(34.0),
+        involuntary_context_switches: Some(35),
+        server_run_delay_ms: Some(36.0),
+        host_steal_ms: Some(37.0),
         requests: 100,
         ok: 90,
         elapsed_s: 1.0,
@@ -397,6 +447,89 @@ mod tests {
             ..c
         };
         assert_eq!(shrunk.per_connection(), Some(0.0));
+    }
+
+    /// A trial's metrics from the figures of a driver that read `starvation`
+    /// and a server that read `server_run_delay_ns`, nothing else of note.
+    fn with_starvation(starvation: Option<Starvation>, server_ns: Option<u64>) -> TrialMetrics {
+        TrialMetrics::new(Measured {
+            throughput: Throughput::Window,
+            ok: 10,
+            errors: ErrorCounts::default(),
+            elapsed_s: 0.15,
+            bytes_per_sec: None,
+            cpu: CpuTimes::default(),
+            cpu_us_per_request: None,
+            peak_rss_bytes: 0,
+            peak_threads: 1,
+            connections_opened: None,
+            requests_per_connection: None,
+            in_flight_at_deadline: 0,
+            bytes_received: 0,
+            bytes_sent: 0,
+            latency: None,
+            latency_uncorrected: None,
+            server: ServerCost::default(),
+            startup: Startup::default(),
+            connection_memory: None,
+            starvation,
+            server_run_delay_ns: server_ns,
+        })
+    }
+
+    #[test]
+    fn starvation_is_what_was_read_and_its_share_of_the_span_read_over() {
+        let read = Starvation {
+            span_s: 0.25,
+            run_delay_ns: Some(375_000_000),
+            involuntary_switches: Some(42),
+            steal_ms: Some(20.0),
+        };
+        let m = with_starvation(Some(read), Some(5_000_000));
+        assert_eq!(m.run_delay_ms, Some(375.0));
+        // Three threads waiting half the window each: 1.5, not capped at 1.
+        assert_eq!(m.run_delay_share, Some(1.5));
+        assert_eq!(m.involuntary_context_switches, Some(42));
+        assert_eq!(m.host_steal_ms, Some(20.0));
+        assert_eq!(m.server_run_delay_ms, Some(5.0));
+        // What was not read stays n/a; a share needs a span.
+        let unread = Starvation {
+            span_s: 0.0,
+            steal_ms: None,
+            involuntary_switches: None,
+            ..read
+        };
+        let m = with_starvation(Some(unread), None);
+        assert_eq!((m.run_delay_ms, m.run_delay_share), (Some(375.0), None));
+        assert_eq!(
+            (m.involuntary_context_switches, m.host_steal_ms),
+            (None, None)
+        );
+        assert_eq!(m.server_run_delay_ms, None);
+        let m = with_starvation(None, None);
+        assert_eq!((m.run_delay_ms, m.run_delay_share), (None, None));
+    }
+
+    /// Results files from before the starvation metrics still read, and a
+    /// trial without them writes none.
+    #[test]
+    fn results_without_the_starvation_metrics_still_read() {
+        let mut json = serde_json::to_value(every_field_measured()).unwrap();
+        let fields = json.as_object_mut().unwrap();
+        for f in [
+            "run_delay_ms",
+            "run_delay_share",
+            "involuntary_context_switches",
+            "server_run_delay_ms",
+            "host_steal_ms",
+        ] {
+            assert!(fields.remove(f).is_some(), "{f}");
+        }
+        let m: TrialMetrics = serde_json::from_value(json).unwrap();
+        assert_eq!((m.run_delay_ms, m.host_steal_ms), (None, None));
+        let written = serde_json::to_string(&m).unwrap();
+        assert!(!written.contains("run_delay"), "{written}");
+        assert!(!written.contains("steal"), "{written}");
     }
 
     /// Results files from before the start-up metrics still read, and a

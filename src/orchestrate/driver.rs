@@ -5,7 +5,9 @@
 //! reference server's counting window through its control port at the moments
 //! its own window opens and closes (so both count the same interval), reads the
 //! server's CPU at the same moments, its own CPU when the window opens and
-//! when its first response arrived (start-up), and writes a [`DriverReport`] as JSON to
+//! when its first response arrived (start-up), its own starvation counters
+//! (run delay, involuntary context switches, the host's steal) at both edges
+//! of the window, and writes a [`DriverReport`] as JSON to
 //! the out file. Against a server under test there is no control port: the
 //! window is the driver's own.
 
@@ -25,6 +27,7 @@ use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
 use crate::measure::resources::{
     monotonic_ns_at, sample_process, self_cpu, self_peak_rss_bytes, CpuTimes,
 };
+use crate::measure::schedstat::{Edge, Starvation};
 use crate::measure::ErrorCounts;
 use crate::server::ServerCounters;
 
@@ -88,6 +91,10 @@ pub struct DriverReport {
     /// driver's wake-ups allowed, whatever was planned.
     #[serde(default)]
     pub window_actual_s: Option<f64>,
+    /// What the machine withheld from the driver's threads in its window,
+    /// read from /proc at both edges (`measure::schedstat`).
+    #[serde(default)]
+    pub starvation: Option<Starvation>,
 }
 
 impl DriverReport {
@@ -116,6 +123,7 @@ impl DriverReport {
             rss_before_connections_bytes: window.rss_before_connections,
             peak_rss_at_close_bytes: window.peak_rss_at_close,
             window_actual_s: window.actual.map(|d| d.as_secs_f64()),
+            starvation: window.starvation,
         }
     }
 }
@@ -140,6 +148,10 @@ pub struct ServerWindow {
     /// When the window opened, and how long it lasted once it closed.
     opened_at: Option<Instant>,
     actual: Option<Duration>,
+    /// The driver's starvation counters when the window opened, and what
+    /// they grew by when it closed.
+    starvation_open: Option<Edge>,
+    starvation: Option<Starvation>,
 }
 
 impl ServerWindow {
@@ -151,6 +163,9 @@ impl ServerWindow {
 impl WindowHooks for ServerWindow {
     fn connecting(&mut self) {
         self.rss_before_connections = sample_process(std::process::id()).map(|s| s.rss_bytes);
+    }
+    fn opening(&mut self) {
+        self.starvation_open = Some(Edge::read(&[std::process::id()]));
     }
     fn opened(&mut self) {
         self.opened_at = Some(Instant::now());
@@ -164,6 +179,10 @@ impl WindowHooks for ServerWindow {
     }
     fn closed(&mut self) {
         self.actual = self.opened_at.map(|t| t.elapsed());
+        self.starvation = self
+            .starvation_open
+            .as_ref()
+            .map(|open| Edge::read(&[std::process::id()]).since(open));
         self.peak_rss_at_close = Some(self_peak_rss_bytes());
         self.cpu_end = self.watch.and_then(|w| w.cpu());
         if let Some(url) = &self.control_url {

@@ -26,8 +26,8 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use super::conn::Link;
-use crate::measure::schedstat::TaskCounters;
 use super::shards::{lock, Shard, Shards, Totals};
+use crate::measure::schedstat::TaskCounters;
 
 /// Service time percentiles in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
