@@ -158,17 +158,16 @@ fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
         .collect()
 }
 
-/// One scenario, one client, 3 rounds of [`every_field_measured`], with or
-/// without the start-up metrics (a run from before they existed).
-pub fn one_cell_run(startup: bool) -> RunResults {
+/// One scenario, one client, 3 rounds of [`every_field_measured`] as `edit`
+/// leaves it (without the start-up metrics, say: a run from before they
+/// existed).
+pub fn one_cell_run(edit: impl Fn(&mut TrialMetrics)) -> RunResults {
     let mut suite = crate::config::Suite::default_suite();
     suite.scenarios.truncate(1);
     suite.scenarios[0].clients.truncate(1);
     run(suite, 3, |_, _, _| {
         let mut m = every_field_measured();
-        if !startup {
-            (m.startup_ms, m.startup_cpu_ms) = (None, None);
-        }
+        edit(&mut m);
         Some(m)
     })
 }
