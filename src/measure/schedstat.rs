@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use super::resources::clock_ticks_per_sec;
 
 /// The run delay in a `schedstat` file's text (its second field), ns.
-pub fn parse_run_delay(schedstat: &str) -> Option<u64> {
+fn parse_run_delay(schedstat: &str) -> Option<u64> {
     let mut fields = schedstat.split_whitespace();
     // sum_exec_runtime, run_delay, pcount: all three, or a format we do not know.
     let (_runtime, delay, _slices) = (fields.next()?, fields.next()?, fields.next()?);
@@ -40,7 +40,7 @@ pub fn parse_run_delay(schedstat: &str) -> Option<u64> {
 }
 
 /// `nonvoluntary_ctxt_switches` in a `status` file's text.
-pub fn parse_involuntary_switches(status: &str) -> Option<u64> {
+fn parse_involuntary_switches(status: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))?
@@ -51,7 +51,7 @@ pub fn parse_involuntary_switches(status: &str) -> Option<u64> {
 
 /// The steal ticks in `/proc/stat`'s text: the eighth value of its aggregate
 /// `cpu` line (kernels before 2.6.11 have fewer values: `None`).
-pub fn parse_steal_ticks(stat: &str) -> Option<u64> {
+fn parse_steal_ticks(stat: &str) -> Option<u64> {
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     line.split_whitespace().nth(8)?.parse().ok()
 }
