@@ -168,7 +168,8 @@ impl Generator<'_> {
         let window = self.sched.window();
         if self.cpu_start.is_none() && now >= window.planned_open() {
             // However late this wake-up, the window lasts its duration from it.
-            self.sched.open(now);
+            self.hooks.opening();
+            self.sched.open(Instant::now());
             self.cpu_start = Some(self_cpu());
             self.hooks.opened();
         }

@@ -65,6 +65,10 @@ pub trait WindowHooks: Send {
     /// The driver is about to open its first connection (called by the
     /// driver, before the engine starts).
     fn connecting(&mut self) {}
+    /// The window opens now: called before the engine reads its CPU at the
+    /// window's start, so what the hook costs (reading the starvation
+    /// counters from /proc) is not in the window's CPU.
+    fn opening(&mut self) {}
     fn opened(&mut self) {}
     fn closed(&mut self) {}
 }
@@ -141,6 +145,7 @@ pub async fn run_async(
 
     let window = sched.window();
     wait_until(window.planned_open(), plan.precise_timer).await;
+    hooks.opening();
     sched.open(Instant::now());
     let cpu_start = self_cpu();
     hooks.opened();
@@ -224,6 +229,7 @@ pub fn run_blocking(
 
     let window = sched.window();
     sleep_until_blocking(window.planned_open());
+    hooks.opening();
     sched.open(Instant::now());
     let cpu_start = self_cpu();
     hooks.opened();

@@ -1,5 +1,6 @@
-//! Measurement primitives: latency in HDR histograms, error classes, and the
-//! client's own resource usage.
+//! Measurement primitives: latency in HDR histograms, error classes, the
+//! client's own resource usage, and what the machine withheld from it in a
+//! window (`schedstat`: run delay, involuntary context switches, steal).
 //!
 //! Latency is recorded in microseconds with 3 significant digits
 //! ([HdrHistogram](https://hdrhistogram.github.io/HdrHistogram/)); memory per
@@ -10,6 +11,7 @@
 pub mod histogram;
 pub mod limits;
 pub mod resources;
+pub mod schedstat;
 
 use serde::{Deserialize, Serialize};
 

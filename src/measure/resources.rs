@@ -144,7 +144,8 @@ fn split_like(total_us: u64, ticks: CpuTimes) -> CpuTimes {
     }
 }
 
-fn clock_ticks_per_sec() -> u64 {
+/// USER_HZ: the unit of /proc's tick counts.
+pub(super) fn clock_ticks_per_sec() -> u64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {
@@ -320,23 +321,30 @@ pub struct GroupSample {
     pub cpu: CpuTimes,
 }
 
-/// Sums every live process of group `pgid` (one pass over /proc).
+/// The live processes of group `pgid` (one pass over /proc).
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| parse_stat(&stat))
+                .is_some_and(|s| s.pgrp == pgid)
+        })
+        .collect()
+}
+
+/// Sums every live process of group `pgid`.
 pub fn sample_group(pgid: u32) -> GroupSample {
     let mut g = GroupSample::default();
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return g;
-    };
-    for entry in dir.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+    for pid in group_members(pgid) {
+        // Gone, or (its pid reused) in another group since.
+        let Some(s) = sample_process(pid).filter(|s| s.pgrp == pgid) else {
             continue;
         };
-        let Some(s) = sample_process(pid) else {
-            continue;
-        };
-        if s.pgrp != pgid {
-            continue;
-        }
         g.processes += 1;
         g.threads += s.threads;
         g.rss_bytes += s.rss_bytes;

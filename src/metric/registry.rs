@@ -34,6 +34,11 @@
 //! | `startup_ms`              |           | +20%     | 50 ms  | no    |
 //! | `startup_cpu_ms`          |           | +20%     | 50 ms  | no    |
 //! | `memory_per_connection_bytes` |       | +20%     | 1 KiB  | no    |
+//! | `run_delay_ms`            |           | +50%     | 10 ms  | no    |
+//! | `run_delay_share`         |           | +50%     | 0.05   | no    |
+//! | `involuntary_context_switches` |      | +50%     | 100    | no    |
+//! | `server_run_delay_ms`     |           | +50%     | 10 ms  | no    |
+//! | `host_steal_ms`           |           | +50%     | 10 ms  | no    |
 //! | `*_anchored`              | (the gate of the metric it stands for) | | | in baseline mode with both runs anchored |
 //!
 //! Why: the four gating metrics are the (throughput, tail latency, CPU per
@@ -52,7 +57,13 @@
 //! connection is a difference of two RSS readings over thousands of
 //! connections, so it informs only; the 1 KiB floor keeps allocator
 //! page-rounding at small connection counts (one page more or less over 16
-//! connections is 256 B each) from warning.
+//! connections is 256 B each) from warning. The starvation figures (run
+//! delay, its share of the window, involuntary switches, steal;
+//! `measure::schedstat`) say how much the machine withheld from a trial:
+//! they move with the neighbours more than with the client, so they only
+//! inform, with wide bounds; their floors are a scheduler tick (10 ms at
+//! 100 Hz, a steal tick), a twentieth of the window, and 100 switches,
+//! below which a quiet machine's jitter would warn.
 //!
 //! The anchored figures (`throughput_rps_anchored`, `cpu_us_per_request_anchored`;
 //! `[run] anchor = true`, `results::anchor`) are ratios to the anchor's same
@@ -471,6 +482,51 @@ pub const METRICS: &[MetricDef] = &[
         |m| m.memory_per_connection_bytes,
     )
     .warn(rel(0.20, Some(1024.0))),
+    metric(
+        "run_delay_ms",
+        Down,
+        "ms",
+        F::Millis,
+        Cw::Milliseconds,
+        |m| m.run_delay_ms,
+    )
+    .warn(rel(0.50, Some(10.0))),
+    metric(
+        "run_delay_share",
+        Down,
+        "ratio",
+        F::Percent,
+        Cw::None,
+        |m| m.run_delay_share,
+    )
+    .warn(rel(0.50, Some(0.05))),
+    metric(
+        "involuntary_context_switches",
+        Down,
+        "count",
+        F::Count,
+        Cw::Count,
+        |m| Some(m.involuntary_context_switches? as f64),
+    )
+    .warn(rel(0.50, Some(100.0))),
+    metric(
+        "server_run_delay_ms",
+        Down,
+        "ms",
+        F::Millis,
+        Cw::Milliseconds,
+        |m| m.server_run_delay_ms,
+    )
+    .warn(rel(0.50, Some(10.0))),
+    metric(
+        "host_steal_ms",
+        Down,
+        "ms",
+        F::Millis,
+        Cw::Milliseconds,
+        |m| m.host_steal_ms,
+    )
+    .warn(rel(0.50, Some(10.0))),
 ];
 
 /// Looks up a metric by its stable name.

@@ -14,6 +14,7 @@ pub fn scale_of(metric: &str) -> Scale {
 }
 
 use crate::measure::resources::CpuTimes;
+use crate::measure::schedstat::Starvation;
 use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 
 /// What one trial measured. Latency fields are `None` when nothing was
@@ -87,6 +88,35 @@ pub struct TrialMetrics {
     /// under test, and in results from before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_per_connection_bytes: Option<f64>,
+    /// Starvation in the window (`measure::schedstat`), informative: how
+    /// long the client's threads were runnable but waiting for a CPU, summed
+    /// over its threads (a process group's, for a command client), ms.
+    /// Absent on a kernel without schedstat, for JMH clients, for a program
+    /// that exited before its window closed, and in results from before it
+    /// existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_ms: Option<f64>,
+    /// `run_delay_ms` / the window it was read over: the share of the window
+    /// the client's threads spent waiting for a CPU. Summed over threads, so
+    /// a multi-threaded client can exceed 1 (four threads waiting throughout
+    /// read 4). Absent like `run_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_share: Option<f64>,
+    /// Involuntary context switches of the client's threads in the window
+    /// (`nonvoluntary_ctxt_switches`, summed over threads): how often the
+    /// scheduler took a CPU from a thread that still wanted it. Absent like
+    /// `run_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub involuntary_context_switches: Option<u64>,
+    /// The reference server's threads' run delay in the same window, ms.
+    /// Absent against a server under test, for JMH clients, on a kernel
+    /// without schedstat, and in results from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_run_delay_ms: Option<f64>,
+    /// The host's steal time in the window, summed over all its CPUs, ms
+    /// (`/proc/stat`; 0 on bare metal). Absent like `run_delay_ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_steal_ms: Option<f64>,
 
     /// Requests completed in the window, successes and errors.
     pub requests: u64,
@@ -134,6 +164,10 @@ pub struct Measured<'a> {
     pub startup: Startup,
     /// The memory the client's connections took, when it was measured.
     pub connection_memory: Option<ConnectionMemory>,
+    /// What the machine withheld from the client in its window, when read.
+    pub starvation: Option<Starvation>,
+    /// The reference server's threads' run delay in the same window, ns.
+    pub server_run_delay_ns: Option<u64>,
 }
 
 /// The driver's memory around its connections, as it measured it, and how
@@ -193,6 +227,7 @@ impl TrialMetrics {
     /// figures from the histograms, everything else as measured.
     pub fn new(m: Measured<'_>) -> TrialMetrics {
         let requests = m.ok + m.errors.total();
+        let starved = m.starvation.as_ref();
         let mut metrics = TrialMetrics {
             throughput_rps: match m.throughput {
                 Throughput::Window => Some(m.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE)),
@@ -226,6 +261,16 @@ impl TrialMetrics {
             startup_ms: m.startup.ms,
             startup_cpu_ms: m.startup.cpu_ms,
             memory_per_connection_bytes: m.connection_memory.and_then(|c| c.per_connection()),
+            run_delay_ms: starved
+                .and_then(|s| s.run_delay_ns)
+                .map(|ns| ns as f64 / 1e6),
+            run_delay_share: starved.and_then(|s| {
+                let ns = s.run_delay_ns?;
+                (s.span_s > 0.0).then(|| ns as f64 / 1e9 / s.span_s)
+            }),
+            involuntary_context_switches: starved.and_then(|s| s.involuntary_switches),
+            server_run_delay_ms: m.server_run_delay_ns.map(|ns| ns as f64 / 1e6),
+            host_steal_ms: starved.and_then(|s| s.steal_ms),
             requests,
             ok: m.ok,
             elapsed_s: m.elapsed_s,
@@ -332,6 +377,11 @@ pub fn every_field_measured() -> TrialMetrics {
         startup_ms: Some(29.0),
         startup_cpu_ms: Some(30.0),
         memory_per_connection_bytes: Some(31.0),
+        run_delay_ms: Some(33.0),
+        run_delay_share: Some(34.0),
+        involuntary_context_switches: Some(35),
+        server_run_delay_ms: Some(36.0),
+        host_steal_ms: Some(37.0),
         requests: 100,
         ok: 90,
         elapsed_s: 1.0,
@@ -345,71 +395,5 @@ pub fn every_field_measured() -> TrialMetrics {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::metric::registry::{Direction, METRICS};
-
-    #[test]
-    fn spread_median_odd_even() {
-        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
-        assert_eq!((s.median, s.min, s.max, s.n), (2.0, 1.0, 3.0, 3));
-        let s = Spread::of(&[4.0, 1.0, 2.0, 3.0]).unwrap();
-        assert_eq!(s.median, 2.5);
-        assert!(Spread::of(&[]).is_none());
-        assert_eq!(
-            Spread::of(&[90.0, 110.0]).unwrap().relative_half_range(),
-            Some(0.1)
-        );
-    }
-
-    #[test]
-    fn metric_names_are_unique_and_resolvable() {
-        let mut names: Vec<_> = METRICS.iter().map(|m| m.name).collect();
-        names.sort();
-        names.dedup();
-        assert_eq!(names.len(), METRICS.len());
-        assert_eq!(
-            metric_def("throughput_rps").unwrap().direction,
-            Direction::HigherIsBetter
-        );
-        assert_eq!(
-            metric_def("latency_p99_us").unwrap().direction,
-            Direction::LowerIsBetter
-        );
-        assert!(metric_def("p99").is_none());
-    }
-
-    #[test]
-    fn memory_per_connection_is_the_growth_over_the_servers_count() {
-        let c = ConnectionMemory {
-            rss_before_bytes: 10_000_000,
-            peak_rss_bytes: 50_000_000,
-            connections: 20_000,
-        };
-        assert_eq!(c.per_connection(), Some(2000.0));
-        let none = ConnectionMemory {
-            connections: 0,
-            ..c
-        };
-        assert_eq!(none.per_connection(), None);
-        let shrunk = ConnectionMemory {
-            peak_rss_bytes: 1,
-            ..c
-        };
-        assert_eq!(shrunk.per_connection(), Some(0.0));
-    }
-
-    /// Results files from before the start-up metrics still read, and a
-    /// trial without them writes none.
-    #[test]
-    fn results_without_the_startup_metrics_still_read() {
-        let mut json = serde_json::to_value(every_field_measured()).unwrap();
-        let fields = json.as_object_mut().unwrap();
-        assert!(fields.remove("startup_ms").is_some());
-        assert!(fields.remove("startup_cpu_ms").is_some());
-        let m: TrialMetrics = serde_json::from_value(json).unwrap();
-        assert_eq!((m.startup_ms, m.startup_cpu_ms), (None, None));
-        let written = serde_json::to_string(&m).unwrap();
-        assert!(!written.contains("startup"), "{written}");
-    }
-}
+#[path = "trial_tests.rs"]
+mod tests;

@@ -12,7 +12,10 @@
 //! the whole process group (a shell wrapper and its JVM alike), from /proc.
 //! What the program does before its window (start-up, warmup) is reported
 //! apart, as start-up metrics: the time from spawn to the first request the
-//! server answered, and the group's CPU until the window opened.
+//! server answered, and the group's CPU until the window opened. The
+//! group's starvation counters (run delay, involuntary context switches, and
+//! the host's steal) are read by the parent where it opens and closes the
+//! window.
 //! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
 //! The program and its setup run without benchgate's credentials, the Actions
 //! runtime and the runner's file commands ([`super::child_env`]).
@@ -36,7 +39,10 @@ use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
 use super::trial::TrialRun;
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::interrupt;
-use crate::measure::resources::{pin_command, sample_group, wait_child, GroupSampler};
+use crate::measure::resources::{
+    group_members, pin_command, sample_group, wait_child, GroupSampler,
+};
+use crate::measure::schedstat::Edge;
 use crate::measure::{ErrorCounts, LatencyHistogram};
 use crate::metric::trial::{Measured, Startup, Throughput};
 use crate::metric::TrialMetrics;
@@ -276,6 +282,7 @@ pub fn run_trial(
         }
         if !exited(&reaper) && !interrupted() {
             let cpu_start = sample_group(pgid).cpu;
+            let starvation_open = Edge::read(&group_members(pgid));
             server.window_start()?;
             let opened = Instant::now();
             acks.send(ACK_OPENED);
@@ -289,11 +296,14 @@ pub fn run_trial(
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
+            // The same for its threads' counters: a group gone reads none
+            // (n/a); the host's steal is read either way.
+            let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);
             let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
             let actual = opened.elapsed().as_secs_f64();
             let counters = server.window_stop()?;
             acks.send(ACK_CLOSED);
-            window = Some((counters, cpu_start, cpu_end, server_cpu, actual));
+            window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }
     while !exited(&reaper) && !interrupted() && started.elapsed() < limit {
@@ -327,7 +337,8 @@ pub fn run_trial(
     if !usage.status.success() {
         bail!("the program failed ({}){}", usage.status, output_tail());
     }
-    let Some((server_window, cpu_start, cpu_end, server_cpu, window_actual_s)) = window else {
+    let Some((server_window, cpu_start, cpu_end, server_cpu, window_actual_s, starvation)) = window
+    else {
         bail!(
             "the program never sent a request the reference server saw (or exited before its warmup ended){}",
             output_tail()
@@ -378,6 +389,10 @@ pub fn run_trial(
         ),
         startup,
         connection_memory: None,
+        // JMH takes no part in the window: its starvation there is not its
+        // measurement's.
+        starvation: Some(starvation).filter(|_| figures.window),
+        server_run_delay_ns: server_window.run_delay_ns.filter(|_| figures.window),
     });
     Ok(TrialRun {
         metrics,

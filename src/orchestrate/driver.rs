@@ -7,7 +7,9 @@
 //! engine's window lasts its duration from when it actually opened, and the
 //! server's is started right after that opening, however late), reads the
 //! server's CPU at the same moments, its own CPU when the window opens and
-//! when its first response arrived (start-up), and writes a [`DriverReport`] as JSON to
+//! when its first response arrived (start-up), its own starvation counters
+//! (run delay, involuntary context switches, the host's steal) at both edges
+//! of the window, and writes a [`DriverReport`] as JSON to
 //! the out file. Against a server under test there is no control port: the
 //! window is the driver's own.
 
@@ -27,6 +29,7 @@ use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
 use crate::measure::resources::{
     monotonic_ns_at, sample_process, self_cpu, self_peak_rss_bytes, CpuTimes,
 };
+use crate::measure::schedstat::{Edge, Starvation};
 use crate::measure::ErrorCounts;
 use crate::server::ServerCounters;
 
@@ -91,6 +94,10 @@ pub struct DriverReport {
     /// a stall inside it reads longer.
     #[serde(default)]
     pub window_actual_s: Option<f64>,
+    /// What the machine withheld from the driver's threads in its window,
+    /// read from /proc at both edges (`measure::schedstat`).
+    #[serde(default)]
+    pub starvation: Option<Starvation>,
 }
 
 impl DriverReport {
@@ -119,6 +126,7 @@ impl DriverReport {
             rss_before_connections_bytes: window.rss_before_connections,
             peak_rss_at_close_bytes: window.peak_rss_at_close,
             window_actual_s: window.actual.map(|d| d.as_secs_f64()),
+            starvation: window.starvation,
         }
     }
 }
@@ -143,6 +151,10 @@ pub struct ServerWindow {
     /// When the window opened, and how long it lasted once it closed.
     opened_at: Option<Instant>,
     actual: Option<Duration>,
+    /// The driver's starvation counters when the window opened, and what
+    /// they grew by when it closed.
+    starvation_open: Option<Edge>,
+    starvation: Option<Starvation>,
 }
 
 impl ServerWindow {
@@ -154,6 +166,9 @@ impl ServerWindow {
 impl WindowHooks for ServerWindow {
     fn connecting(&mut self) {
         self.rss_before_connections = sample_process(std::process::id()).map(|s| s.rss_bytes);
+    }
+    fn opening(&mut self) {
+        self.starvation_open = Some(Edge::read(&[std::process::id()]));
     }
     fn opened(&mut self) {
         self.opened_at = Some(Instant::now());
@@ -167,6 +182,10 @@ impl WindowHooks for ServerWindow {
     }
     fn closed(&mut self) {
         self.actual = self.opened_at.map(|t| t.elapsed());
+        self.starvation = self
+            .starvation_open
+            .as_ref()
+            .map(|open| Edge::read(&[std::process::id()]).since(open));
         self.peak_rss_at_close = Some(self_peak_rss_bytes());
         self.cpu_end = self.watch.and_then(|w| w.cpu());
         if let Some(url) = &self.control_url {

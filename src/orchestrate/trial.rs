@@ -188,6 +188,8 @@ pub fn run_trial(
             cpu_ms: report.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
         },
         connection_memory: connection_memory(&report, window.as_ref()),
+        starvation: report.starvation,
+        server_run_delay_ns: window.as_ref().and_then(|w| w.run_delay_ns),
     });
     Ok(TrialRun {
         metrics,

@@ -3,6 +3,7 @@
 //! per (scenario, client[, server]), each figure the median across rounds
 //! with its spread (half the min-max range); the server's own cost and the
 //! client's start-up get columns when any cell measured them, and so do the
+//! starvation figures (run delay, involuntary switches, steal) and the
 //! anchored figures of an anchored run. Cells are plain, unescaped text: each
 //! renderer escapes them for its medium.
 
@@ -36,6 +37,24 @@ const STARTUP_HEADERS: [&str; 2] = ["startup", "startup cpu"];
 /// The metrics of the start-up columns.
 const STARTUP_METRICS: [&str; 2] = ["startup_ms", "startup_cpu_ms"];
 
+/// Extra columns when any cell measured starvation in its window.
+const STARVATION_HEADERS: [&str; 5] = [
+    "run delay",
+    "delay share",
+    "invol cs",
+    "srv run delay",
+    "steal",
+];
+/// The metrics of the starvation columns, in the order every resources
+/// table shows them.
+pub const STARVATION_METRICS: [&str; 5] = [
+    "run_delay_ms",
+    "run_delay_share",
+    "involuntary_context_switches",
+    "server_run_delay_ms",
+    "host_steal_ms",
+];
+
 /// The note shown once when cells ran against a server under test.
 pub const SERVER_UNDER_TEST_NOTE: &str =
     "server under test: reference-server counters not available (connections opened, requests per connection, the server's window)";
@@ -55,6 +74,7 @@ pub struct RunTable<'a> {
 struct Columns {
     server: bool,
     startup: bool,
+    starvation: bool,
     anchored: bool,
 }
 
@@ -63,6 +83,7 @@ pub fn table(results: &RunResults) -> RunTable<'_> {
     let columns = Columns {
         server: has_any(results, &SERVER_METRICS),
         startup: has_any(results, &STARTUP_METRICS),
+        starvation: has_any(results, &STARVATION_METRICS),
         anchored: results.config.run.anchor.is_some(),
     };
     let mut headers: Vec<&'static str> = HEADERS.to_vec();
@@ -71,6 +92,9 @@ pub fn table(results: &RunResults) -> RunTable<'_> {
     }
     if columns.startup {
         headers.extend(STARTUP_HEADERS);
+    }
+    if columns.starvation {
+        headers.extend(STARVATION_HEADERS);
     }
     if columns.anchored {
         headers.extend(ANCHORED_HEADERS);
@@ -97,6 +121,11 @@ pub fn table(results: &RunResults) -> RunTable<'_> {
     if columns.startup {
         legend.push(
             "startup = from the client's spawn to its first response, and its CPU until the window opened (never in cpu/req)".into(),
+        );
+    }
+    if columns.starvation {
+        legend.push(
+            "run delay = time the client's threads waited for a CPU in the window, summed over threads (a share over 100%: several threads waiting); invol cs = involuntary context switches; srv run delay = the server's; steal = the host's, all CPUs (informative)".into(),
         );
     }
     if results.has_servers() {
@@ -178,6 +207,9 @@ fn row(c: &CellResult, columns: &Columns) -> Vec<String> {
     }
     if columns.startup {
         row.extend(STARTUP_METRICS.iter().map(|m| cell_value(c, m, false)));
+    }
+    if columns.starvation {
+        row.extend(STARVATION_METRICS.iter().map(|m| cell_value(c, m, false)));
     }
     if columns.anchored {
         row.extend(ANCHORED_METRICS.iter().map(|m| cell_value(c, m, true)));

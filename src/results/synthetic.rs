@@ -128,6 +128,11 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
         startup_ms: None,
         startup_cpu_ms: None,
         memory_per_connection_bytes: None,
+        run_delay_ms: None,
+        run_delay_share: None,
+        involuntary_context_switches: None,
+        server_run_delay_ms: None,
+        host_steal_ms: None,
         requests,
         ok: requests,
         elapsed_s: 1.0,
@@ -153,17 +158,16 @@ fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
         .collect()
 }
 
-/// One scenario, one client, 3 rounds of [`every_field_measured`], with or
-/// without the start-up metrics (a run from before they existed).
-pub fn one_cell_run(startup: bool) -> RunResults {
+/// One scenario, one client, 3 rounds of [`every_field_measured`] as `edit`
+/// leaves it (without the start-up metrics, say: a run from before they
+/// existed).
+pub fn one_cell_run(edit: impl Fn(&mut TrialMetrics)) -> RunResults {
     let mut suite = crate::config::Suite::default_suite();
     suite.scenarios.truncate(1);
     suite.scenarios[0].clients.truncate(1);
     run(suite, 3, |_, _, _| {
         let mut m = every_field_measured();
-        if !startup {
-            (m.startup_ms, m.startup_cpu_ms) = (None, None);
-        }
+        edit(&mut m);
         Some(m)
     })
 }

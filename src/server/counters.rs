@@ -9,6 +9,10 @@
 //! totals now, or the totals captured at `window/stop`, which freezes the window until
 //! the next start. Histograms are subtracted the same way (HdrHistogram `subtract`).
 //!
+//! The server's threads' run delay in the window (time runnable but waiting for a
+//! CPU, `measure::schedstat`) is read from /proc at `window/start` and at
+//! `window/stop`, outside the hot path, and reported with the closed window.
+//!
 //! The histogram is exported in the HdrHistogram "V2 compressed" encoding (deflate),
 //! base64 with the standard alphabet: the format every HdrHistogram port decodes.
 
@@ -23,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use super::conn::Link;
 use super::shards::{lock, Shard, Shards, Totals};
+use crate::measure::schedstat::TaskCounters;
 
 /// Service time percentiles in microseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -70,6 +75,13 @@ pub struct ServerCounters {
     pub requests_alpn_h2: u64,
     #[serde(default)]
     pub requests_alpn_http1: u64,
+    /// The server's threads' run delay in the closed window, summed over
+    /// threads, ns: how long they waited for a CPU while runnable, read from
+    /// their `/proc/self/task/*/schedstat` at the window's start and stop.
+    /// Absent while the window is open, on a kernel without schedstat, and in
+    /// counters from before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_delay_ns: Option<u64>,
     /// Server service time in µs (see the `server` module docs for what is timed).
     pub service_time: LatencySummary,
     /// The window's service time histogram (µs): V2 deflate encoding, base64.
@@ -102,8 +114,12 @@ pub(crate) struct Protocol {
 struct Window {
     opened: Instant,
     base: Totals,
+    /// The server's threads' counters when the window opened.
+    tasks_base: TaskCounters,
     /// Set by `stop`: when, the totals then, and the peak then.
     closed: Option<(Instant, Totals, u64)>,
+    /// Set by `stop`: the run delay since the window opened.
+    run_delay_ns: Option<u64>,
 }
 
 /// The server's counters: cumulative totals plus the window bookkeeping.
@@ -128,7 +144,9 @@ impl Counters {
             window: Mutex::new(Window {
                 opened: Instant::now(),
                 base: Totals::zero(),
+                tasks_base: TaskCounters::read_self(),
                 closed: None,
+                run_delay_ns: None,
             }),
         }
     }
@@ -205,12 +223,15 @@ impl Counters {
 
     /// Resets the window: it opens now, empty; answers the new (empty) window.
     pub(crate) fn start_window(&self) -> ServerCounters {
+        let tasks = TaskCounters::read_self();
         let mut w = lock(&self.window);
         self.epoch.fetch_add(1, Relaxed);
         self.window_peak.store(self.open.load(Relaxed), Relaxed);
         w.base = self.totals();
         w.opened = Instant::now();
+        w.tasks_base = tasks;
         w.closed = None;
+        w.run_delay_ns = None;
         self.render(&w)
     }
 
@@ -220,6 +241,7 @@ impl Counters {
         if w.closed.is_none() {
             let peak = self.window_peak.load(Relaxed);
             w.closed = Some((Instant::now(), self.totals(), peak));
+            w.run_delay_ns = TaskCounters::read_self().run_delay_since(&w.tasks_base);
         }
         self.render(&w)
     }
@@ -271,6 +293,7 @@ impl Counters {
             requests_tls: current.tls - base.tls,
             requests_alpn_h2: current.alpn_h2 - base.alpn_h2,
             requests_alpn_http1: current.alpn_http1 - base.alpn_http1,
+            run_delay_ns: w.run_delay_ns,
             service_time: summarize(&hist),
             service_time_hist: encode(&hist),
             total_requests: cumulative.requests,
@@ -370,6 +393,18 @@ mod tests {
         assert_eq!(later.total_requests, 5);
         assert_eq!(later.total_connections_accepted, 3);
         assert_eq!(later.window_secs, stopped.window_secs);
+    }
+
+    #[test]
+    fn run_delay_comes_with_the_closed_window() {
+        let c = Counters::new();
+        assert_eq!(c.start_window().run_delay_ns, None, "not while open");
+        let stopped = c.stop_window();
+        if std::path::Path::new("/proc/self/schedstat").exists() {
+            assert!(stopped.run_delay_ns.is_some(), "{stopped:?}");
+        }
+        assert_eq!(c.snapshot().run_delay_ns, stopped.run_delay_ns, "frozen");
+        assert_eq!(c.start_window().run_delay_ns, None, "a new window is open");
     }
 
     #[test]

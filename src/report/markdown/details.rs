@@ -11,6 +11,7 @@ use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
 use crate::report::escape::{code_block, md, md_n, md_who, split_first_line};
 use crate::report::format::{compact, micros};
 use crate::report::rows::{rank, verdict_cell};
+use crate::report::run_table::STARVATION_METRICS;
 use crate::results::{CellIndex, CellResult, Environment, RunResults};
 
 /// Most failed trials listed.
@@ -253,13 +254,18 @@ pub fn errors(sides: &Sides) -> String {
     details("Errors by class and failed trials", &body)
 }
 
-/// The client's own cost (its start-up, and the server's cost, when any cell
-/// measured them): medians across trials.
+/// The client's own cost (its start-up, the server's cost, and the
+/// starvation in the window, when any cell measured them): medians across
+/// trials.
 pub fn resources(sides: &Sides) -> String {
-    let (mut server_cost, mut startup) = (false, false);
+    let (mut server_cost, mut startup, mut starvation) = (false, false, false);
+    let any = |cell: Option<&CellResult>, metrics: &[&str]| {
+        cell.is_some_and(|c| metrics.iter().any(|m| c.summary.contains_key(*m)))
+    };
     sides.each(|_, cell| {
-        server_cost |= cell.is_some_and(|c| c.summary.contains_key("server_cpu_us_per_request"));
-        startup |= cell.is_some_and(|c| STARTUP.iter().any(|m| c.summary.contains_key(*m)));
+        server_cost |= any(cell, &["server_cpu_us_per_request"]);
+        startup |= any(cell, &STARTUP);
+        starvation |= any(cell, &STARVATION_METRICS);
     });
     let mut body = String::from(
         "| scenario | client | side | CPU/request | peak RSS | peak threads | connections | requests/connection |",
@@ -270,12 +276,20 @@ pub fn resources(sides: &Sides) -> String {
     if startup {
         body.push_str(" start-up | start-up CPU |");
     }
+    if starvation {
+        body.push_str(
+            " run delay | run-delay share | involuntary switches | server run delay | steal |",
+        );
+    }
     body.push_str("\n|:--|:--|:--|--:|--:|--:|--:|--:|");
     if server_cost {
         body.push_str("--:|--:|--:|");
     }
     if startup {
         body.push_str("--:|--:|");
+    }
+    if starvation {
+        body.push_str("--:|--:|--:|--:|--:|");
     }
     body.push('\n');
     sides.each(|prefix, cell| {
@@ -299,6 +313,11 @@ pub fn resources(sides: &Sides) -> String {
         }
         if startup {
             for m in STARTUP {
+                let _ = write!(body, " {} |", median(cell, m));
+            }
+        }
+        if starvation {
+            for m in STARVATION_METRICS {
                 let _ = write!(body, " {} |", median(cell, m));
             }
         }
@@ -401,22 +420,49 @@ pub fn reasons(cmp: &Comparison) -> String {
 mod tests {
     use crate::compare::compare;
     use crate::config::gate::default_gate;
+    use crate::metric::TrialMetrics;
     use crate::report::markdown::{self, MarkdownOptions};
     use crate::results::synthetic;
 
     /// The resources table shows start-up columns only for cells that measured
     /// start-up (results from before it existed render as they did).
+    fn render(edit: impl Fn(&mut TrialMetrics)) -> String {
+        let r = synthetic::one_cell_run(edit);
+        let cmp = compare(None, &r, &default_gate());
+        markdown::render(&cmp, &r, None, &MarkdownOptions::default())
+    }
+
     #[test]
     fn start_up_columns_only_when_measured() {
-        let render = |startup: bool| {
-            let r = synthetic::one_cell_run(startup);
-            let cmp = compare(None, &r, &default_gate());
-            markdown::render(&cmp, &r, None, &MarkdownOptions::default())
-        };
-        let with = render(true);
+        let with = render(|_| {});
         assert!(with.contains(" start-up | start-up CPU |"), "{with}");
-        assert!(with.contains(" 29.0ms | 30.0ms |\n"), "{with}");
-        let without = render(false);
+        assert!(with.contains(" 29.0ms | 30.0ms |"), "{with}");
+        let without = render(|m| (m.startup_ms, m.startup_cpu_ms) = (None, None));
         assert!(!without.contains("start-up"), "{without}");
+    }
+
+    /// The starvation columns likewise; within them, a figure not measured
+    /// reads n/a.
+    #[test]
+    fn starvation_columns_only_when_measured() {
+        let with = render(|m| m.host_steal_ms = None);
+        assert!(
+            with.contains(
+                " run delay | run-delay share | involuntary switches | server run delay | steal |\n"
+            ),
+            "{with}"
+        );
+        assert!(
+            with.contains(" 33.0ms | 3400.00% | 35 | 36.0ms | n/a |\n"),
+            "{with}"
+        );
+        let without = render(|m| {
+            m.run_delay_ms = None;
+            m.run_delay_share = None;
+            m.involuntary_context_switches = None;
+            m.server_run_delay_ms = None;
+            m.host_steal_ms = None;
+        });
+        assert!(!without.contains("run delay"), "{without}");
     }
 }

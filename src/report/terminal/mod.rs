@@ -145,25 +145,46 @@ pub fn render(results: &RunResults, color: bool) -> String {
 mod tests {
     use crate::results::synthetic;
 
+    fn render(edit: impl Fn(&mut crate::metric::TrialMetrics)) -> String {
+        super::render(&synthetic::one_cell_run(edit), false)
+    }
+
     /// Start-up gets its columns only when some cell measured it (results
     /// from before it existed render as they did).
     #[test]
     fn start_up_columns_only_when_measured() {
-        let render = |startup: bool| {
-            let r = synthetic::one_cell_run(startup);
-            super::render(&r, false)
-        };
-        let with = render(true);
+        let with = render(|_| {});
         let header = with.lines().next().unwrap();
-        assert!(header.ends_with("startup  startup cpu"), "{with}");
+        assert!(header.contains("  startup  startup cpu  "), "{with}");
+        let row = with.lines().nth(1).unwrap();
+        assert!(row.contains("  29.0ms       30.0ms  "), "{with}");
+        let without = render(|m| (m.startup_ms, m.startup_cpu_ms) = (None, None));
+        assert!(!without.contains("startup"), "{without}");
+    }
+
+    /// The starvation columns likewise, with their legend; within them, a
+    /// figure not measured reads n/a.
+    #[test]
+    fn starvation_columns_only_when_measured() {
+        let with = render(|m| m.host_steal_ms = None);
+        let header = with.lines().next().unwrap();
         assert!(
-            with.lines()
-                .nth(1)
-                .unwrap()
-                .ends_with("29.0ms       30.0ms"),
+            header.ends_with("run delay  delay share  invol cs  srv run delay  steal"),
             "{with}"
         );
-        let without = render(false);
-        assert!(!without.contains("startup"), "{without}");
+        let row = with.lines().nth(1).unwrap();
+        assert!(
+            row.ends_with("33.0ms     3400.00%        35         36.0ms    n/a"),
+            "{with}"
+        );
+        assert!(with.contains("\nrun delay = time the client's threads waited"));
+        let without = render(|m| {
+            m.run_delay_ms = None;
+            m.run_delay_share = None;
+            m.involuntary_context_switches = None;
+            m.server_run_delay_ms = None;
+            m.host_steal_ms = None;
+        });
+        assert!(!without.contains("run delay"), "{without}");
     }
 }
