@@ -3,7 +3,7 @@
 //! per (scenario, client[, server]), each figure the median across rounds
 //! with its spread (half the min-max range); the server's own cost and the
 //! client's start-up get columns when any cell measured them, and so do the
-//! starvation figures (run delay, involuntary switches, steal) and the
+//! starvation figures (the client's and the server's run delay) and the
 //! anchored figures of an anchored run. Cells are plain, unescaped text: each
 //! renderer escapes them for its medium.
 
@@ -37,16 +37,8 @@ const STARTUP_HEADERS: [&str; 2] = ["startup", "startup cpu"];
 /// The metrics of the start-up columns.
 const STARTUP_METRICS: [&str; 2] = ["startup_ms", "startup_cpu_ms"];
 
-/// Extra columns when any cell measured starvation in its window.
-const STARVATION_HEADERS: [&str; 5] = [
-    "run delay",
-    "delay share",
-    "invol cs",
-    "srv run delay",
-    "steal",
-];
-/// The metrics of the starvation columns, in the order every resources
-/// table shows them.
+/// The starvation figures (run delay, involuntary switches, steal), in the
+/// order the resources section of a comparison shows them all.
 pub const STARVATION_METRICS: [&str; 5] = [
     "run_delay_ms",
     "run_delay_share",
@@ -54,6 +46,11 @@ pub const STARVATION_METRICS: [&str; 5] = [
     "server_run_delay_ms",
     "host_steal_ms",
 ];
+/// Of those, the run table's two columns (the table is wide already): the
+/// client's run-delay share and the server's run delay. The others are in
+/// the results file and the comparison's resources section.
+const STARVATION_HEADERS: [&str; 2] = ["cpu wait", "srv cpu wait"];
+const STARVATION_COLUMNS: [&str; 2] = ["run_delay_share", "server_run_delay_ms"];
 
 /// The note shown once when cells ran against a server under test.
 pub const SERVER_UNDER_TEST_NOTE: &str =
@@ -125,7 +122,7 @@ pub fn table(results: &RunResults) -> RunTable<'_> {
     }
     if columns.starvation {
         legend.push(
-            "run delay = time the client's threads waited for a CPU in the window, summed over threads (a share over 100%: several threads waiting); invol cs = involuntary context switches; srv run delay = the server's; steal = the host's, all CPUs (informative)".into(),
+            "cpu wait = the client's run delay (time its threads were runnable but waited for a CPU) over the window, summed over threads (over 100%: several threads waiting); srv cpu wait = the server's run delay in the window (informative; all starvation figures: the results file)".into(),
         );
     }
     if results.has_servers() {
@@ -209,7 +206,7 @@ fn row(c: &CellResult, columns: &Columns) -> Vec<String> {
         row.extend(STARTUP_METRICS.iter().map(|m| cell_value(c, m, false)));
     }
     if columns.starvation {
-        row.extend(STARVATION_METRICS.iter().map(|m| cell_value(c, m, false)));
+        row.extend(STARVATION_COLUMNS.iter().map(|m| cell_value(c, m, false)));
     }
     if columns.anchored {
         row.extend(ANCHORED_METRICS.iter().map(|m| cell_value(c, m, true)));

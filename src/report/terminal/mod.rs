@@ -162,22 +162,20 @@ mod tests {
         assert!(!without.contains("startup"), "{without}");
     }
 
-    /// The starvation columns likewise, with their legend; within them, a
+    /// The starvation columns likewise (two of them: the client's run-delay
+    /// share and the server's run delay), with their legend; within them, a
     /// figure not measured reads n/a.
     #[test]
     fn starvation_columns_only_when_measured() {
-        let with = render(|m| m.host_steal_ms = None);
+        let with = render(|m| m.server_run_delay_ms = None);
         let header = with.lines().next().unwrap();
-        assert!(
-            header.ends_with("run delay  delay share  invol cs  srv run delay  steal"),
-            "{with}"
-        );
+        assert!(header.ends_with("cpu wait  srv cpu wait"), "{with}");
         let row = with.lines().nth(1).unwrap();
+        assert!(row.ends_with("3400.00%           n/a"), "{with}");
         assert!(
-            row.ends_with("33.0ms     3400.00%        35         36.0ms    n/a"),
+            with.contains("\ncpu wait = the client's run delay"),
             "{with}"
         );
-        assert!(with.contains("\nrun delay = time the client's threads waited"));
         let without = render(|m| {
             m.run_delay_ms = None;
             m.run_delay_share = None;
@@ -185,6 +183,6 @@ mod tests {
             m.server_run_delay_ms = None;
             m.host_steal_ms = None;
         });
-        assert!(!without.contains("run delay"), "{without}");
+        assert!(!without.contains("cpu wait"), "{without}");
     }
 }
