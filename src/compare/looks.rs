@@ -85,6 +85,17 @@ impl LookPlan {
     }
 }
 
+/// An alpha to four decimals (`0.0083`), or in scientific notation below
+/// 0.001: how reports show a look's alpha.
+pub fn show_alpha(a: f64) -> String {
+    if a < 0.001 {
+        format!("{a:.1e}")
+    } else {
+        let s = format!("{a:.4}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -258,7 +258,34 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
     if stored.is_some() {
         cmp.anchoring = anchor::note(ctx.anchoring(), &cmp.metrics);
     }
+    if let Some(note) = looks_note(&looked) {
+        cmp.method.push_str(&note);
+    }
     cmp
+}
+
+/// What the method says when scenarios were judged at their last planned
+/// look's alpha (`[run] budget`), not at the gate's.
+fn looks_note(looked: &HashMap<&str, GateConfig>) -> Option<String> {
+    if looked.is_empty() {
+        return None;
+    }
+    let alphas = looked.values().map(|g| g.alpha);
+    let low = alphas.clone().fold(f64::INFINITY, f64::min);
+    let high = alphas.fold(0.0, f64::max);
+    let at = if (high - low).abs() < 1e-12 {
+        format!("alpha = {}", looks::show_alpha(low))
+    } else {
+        format!(
+            "alpha {} to {}",
+            looks::show_alpha(low),
+            looks::show_alpha(high)
+        )
+    };
+    Some(format!(
+        "; under [run] budget the evidence was looked at during the run at planned rounds only, alpha split across the looks: {} scenario(s) judged at their last look's {at}",
+        looked.len()
+    ))
 }
 
 /// One `missing` row per cell of `baseline` that `current` lacks (a dropped

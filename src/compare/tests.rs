@@ -678,6 +678,14 @@ fn a_budgeted_run_is_judged_at_its_last_looks_alpha() {
         stopped: Stop::Budget,
     });
     let looked = compare(Some(&base), &cur, &gate);
+    assert!(
+        looked
+            .method
+            .ends_with("1 scenario(s) judged at their last look's alpha = 1.0e-4"),
+        "{}",
+        looked.method
+    );
+    assert!(!at_gate.method.contains("budget"), "{}", at_gate.method);
     let rps = find(&looked, "get-22b", "hyper", "throughput_rps");
     assert_eq!(rps.verdict, Verdict::Inconclusive, "{}", rps.reason);
     // The other scenario did not look: the gate's alpha.

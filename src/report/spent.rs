@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::compare::looks::show_alpha;
 use crate::report::escape::md;
 use crate::results::budget::ScenarioBudget;
 use crate::results::RunResults;
@@ -16,7 +17,7 @@ fn row(b: &ScenarioBudget) -> [String; 5] {
     } else {
         b.looks
             .iter()
-            .map(|l| format!("{} (α {})", l.round, alpha(l.alpha)))
+            .map(|l| format!("{} (α {})", l.round, show_alpha(l.alpha)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -35,16 +36,6 @@ fn seconds(s: f64) -> String {
         format!("{}m{:02}s", t / 60, t % 60)
     } else {
         format!("{s:.1}s")
-    }
-}
-
-/// An alpha to four decimals (`0.0083`), or in scientific notation below 0.001.
-fn alpha(a: f64) -> String {
-    if a < 0.001 {
-        format!("{a:.1e}")
-    } else {
-        let s = format!("{a:.4}");
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
