@@ -193,11 +193,14 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
         "open-200rps",
         "put-64k",
         "blocking",
-        "p99.9",
+        "p99",
         "cpu/req",
+        "conns",
     ] {
         assert!(stdout.contains(name), "table lacks {name}:\n{stdout}");
     }
+    // The default table is the narrow one (`--wide` has p99.9 and the rest).
+    assert!(!stdout.contains("p99.9"), "{stdout}");
     drop(run.dir);
 }
 
@@ -459,14 +462,19 @@ concurrency = 2
 
 /// Issue 16: `benchgate run` with `[compare]` in the config prints the
 /// comparison it made during the run and exits with its gate (it used to run
-/// the extra rounds, print the table and exit 0 with no verdict).
+/// the extra rounds, print the table and exit 0 with no verdict). With a
+/// budget (issue 29), as a user would write it.
 #[test]
 fn a_config_with_compare_gets_a_verdict_and_its_exit_code() {
     let toml = |inject: &str| {
         format!(
             r#"
 [run]
-rounds = 6  # the fewest paired rounds that can be significant at 0.05
+# Looks after 10, 20 and 40 rounds, alpha 0.05 / 3 each: a loaded machine
+# buys rounds until the A/A pass is shown.
+rounds = 10
+max_rounds = 40
+budget = "90s"
 warmup = "20ms"
 duration = "150ms"
 pin = false

@@ -374,7 +374,10 @@ impl Action {
         command(&format!("::stop-commands::{token}"));
         let result = orchestrate::run(suite, &opts);
         if let Ok(r) = &result {
-            print!("{}", crate::report::terminal::render(r, false));
+            print!(
+                "{}",
+                crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow)
+            );
         }
         command(&format!("::{token}::"));
         command("::endgroup::");

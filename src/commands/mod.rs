@@ -105,7 +105,15 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let results = orchestrate::run(&suite, &opts)?;
     print!(
         "{}",
-        report::terminal::render(&results, report::terminal::color_stdout())
+        report::terminal::render(
+            &results,
+            report::terminal::color_stdout(),
+            if args.wide {
+                report::run_table::Width::Wide
+            } else {
+                report::run_table::Width::Narrow
+            },
+        )
     );
     if let Some(signal) = crate::interrupt::received() {
         // Partial results gate nothing and export nothing.

@@ -18,16 +18,6 @@ pub(super) struct Cell {
     pub paired: bool,
 }
 
-/// `(round, value)` of every successful trial that measured `metric`.
-fn trial_values(cell: &CellResult, metric: &str) -> Vec<(u32, f64)> {
-    cell.trials
-        .iter()
-        .filter(|t| t.failure.is_none() && !t.starved())
-        .filter_map(|t| Some((t.round, t.metrics.as_ref()?.get(metric)?)))
-        .filter(|(_, v)| v.is_finite())
-        .collect()
-}
-
 /// A cell with trials and not one successful trial: nothing was measured.
 pub struct AllFailed {
     /// Its trials (every one failed).
@@ -71,10 +61,7 @@ pub fn all_failed(cell: &CellResult) -> Option<AllFailed> {
 
 /// Values of every successful trial, in round order.
 pub(super) fn cell_values(cell: &CellResult, metric: &str) -> Vec<f64> {
-    trial_values(cell, metric)
-        .into_iter()
-        .map(|(_, v)| v)
-        .collect()
+    cell.values(metric).into_iter().map(|(_, v)| v).collect()
 }
 
 /// Values of the rounds both cells measured, in round order.
@@ -83,8 +70,9 @@ pub(super) fn paired_values(
     current: &CellResult,
     metric: &str,
 ) -> (Vec<f64>, Vec<f64>) {
-    let base = trial_values(baseline, metric);
-    trial_values(current, metric)
+    let base = baseline.values(metric);
+    current
+        .values(metric)
         .into_iter()
         .filter_map(|(round, c)| {
             let b = base.iter().find(|(r, _)| *r == round)?.1;

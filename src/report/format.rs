@@ -98,7 +98,10 @@ pub fn spread_pct(half_range: Option<f64>, n: u32) -> String {
     match half_range {
         Some(r) if n > 1 => {
             let pct = r * 100.0;
-            if pct < 10.0 {
+            if pct > 999.0 {
+                // Past this the figure is noise; the digits would only widen the table.
+                "±>999%".to_string()
+            } else if pct < 10.0 {
                 format!("±{pct:.1}%")
             } else {
                 format!("±{pct:.0}%")

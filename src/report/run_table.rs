@@ -1,19 +1,37 @@
 //! The table of a run that every run renderer shares (the terminal's
 //! [`render`](super::terminal::render) and the markdown run report): a row
 //! per (scenario, client[, server]), each figure the median across rounds
-//! with its spread (half the min-max range); the server's own cost and the
-//! client's start-up get columns when any cell measured them, and so do the
-//! starvation figures (the client's and the server's run delay) and the
-//! anchored figures of an anchored run. Cells are plain, unescaped text: each
-//! renderer escapes them for its medium.
+//! with its spread (half the interquartile range, [`spread`]).
+//!
+//! [`Width::Narrow`], the terminal's default, fits 120 columns for ordinary
+//! names: request rate, p50, p99, errors, CPU per request, peak RSS and
+//! connections. [`Width::Wide`] (`--wide`, and the markdown run report) adds
+//! p99.9, max and threads, and, when any cell measured them, the server's own
+//! cost, the client's start-up, the starvation figures (the client's and the
+//! server's run delay) and the anchored figures of an anchored run. Every
+//! figure is in the results file whatever the width. Cells are plain,
+//! unescaped text: each renderer escapes them for its medium.
 
 use crate::metric::Spread;
 use crate::report::format::{compact, spread_pct};
 use crate::results::{CellResult, RunResults};
 
+/// How much of a run the table shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// The core figures, within 120 columns for ordinary names.
+    Narrow,
+    /// Every column the run measured.
+    Wide,
+}
+
 const HEADERS: [&str; 12] = [
     "scenario", "client", "req/s", "p50", "p99", "p99.9", "max", "errors", "cpu/req", "peak rss",
     "threads", "conns",
+];
+/// The columns of [`HEADERS`] a narrow table keeps.
+const NARROW: [bool; 12] = [
+    true, true, true, true, true, false, false, true, true, true, false, true,
 ];
 
 /// Extra columns when any cell measured the server's cost.
@@ -75,15 +93,22 @@ struct Columns {
     anchored: bool,
 }
 
-/// The table of `results`.
-pub fn table(results: &RunResults) -> RunTable<'_> {
+/// The table of `results` at `width`.
+pub fn table(results: &RunResults, width: Width) -> RunTable<'_> {
+    let wide = width == Width::Wide;
     let columns = Columns {
-        server: has_any(results, &SERVER_METRICS),
-        startup: has_any(results, &STARTUP_METRICS),
-        starvation: has_any(results, &STARVATION_METRICS),
-        anchored: results.config.run.anchor.is_some(),
+        server: wide && has_any(results, &SERVER_METRICS),
+        startup: wide && has_any(results, &STARTUP_METRICS),
+        starvation: wide && has_any(results, &STARVATION_METRICS),
+        anchored: wide && results.config.run.anchor.is_some(),
     };
-    let mut headers: Vec<&'static str> = HEADERS.to_vec();
+    let keep = |i: usize| wide || NARROW[i];
+    let mut headers: Vec<&'static str> = HEADERS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .map(|(_, h)| *h)
+        .collect();
     if columns.server {
         headers.extend(SERVER_HEADERS);
     }
@@ -99,11 +124,21 @@ pub fn table(results: &RunResults) -> RunTable<'_> {
     let rows = results
         .results
         .iter()
-        .map(|c| (c, row(c, &columns)))
+        .map(|c| {
+            let all = row(c, &columns);
+            let cells = all
+                .into_iter()
+                .enumerate()
+                .filter(|(i, _)| *i >= HEADERS.len() || keep(*i))
+                .map(|(_, v)| v)
+                .collect();
+            (c, cells)
+        })
         .collect();
     let mut legend = vec![format!(
-        "median of {} (± half the min-max range); latency from intended start; conns = connections the server accepted per trial",
-        rounds_measured(results)
+        "median of {} (± half the interquartile range, half the min-max range below 4 rounds); latency from intended start; conns = connections the server accepted per trial{}",
+        rounds_measured(results),
+        if wide { "" } else { "; --wide: every column" }
     )];
     if columns.server {
         legend.push(
@@ -142,7 +177,7 @@ fn cell_value(c: &CellResult, metric: &str, with_spread: bool) -> String {
         None => "n/a".to_string(),
         Some(s) => {
             let spread = if with_spread {
-                spread_pct(s.relative_half_range(), s.n)
+                spread_pct(spread(c, metric, s), s.n)
             } else {
                 String::new()
             };
@@ -153,6 +188,23 @@ fn cell_value(c: &CellResult, metric: &str, with_spread: bool) -> String {
             }
         }
     }
+}
+
+/// The spread shown beside a median, relative to it: half the interquartile
+/// range of the counted trials (one stray round does not blow it up, as it
+/// does a min-max range), or half the min-max range below 4 trials.
+fn spread(c: &CellResult, metric: &str, s: &Spread) -> Option<f64> {
+    let mut v: Vec<f64> = c.values(metric).into_iter().map(|(_, v)| v).collect();
+    if v.len() < 4 || s.median <= 0.0 {
+        return s.relative_half_range();
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let at = p * (v.len() - 1) as f64;
+        let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+        v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
+    };
+    Some((q(0.75) - q(0.25)) / 2.0 / s.median)
 }
 
 fn errors_value(c: &CellResult) -> String {

@@ -312,6 +312,17 @@ impl Trial {
 }
 
 impl CellResult {
+    /// `(round, value)` of `metric` in every trial that counts (not failed,
+    /// not starved), finite values only: what comparisons and spreads use.
+    pub fn values(&self, metric: &str) -> Vec<(u32, f64)> {
+        self.trials
+            .iter()
+            .filter(|t| t.failure.is_none() && !t.starved())
+            .filter_map(|t| Some((t.round, t.metrics.as_ref()?.get(metric)?)))
+            .filter(|(_, v)| v.is_finite())
+            .collect()
+    }
+
     /// How reports name the cell's client: `client`, or `client @ server` with a
     /// server under test.
     pub fn label(&self) -> String {

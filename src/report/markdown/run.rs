@@ -26,7 +26,7 @@ compares two results files afterwards.";
 
 /// Assembles the report of `run`; sizing happens in [`Doc::fit`].
 pub fn build(run: &RunResults) -> Doc {
-    let table = run_table::table(run);
+    let table = run_table::table(run, run_table::Width::Wide);
     // One table per scenario, in the run's order, without the scenario column.
     let header = format!(
         "| {} |\n|:--|{}\n",
