@@ -5,6 +5,7 @@
 use benchgate::compare::{Tier, Verdict};
 use benchgate::report::escape::{MAX_BLOCK_CHARS, MAX_BLOCK_LINES};
 use benchgate::report::markdown::{self, MarkdownOptions};
+use benchgate::report::run_table::Width;
 use benchgate::report::terminal;
 
 use crate::builder::{comparison, metric};
@@ -89,7 +90,7 @@ fn failure_output_keeps_its_lines_in_the_terminal() {
     let c = cases::failed_with_output();
     let mut out = terminal::render_comparison(&c.cmp, false);
     out.push_str("----\n");
-    out.push_str(&terminal::render(&c.current, false));
+    out.push_str(&terminal::render(&c.current, false, Width::Wide));
     assert!(!out.contains('\x1b') && !out.contains('\r'), "{out:?}");
     assert!(!out.contains(r#"\""#), "{out}");
     assert!(
@@ -291,7 +292,7 @@ fn a_run_compared_with_nothing_shows_its_tables() {
         assert!(markdown::HOW_TO_COMPARE.contains(needle), "{needle}");
     }
     // A table per scenario; each client's figures as the terminal shows them.
-    let term = terminal::render(&c.current, false);
+    let term = terminal::render(&c.current, false, Width::Wide);
     for cell in &c.current.results {
         let heading = format!("### {}\n", cell.scenario);
         assert_eq!(md.matches(&heading).count(), 1, "{heading}");

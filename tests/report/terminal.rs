@@ -1,5 +1,6 @@
 //! Snapshots of the terminal comparison table, plain and coloured.
 
+use benchgate::report::run_table::Width;
 use benchgate::report::terminal;
 
 use crate::cases;
@@ -59,5 +60,9 @@ fn every_trial_failed_table() {
 
 #[test]
 fn run_table_is_kept() {
-    insta::assert_snapshot!(terminal::render(&cases::mixed().current, false));
+    insta::assert_snapshot!(terminal::render(
+        &cases::mixed().current,
+        false,
+        Width::Wide
+    ));
 }
