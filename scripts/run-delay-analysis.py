@@ -60,6 +60,7 @@ def quantile(xs, q):
 
 def main(paths):
     rows = []  # (client, share, dev_rps, dev_cpu)
+    server = []  # (server run delay share of the window, dev_rps)
     for p in paths:
         r = json.load(open(p))
         for cell in r["results"]:
@@ -78,6 +79,10 @@ def main(paths):
                 rows.append(
                     (cell["client"], share, abs(math.log(a / med_rps)), abs(math.log(c / med_cpu)))
                 )
+                srv = t["metrics"].get("server_run_delay_ms")
+                window = t.get("window_planned_s")
+                if srv is not None and window:
+                    server.append((srv / 1000 / window, abs(math.log(a / med_rps))))
     if not rows:
         print("no trial with a run-delay share in these files")
         return 1
@@ -111,6 +116,12 @@ def main(paths):
         f"\nSpearman rank correlation, share vs deviation: throughput {spearman(shares, [r[2] for r in rows]):+.2f}, "
         f"CPU/request {spearman(shares, [r[3] for r in rows]):+.2f}"
     )
+    if server:
+        print(
+            f"\nThe server's run delay over the planned window: median {statistics.median([x for x, _ in server]):.1%}, "
+            f"p90 {quantile([x for x, _ in server], .9):.1%}; rank correlation with the trial's throughput deviation "
+            f"{spearman([x for x, _ in server], [d for _, d in server]):+.2f}"
+        )
     for p in (0.90, 0.95):
         t = quantile(shares, p)
         hit = defaultdict(int)
