@@ -34,7 +34,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("benchgate: error: {e:#}");
+            // The error may quote untrusted text (a results file's names, a
+            // program's output).
+            let message = format!("benchgate: error: {e:#}");
+            eprintln!("{}", benchgate::report::escape::fence(&message));
             ExitCode::from(2)
         }
     }

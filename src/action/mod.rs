@@ -374,10 +374,9 @@ impl Action {
         command(&format!("::stop-commands::{token}"));
         let result = orchestrate::run(suite, &opts);
         if let Ok(r) = &result {
-            print!(
-                "{}",
-                crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow)
-            );
+            let table =
+                crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow);
+            print!("{}", crate::report::escape::disarm(&table));
         }
         command(&format!("::{token}::"));
         command("::endgroup::");

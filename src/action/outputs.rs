@@ -11,7 +11,9 @@
 //! - annotations (`::error`/`::warning`) escape their message and properties;
 //! - untrusted text (names from the config or a results file, failure
 //!   reasons) is printed between `::stop-commands::TOKEN` and `::TOKEN::`, a
-//!   random token, so nothing in it is taken as a workflow command.
+//!   random token, so nothing in it is taken as a workflow command, and
+//!   disarmed as well ([`disarm`], the CLI's fence, which the action always
+//!   applies: it always runs for a runner).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -19,6 +21,8 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use rand::Rng as _;
+
+use crate::report::escape::disarm;
 
 /// `ghadelimiter_` and 32 random hex digits (what `@actions/core` uses, with a UUID).
 pub fn random_token(prefix: &str) -> String {
@@ -91,10 +95,11 @@ pub fn annotation(level: Level, title: &str, message: &str) -> String {
     )
 }
 
-/// `text` wrapped so the runner executes no command inside it.
+/// `text` wrapped so the runner executes no command inside it, and
+/// disarmed, so that none would run were the fence ever left open.
 pub fn untrusted_block(text: &str) -> String {
     let token = random_token("benchgate-");
-    let mut out = format!("::stop-commands::{token}\n{text}");
+    let mut out = format!("::stop-commands::{token}\n{}", disarm(text));
     if !out.ends_with('\n') {
         out.push('\n');
     }
@@ -117,12 +122,12 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
 /// and the rest are recognised only at the start of a line, on stdout and
 /// stderr alike) and none can close a `::stop-commands::` fence. Carriage
 /// returns end a line for the runner too. The runner's legacy form,
-/// `##[add-mask]x`, is a command anywhere in a line: `##[` becomes `## [`.
+/// `##[add-mask]x`, is a command anywhere in a line: each line is
+/// [`disarm`]ed (`## [add-mask]x`).
 pub fn prefixed_lines(prefix: &str, text: &str) -> String {
     let mut out = String::new();
     for line in text.split(['\n', '\r']) {
-        out.push_str(prefix);
-        out.push_str(&line.replace("##[", "## ["));
+        out.push_str(&disarm(&format!("{prefix}{line}")));
         out.push('\n');
     }
     out

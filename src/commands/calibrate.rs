@@ -15,6 +15,7 @@ use crate::compare::calibrate::{self as cal, Calibration, Options};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Against, Asked, ComparisonPlan};
+use crate::report::escape::fence;
 use crate::results::RunResults;
 
 /// `benchgate calibrate`.
@@ -55,19 +56,21 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     // a stored run. A config that compares within the run is told so.
     let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, &suite.source)?;
     if let Some(Against::SideBySide { .. } | Against::BaseVsHead { .. }) = &plan.against {
-        println!(
+        let note = format!(
             "note: {} compares within the run ([compare]), paired by round; these thresholds come from the noise between separate runs, which is larger: they suit comparisons with a stored baseline (push, nightly). For the paired gate, scripts/gate-quality-paired.sh measures detection and false alarms.",
             suite.source
         );
+        println!("{}", fence(&note));
     }
     let calibration = cal::calibrate(&runs, &plan.gate, Options::default());
     anyhow::ensure!(
         !calibration.cells.is_empty(),
         "no gating metric was measured by at least 2 runs; nothing to calibrate"
     );
-    print!("{}", cal::render_table(&calibration));
+    // Both name the results files' scenarios and clients.
+    print!("{}", fence(&cal::render_table(&calibration)));
     let about = about(&runs);
-    println!("\n{}", cal::gate_snippet(&calibration, &about));
+    println!("\n{}", fence(&cal::gate_snippet(&calibration, &about)));
     if !suite.gate.overrides.is_empty() {
         println!("note: the config has [[gate.override]] tables; they still apply where they name these metrics");
     }

@@ -73,13 +73,16 @@ pub fn publish(
         .build()
         .context("starting the async runtime")?;
     let report = runtime.block_on(publish(results, &opts));
+    use crate::report::escape::fence;
+    // The skipped cells and the summary name the results file's cells.
     for s in &report.skipped {
-        eprintln!("benchgate: cloudwatch: skipped {s}");
+        eprintln!("{}", fence(&format!("benchgate: cloudwatch: skipped {s}")));
     }
-    println!("{}", report.summary());
+    println!("{}", fence(&report.summary()));
     match &report.error {
         None => Ok(0),
         Some(e) => {
+            let e = fence(&e.to_string()).into_owned();
             eprintln!("benchgate: warning: publishing to CloudWatch failed: {e}");
             if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
                 println!("::warning title=benchgate CloudWatch publish failed::{e}");

@@ -94,7 +94,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         );
     };
     let view = analysed.view(&args.branch, opts);
-    print!("{}", drift::terminal(&view));
+    print!("{}", crate::report::escape::fence(&drift::terminal(&view)));
     if let Some(path) = &args.json {
         write(path, &drift::json(&view), "--json")?;
     }

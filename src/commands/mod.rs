@@ -20,6 +20,7 @@ use crate::orchestrate::extend::Extend;
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
+use crate::report::escape::fence;
 use crate::report::markdown::MarkdownOptions;
 use crate::results::RunResults;
 
@@ -57,7 +58,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         shard,
     };
     if !args.quiet {
-        eprintln!(
+        let line = format!(
             "benchgate: running {}{} ({} scenarios, {} rounds), results to {}",
             suite.source,
             args.shard
@@ -67,6 +68,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
             suite.run.rounds,
             args.out.display()
         );
+        eprintln!("{}", fence(&line));
     }
     // Read the baseline before spending minutes on the run.
     let baseline = match &args.baseline {
@@ -92,10 +94,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     // Base vs head gates with the base commit's `[gate]`.
     let plan = orchestrate::base_gate::from_base(plan, &suite, choice.path())?;
     if let Some(why) = plan.check_reachable(&suite.run, &suite.source)? {
-        eprintln!("benchgate: warning: {why}");
+        eprintln!("{}", fence(&format!("benchgate: warning: {why}")));
     }
     if let Some(note) = &plan.gate_note {
-        eprint!("benchgate: {}", note.trim_start_matches("> "));
+        eprint!(
+            "{}",
+            fence(&format!("benchgate: {}", note.trim_start_matches("> ")))
+        );
     }
     let (suite, _base) = orchestrate::base_tree::prepare(suite, &plan, &start)?;
     opts.extend = plan
@@ -103,21 +108,19 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         .is_some()
         .then(|| Extend { plan: plan.clone() });
     let results = orchestrate::run(&suite, &opts)?;
-    print!(
-        "{}",
-        report::terminal::render(
-            &results,
-            report::terminal::color_stdout(),
-            if args.wide {
-                report::run_table::Width::Wide
-            } else {
-                report::run_table::Width::Narrow
-            },
-        )
+    let table = report::terminal::render(
+        &results,
+        report::terminal::color_stdout(),
+        if args.wide {
+            report::run_table::Width::Wide
+        } else {
+            report::run_table::Width::Narrow
+        },
     );
+    print!("{}", fence(&table));
     if let Some(signal) = crate::interrupt::received() {
         // Partial results gate nothing and export nothing.
-        eprintln!(
+        let line = format!(
             "benchgate: stopped by {}; the results measured so far are in {}{}",
             signal.name(),
             args.out.display(),
@@ -127,6 +130,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
                 ""
             }
         );
+        eprintln!("{}", fence(&line));
         return Ok(signal.exit_code());
     }
     let Some(comparison) = plan.compare(&results) else {
@@ -161,7 +165,7 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
     if failed.is_empty() {
         return 0;
     }
-    eprintln!(
+    let line = format!(
         "benchgate: error: {} measured nothing (every trial failed); the results are in {}",
         match failed.len() {
             1 => "1 cell".to_string(),
@@ -169,20 +173,20 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
         },
         out.display()
     );
+    eprintln!("{}", fence(&line));
     for f in failed {
         let line = format!("every trial failed ({0} of {0}): {1}", f.trials, f.first);
-        // A failure may quote a program's output: one line, and no `##[` (a
-        // workflow command anywhere in a line, on a runner).
+        // A failure may quote a program's output: shown on one line here.
         let line: String = line
             .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect();
         let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
-        let line = line.replace("##[", "## [");
-        eprintln!(
+        let line = format!(
             "benchgate: error: {}",
             report::escape::truncate_chars(&line, FAILED_CELL_LINE_CHARS)
         );
+        eprintln!("{}", fence(&line));
     }
     2
 }
@@ -191,11 +195,12 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
 /// trials are real), but the reader should know it is partial.
 fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
     if let Some(signal) = &run.interrupted {
-        eprintln!(
+        let line = format!(
             "benchgate: warning: {} is a partial run (stopped by {}): only its finished trials are compared; re-run it for a full comparison",
             path.display(),
             signal.escape_debug()
         );
+        eprintln!("{}", fence(&line));
     }
 }
 

@@ -124,10 +124,11 @@ impl ReportFiles {
     /// is no comparison for `json`: a note on stderr says so.
     pub fn write_run(&self, run: &RunResults, opts: &MarkdownOptions) -> anyhow::Result<()> {
         if let Some(path) = &self.json {
-            eprintln!(
+            let line = format!(
                 "benchgate: nothing was compared, so no comparison JSON was written to {} (the results file holds every figure)",
                 path.display()
             );
+            eprintln!("{}", report::escape::fence(&line));
         }
         if let Some(path) = &self.markdown {
             write_file(path, &markdown::render_run(run, opts), "the run's markdown")?;
@@ -160,10 +161,8 @@ pub(crate) fn finish_comparison(
         Frame::default(),
         &MarkdownOptions::default(),
     )?;
-    print!(
-        "{}",
-        report::terminal::render_comparison(c, report::terminal::color_stdout())
-    );
+    let table = report::terminal::render_comparison(c, report::terminal::color_stdout());
+    print!("{}", report::escape::fence(&table));
     Ok(c.exit_code)
 }
 

@@ -117,7 +117,8 @@ impl Drop for BaseTree {
     fn drop(&mut self) {
         let dir = self.dir.display().to_string();
         if let Err(e) = git(&self.repo, &["worktree", "remove", "--force", &dir]) {
-            eprintln!("benchgate: warning: removing the base checkout: {e:#}");
+            let line = format!("benchgate: warning: removing the base checkout: {e:#}");
+            eprintln!("{}", crate::report::escape::fence(&line));
         }
         if self.dir.exists() {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -140,12 +141,13 @@ pub fn prepare(
     };
     let tree = BaseTree::add(start, base_ref)?;
     let suite = suite.with_base_variants(&tree.trees())?;
-    eprintln!(
+    let line = format!(
         "benchgate: base vs head: {} (head) against {} ({base_ref}, checked out in {})",
         short(&tree.head_sha),
         short(&tree.base_sha),
         tree.dir.display()
     );
+    eprintln!("{}", crate::report::escape::fence(&line));
     Ok((suite, Some(tree)))
 }
 

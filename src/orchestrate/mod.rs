@@ -161,11 +161,12 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
             break;
         }
         if !opts.quiet {
-            eprintln!(
+            let line = format!(
                 "benchgate: setup for {kind} {}: {:?}",
                 name.escape_debug(),
                 argv
             );
+            eprintln!("{}", crate::report::escape::fence(&line));
         }
         let log = scratch.path().join("setup.log");
         if let Err(e) = command::run_setup(argv, place, &log) {

@@ -5,6 +5,7 @@ use std::io::IsTerminal as _;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::metric::TrialMetrics;
+use crate::report::escape::fence;
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -48,17 +49,16 @@ impl Progress {
                 m.errors.total()
             ),
             // A failure may quote a program's output (a setup log's tail):
-            // its later lines are indented, so none of them starts a line the
-            // way a workflow command (`::add-mask::`, `::set-output`) would,
-            // and `##[` (the runner's legacy form, a command anywhere in a
-            // line) is broken up.
+            // its later lines are indented, to tell them from benchgate's.
             (None, Some(f)) => format!(
                 "{}: FAILED: {}",
                 self.label,
-                f.replace(['\r', '\n'], "\n    | ").replace("##[", "## [")
+                f.replace(['\r', '\n'], "\n    | ")
             ),
             (None, None) => format!("{}: done", self.label),
         };
+        // The label names the scenario and the client, from the config.
+        let line = fence(&line).into_owned();
         match &self.bar {
             Some(bar) => {
                 if failure.is_some() {

@@ -34,6 +34,7 @@ use super::trial::{self, TrialRun};
 use crate::config::{ClientKind, Scenario, ServerSpec, ServerTarget, StopRule, Suite};
 use crate::interrupt;
 use crate::measure::LatencyHistogram;
+use crate::report::escape::fence;
 use crate::results::environment::Pinning;
 use crate::results::{client_label, validity, CellResult, RunResults, Trial};
 
@@ -135,11 +136,12 @@ impl Rounds<'_> {
             if let Some(why) = starved.filter(|_| reruns < validity::MAX_STARVED_RERUNS) {
                 reruns += 1;
                 if !self.quiet {
-                    eprintln!(
+                    let line = format!(
                         "benchgate: {} round {round}: {why}; running the round again ({reruns} of {})",
                         scenario.name,
                         validity::MAX_STARVED_RERUNS
                     );
+                    eprintln!("{}", fence(&line));
                 }
                 let all = cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c));
                 let mut n = 0;
@@ -270,7 +272,8 @@ impl Rounds<'_> {
         if let Some(p) = process {
             if let Err(e) = p.stop() {
                 if !self.quiet {
-                    eprintln!("benchgate: warning: {e}");
+                    // It may quote the server's output.
+                    eprintln!("{}", fence(&format!("benchgate: warning: {e}")));
                 }
             }
         }
@@ -615,11 +618,12 @@ impl Rounds<'_> {
         }
         progress.extend(cells.len() as u64);
         if !self.quiet && round == run.rounds {
-            eprintln!(
+            let line = format!(
                 "benchgate: {}: the comparison is still inconclusive after {round} rounds; measuring more (up to {})",
                 cells.first().map_or("", |c| c.scenario.as_str()),
                 run.max_rounds
             );
+            eprintln!("{}", fence(&line));
         }
         true
     }
@@ -645,10 +649,11 @@ impl Rounds<'_> {
                     .is_some_and(|e| e.needs_more(self.header, &results, Some(alpha)));
                 let more = spend.looked(undecided);
                 if more && !self.quiet {
-                    eprintln!(
+                    let line = format!(
                         "benchgate: {}: undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget",
                         results.first().map_or("", |c| c.scenario.as_str()),
                     );
+                    eprintln!("{}", fence(&line));
                 }
                 more
             }

@@ -14,6 +14,13 @@
 //! - a program's output (a failure reason's tail) keeps its lines in a fenced
 //!   code block that it cannot close, bounded, with the same mention and
 //!   control-character rules and no workflow command ([`code_block`]).
+//!
+//! And for the log (issue 30, point 3): every print of untrusted text to
+//! stdout or stderr, by the CLI and the action alike, goes through [`fence`],
+//! which under GitHub Actions leaves no line the runner takes for a workflow
+//! command ([`disarm`]).
+
+use std::borrow::Cow;
 
 /// Longest name shown, in characters; longer names end in `…`.
 pub const MAX_NAME_CHARS: usize = 120;
@@ -36,13 +43,96 @@ pub fn is_hidden(c: char) -> bool {
 }
 
 /// Cuts `s` to at most `max` characters, ending with `…` when cut.
-pub fn truncate_chars(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+pub fn truncate_chars(s: &str, max: usize) -> Cow<'_, str> {
     if s.chars().count() <= max {
         return s.into();
     }
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out.into()
+}
+
+/// Text for stdout or stderr that may hold untrusted text (names from a
+/// config or a results file, failure reasons, a program's output): under
+/// GitHub Actions (`GITHUB_ACTIONS=true`, which the runner sets for every
+/// step) [`disarm`]ed, so that no line of it is a workflow command; elsewhere
+/// unchanged, since only the runner reads commands in a log. Every print of
+/// such text, by the CLI and the action, goes through here; lines that are
+/// meant as commands (annotations, `::add-mask::`) are printed beside it.
+pub fn fence(s: &str) -> Cow<'_, str> {
+    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+        disarm(s)
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// `s` with no line that the runner takes for a workflow command, and
+/// otherwise as it was. The runner (`ActionCommand` in actions/runner) reads
+/// its output line by line (a line ends at `\n` or `\r`) and takes a line
+///
+/// - whose first characters after leading whitespace are `::` for a command
+///   (`::error title=x::boom`): a space goes between the two colons
+///   (`: :error title=x::boom`);
+/// - that holds `##[` anywhere for a command in its legacy form
+///   (`##[warning]x`): a space goes before the bracket (`## [warning]x`).
+///
+/// The break is a visible space because the runner matches both forms with
+/// .NET's culture-aware `StartsWith`/`IndexOf`, which on ICU skip characters
+/// without collation weight (controls, zero-width and other format
+/// characters): a zero-width space between the colons would not break the
+/// match, and such characters in the text could hide one from a plain search.
+/// So, when looking for the two forms, controls and every character outside
+/// ASCII count as possibly weightless and are looked through (a superset of
+/// the weightless ones: at worst an extra space where no command was).
+pub fn disarm(s: &str) -> Cow<'_, str> {
+    if !s.contains(':') && !s.contains('[') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for line in s.split_inclusive(['\n', '\r']) {
+        disarm_line(line, &mut out);
+    }
+    if out == s {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(out)
+    }
+}
+
+/// Whether the runner's culture-aware matching may skip `c` ([`disarm`]).
+fn maybe_weightless(c: char) -> bool {
+    c.is_control() || !c.is_ascii()
+}
+
+/// One line of [`disarm`] (with its line end, if any), appended to `out`.
+fn disarm_line(line: &str, out: &mut String) {
+    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    // The colon after which a space goes: the first significant character,
+    // when the next one (whitespace counts here) is a colon too.
+    let significant = |from: usize, skip_space: bool| {
+        chars[from..]
+            .iter()
+            .position(|&(_, c)| !(maybe_weightless(c) || skip_space && c.is_whitespace()))
+            .map(|i| from + i)
+    };
+    let split_colons = significant(0, true)
+        .filter(|&i| chars[i].1 == ':')
+        .filter(|&i| significant(i + 1, false).is_some_and(|j| chars[j].1 == ':'));
+    // The last two significant characters before this one.
+    let mut last = ['\0'; 2];
+    for (i, &(_, c)) in chars.iter().enumerate() {
+        if c == '[' && last == ['#', '#'] {
+            out.push(' ');
+        }
+        out.push(c);
+        if split_colons == Some(i) {
+            out.push(' ');
+        }
+        if !maybe_weightless(c) {
+            last = [last[1], c];
+        }
+    }
 }
 
 /// Escapes untrusted text for markdown: safe in running text, headings and
@@ -126,9 +216,8 @@ pub fn split_first_line(s: &str) -> (&str, Option<&str>) {
 /// - control characters other than tabs and line breaks, and bidi overrides,
 ///   are shown as visible `\u{..}`; carriage returns end lines;
 /// - as in [`md`], `@` is followed by a zero-width joiner (no mention), and
-///   neither a workflow command (`::cmd::` at a line's start) nor the
-///   runner's legacy `##[cmd]` survives, should the markdown ever be printed
-///   in a job's log.
+///   every line is [`disarm`]ed, whatever the environment: the markdown may
+///   be printed in a job's log later (`cat benchgate-report.md`).
 ///
 /// Ends with a newline; put it at the start of a line, outside any list or
 /// quote.
@@ -157,13 +246,7 @@ fn code_line(line: &str) -> String {
             out.push(c);
         }
     }
-    let out = out.replace("##[", &format!("##{ZWJ}["));
-    let indent = out.len() - out.trim_start().len();
-    if out[indent..].starts_with("::") {
-        format!("{}:{ZWJ}{}", &out[..indent], &out[indent + 1..])
-    } else {
-        out
-    }
+    disarm(&out).into_owned()
 }
 
 /// At most [`MAX_BLOCK_LINES`] lines and [`MAX_BLOCK_CHARS`] characters:
@@ -296,6 +379,40 @@ mod tests {
             inner.iter().any(|l| l.ends_with("lines left out …]")),
             "{block}"
         );
+    }
+
+    #[test]
+    fn disarm_breaks_both_command_forms_on_every_line() {
+        assert_eq!(disarm("::error title=x::boom"), ": :error title=x::boom");
+        assert_eq!(disarm("  \t::add-mask::x"), "  \t: :add-mask::x");
+        assert_eq!(disarm("ok ##[warning]x"), "ok ## [warning]x");
+        assert_eq!(disarm("###[a]##[b]"), "### [a]## [b]");
+        // Carriage returns end lines for the runner too; line ends are kept.
+        assert_eq!(
+            disarm("a\r\n::error::x\r ::warning::y\n##[group]z"),
+            "a\r\n: :error::x\r : :warning::y\n## [group]z"
+        );
+        // Characters the runner's culture-aware match skips hide nothing.
+        assert_eq!(disarm(":\u{200B}:error::x"), ": \u{200B}:error::x");
+        assert_eq!(disarm("\u{0}\u{FEFF}::x::y"), "\u{0}\u{FEFF}: :x::y");
+        assert_eq!(disarm("#\u{200D}#\u{7}[x]"), "#\u{200D}#\u{7} [x]");
+    }
+
+    #[test]
+    fn disarm_leaves_other_text_as_it_is() {
+        for text in [
+            "get-22b / hyper: 1200 req/s, p50 80us",
+            "a::b and x: :y",
+            "name ::error::not at the start",
+            "#[derive(Debug)] and # #[x]",
+            ": x",
+            "",
+        ] {
+            assert!(
+                matches!(disarm(text), Cow::Borrowed(t) if t == text),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -22,11 +22,10 @@ pub fn color_stdout() -> bool {
 /// Untrusted text that may quote a program's output (a failure reason: a
 /// first line, then `stdout tail:` and its lines), for the terminal: the
 /// first line as it is, each further line indented behind `    | ` so that
-/// none starts a line of its own (a workflow command such as `::add-mask::`
-/// is recognised only at a line's start) and the runner's legacy `##[`
-/// broken up, as the progress lines do; carriage returns end lines, and
-/// other control characters (and bidi overrides) are shown escaped, so the
-/// text cannot move the cursor.
+/// it reads as quoted, as the progress lines do; carriage returns end lines,
+/// and other control characters (and bidi overrides) are shown escaped, so
+/// the text cannot move the cursor. Workflow commands are the printer's to
+/// disarm ([`crate::report::escape::fence`]).
 pub fn output_text(s: &str) -> String {
     let text = s.replace("\r\n", "\n").replace('\r', "\n");
     let mut out = String::with_capacity(text.len());
@@ -42,7 +41,7 @@ pub fn output_text(s: &str) -> String {
             }
         }
     }
-    out.replace("##[", "## [")
+    out
 }
 
 /// The widest line the legend is wrapped to: a CI log or an 120-column
