@@ -776,6 +776,77 @@ fn invalid_body_size() {
     );
 }
 
+/// Issue 30, point 6: a body over 256 MiB measures the loopback interface,
+/// not the client, and the driver would hold it in memory.
+#[test]
+fn a_body_over_256_mib_is_refused() {
+    let text = with_scenario("path = \"/upload\"\nmethod = \"PUT\"\nbody = \"300MiB\"\n");
+    invalid(
+        &text,
+        8,
+        "scenario \"s\".body",
+        "the body is 314572800 bytes (300.0 MiB), over the limit of 268435456 bytes (256 MiB): a larger upload measures copying through the loopback interface, not the client",
+        "use body = \"256MiB\" or less",
+    );
+    let text = with_scenario("path = \"/upload\"\nmethod = \"PUT\"\nbody = 268435457\n");
+    invalid(&text, 8, "scenario \"s\".body", "over the limit", "256MiB");
+    let text = with_scenario("path = \"/upload\"\nmethod = \"PUT\"\nbody = \"256MiB\"\n");
+    assert_eq!(load(&text).unwrap().scenarios[0].body, 256 << 20);
+}
+
+/// Issue 30, point 6: a suite whose cells a results file could not hold is
+/// refused at load, naming the count and the limit, before anything runs.
+#[test]
+fn a_suite_of_more_cells_than_a_results_file_holds_is_refused() {
+    let text = many_cells(101, 100);
+    invalid(
+        &text,
+        301,
+        "scenario",
+        "the suite makes 10100 cells (101 scenarios with 10100 (scenario, client) pairs), over the limit of 10000 a results file holds",
+        "split the suite into several configs",
+    );
+    assert_eq!(load(&many_cells(100, 100)).unwrap().cell_count(), 10_000);
+    // `benchgate run` stops at load: no server, no trial, no results file.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bench.toml"), &text).unwrap();
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(common::exe())
+        .current_dir(dir.path())
+        .args(["run", "--config", "bench.toml", "--out", "results.json"])
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with(
+            "benchgate: error: bench.toml:301:1: scenario: the suite makes 10100 cells"
+        ),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("results.json").exists());
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // One constant: what the config allows is what a results file may hold.
+    assert_eq!(
+        benchgate::config::limits::MAX_CELLS,
+        benchgate::results::check::MAX_CELLS
+    );
+}
+
+/// A config of `scenarios` scenarios, each run by all of `clients` clients
+/// (3 lines per client: the first scenario starts on line `3 * clients + 1`).
+fn many_cells(scenarios: usize, clients: usize) -> String {
+    let mut text = String::new();
+    for c in 0..clients {
+        text.push_str(&format!("[[client]]\nname = \"c{c}\"\nkind = \"hyper\"\n"));
+    }
+    for s in 0..scenarios {
+        text.push_str(&format!("[[scenario]]\nname = \"s{s}\"\npath = \"/\"\n"));
+    }
+    text
+}
+
 #[test]
 fn unknown_method() {
     let text = with_scenario("path = \"/\"\nmethod = \"PATCH\"\n");

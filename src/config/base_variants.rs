@@ -164,6 +164,13 @@ impl Suite {
             }
             scenario.clients = clients;
         }
+        // The twins can take a suite that loaded past the cell limit.
+        if let Some(why) = out.too_many_cells() {
+            anyhow::bail!(
+                "{}: with the base side's twins, {why}; run fewer scenarios (--scenarios) or give them fewer clients (clients = [...])",
+                self.source
+            );
+        }
         Ok(out)
     }
 }

@@ -18,6 +18,7 @@ pub mod gate;
 pub mod gate_edit;
 mod gate_parse;
 pub mod inject;
+pub mod limits;
 pub mod publish;
 pub mod raw;
 mod scenario;

@@ -2,6 +2,7 @@
 //! run it, checked and resolved against `[run]` and the defined clients.
 
 use super::error::Problem;
+use super::limits::MAX_BODY_BYTES;
 use super::raw::{At, RawScenario, SizeInput};
 use super::units::parse_size;
 use super::validate::{
@@ -114,6 +115,7 @@ fn check_path(p: &At<String>, field: &str) -> Result<(), Problem> {
     Ok(())
 }
 
+/// A request body's size, at most [`MAX_BODY_BYTES`].
 fn body(b: &At<SizeInput>, method: Method, field: &str) -> Result<u64, Problem> {
     if !matches!(method, Method::Post | Method::Put) {
         return Err(Problem::new(
@@ -126,7 +128,7 @@ fn body(b: &At<SizeInput>, method: Method, field: &str) -> Result<u64, Problem> 
             "set method = \"PUT\" or remove body",
         ));
     }
-    match &b.value {
+    let bytes = match &b.value {
         SizeInput::Bytes(n) => u64::try_from(*n).map_err(|_| {
             Problem::new(
                 b.span.clone(),
@@ -134,13 +136,27 @@ fn body(b: &At<SizeInput>, method: Method, field: &str) -> Result<u64, Problem> 
                 format!("a body size cannot be negative, got {n}"),
                 "write a size like body = \"1MiB\" or body = 1024",
             )
-        }),
+        })?,
         SizeInput::Text(t) => parse_size(t).map_err(|msg| {
             let (message, fix) =
                 split_fix(&msg, "write a size like body = \"1MiB\" or body = 1024");
             Problem::new(b.span.clone(), field, message, fix)
-        }),
+        })?,
+    };
+    if bytes > MAX_BODY_BYTES {
+        const MIB: f64 = 1024.0 * 1024.0;
+        return Err(Problem::new(
+            b.span.clone(),
+            field,
+            format!(
+                "the body is {bytes} bytes ({:.1} MiB), over the limit of {MAX_BODY_BYTES} bytes ({} MiB): a larger upload measures copying through the loopback interface, not the client",
+                bytes as f64 / MIB,
+                MAX_BODY_BYTES / (1024 * 1024)
+            ),
+            "use body = \"256MiB\" or less",
+        ));
     }
+    Ok(bytes)
 }
 
 fn load(s: &RawScenario, path: &dyn Fn(&str) -> String) -> Result<Load, Problem> {

@@ -139,7 +139,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         }),
         None => None,
     };
-    Ok(Suite {
+    let suite = Suite {
         source: source.to_string(),
         run,
         clients,
@@ -148,7 +148,16 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         compare,
         publish,
         servers,
-    })
+    };
+    match suite.too_many_cells() {
+        None => Ok(suite),
+        Some(why) => Err(Problem::new(
+            raw.scenarios_span.clone().unwrap_or(raw.end..raw.end),
+            "scenario",
+            why,
+            "split the suite into several configs, or give scenarios fewer clients (clients = [...])",
+        )),
+    }
 }
 
 /// Servers under test are driven over plain HTTP by the built-in clients: a
