@@ -117,7 +117,7 @@ EOF
             ;;
         meta)
             seed_text "$dir" meta.json <<'EOF'
-{"schema":"benchgate-meta","version":1,"repository":"o/r","event":"pull_request","head_sha":"2222222222222222222222222222222222222222","pr_number":7,"base_ref":"main","base_sha":"1111111","run_id":"42"}
+{"schema":"benchgate-meta","version":2,"repository":"o/r","event":"pull_request","head_sha":"2222222222222222222222222222222222222222","measured_sha":"3333333333333333333333333333333333333333","pr_number":7,"base_ref":"main","base_sha":"1111111","run_id":"42"}
 EOF
             ;;
         server_request)

@@ -350,6 +350,8 @@ fn measure_then_report_refuses_an_artifact_from_another_head() {
     )
     .unwrap();
     assert_eq!(meta["head_sha"], "3333333333333333333333333333333333333333");
+    // GITHUB_SHA, which the results record as git.sha.
+    assert_eq!(meta["measured_sha"], BASE_SHA);
     assert_eq!(meta["pr_number"], 43);
     // The fork's PR title is untrusted and never reaches the log as a command.
     assert!(!String::from_utf8_lossy(&m.output.stdout).contains("::set-output"));
@@ -366,6 +368,12 @@ fn measure_then_report_refuses_an_artifact_from_another_head() {
     );
     assert_eq!(rep.code(), 2, "{}", rep.log());
     assert!(rep.log().contains("refusing to report it"), "{}", rep.log());
+    assert!(
+        rep.summary.contains("benchgate: report refused")
+            && rep.summary.contains("refusing to report it"),
+        "{}",
+        rep.summary
+    );
     payload["workflow_run"]["conclusion"] = "failure".into();
     let rep = r.action(
         "workflow_run",
@@ -375,6 +383,59 @@ fn measure_then_report_refuses_an_artifact_from_another_head() {
     );
     assert_eq!(rep.code(), 0, "{}", rep.log());
     assert_eq!(rep.output("verdict").as_deref(), Some("skipped"));
+}
+
+/// Issue 30, point 5: report mode refuses an artifact without its
+/// `benchgate-meta.json`, and results whose `git.sha` is not the commit the
+/// meta says was measured, saying why in the job summary, before it asks
+/// GitHub for anything.
+#[test]
+fn report_refuses_an_artifact_without_its_meta_or_of_another_commit() {
+    let r = Runner::new();
+    let m = r.action(
+        "pull_request",
+        &event_fixture("pull_request_fork.json"),
+        "refs/pull/43/merge",
+        &[("INPUT_MODE", "measure"), MOCK],
+    );
+    assert_eq!(m.code(), 0, "{}", m.log());
+    let results = PathBuf::from(m.output("results-path").unwrap());
+    let meta = results.with_file_name("benchgate-meta.json");
+    let report = || {
+        r.action(
+            "workflow_run",
+            &event_fixture("workflow_run.json"),
+            "refs/heads/main",
+            &[("INPUT_MODE", "report"), ("INPUT_GITHUB-TOKEN", TOKEN)],
+        )
+    };
+    // `why` in the log; `said` (no markdown-escaped characters) in the summary.
+    let refused = |rep: &ActionRun, why: &str, said: &str| {
+        assert_eq!(rep.code(), 2, "{}", rep.log());
+        assert!(rep.log().contains(why), "{why:?} not in:\n{}", rep.log());
+        assert!(
+            rep.summary.contains("benchgate: report refused") && rep.summary.contains(said),
+            "{said:?} not in the summary:\n{}",
+            rep.summary
+        );
+    };
+
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    doc["git"]["sha"] = "5555555555555555555555555555555555555555".into();
+    std::fs::write(&results, doc.to_string()).unwrap();
+    refused(
+        &report(),
+        &format!("the results record commit \"5555555555555555555555555555555555555555\", but {} says the measure run measured \"{BASE_SHA}\": refusing to report them", meta.display()),
+        "says the measure run measured",
+    );
+
+    std::fs::remove_file(&meta).unwrap();
+    refused(
+        &report(),
+        &format!("{} is missing (or not UTF-8 text)", meta.display()),
+        "benchgate-meta.json is missing",
+    );
 }
 
 /// `[compare]` in the config: the pull request is gated side by side within

@@ -5,6 +5,13 @@
 //! results (never runs anything from the workspace), finds the pull request
 //! through the API by the run's head sha and head repository (never trusting
 //! the artifact), skips when the PR's head moved on, compares and comments.
+//!
+//! Report mode refuses an artifact without its meta file, one measured for
+//! another head than the workflow run's, and results whose `git.sha` is not
+//! the commit the meta says was measured ([`check_artifact`]), with the
+//! reason in the job summary. Meta and results come in the same artifact, so
+//! this catches accidents (a stale or mixed-up download, a hand-made
+//! artifact), not a hostile fork, which can write both to agree.
 
 use std::path::{Path, PathBuf};
 
@@ -17,20 +24,27 @@ use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
 use super::Action;
 use crate::plan::GitBase;
+use crate::report::escape::{md_n, truncate_chars};
+use crate::results::RunResults;
 
 /// `schema` of the meta file.
 pub const META_SCHEMA: &str = "benchgate-meta";
 
-/// What `measure` records next to the results. Informational for `report`,
-/// which checks the head sha against the `workflow_run` payload and trusts
-/// nothing else in it.
+/// What `measure` records next to the results. `report` checks its head sha
+/// against the `workflow_run` payload and its measured sha against the
+/// results' `git.sha`, and trusts nothing else in it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Meta {
     pub schema: String,
+    /// 2 since `measured_sha`; a version 1 meta (without it) is refused.
     pub version: u32,
     pub repository: String,
     pub event: String,
     pub head_sha: String,
+    /// `GITHUB_SHA` of the measure run: the commit it checked out and
+    /// measured (a pull request's merge commit), which the results file
+    /// records as `git.sha`.
+    pub measured_sha: String,
     pub pr_number: Option<u64>,
     pub base_ref: Option<String>,
     pub base_sha: Option<String>,
@@ -46,7 +60,7 @@ fn meta_path(results: &Path) -> PathBuf {
 pub const MAX_META_BYTES: u64 = 64 * 1024;
 
 /// The meta file's text, size-capped before reading; `None` when it cannot
-/// be read as text (as before the cap: the file is informational).
+/// be read as text (missing, say), which [`check_artifact`] refuses.
 fn read_meta(path: &Path) -> anyhow::Result<Option<String>> {
     use std::io::Read as _;
     let too_big = |n: u64| {
@@ -82,12 +96,12 @@ fn read_meta(path: &Path) -> anyhow::Result<Option<String>> {
 /// of it is informational and trusted for nothing.
 pub fn check_meta(text: &str, head_sha: &str) -> anyhow::Result<Meta> {
     let meta: Meta = serde_json::from_str(text).context(
-        "benchgate-meta.json next to the results does not parse; re-run the measure workflow",
+        "benchgate-meta.json next to the results does not parse (a version 1 meta has no measured_sha); re-run the measure workflow with this version of benchgate",
     )?;
     anyhow::ensure!(
         meta.head_sha.eq_ignore_ascii_case(head_sha),
         "the artifact was measured on {:?}, but the workflow run's head is {head_sha}: refusing to report it",
-        crate::report::escape::truncate_chars(&meta.head_sha, 64),
+        truncate_chars(&meta.head_sha, 64),
     );
     Ok(meta)
 }
@@ -95,13 +109,11 @@ pub fn check_meta(text: &str, head_sha: &str) -> anyhow::Result<Meta> {
 /// `measure`: run, write the results and the meta file. Needs no token.
 pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let head_sha = match (pr, &a.ctx.sha) {
-        (Some(pr), _) => pr.head_sha.clone(),
-        (None, Some(sha)) => sha.clone(),
-        (None, None) => {
-            anyhow::bail!("mode measure: GITHUB_SHA is not set; run it in GitHub Actions")
-        }
-    };
+    // What the results file records as `git.sha` (`orchestrate::git_info`).
+    let measured_sha = a.ctx.sha.clone().ok_or_else(|| {
+        anyhow::anyhow!("mode measure: GITHUB_SHA is not set; run it in GitHub Actions")
+    })?;
+    let head_sha = pr.map_or_else(|| measured_sha.clone(), |pr| pr.head_sha.clone());
     // No stored baseline here (no token): the plan's extra rounds apply when
     // it compares side by side; `report` compares as planned.
     let git_base = match pr {
@@ -115,10 +127,11 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
     }
     let meta = Meta {
         schema: META_SCHEMA.into(),
-        version: 1,
+        version: 2,
         repository: a.ctx.repository.clone(),
         event: a.ctx.event_name.clone(),
         head_sha,
+        measured_sha,
         pr_number: pr.map(|p| p.number),
         base_ref: pr.map(|p| p.base_ref.clone()),
         base_sha: pr.map(|p| p.base_sha.clone()),
@@ -161,10 +174,8 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
     }
     // A sharded measure's artifacts are merged (input `shards`).
     let (results, files) = super::shards::downloaded(a)?;
-    for results_path in &files {
-        if let Some(text) = read_meta(&meta_path(results_path))? {
-            check_meta(&text, &run.head_sha)?;
-        }
+    if let Err(e) = check_artifact(&results, &files, &run.head_sha) {
+        return refuse(a, e);
     }
     // The gate comes from this (trusted, default-branch) checkout, never from the artifact.
     let suite = a.suite()?;
@@ -222,6 +233,45 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
         trend: Vec::new(),
     }
     .finish(a)
+}
+
+/// Checks every downloaded results file's meta file: present, measured for
+/// `head_sha` (the workflow run's head), and measured on the commit that the
+/// results (merged, when sharded: the shards share one `git.sha`) record.
+fn check_artifact(results: &RunResults, files: &[PathBuf], head_sha: &str) -> anyhow::Result<()> {
+    for results_path in files {
+        let path = meta_path(results_path);
+        let Some(text) = read_meta(&path)? else {
+            anyhow::bail!(
+                "{} is missing (or not UTF-8 text): the measure step writes it beside {}, and the artifact must hold both (examples/workflows/fork-measure.yml); refusing to report it",
+                path.display(),
+                results_path.display()
+            );
+        };
+        let meta = check_meta(&text, head_sha)?;
+        let recorded = results.git.sha.as_deref().unwrap_or("(none)");
+        anyhow::ensure!(
+            recorded.eq_ignore_ascii_case(&meta.measured_sha),
+            "the results record commit {:?}, but {} says the measure run measured {:?}: refusing to report them",
+            truncate_chars(recorded, 64),
+            path.display(),
+            truncate_chars(&meta.measured_sha, 64),
+        );
+    }
+    Ok(())
+}
+
+/// Ends report mode with `why` (exit 2), said in the job summary too: the
+/// reader of the pull request's checks sees why nothing was reported.
+fn refuse(a: &Action, why: anyhow::Error) -> anyhow::Result<u8> {
+    let text = format!(
+        "## benchgate: report refused\n\n{}\n",
+        md_n(&format!("{why:#}"), 2_000)
+    );
+    if let Some(p) = &a.ctx.summary_path {
+        crate::files::append(p, &text)?;
+    }
+    Err(why)
 }
 
 fn skip(a: &Action, why: &str) -> anyhow::Result<u8> {
