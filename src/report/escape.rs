@@ -107,21 +107,21 @@ fn maybe_weightless(c: char) -> bool {
 
 /// One line of [`disarm`] (with its line end, if any), appended to `out`.
 fn disarm_line(line: &str, out: &mut String) {
-    let chars: Vec<(usize, char)> = line.char_indices().collect();
+    let chars: Vec<char> = line.chars().collect();
     // The colon after which a space goes: the first significant character,
     // when the next one (whitespace counts here) is a colon too.
     let significant = |from: usize, skip_space: bool| {
         chars[from..]
             .iter()
-            .position(|&(_, c)| !(maybe_weightless(c) || skip_space && c.is_whitespace()))
+            .position(|&c| !(maybe_weightless(c) || skip_space && c.is_whitespace()))
             .map(|i| from + i)
     };
     let split_colons = significant(0, true)
-        .filter(|&i| chars[i].1 == ':')
-        .filter(|&i| significant(i + 1, false).is_some_and(|j| chars[j].1 == ':'));
+        .filter(|&i| chars[i] == ':')
+        .filter(|&i| significant(i + 1, false).is_some_and(|j| chars[j] == ':'));
     // The last two significant characters before this one.
     let mut last = ['\0'; 2];
-    for (i, &(_, c)) in chars.iter().enumerate() {
+    for (i, &c) in chars.iter().enumerate() {
         if c == '[' && last == ['#', '#'] {
             out.push(' ');
         }
