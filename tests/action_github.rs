@@ -33,10 +33,15 @@ const FORK_HEAD: &str = "3333333333333333333333333333333333333333";
 /// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
 const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 
-/// 1 client, 1 scenario, 4 rounds of 150 ms: enough trials to compare.
+/// 1 client, 1 scenario, 8 rounds of 150 ms: enough trials to show an A/A
+/// pass on a loaded machine even where nothing is compared during the run
+/// (the fork-safe split's measure step); a pull request's run compared with
+/// the stored one buys rounds (looks after 8 and 16) while it is undecided.
 const SUITE: &str = r#"
 [run]
-rounds = 4
+rounds = 8
+max_rounds = 16
+budget = "60s"
 warmup = "50ms"
 duration = "150ms"
 pin = false

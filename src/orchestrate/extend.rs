@@ -19,7 +19,7 @@
 //! called within it at one of the looks); the same script counts it, as the
 //! injected arm's passes.
 
-use crate::plan::ComparisonPlan;
+use crate::plan::{Against, ComparisonPlan};
 use crate::results::{CellResult, RunResults};
 
 /// The extension rule of one run: the run's [`ComparisonPlan`], whose
@@ -30,6 +30,14 @@ pub struct Extend {
 }
 
 impl Extend {
+    /// Whether the run has anything to compare with while it runs: not a
+    /// stored run that is missing (nothing stored yet, or a measure step that
+    /// compares later, as the fork-safe split's does). Without it a budget
+    /// takes no look (a look at nothing would spend alpha and stop the rounds).
+    pub fn compares(&self) -> bool {
+        !matches!(self.plan.against, None | Some(Against::Stored(None)))
+    }
+
     /// Whether the scenario's cells so far leave a gating metric undecided
     /// (inconclusive, or regressed at the warn tier only).
     /// `header` supplies the run's environment and config (its `results` are
@@ -74,7 +82,6 @@ impl Extend {
 mod tests {
     use super::*;
     use crate::config::{gate::default_gate, Suite};
-    use crate::plan::Against;
     use crate::results::synthetic;
 
     /// `get-22b` with `hyper` and `reqwest`, `rounds` trials each; reqwest's CPU
@@ -170,6 +177,14 @@ mod tests {
         assert!(!side_by_side().needs_more(&r, &r.results, None));
         assert!(!side_by_side().needs_more(&r, &r.results, Some(0.05)));
         assert!(side_by_side().needs_more(&r, &r.results, Some(0.005)));
+    }
+
+    #[test]
+    fn a_missing_stored_run_is_nothing_to_compare_during_the_run() {
+        assert!(!extend(Against::Stored(None)).compares());
+        assert!(side_by_side().compares());
+        let base = run(10, 1.0, 0.002);
+        assert!(extend(Against::Stored(Some(Box::new(base)))).compares());
     }
 
     #[test]

@@ -209,7 +209,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                 b.share(suite.scenarios.len() - i),
                 (suite.run.rounds, suite.run.max_rounds),
                 alpha,
-                opts.extend.is_some(),
+                opts.extend.as_ref().is_some_and(extend::Extend::compares),
             )
         });
         let cells = match &server {
