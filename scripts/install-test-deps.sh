@@ -2,7 +2,8 @@
 # Installs what the example external clients in fixtures/clients/ need, then builds
 # the JVM ones. Idempotent and fast when everything is there (no network then).
 # For a fresh Debian bookworm machine, as root (or with sudo):
-#   curl                       fixtures/clients/curl.sh
+#   curl                       fixtures/clients/curl.sh, tests/gitlab_note.rs
+#   jq                         tests/gitlab_note.rs (examples/gitlab/benchgate-gitlab.sh)
 #   python3 + pip, `requests`, `hdrhistogram`, `pytest` (pinned in fixtures/clients/requirements.txt)
 #                              and harness/python installed editable (`pip install -e`), for
 #                              fixtures/clients/python_client.py and the harness's pytest tests
@@ -38,6 +39,7 @@ installed() { # Debian package name
 # 1. Debian packages: only the missing ones, `apt-get update` only if any is missing.
 missing=()
 command -v curl >/dev/null || missing+=(curl)
+command -v jq >/dev/null || missing+=(jq)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v python3 >/dev/null || missing+=(python3)
 command -v node >/dev/null || missing+=(nodejs)
