@@ -1,5 +1,5 @@
 # benchgate's container image: the containerized CI tool. It runs `benchgate`
-# anywhere a container runs: GitLab CI, Jenkins, Buildkite, `docker run`, and
+# anywhere a container runs: GitLab CI, `docker run`, and
 # GitHub as `uses: docker://...` or through container/action.yml. With no
 # arguments it runs `benchgate action` (the GitHub Action's entrypoint); any
 # arguments replace that (`docker run IMAGE run --config benchgate.toml`).
