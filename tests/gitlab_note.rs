@@ -275,6 +275,25 @@ fn finds_its_note_on_the_second_page() {
 }
 
 #[test]
+fn without_pagination_headers_a_full_page_means_read_on() {
+    let mut notes: Vec<Value> = (0..100)
+        .map(|i| json!({ "iid": 7, "author_id": REVIEWER, "body": format!("comment {i}") }))
+        .collect();
+    notes.push(json!({ "iid": 7, "author_id": BOT, "body": format!("{MARKER}\nold report") }));
+    let mut sd = seed(json!(notes), json!([]));
+    sd["pagination_headers"] = json!(false);
+    let s = StandIn::start(sd);
+    let report = s.write("r.md", "new report\n");
+    let (code, out) = s.run(&["note", &report], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(s.notes_by(BOT).len(), 1, "updated, not created: {out}");
+    assert_eq!(
+        s.notes_by(BOT)[0]["body"],
+        format!("{MARKER}\nnew report\n")
+    );
+}
+
+#[test]
 fn a_401_fails_with_a_message_and_never_shows_the_token() {
     let s = StandIn::start(seed(json!([]), json!([])));
     let report = s.write("r.md", "report\n");

@@ -107,7 +107,8 @@ pause() { # attempt number
   p_wait=$(header retry-after)
   case "$p_wait" in '' | - | *[!0-9]*) p_wait=$((1 << ($1 - 1))) ;; esac
   [ "$p_wait" -le 60 ] || p_wait=60
-  say "HTTP $code, trying again in ${p_wait}s"
+  if [ "$code" = 000 ]; then p_what="no answer ($(tr '\n' ' ' <"$tmp/err"))"; else p_what="HTTP $code"; fi
+  say "$p_what, trying again in ${p_wait}s"
   sleep "$p_wait"
 }
 # call: send, retrying network errors, 429 and 5xx (for idempotent requests).
