@@ -1,6 +1,13 @@
 //! Writing files the two ways benchgate does: atomically (whole or not at
 //! all: results files, baselines, a rewritten config) and appending (GitHub's
-//! step summary and output files, which other steps share).
+//! step summary and output files, which other steps share); reading the files
+//! benchgate does not control ([`untrusted`]) and checking their JSON before
+//! it is parsed ([`json`]).
+
+pub mod json;
+pub mod untrusted;
+
+pub use untrusted::{read_untrusted, ReadError, Refusal};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
