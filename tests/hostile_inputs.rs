@@ -76,11 +76,23 @@ fn a_directory_as_config_path_is_refused_with_the_fix() {
 }
 
 #[test]
-fn an_endless_config_file_is_read_only_up_to_the_limit() {
-    // A pull request may commit bench.toml as a symlink to /dev/zero.
+fn an_endless_or_oversized_config_file_is_refused_unread() {
+    // A pull request may commit bench.toml as a symlink to /dev/zero: a
+    // device, refused before reading.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.toml");
     std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+    let shown = Suite::from_file(&path).unwrap_err().to_string();
+    says(
+        &shown,
+        &[
+            &path.display().to_string(),
+            "is a character device, not a file",
+            "pass the path of the TOML config file",
+        ],
+    );
+    let path = dir.path().join("big.toml");
+    std::fs::write(&path, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
     let shown = Suite::from_file(&path).unwrap_err().to_string();
     says(
         &shown,
@@ -241,9 +253,9 @@ fn megabyte_names_and_keys_in_a_results_file_are_refused() {
 }
 
 #[test]
-fn an_endless_results_file_is_read_only_up_to_the_limit() {
-    // A fork's artifact may hold its results file as a symlink to /dev/zero:
-    // its size reads 0, so only a bounded read stops it.
+fn an_endless_or_oversized_results_file_is_refused_unread() {
+    // A fork's artifact may hold its results file as a symlink to /dev/zero
+    // (its size reads 0): a device, refused before reading.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("benchgate-results.json");
     std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
@@ -253,10 +265,23 @@ fn an_endless_results_file_is_read_only_up_to_the_limit() {
         &shown,
         &[
             &format!("results file {}", path.display()),
-            &format!("over the {MAX_RESULTS_BYTES} byte limit"),
+            "is a character device, not a file",
         ],
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // A sparse file over the limit: refused by its size.
+    let path = dir.path().join("big.json");
+    let f = std::fs::File::create(&path).unwrap();
+    f.set_len(MAX_RESULTS_BYTES + 1).unwrap();
+    let shown = format!("{:#}", RunResults::read(&path).unwrap_err());
+    says(
+        &shown,
+        &[
+            &format!("results file {}", path.display()),
+            &format!("over the {MAX_RESULTS_BYTES} byte limit"),
+            "is it really a benchgate results file?",
+        ],
+    );
 }
 
 #[test]

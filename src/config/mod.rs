@@ -367,27 +367,25 @@ pub struct Scenario {
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 impl Suite {
-    /// Loads and validates a config file. Reads at most [`MAX_CONFIG_BYTES`]
-    /// (a config in a pull request may be a symlink to `/dev/zero`); a
+    /// Loads and validates a config file. A config in a pull request may be
+    /// a FIFO, or a symlink to `/dev/zero`: only a regular file of at most
+    /// [`MAX_CONFIG_BYTES`] is read ([`crate::files::read_untrusted`]); a
     /// directory or text that is not UTF-8 is refused with the fix.
     pub fn from_file(path: &Path) -> Result<Suite, ConfigError> {
-        use std::io::{Error, ErrorKind, Read as _};
-        let shown = path.display().to_string();
-        let read = |source: Error| ConfigError::Read {
-            path: shown.clone(),
-            source,
-        };
-        if path.is_dir() {
-            return Err(read(Error::new(
-                ErrorKind::InvalidInput,
-                "it is a directory; pass the path of the TOML config file",
-            )));
-        }
-        let mut bytes = Vec::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
-            .map_err(read)?;
-        Suite::from_bytes(&bytes, &shown)
+        use std::io::Error;
+        let bytes =
+            crate::files::read_untrusted(path, "config file", MAX_CONFIG_BYTES).map_err(|e| {
+                ConfigError::Read {
+                    path: path.display().to_string(),
+                    source: match e.refusal {
+                        crate::files::Refusal::Io(io) => io,
+                        other => {
+                            Error::other(format!("{other}; pass the path of the TOML config file"))
+                        }
+                    },
+                }
+            })?;
+        Suite::from_bytes(&bytes, &path.display().to_string())
     }
 
     /// Validates a config file's bytes as [`Suite::from_file`] read them:

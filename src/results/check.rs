@@ -1,9 +1,14 @@
 //! Results files are untrusted input (they come back from artifact stores and data
-//! branches): after parsing, every number that is a measurement must be finite and
-//! non-negative, and ratios at most 1. (`serde_json` already rejects `NaN` and
-//! `Infinity` literals and out-of-range numbers.)
+//! branches): their JSON is checked against [`LIMITS`] before anything is
+//! built from it ([`scan`]), and after parsing, every number that is a
+//! measurement must be finite and non-negative, and ratios at most 1
+//! ([`check_values`]). (`serde_json` already rejects `NaN` and `Infinity`
+//! literals and out-of-range numbers.)
 
-use super::RunResults;
+use std::mem::size_of;
+
+use super::{CellResult, RunResults, Trial};
+use crate::files::json::{self, Breach, Cap, Limits, Rule};
 use crate::metric::METRICS;
 
 /// Most cells (scenario x client x server) a results file may hold; real suites have tens.
@@ -13,70 +18,106 @@ pub const MAX_TRIALS: usize = 1_000;
 /// Longest name (scenario, client, server) and object key (metric names and
 /// every other key) in bytes; config names are a few dozen at most.
 pub const MAX_NAME_BYTES: usize = 256;
+/// Longest free text where no other cap applies (run id, git ref and sha,
+/// CPU model, kernel, times, a starved trial's reason); real ones are under
+/// 200 bytes, and reports print them.
+pub const MAX_TEXT_BYTES: usize = 4 * 1024;
+/// Longest failure reason: it may quote the last 2 KiB of a command
+/// client's stdout and stderr (lossily decoded, so up to three times that).
+pub const MAX_FAILURE_BYTES: usize = 64 * 1024;
+/// Memory a results file's cells, trials and strings may take beyond the
+/// file's own size once read: with the bytes read and the strings copied
+/// out of them, reading a file takes at most twice its size plus this. A
+/// real trial takes about 2 KiB, so this holds some 30,000 trials.
+pub const MAX_EXTRA_BYTES: u64 = 64 << 20;
 
-/// Structural limits on an untrusted results document, checked on the parsed
-/// JSON before it becomes a [`RunResults`] (and before any histogram is decoded):
-/// [`MAX_CELLS`], [`MAX_TRIALS`] per cell, [`MAX_NAME_BYTES`] for cell names
-/// and every object key. The error names the file, where, and the limit.
-pub fn check_limits(doc: &serde_json::Value, source: &str) -> anyhow::Result<()> {
-    let over = |what: String, n: usize, limit: usize, unit: &str| {
-        anyhow::anyhow!(
-            "{source}: {what} has {n} {unit}, over the limit of {limit}; the file is corrupt or was not written by benchgate"
-        )
-    };
-    if let Some(cells) = doc.get("results").and_then(|r| r.as_array()) {
-        if cells.len() > MAX_CELLS {
-            return Err(over("results".into(), cells.len(), MAX_CELLS, "cells"));
+/// A summary entry: a `BTreeMap` slot (key and [`crate::metric::Spread`])
+/// and its share of a half-full node.
+const SUMMARY_ENTRY_BYTES: u64 = 2 * (24 + 32);
+
+/// The limits of a results file, by place. A `Vec` item is counted twice
+/// its size: a growing `Vec` holds up to twice its length.
+pub const LIMITS: Limits = Limits {
+    // Real files nest 6 deep (results, cell, trials, trial, metrics, errors).
+    depth: 32,
+    values: 16_000_000,
+    key_bytes: MAX_NAME_BYTES,
+    text_bytes: MAX_TEXT_BYTES,
+    items: 10_000,
+    // Every other `Vec`'s items are structs of at most 264 bytes (a merged
+    // shard), strings or numbers.
+    item_bytes: 512,
+    member_bytes: 0,
+    extra_bytes: MAX_EXTRA_BYTES,
+    rules: &[
+        Rule {
+            path: &["results"],
+            cap: Cap::Items {
+                max: MAX_CELLS,
+                unit: "cells",
+                bytes: 2 * size_of::<CellResult>() as u64,
+            },
+        },
+        Rule {
+            path: &["results", "*", "trials"],
+            cap: Cap::Items {
+                max: MAX_TRIALS,
+                unit: "trials",
+                bytes: 2 * size_of::<Trial>() as u64,
+            },
+        },
+        Rule {
+            path: &["results", "*", "summary"],
+            cap: Cap::Items {
+                max: 4 * METRICS.len(),
+                unit: "metrics",
+                bytes: SUMMARY_ENTRY_BYTES,
+            },
+        },
+        Rule {
+            path: &["results", "*", "scenario"],
+            cap: Cap::Text(MAX_NAME_BYTES),
+        },
+        Rule {
+            path: &["results", "*", "client"],
+            cap: Cap::Text(MAX_NAME_BYTES),
+        },
+        Rule {
+            path: &["results", "*", "server"],
+            cap: Cap::Text(MAX_NAME_BYTES),
+        },
+        Rule {
+            path: &["results", "*", "histogram"],
+            cap: Cap::Text(crate::measure::histogram::MAX_ENCODED_CHARS),
+        },
+        Rule {
+            path: &["results", "*", "histogram_uncorrected"],
+            cap: Cap::Text(crate::measure::histogram::MAX_ENCODED_CHARS),
+        },
+        Rule {
+            path: &["results", "*", "trials", "*", "failure"],
+            cap: Cap::Text(MAX_FAILURE_BYTES),
+        },
+        // The resolved config: no string of it is longer than its file.
+        Rule {
+            path: &["config", "**"],
+            cap: Cap::Text(crate::config::MAX_CONFIG_BYTES as usize),
+        },
+    ],
+};
+
+/// Checks a results document's bytes against [`LIMITS`] before anything is
+/// built from them. The error names the file, where, and the limit.
+pub fn scan(bytes: &[u8], source: &str) -> anyhow::Result<()> {
+    match json::scan(bytes, &LIMITS) {
+        Ok(()) => Ok(()),
+        Err(Breach::Syntax(e)) => {
+            Err(anyhow::anyhow!("{e}").context(format!("{source} is not valid JSON")))
         }
-        for (i, cell) in cells.iter().enumerate() {
-            for name in ["scenario", "client", "server"] {
-                if let Some(text) = cell.get(name).and_then(|v| v.as_str()) {
-                    if text.len() > MAX_NAME_BYTES {
-                        return Err(over(
-                            format!("results[{i}].{name}"),
-                            text.len(),
-                            MAX_NAME_BYTES,
-                            "bytes",
-                        ));
-                    }
-                }
-            }
-            if let Some(trials) = cell.get("trials").and_then(|t| t.as_array()) {
-                if trials.len() > MAX_TRIALS {
-                    return Err(over(
-                        format!("results[{i}].trials"),
-                        trials.len(),
-                        MAX_TRIALS,
-                        "trials",
-                    ));
-                }
-            }
-        }
+        Err(breach) => Err(anyhow::anyhow!(
+            "{source}: {breach}; the file is corrupt or was not written by benchgate"
+        )),
     }
-    // Every key anywhere (metric names, summary keys, config keys): iterative,
-    // so a deeply nested document cannot overflow the stack here.
-    let mut stack = vec![doc];
-    while let Some(v) = stack.pop() {
-        match v {
-            serde_json::Value::Object(map) => {
-                for (k, v) in map {
-                    if k.len() > MAX_NAME_BYTES {
-                        let shown: String = k.chars().take(32).collect();
-                        return Err(over(
-                            format!("the key starting {shown:?}"),
-                            k.len(),
-                            MAX_NAME_BYTES,
-                            "bytes",
-                        ));
-                    }
-                    stack.push(v);
-                }
-            }
-            serde_json::Value::Array(items) => stack.extend(items),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// Checks every measured value; the error names the file, the field and the fix.
@@ -181,6 +222,140 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
 mod tests {
     use super::*;
     use crate::results::synthetic;
+
+    fn run() -> RunResults {
+        synthetic::run(crate::config::Suite::default_suite(), 3, |_, c, round| {
+            (c != "reqwest" || round != 2).then(|| synthetic::metrics(100.0, 50.0, 10.0))
+        })
+    }
+
+    #[test]
+    fn a_written_file_reads_back_as_it_was() {
+        let mut r = run();
+        let mut h = crate::measure::LatencyHistogram::new();
+        h.record(std::time::Duration::from_micros(120));
+        r.results[0].histogram = Some(h.encode());
+        r.results[0].trials[0].started_at = Some("2026-11-30T01:02:03.123456Z".into());
+        r.results[1].trials[1].failure = Some("é\"\n".repeat(MAX_FAILURE_BYTES / 4));
+        r.results[2].trials[0].invalid = vec![crate::results::validity::InvalidMark::Starved {
+            reason: "run delay".into(),
+        }];
+        for bytes in [
+            serde_json::to_vec_pretty(&r).unwrap(),
+            serde_json::to_vec(&r).unwrap(),
+        ] {
+            let back = RunResults::parse(&bytes, "r.json").unwrap();
+            assert_eq!(back, r);
+            assert_eq!(
+                serde_json::to_vec_pretty(&back).unwrap(),
+                serde_json::to_vec_pretty(&r).unwrap()
+            );
+        }
+    }
+
+    fn refused(doc: &serde_json::Value) -> String {
+        format!(
+            "{:#}",
+            RunResults::parse(doc.to_string(), "r.json").unwrap_err()
+        )
+    }
+
+    #[test]
+    fn free_text_is_capped_where_it_is() {
+        let doc = serde_json::to_value(run()).unwrap();
+        let at = |path: &str, len: usize| {
+            let mut doc = doc.clone();
+            *doc.pointer_mut(path).unwrap() = "x".repeat(len).into();
+            doc
+        };
+        for path in [
+            "/run_id",
+            "/git/ref",
+            "/environment/cpu_model",
+            "/started_at",
+        ] {
+            RunResults::parse(at(path, MAX_TEXT_BYTES).to_string(), "r.json").unwrap();
+            let shown = path[1..].replace('/', ".");
+            assert_eq!(
+                refused(&at(path, MAX_TEXT_BYTES + 1)),
+                format!("r.json: {shown} has 4097 bytes, over the limit of 4096; the file is corrupt or was not written by benchgate")
+            );
+        }
+        let failure = "/results/1/trials/1/failure";
+        RunResults::parse(at(failure, MAX_FAILURE_BYTES).to_string(), "r.json").unwrap();
+        assert!(refused(&at(failure, MAX_FAILURE_BYTES + 1)).starts_with(
+            "r.json: results[1].trials[1].failure has 65537 bytes, over the limit of 65536"
+        ));
+    }
+
+    #[test]
+    fn small_trials_cannot_take_unbounded_memory() {
+        // 40 cells of 1,000 trials of nothing: a 0.5 MB file that would take
+        // 40,000 x 976 bytes (twice, for the growing Vecs) once read.
+        let mut doc = serde_json::to_value(run()).unwrap();
+        let cell = &doc["results"][0];
+        let mut cell = cell.clone();
+        cell["trials"] = serde_json::Value::Array(vec![serde_json::json!({"round": 1}); 1_000]);
+        doc["results"] = (0..40)
+            .map(|i| {
+                let mut c = cell.clone();
+                c["client"] = format!("c{i}").into();
+                c
+            })
+            .collect();
+        let e = refused(&doc);
+        assert!(
+            e.starts_with("r.json: its items would take about 75 MiB of memory beyond the file's own size, over the limit of 64 MiB"),
+            "{e}"
+        );
+        // 30 such cells: read.
+        doc["results"].as_array_mut().unwrap().truncate(30);
+        assert_eq!(
+            RunResults::parse(doc.to_string(), "r.json")
+                .unwrap()
+                .results
+                .len(),
+            30
+        );
+    }
+
+    #[test]
+    fn the_version_is_read_before_the_rest() {
+        let mut doc = serde_json::to_value(run()).unwrap();
+        doc["schema_version"] = 2.into();
+        doc["unknown"] = true.into();
+        assert!(refused(&doc)
+            .starts_with("r.json has schema_version 2, but this benchgate reads version 1"));
+        for not_a_version in [
+            serde_json::json!("1"),
+            serde_json::json!(1.0),
+            serde_json::json!([1]),
+            serde_json::json!({"v": 1}),
+        ] {
+            doc["schema_version"] = not_a_version;
+            assert!(refused(&doc).starts_with("r.json has no numeric schema_version"));
+        }
+        assert!(
+            refused(&serde_json::json!([1])).starts_with("r.json has no numeric schema_version")
+        );
+        doc["schema_version"] = 1.into();
+        assert!(refused(&doc)
+            .starts_with("r.json does not match the results schema v1: unknown field `unknown`"));
+        let e = format!(
+            "{:#}",
+            RunResults::parse("{\"schema_version\": 1,", "r.json").unwrap_err()
+        );
+        assert_eq!(
+            e,
+            "r.json is not valid JSON: EOF while parsing an object at line 1 column 21"
+        );
+        let e = RunResults::parse(b"{\"run_id\": \"\xff\"}", "r.json").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("r.json is not UTF-8 text (byte 12 is not)"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn negative_and_non_finite_values_are_named() {

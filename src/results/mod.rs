@@ -183,44 +183,37 @@ impl RunResults {
         crate::files::write_atomic(path, &json)
     }
 
-    /// Reads and checks a results file: size bounded, schema version known,
-    /// cells, trials and names bounded, measured values finite and
-    /// non-negative (`check`).
+    /// Reads and checks a results file: a regular file of bounded size
+    /// ([`crate::files::read_untrusted`]), then [`RunResults::parse`].
     pub fn read(path: &Path) -> anyhow::Result<RunResults> {
-        use std::io::Read as _;
-        let cannot = || format!("cannot read results file {}", path.display());
-        let over = |size: String| {
-            anyhow::anyhow!(
-                "results file {} is {size} bytes, over the {MAX_RESULTS_BYTES} byte limit; is it really a benchgate results file?",
-                path.display(),
-            )
-        };
-        let file = std::fs::File::open(path).with_context(cannot)?;
-        let len = file.metadata().with_context(cannot)?.len();
-        if len > MAX_RESULTS_BYTES {
-            return Err(over(len.to_string()));
-        }
-        // The read itself is bounded too: a symlink to /dev/zero (size 0) or
-        // a file that grows after the check passes the size check above.
-        let mut bytes = Vec::new();
-        file.take(MAX_RESULTS_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .with_context(cannot)?;
-        if bytes.len() as u64 > MAX_RESULTS_BYTES {
-            return Err(over(format!("more than {MAX_RESULTS_BYTES}")));
-        }
-        let text = String::from_utf8(bytes)
-            .map_err(|_| anyhow::anyhow!("stream did not contain valid UTF-8"))
-            .with_context(cannot)?;
-        Self::parse(&text, &path.display().to_string())
+        let bytes =
+            crate::files::read_untrusted(path, "results file", MAX_RESULTS_BYTES).map_err(|e| {
+                match e.is_too_big() {
+                    true => anyhow::anyhow!("{e}; is it really a benchgate results file?"),
+                    false => anyhow::Error::new(e),
+                }
+            })?;
+        Self::parse(&bytes, &path.display().to_string())
     }
 
-    /// Parses results JSON; `source` names the input in errors.
-    pub fn parse(text: &str, source: &str) -> anyhow::Result<RunResults> {
-        let value: serde_json::Value =
-            serde_json::from_str(text).with_context(|| format!("{source} is not valid JSON"))?;
-        match value.get("schema_version").and_then(|v| v.as_u64()) {
-            Some(v) if v == SCHEMA_VERSION as u64 => {}
+    /// Parses results JSON; `source` names the input in errors. The bytes
+    /// are checked against [`check::LIMITS`] before anything is built from
+    /// them, then deserialized straight into the typed results, whose
+    /// measured values are checked last ([`check::check_values`]).
+    pub fn parse(bytes: impl AsRef<[u8]>, source: &str) -> anyhow::Result<RunResults> {
+        let bytes = bytes.as_ref();
+        if let Err(e) = std::str::from_utf8(bytes) {
+            anyhow::bail!(
+                "{source} is not UTF-8 text (byte {} is not): it is not a benchgate results file",
+                e.valid_up_to()
+            );
+        }
+        check::scan(bytes, source)?;
+        // An object's field, as before a version is looked for.
+        let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        let version = serde_json::from_slice::<Head>(bytes).map(|h| h.schema_version);
+        match version.ok().flatten().filter(|_| object) {
+            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => anyhow::bail!(
                 "{source} has schema_version {v}, but this benchgate reads version {SCHEMA_VERSION}; re-run the benchmark with this version or use the matching benchgate"
             ),
@@ -228,8 +221,7 @@ impl RunResults {
                 "{source} has no numeric schema_version: it is not a benchgate results file"
             ),
         }
-        check::check_limits(&value, source)?;
-        let results: RunResults = serde_json::from_value(value).with_context(|| {
+        let results: RunResults = serde_json::from_slice(bytes).with_context(|| {
             format!("{source} does not match the results schema v{SCHEMA_VERSION}")
         })?;
         check::check_values(&results, source)?;
@@ -288,6 +280,62 @@ impl RunResults {
     pub fn has_servers(&self) -> bool {
         self.results.iter().any(|c| c.server.is_some())
     }
+}
+
+/// A results document's version alone, read before the rest so that a
+/// file of another version is named as such. Any other field is skipped
+/// without being built.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default, deserialize_with = "integer_or_none")]
+    schema_version: Option<u64>,
+}
+
+/// A non-negative integer; `None` for any other value (skipped unbuilt).
+fn integer_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    struct Lenient;
+    impl<'de> serde::de::Visitor<'de> for Lenient {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut a: A,
+        ) -> Result<Self::Value, A::Error> {
+            while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut a: A,
+        ) -> Result<Self::Value, A::Error> {
+            while a
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
+            Ok(None)
+        }
+    }
+    d.deserialize_any(Lenient)
 }
 
 fn is_zero(n: &u32) -> bool {
