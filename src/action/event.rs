@@ -3,10 +3,33 @@
 //! malformed payload is an error naming the file, the field and the fix.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use serde_json::Value;
+
+use crate::files::json::{self, Breach, Limits};
+
+/// Largest event payload read: GitHub caps a webhook payload at 25 MB.
+pub const MAX_EVENT_BYTES: u64 = 32 << 20;
+
+/// The limits of an event payload's JSON, checked before it is read into a
+/// `serde_json::Value`: GitHub's own layout (a push lists at most 2,048
+/// commits) with text written by users (a pull request body is at most
+/// 65,536 characters; commit messages are longer at times). An array item
+/// of a `Value` takes its 32 bytes twice (a growing `Vec`), an object member
+/// a map slot of key and value in a half-full node.
+const EVENT_LIMITS: Limits = Limits {
+    depth: 64,
+    values: 4_000_000,
+    key_bytes: 1024,
+    text_bytes: 1 << 20,
+    items: 100_000,
+    item_bytes: 64,
+    member_bytes: 160,
+    extra_bytes: 64 << 20,
+    rules: &[],
+};
 
 /// The facts taken from a `pull_request` (or `pull_request_target`) payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,8 +116,10 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Context> {
             "GITHUB_EVENT_PATH is not set: the runner sets it to the event payload file"
         )
     })?;
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read the event payload GITHUB_EVENT_PATH={path}"))?;
+    let bytes = crate::files::read_untrusted(Path::new(&path), "event payload", MAX_EVENT_BYTES)
+        .with_context(|| format!("GITHUB_EVENT_PATH={path} names the runner's event file"))?;
+    let text = String::from_utf8(bytes)
+        .with_context(|| format!("the event payload GITHUB_EVENT_PATH={path} is not UTF-8"))?;
     let (event, default_branch) = parse_payload(&event_name, &text, &path)?;
     Ok(Context {
         event_name,
@@ -120,9 +145,17 @@ pub fn parse_payload(
     text: &str,
     path: &str,
 ) -> anyhow::Result<(Event, Option<String>)> {
-    let payload: Value = serde_json::from_str(text).with_context(|| {
+    let not_json = || {
         format!("the event payload {path} is not valid JSON; is GITHUB_EVENT_PATH the runner's event file?")
-    })?;
+    };
+    match json::scan(text.as_bytes(), &EVENT_LIMITS) {
+        Ok(()) => {}
+        Err(Breach::Syntax(e)) => return Err(anyhow::anyhow!("{e}").context(not_json())),
+        Err(breach) => anyhow::bail!(
+            "the event payload {path}: {breach}; is GITHUB_EVENT_PATH the runner's event file?"
+        ),
+    }
+    let payload: Value = serde_json::from_str(text).with_context(not_json)?;
     parse_event(name, &payload).with_context(|| format!("the {name} event payload {path}"))
 }
 
@@ -276,5 +309,35 @@ mod tests {
             .to_string();
         assert!(err.contains("JSON object"), "{err}");
         assert!(parse_event("push", &serde_json::json!({"ref": "refs/heads/x"})).is_err());
+    }
+
+    #[test]
+    fn the_payload_file_is_read_bounded_and_never_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("event.json");
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let env: BTreeMap<String, String> = [
+            ("GITHUB_EVENT_NAME", "push"),
+            ("GITHUB_EVENT_PATH", path.to_str().unwrap()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let e = format!("{:#}", from_env(&env).unwrap_err());
+        assert!(
+            e.contains("event payload") && e.contains("is a FIFO, not a file"),
+            "{e}"
+        );
+        // Text over its cap is refused before the payload is built.
+        let mut p = fixture("pull_request.json");
+        p["pull_request"]["body"] = "x".repeat((1 << 20) + 1).into();
+        let e = parse_payload("pull_request", &p.to_string(), "e.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("the event payload e.json: pull_request.body has 1048577 bytes, over the limit of 1048576"), "{e}");
+        p["pull_request"]["body"] = "x".repeat(1 << 20).into();
+        parse_payload("pull_request", &p.to_string(), "e.json").unwrap();
     }
 }

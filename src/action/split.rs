@@ -23,6 +23,7 @@ use super::github;
 use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
 use super::Action;
+use crate::files::json::{self, Limits};
 use crate::plan::GitBase;
 use crate::report::escape::{md_n, truncate_chars};
 use crate::results::RunResults;
@@ -60,44 +61,46 @@ fn meta_path(results: &Path) -> PathBuf {
 pub const MAX_META_BYTES: u64 = 64 * 1024;
 
 /// The meta file's text, size-capped before reading; `None` when it cannot
-/// be read as text (missing, say), which [`check_artifact`] refuses.
+/// be read as text (missing, say), which [`check_artifact`] refuses. A
+/// FIFO, a device or an oversized file is refused here, unread.
 fn read_meta(path: &Path) -> anyhow::Result<Option<String>> {
-    use std::io::Read as _;
-    let too_big = |n: u64| {
-        anyhow::anyhow!(
-            "{} is {n} bytes, over the {MAX_META_BYTES} byte limit: it is not a benchgate meta file; re-run the measure workflow",
-            path.display()
-        )
-    };
-    let Ok(file) = std::fs::File::open(path) else {
-        return Ok(None);
-    };
-    if let Ok(m) = file.metadata() {
-        if m.len() > MAX_META_BYTES {
-            return Err(too_big(m.len()));
-        }
+    match crate::files::read_untrusted(path, "meta file", MAX_META_BYTES) {
+        Ok(bytes) => Ok(String::from_utf8(bytes).ok()),
+        Err(e) if e.is_too_big() => Err(anyhow::anyhow!(
+            "{e}: it is not a benchgate meta file; re-run the measure workflow"
+        )),
+        Err(
+            e @ crate::files::ReadError {
+                refusal: crate::files::Refusal::NotAFile(_),
+                ..
+            },
+        ) => Err(e.into()),
+        Err(_) => Ok(None),
     }
-    let mut bytes = Vec::new();
-    if file
-        .take(MAX_META_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .is_err()
-    {
-        return Ok(None);
-    }
-    if bytes.len() as u64 > MAX_META_BYTES {
-        return Err(too_big(bytes.len() as u64));
-    }
-    Ok(String::from_utf8(bytes).ok())
 }
+
+/// The limits of a meta file's JSON (a few short strings and numbers).
+const META_LIMITS: Limits = Limits {
+    depth: 8,
+    values: 10_000,
+    key_bytes: 256,
+    text_bytes: 4096,
+    items: 1_000,
+    item_bytes: 512,
+    member_bytes: 0,
+    extra_bytes: 16 << 20,
+    rules: &[],
+};
 
 /// Parses a `benchgate-meta.json` that came with an artifact and checks that
 /// it was measured on `head_sha` (the `workflow_run` payload's head); the rest
 /// of it is informational and trusted for nothing.
 pub fn check_meta(text: &str, head_sha: &str) -> anyhow::Result<Meta> {
-    let meta: Meta = serde_json::from_str(text).context(
-        "benchgate-meta.json next to the results does not parse (a version 1 meta has no measured_sha); re-run the measure workflow with this version of benchgate",
-    )?;
+    let unreadable = "benchgate-meta.json next to the results does not parse (a version 1 meta has no measured_sha); re-run the measure workflow with this version of benchgate";
+    if let Err(breach) = json::scan(text.as_bytes(), &META_LIMITS) {
+        return Err(anyhow::anyhow!("{breach}").context(unreadable));
+    }
+    let meta: Meta = serde_json::from_str(text).context(unreadable)?;
     anyhow::ensure!(
         meta.head_sha.eq_ignore_ascii_case(head_sha),
         "the artifact was measured on {:?}, but the workflow run's head is {head_sha}: refusing to report it",
@@ -298,5 +301,36 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("benchgate-meta.json"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_meta_file_is_refused_and_long_text_in_one_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("benchgate-meta.json");
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read_meta(&path).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "benchgate-meta.json is a FIFO, not a file: pass the path of a regular file"
+            ),
+            "{e}"
+        );
+        let head = "2".repeat(40);
+        let meta = |sha: &str| {
+            format!(
+                r#"{{"schema": "benchgate-meta", "version": 2, "repository": "o/r", "event": "pull_request", "head_sha": "{sha}", "measured_sha": "{sha}", "pr_number": 1, "base_ref": "main", "base_sha": null, "run_id": "1"}}"#
+            )
+        };
+        check_meta(&meta(&head), &head).unwrap();
+        let e = format!(
+            "{:#}",
+            check_meta(&meta(&"2".repeat(5000)), &head).unwrap_err()
+        );
+        assert!(
+            e.ends_with("head_sha has 5000 bytes, over the limit of 4096"),
+            "{e}"
+        );
     }
 }

@@ -8,7 +8,8 @@
 //! enough:
 //!
 //! 1. `lookup` (token): finds the stored baseline the flow compares with and
-//!    writes it to [`lookup_path`];
+//!    writes what it found to [`lookup_path`] (the baseline's results next
+//!    to it);
 //! 2. `measure` (no token; [`scrub_secrets`] re-executes itself without any):
 //!    runs the suite and writes the results file (`mode: merge`: merges the
 //!    shard jobs' results instead, `shards`);
@@ -28,6 +29,8 @@ use serde::{Deserialize, Serialize};
 use crate::baseline::{BaselineKey, FoundBaseline};
 use crate::cli::ActionStep;
 use crate::config::Suite;
+use crate::files::json::{self, Limits};
+use crate::files::read_untrusted;
 use crate::orchestrate::child_env::secret_vars;
 use crate::plan::ComparisonPlan;
 use crate::report::markdown::MetricHistory;
@@ -48,8 +51,9 @@ pub(crate) struct Looked {
     pub trend: Vec<MetricHistory>,
 }
 
-/// The lookup step's file. The baseline's results are stored as they were read
-/// (and re-checked on the way back by [`RunResults::parse`]).
+/// The lookup step's file. The baseline's results are written next to it
+/// ([`baseline_path`]) and read back, checked, by [`RunResults::read`]: the
+/// measure step between runs the pull request's code, which may rewrite both.
 #[derive(Serialize, Deserialize)]
 struct LookupFile {
     schema: String,
@@ -67,10 +71,27 @@ struct LookupFile {
 struct FoundFile {
     key: BaselineKey,
     exact: bool,
-    results: serde_json::Value,
 }
 
-const LOOKUP_SCHEMA: &str = "benchgate-lookup/1";
+/// Version 2 keeps the baseline's results in their own file.
+const LOOKUP_SCHEMA: &str = "benchgate-lookup/2";
+
+/// Largest lookup file read (the notes and trend points of one lookup).
+const MAX_LOOKUP_BYTES: u64 = 16 << 20;
+
+/// The limits of the lookup file's JSON: a trend point, `(String, f64)`,
+/// takes 32 bytes twice (a growing `Vec`).
+const LOOKUP_LIMITS: Limits = Limits {
+    depth: 8,
+    values: 1_000_000,
+    key_bytes: 256,
+    text_bytes: 4096,
+    items: 100_000,
+    item_bytes: 64,
+    member_bytes: 0,
+    extra_bytes: 64 << 20,
+    rules: &[],
+};
 
 /// Where the lookup step leaves its result: next to the results file.
 pub(crate) fn lookup_path(results: &std::path::Path) -> PathBuf {
@@ -79,6 +100,15 @@ pub(crate) fn lookup_path(results: &std::path::Path) -> PathBuf {
         .and_then(|s| s.to_str())
         .unwrap_or("benchgate-results");
     results.with_file_name(format!("{stem}.lookup.json"))
+}
+
+/// Where the lookup step leaves the baseline's results it found.
+fn baseline_path(results: &std::path::Path) -> PathBuf {
+    let stem = results
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("benchgate-results");
+    results.with_file_name(format!("{stem}.lookup-baseline.json"))
 }
 
 /// What [`Action::measured`] hands back.
@@ -99,6 +129,7 @@ impl Action {
         lookup: impl FnOnce() -> anyhow::Result<Looked>,
     ) -> anyhow::Result<Option<Looked>> {
         let path = lookup_path(&self.results_path());
+        let baseline = baseline_path(&self.results_path());
         match self.step {
             ActionStep::All => lookup().map(Some),
             ActionStep::Lookup => {
@@ -110,12 +141,13 @@ impl Action {
                     notes: looked.notes,
                     trend: looked.trend,
                     found: match looked.found {
-                        Some(f) => Some(FoundFile {
-                            key: f.key,
-                            exact: f.exact,
-                            results: serde_json::to_value(&f.results)
-                                .context("serializing the baseline")?,
-                        }),
+                        Some(f) => {
+                            f.results.write_atomic(&baseline)?;
+                            Some(FoundFile {
+                                key: f.key,
+                                exact: f.exact,
+                            })
+                        }
                         None => None,
                     },
                 };
@@ -125,14 +157,17 @@ impl Action {
                 Ok(None)
             }
             ActionStep::Measure | ActionStep::Publish => {
-                let text = std::fs::read_to_string(&path).with_context(|| {
+                let bytes = read_untrusted(&path, "lookup file", MAX_LOOKUP_BYTES).with_context(|| {
                     format!(
                         "reading {} (written by `benchgate action --step lookup`, which runs before this step)",
                         path.display()
                     )
                 })?;
-                let file: LookupFile = serde_json::from_str(&text)
-                    .with_context(|| format!("{} is not a lookup file", path.display()))?;
+                let not_lookup = || format!("{} is not a lookup file", path.display());
+                if let Err(breach) = json::scan(&bytes, &LOOKUP_LIMITS) {
+                    return Err(anyhow::anyhow!("{breach}").context(not_lookup()));
+                }
+                let file: LookupFile = serde_json::from_slice(&bytes).with_context(not_lookup)?;
                 anyhow::ensure!(
                     file.schema == LOOKUP_SCHEMA && file.plan == plan,
                     "{} was written for {:?} ({}), not for this step's plan {plan:?}: run the three steps with the same inputs",
@@ -144,10 +179,7 @@ impl Action {
                     Some(f) => Some(FoundBaseline {
                         key: f.key,
                         exact: f.exact,
-                        results: RunResults::parse(
-                            &f.results.to_string(),
-                            &format!("the baseline in {}", path.display()),
-                        )?,
+                        results: RunResults::read(&baseline)?,
                     }),
                     None => None,
                 };
@@ -250,6 +282,10 @@ mod tests {
         assert_eq!(
             lookup_path(std::path::Path::new("/w/out/bench.json")),
             PathBuf::from("/w/out/bench.lookup.json")
+        );
+        assert_eq!(
+            baseline_path(std::path::Path::new("/w/out/bench.json")),
+            PathBuf::from("/w/out/bench.lookup-baseline.json")
         );
     }
 }

@@ -15,6 +15,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::BaselineKey;
+use crate::files::json::{self, Breach, Limits};
 
 /// The `schema` field of every index.
 pub const INDEX_SCHEMA: &str = "benchgate-baseline-index";
@@ -22,6 +23,25 @@ pub const INDEX_SCHEMA: &str = "benchgate-baseline-index";
 pub const INDEX_VERSION: u32 = 2;
 /// The oldest layout this benchgate reads.
 const OLDEST_VERSION: u32 = 1;
+
+/// Largest index a local store reads (the data branch's files are under 1 MB).
+pub const MAX_INDEX_BYTES: u64 = 16 << 20;
+
+/// The limits of an index's JSON, checked before it is read into a
+/// `serde_json::Value` (its version decides the layout): an array item of
+/// a `Value` takes its 32 bytes twice (a growing `Vec`), an object member a
+/// map slot of key and value in a half-full node.
+const LIMITS: Limits = Limits {
+    depth: 8,
+    values: 1_000_000,
+    key_bytes: 256,
+    text_bytes: 4096,
+    items: 100_000,
+    item_bytes: 64,
+    member_bytes: 160,
+    extra_bytes: 64 << 20,
+    rules: &[],
+};
 
 /// Which store wrote a version 1 index, and so its layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +191,14 @@ impl Index {
     pub fn parse(bytes: &[u8], source: &str, branch: &str, v1: V1Layout) -> anyhow::Result<Index> {
         let fix =
             "fix or restore it by hand (benchgate never overwrites a baseline index it cannot read)";
+        match json::scan(bytes, &LIMITS) {
+            Ok(()) => {}
+            Err(Breach::Syntax(e)) => {
+                return Err(anyhow::anyhow!("{e}")
+                    .context(format!("baseline index {source} is not valid JSON: {fix}")))
+            }
+            Err(breach) => anyhow::bail!("baseline index {source}: {breach}: {fix}"),
+        }
         let value: serde_json::Value = serde_json::from_slice(bytes)
             .with_context(|| format!("baseline index {source} is not valid JSON: {fix}"))?;
         let schema = value.get("schema").and_then(|s| s.as_str());

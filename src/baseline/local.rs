@@ -21,8 +21,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::index::{check_sha, Index, IndexEntry, V1Layout};
+use super::index::{check_sha, Index, IndexEntry, V1Layout, MAX_INDEX_BYTES};
 use super::{BaselineKey, BaselineStore, FoundBaseline, StoredRun};
+use crate::files::read_untrusted;
 use crate::results::RunResults;
 
 /// A baseline store in a local directory.
@@ -45,16 +46,13 @@ impl LocalStore {
     /// The branch's index; an empty one when the branch has none yet.
     pub fn read_index(&self, branch: &str) -> anyhow::Result<Index> {
         let path = self.branch_dir(branch)?.join("index.json");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Index::new(branch)),
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot read baseline index {}", path.display()))
-            }
+        let bytes = match read_untrusted(&path, "baseline index", MAX_INDEX_BYTES) {
+            Ok(b) => b,
+            Err(e) if e.is_not_found() => return Ok(Index::new(branch)),
+            Err(e) => return Err(e.into()),
         };
         Index::parse(
-            text.as_bytes(),
+            &bytes,
             &path.display().to_string(),
             branch,
             V1Layout::LocalDir,

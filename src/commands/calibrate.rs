@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use crate::cli::CalibrateArgs;
 use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
-use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
+use crate::config::{MockScript, Overrides, Suite, SuiteChoice, MAX_CONFIG_BYTES};
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Against, Asked, ComparisonPlan};
 use crate::report::escape::fence;
@@ -155,8 +155,9 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
 /// the suggested fail thresholds, before it replaces the file (temp file in the same
 /// directory, then rename).
 fn write_config(path: &Path, c: &Calibration) -> anyhow::Result<()> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::files::read_untrusted(path, "config file", MAX_CONFIG_BYTES)?;
+    let text = String::from_utf8(bytes)
+        .with_context(|| format!("{} is not UTF-8 text; save it as UTF-8", path.display()))?;
     let name = path.display().to_string();
     let new = cal::rewrite_gate(&text, &name, &c.suggestions)?;
     let suite = Suite::from_toml(&new, &name).map_err(|e| {

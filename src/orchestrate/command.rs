@@ -456,8 +456,14 @@ fn read_result(
                 ResultFormat::JMH_ARGS
             );
         }
-        let r = jmh::parse(&read_bounded(result_path)?, benchmark)
-            .map_err(|e| anyhow::anyhow!("JMH result file {}: {e}", result_path.display()))?;
+        let r = jmh::parse(
+            &read_bounded(
+                result_path,
+                "run fewer benchmarks or shorter SampleTime iterations",
+            )?,
+            benchmark,
+        )
+        .map_err(|e| anyhow::anyhow!("JMH result file {}: {e}", result_path.display()))?;
         // JMH reports a rate and sampled latencies, no request counts: those
         // stay 0 and the rate is JMH's own (n/a without a Throughput result).
         let elapsed_s = match spec.scenario.stop {
@@ -475,8 +481,11 @@ fn read_result(
         });
     }
     if exists {
-        let r = external::parse(&read_bounded(result_path)?)
-            .map_err(|e| anyhow::anyhow!("result file {}: {e}", result_path.display()))?;
+        let r = external::parse(&read_bounded(
+            result_path,
+            "write a latency_histogram instead of a latency_us list",
+        )?)
+        .map_err(|e| anyhow::anyhow!("result file {}: {e}", result_path.display()))?;
         return Ok(Figures {
             throughput: Throughput::Window,
             requests: r.requests,
@@ -522,12 +531,14 @@ fn wait_for<T>(
     }
 }
 
-fn read_bounded(path: &Path) -> anyhow::Result<Vec<u8>> {
-    use std::io::Read as _;
-    let mut buf = Vec::new();
-    File::open(path)
-        .with_context(|| format!("opening result file {}", path.display()))?
-        .take(external::MAX_RESULT_BYTES + 1)
-        .read_to_end(&mut buf)?;
-    Ok(buf)
+/// The program's result file: written by the benchmarked code, so a FIFO
+/// or a device there is refused, not read ([`crate::files::read_untrusted`]);
+/// `fix` says what to do when it is too big.
+fn read_bounded(path: &Path, fix: &str) -> anyhow::Result<Vec<u8>> {
+    crate::files::read_untrusted(path, "result file", external::MAX_RESULT_BYTES).map_err(|e| {
+        match e.is_too_big() {
+            true => anyhow::anyhow!("{e}; {fix}"),
+            false => e.into(),
+        }
+    })
 }
