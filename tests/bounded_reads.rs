@@ -173,7 +173,7 @@ fn three_80_mb_free_text_fields_are_refused_within_bounded_memory() {
         &[("@RUN_ID@", field), ("@REF@", field), ("@CPU@", field)],
         b"x",
     );
-    let end = compare(dir.path(), &path, &[]);
+    let end = compare(dir.path(), &path, &["--side-by-side", "hyper"]);
     std::fs::remove_file(&path).unwrap();
     assert_eq!(end.code, Some(2), "{}", end.stderr);
     assert!(
