@@ -7,7 +7,7 @@
 pub mod json;
 pub mod untrusted;
 
-pub use untrusted::{read_untrusted, ReadError, Refusal};
+pub use untrusted::{read_untrusted, shortened, ReadError, Refusal, SHOWN_CHARS};
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@ use crate::cli::CalibrateArgs;
 use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice, MAX_CONFIG_BYTES};
+use crate::files::{shortened, SHOWN_CHARS};
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Against, Asked, ComparisonPlan};
 use crate::report::escape::fence;
@@ -95,7 +96,7 @@ fn about(runs: &[RunResults]) -> String {
     format!(
         " of {} on {} ({} cores), rounds {}",
         scenarios.join(", "),
-        r.environment.cpu_model,
+        shortened(&r.environment.cpu_model, SHOWN_CHARS),
         r.environment.cores,
         r.config.run.rounds
     )

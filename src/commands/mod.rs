@@ -194,11 +194,12 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
 /// A run stopped by SIGINT/SIGTERM compares like any other (its finished
 /// trials are real), but the reader should know it is partial.
 fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
+    use crate::files::{shortened, SHOWN_CHARS};
     if let Some(signal) = &run.interrupted {
         let line = format!(
             "benchgate: warning: {} is a partial run (stopped by {}): only its finished trials are compared; re-run it for a full comparison",
             path.display(),
-            signal.escape_debug()
+            shortened(signal, SHOWN_CHARS).escape_debug()
         );
         eprintln!("{}", fence(&line));
     }

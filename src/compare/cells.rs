@@ -18,6 +18,9 @@ pub(super) struct Cell {
     pub paired: bool,
 }
 
+/// Longest failure reason a comparison quotes.
+const MAX_FAILURE_CHARS: usize = 8_000;
+
 /// A cell with trials and not one successful trial: nothing was measured.
 pub struct AllFailed {
     /// Its trials (every one failed).
@@ -43,10 +46,14 @@ pub fn all_failed(cell: &CellResult) -> Option<AllFailed> {
         .filter(|t| t.failure.is_some())
         .min_by_key(|t| t.round)
         .or_else(|| finished.iter().min_by_key(|t| t.round))?;
+    // A results file may hold 64 KiB of it: the first line and the output
+    // tails it quotes are shown.
     let what = first
         .failure
         .as_deref()
-        .unwrap_or("the trial recorded no metrics");
+        .map_or("the trial recorded no metrics".into(), |f| {
+            crate::files::shortened(f, MAX_FAILURE_CHARS)
+        });
     Some(AllFailed {
         trials: n,
         first: format!(

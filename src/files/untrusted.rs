@@ -130,6 +130,25 @@ pub fn read_untrusted(path: &Path, what: &'static str, limit: u64) -> Result<Vec
     Ok(bytes)
 }
 
+/// Longest free text from an untrusted file (a run id, a git ref, a CPU
+/// model) printed as one item of a line: the file may hold kilobytes of it.
+pub const SHOWN_CHARS: usize = 80;
+
+/// `text` cut to at most `max` characters, ending in `…` when cut: free
+/// text from an untrusted file, shortened where it is printed.
+pub fn shortened(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let keep = text
+                .char_indices()
+                .nth(max.saturating_sub(1))
+                .map_or(0, |(i, _)| i);
+            format!("{}…", &text[..keep]).into()
+        }
+    }
+}
+
 /// What a file that is not a regular file is, for messages.
 fn kind(t: &FileType) -> &'static str {
     if t.is_dir() {
@@ -207,6 +226,19 @@ mod tests {
         assert_eq!(
             refusal(&link).to_string(),
             "it is a character device, not a file"
+        );
+    }
+
+    #[test]
+    fn free_text_is_shortened_to_its_characters() {
+        assert_eq!(shortened("abc", 3), "abc");
+        assert_eq!(shortened("abcd", 3), "ab…");
+        assert_eq!(shortened("ééééé", 4), "ééé…");
+        assert_eq!(
+            shortened(&"x".repeat(80_000_000), SHOWN_CHARS)
+                .chars()
+                .count(),
+            80
         );
     }
 

@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::files::{shortened, SHOWN_CHARS};
 use crate::measure::LatencyHistogram;
 use crate::metric::Direction;
 use crate::metric::METRICS;
@@ -91,8 +92,12 @@ pub fn github_action_benchmark(results: &RunResults) -> ActionBenchmark {
         smaller_is_better: Vec::new(),
     };
     let run = match &results.git.sha {
-        Some(sha) => format!("run {} ({})", clean(&results.run_id), clean(sha)),
-        None => format!("run {}", clean(&results.run_id)),
+        Some(sha) => format!(
+            "run {} ({})",
+            clean(&shortened(&results.run_id, SHOWN_CHARS)),
+            clean(&shortened(sha, SHOWN_CHARS))
+        ),
+        None => format!("run {}", clean(&shortened(&results.run_id, SHOWN_CHARS))),
     };
     for cell in &results.results {
         for def in METRICS.iter().filter(|d| !d.error_class) {

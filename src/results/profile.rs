@@ -4,6 +4,7 @@
 //! is one short sentence naming the field and both values.
 
 use crate::config::{ClientKind, ClientSpec, Scenario, ServerSpec, ServerTarget};
+use crate::files::{shortened, SHOWN_CHARS};
 
 use super::{CellResult, Environment, RunResults};
 
@@ -15,7 +16,8 @@ pub fn environment_differences(baseline: &Environment, current: &Environment) ->
     if baseline.cpu_model != current.cpu_model {
         out.push(format!(
             "cpu_model differs ({:?} vs {:?})",
-            baseline.cpu_model, current.cpu_model
+            shortened(&baseline.cpu_model, SHOWN_CHARS),
+            shortened(&current.cpu_model, SHOWN_CHARS)
         ));
     }
     if baseline.cores != current.cores {
@@ -69,8 +71,10 @@ pub fn load_profile_differences(
     let (bs, bc) = baseline;
     let (cs, cc) = current;
     let mut out = Vec::new();
+    // A recorded config's text (a path) may be long: shown shortened.
     let mut check = |field: &str, a: String, b: String| {
         if a != b {
+            let (a, b) = (shortened(&a, SHOWN_CHARS), shortened(&b, SHOWN_CHARS));
             out.push(format!("{field} differs ({a} vs {b})"));
         }
     };
@@ -119,6 +123,7 @@ pub fn server_differences(
     if b == c {
         Vec::new()
     } else {
+        let (b, c) = (shortened(&b, SHOWN_CHARS), shortened(&c, SHOWN_CHARS));
         vec![format!("server differs ({b} vs {c})")]
     }
 }
@@ -197,6 +202,10 @@ mod tests {
         let d = environment_differences(&a, &env("Xeon", 4, false));
         assert_eq!(d.len(), 3, "{d:?}");
         assert!(d[0].contains("\"EPYC\" vs \"Xeon\""));
+        // A results file's 4 KiB CPU model, shortened in the sentence.
+        let d = environment_differences(&a, &env(&"X".repeat(4096), 2, true));
+        let shown = format!("\"{}…\"", "X".repeat(crate::files::SHOWN_CHARS - 1));
+        assert_eq!(d, [format!("cpu_model differs (\"EPYC\" vs {shown})")]);
     }
 
     #[test]

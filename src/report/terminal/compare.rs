@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
+use crate::files::{shortened, SHOWN_CHARS};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::rows::{
     change_cell, change_header, disagree_note, failed_rows, is_headline_row, mde, row_order,
@@ -40,10 +41,10 @@ fn colour_of(m: &MetricComparison) -> Option<&'static str> {
 fn run_text(r: &crate::compare::RunRef) -> String {
     let mut s = match &r.git_sha {
         Some(sha) => safe(&sha.chars().take(12).collect::<String>()),
-        None => format!("run {}", safe(&r.run_id)),
+        None => format!("run {}", safe(&shortened(&r.run_id, SHOWN_CHARS))),
     };
     if let Some(g) = &r.git_ref {
-        let _ = write!(s, " ({})", safe(g));
+        let _ = write!(s, " ({})", safe(&shortened(g, SHOWN_CHARS)));
     }
     s
 }

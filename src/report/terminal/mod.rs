@@ -11,8 +11,13 @@ pub use compare::render_comparison;
 use std::fmt::Write as _;
 use std::io::IsTerminal as _;
 
+use crate::files::{shortened, SHOWN_CHARS};
 use crate::report::run_table;
 use crate::results::RunResults;
+
+/// Longest failure reason shown per trial: its first line and the output
+/// tails it quotes (2 KiB each); a results file may hold 64 KiB.
+const MAX_FAILURE_CHARS: usize = 8_000;
 
 /// Whether stdout wants colour (a terminal, and NO_COLOR unset).
 pub fn color_stdout() -> bool {
@@ -128,7 +133,7 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
                     c.scenario.escape_debug(),
                     c.label().escape_debug(),
                     t.round,
-                    output_text(f)
+                    output_text(&shortened(f, MAX_FAILURE_CHARS))
                 );
             }
             for mark in &t.invalid {
@@ -138,7 +143,7 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
                     c.scenario.escape_debug(),
                     c.label().escape_debug(),
                     t.round,
-                    mark.describe()
+                    shortened(&mark.describe(), MAX_FAILURE_CHARS)
                 );
             }
         }
@@ -148,11 +153,11 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
     let _ = writeln!(
         out,
         "{} ({} cores), {}, kernel {}, benchgate {}, pinning {}",
-        e.cpu_model,
+        shortened(&e.cpu_model, SHOWN_CHARS),
         e.cores,
-        e.os,
-        e.kernel,
-        e.benchgate_version,
+        shortened(&e.os, SHOWN_CHARS),
+        shortened(&e.kernel, SHOWN_CHARS),
+        shortened(&e.benchgate_version, SHOWN_CHARS),
         if e.pinning.enabled {
             format!(
                 "server cpu {:?} / clients {:?}",
@@ -245,5 +250,34 @@ mod tests {
         }
         // One stray round of five: the interquartile range ignores it.
         assert!(!narrow.contains("±>999%"), "{narrow}");
+    }
+
+    /// Free text of a results file (4 KiB of each field, 64 KiB of a
+    /// failure reason, as the file may hold) is printed shortened.
+    #[test]
+    fn free_text_of_a_read_file_is_printed_shortened() {
+        let mut r = synthetic::one_cell_run(|_| {});
+        r.environment.cpu_model = "C".repeat(4096);
+        r.environment.os = "O".repeat(4096);
+        r.environment.kernel = "K".repeat(4096);
+        r.run_id = "R".repeat(4096);
+        r.git.sha = None;
+        r.git.ref_name = Some("G".repeat(4096));
+        r.results[0].trials[0].failure = Some("F".repeat(64 * 1024));
+        let longest = |out: &str, c: char| out.split(|x| x != c).map(str::len).max().unwrap_or(0);
+        let out = super::render(&r, false, Width::Wide);
+        for c in ['C', 'O', 'K'] {
+            assert_eq!(longest(&out, c), crate::files::SHOWN_CHARS - 1, "{c}");
+        }
+        assert_eq!(longest(&out, 'F'), super::MAX_FAILURE_CHARS - 1);
+        let cmp = crate::compare::compare(Some(&r), &r, &r.config.gate);
+        let out = super::render_comparison(&cmp, false);
+        for c in ['R', 'G'] {
+            assert_eq!(
+                longest(&out, c),
+                crate::files::SHOWN_CHARS - 1,
+                "{c}: {out}"
+            );
+        }
     }
 }
