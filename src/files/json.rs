@@ -143,7 +143,7 @@ pub fn scan(bytes: &[u8], limits: &Limits) -> Result<(), Breach> {
         extra: 0,
     };
     match s.document() {
-        Err(Breach::Syntax(_)) => Err(Breach::Syntax(syntax_error(bytes, s.pos))),
+        Err(Breach::Syntax(e)) if e.is_empty() => Err(Breach::Syntax(syntax_error(bytes, s.pos))),
         Err(e) => Err(e),
         Ok(()) if s.extra > limits.extra_bytes => Err(Breach::Memory {
             mib: s.extra.div_ceil(1 << 20),
@@ -413,7 +413,9 @@ impl Scanner<'_> {
         }
     }
 
+    /// A number; out of `f64`'s range is an error, as serde_json has it.
     fn number(&mut self) -> Result<(), Breach> {
+        let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
         }
@@ -432,6 +434,25 @@ impl Scanner<'_> {
                 self.pos += 1;
             }
             self.some_digits()?;
+        }
+        // Only a long number or one with an exponent can be out of range.
+        let text = &self.b[start..self.pos];
+        if text.len() > 15 || text.iter().any(|c| matches!(c, b'e' | b'E')) {
+            let finite = std::str::from_utf8(text)
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(f64::is_finite);
+            if !finite {
+                let line = 1 + self.b[..self.pos].iter().filter(|&&c| c == b'\n').count();
+                let column = self.pos
+                    - self.b[..self.pos]
+                        .iter()
+                        .rposition(|&c| c == b'\n')
+                        .map_or(0, |i| i + 1);
+                return Err(Breach::Syntax(format!(
+                    "number out of range at line {line} column {column}"
+                )));
+            }
         }
         Ok(())
     }

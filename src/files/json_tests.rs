@@ -91,6 +91,11 @@ fn accepts_what_serde_json_accepts_and_refuses_with_its_message() {
             assert_eq!(ours, theirs.to_string());
         }
     }
+    assert_eq!(
+        breach("[1,\n -1e999]", &OPEN),
+        "is not valid JSON: number out of range at line 2 column 7"
+    );
+    scan(b"[1e308, -1e-999, 12345678901234567890123]", &OPEN).unwrap();
     for not_json in [
         "",
         " ",
