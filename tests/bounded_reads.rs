@@ -31,6 +31,8 @@ struct Ended {
 fn benchgate(dir: &Path, args: &[&str], limit: Duration) -> Ended {
     let (out, err) = (dir.join("stdout"), dir.join("stderr"));
     let started = Instant::now();
+    // Reaped by wait4 below, which also gives its resource usage.
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(BIN)
         .args(args)
         .current_dir(dir)

@@ -203,7 +203,7 @@ impl GitHubStore {
             attempt += 1;
             let existing = self.read(path)?;
             if let Some(old) = &existing {
-                RunResults::parse(&old.bytes, &self.describe(path)).with_context(|| {
+                RunResults::parse_bytes(&old.bytes, &self.describe(path)).with_context(|| {
                     format!(
                         "refusing to replace {}; repair or remove it by hand",
                         self.describe(path)
@@ -236,7 +236,7 @@ impl GitHubStore {
         let source = self.describe(&path);
         let listed = format!("{source}, listed in the index,");
         let remote = self.retry_404(&listed, "when read", || self.read(&path))?;
-        RunResults::parse(&remote.bytes, &source)
+        RunResults::parse_bytes(&remote.bytes, &source)
     }
 }
 

@@ -244,7 +244,7 @@ mod tests {
             serde_json::to_vec_pretty(&r).unwrap(),
             serde_json::to_vec(&r).unwrap(),
         ] {
-            let back = RunResults::parse(&bytes, "r.json").unwrap();
+            let back = RunResults::parse_bytes(&bytes, "r.json").unwrap();
             assert_eq!(back, r);
             assert_eq!(
                 serde_json::to_vec_pretty(&back).unwrap(),
@@ -256,7 +256,7 @@ mod tests {
     fn refused(doc: &serde_json::Value) -> String {
         format!(
             "{:#}",
-            RunResults::parse(doc.to_string(), "r.json").unwrap_err()
+            RunResults::parse(&doc.to_string(), "r.json").unwrap_err()
         )
     }
 
@@ -274,7 +274,7 @@ mod tests {
             "/environment/cpu_model",
             "/started_at",
         ] {
-            RunResults::parse(at(path, MAX_TEXT_BYTES).to_string(), "r.json").unwrap();
+            RunResults::parse(&at(path, MAX_TEXT_BYTES).to_string(), "r.json").unwrap();
             let shown = path[1..].replace('/', ".");
             assert_eq!(
                 refused(&at(path, MAX_TEXT_BYTES + 1)),
@@ -282,7 +282,7 @@ mod tests {
             );
         }
         let failure = "/results/1/trials/1/failure";
-        RunResults::parse(at(failure, MAX_FAILURE_BYTES).to_string(), "r.json").unwrap();
+        RunResults::parse(&at(failure, MAX_FAILURE_BYTES).to_string(), "r.json").unwrap();
         assert!(refused(&at(failure, MAX_FAILURE_BYTES + 1)).starts_with(
             "r.json: results[1].trials[1].failure has 65537 bytes, over the limit of 65536"
         ));
@@ -311,7 +311,7 @@ mod tests {
         // 30 such cells: read.
         doc["results"].as_array_mut().unwrap().truncate(30);
         assert_eq!(
-            RunResults::parse(doc.to_string(), "r.json")
+            RunResults::parse(&doc.to_string(), "r.json")
                 .unwrap()
                 .results
                 .len(),
@@ -349,7 +349,7 @@ mod tests {
             e,
             "r.json is not valid JSON: EOF while parsing an object at line 1 column 21"
         );
-        let e = RunResults::parse(b"{\"run_id\": \"\xff\"}", "r.json").unwrap_err();
+        let e = RunResults::parse_bytes(b"{\"run_id\": \"\xff\"}", "r.json").unwrap_err();
         assert!(
             e.to_string()
                 .starts_with("r.json is not UTF-8 text (byte 12 is not)"),

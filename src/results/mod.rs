@@ -193,15 +193,20 @@ impl RunResults {
                     false => anyhow::Error::new(e),
                 }
             })?;
-        Self::parse(&bytes, &path.display().to_string())
+        Self::parse_bytes(&bytes, &path.display().to_string())
+    }
+
+    /// Parses results JSON text; `source` names the input in errors
+    /// ([`RunResults::parse_bytes`]).
+    pub fn parse(text: &str, source: &str) -> anyhow::Result<RunResults> {
+        Self::parse_bytes(text.as_bytes(), source)
     }
 
     /// Parses results JSON; `source` names the input in errors. The bytes
     /// are checked against [`check::LIMITS`] before anything is built from
     /// them, then deserialized straight into the typed results, whose
     /// measured values are checked last ([`check::check_values`]).
-    pub fn parse(bytes: impl AsRef<[u8]>, source: &str) -> anyhow::Result<RunResults> {
-        let bytes = bytes.as_ref();
+    pub fn parse_bytes(bytes: &[u8], source: &str) -> anyhow::Result<RunResults> {
         if let Err(e) = std::str::from_utf8(bytes) {
             anyhow::bail!(
                 "{source} is not UTF-8 text (byte {} is not): it is not a benchgate results file",
