@@ -7,11 +7,13 @@
 //! own `npm test` passes in a copy without node_modules, as in a fresh clone.
 //!
 //! Needs python3 with venv, node and npm, a JDK and Debian's libhdrhistogram-java
-//! (scripts/install-test-deps.sh); the Python install fetches hdrhistogram (and
-//! setuptools to build) from PyPI, cached in target/tmp/harness-install-pip-cache.
+//! (scripts/install-test-deps.sh). The Python install fetches hdrhistogram, and
+//! setuptools to build, from PyPI (pip's cache: target/tmp/harness-install-pip-cache);
+//! nothing else leaves the machine.
 
 mod common;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
@@ -105,7 +107,10 @@ impl Project {
     fn new(h: &Harness) -> Project {
         let p = Project(tempfile::tempdir().unwrap());
         std::fs::create_dir(p.path()).unwrap();
-        let from = Path::new(ROOT).join(h.dir).join("examples").join(h.quickstart);
+        let from = Path::new(ROOT)
+            .join(h.dir)
+            .join("examples")
+            .join(h.quickstart);
         std::fs::copy(from, p.path().join(h.quickstart)).unwrap();
         p
     }
@@ -116,15 +121,13 @@ impl Project {
 }
 
 /// Runs a doc's install block with `sh -eu` in `project`, `$BENCHGATE` this repository.
-fn install(h: &Harness, project: &Path, env: &[(&str, &Path)]) {
+fn install(h: &Harness, project: &Path, env: &[(&str, &OsStr)]) {
     let t = Instant::now();
     let mut sh = Command::new("sh");
     sh.args(["-euc", &install_block(h)])
         .current_dir(project)
         .env("BENCHGATE", ROOT);
-    for (k, v) in env {
-        sh.env(k, v);
-    }
+    sh.envs(env.iter().copied());
     ok(&format!("{}'s install block", h.dir), sh.output().unwrap());
     eprintln!("{}: installed in {:.1}s", h.dir, t.elapsed().as_secs_f64());
 }
@@ -167,18 +170,22 @@ fn python_harness_installs_with_pip_into_a_venv_and_runs() {
         Command::new("python3").args(["-c", "import venv, ensurepip"]),
     );
     let p = Project::new(&PYTHON);
-    // pip's cache outlives the test: later runs download nothing.
+    // pip's cache outlives the test (where the registry's responses may be cached).
     let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("harness-install-pip-cache");
-    install(&PYTHON, &p.path(), &[("PIP_CACHE_DIR", &cache)]);
+    install(&PYTHON, &p.path(), &[("PIP_CACHE_DIR", cache.as_os_str())]);
     measure(&[("python", &p.path(), PYTHON.command)]);
 }
 
+/// Nothing from the registry: no audit, no funding or update notices.
+const NPM_QUIET: [(&str, &str); 3] = [
+    ("npm_config_audit", "false"),
+    ("npm_config_fund", "false"),
+    ("npm_config_update_notifier", "false"),
+];
+
 fn npm() -> Command {
     let mut npm = Command::new("npm");
-    // Nothing from the registry: no audit, no funding or update notices.
-    npm.env("npm_config_audit", "false")
-        .env("npm_config_fund", "false")
-        .env("npm_config_update_notifier", "false");
+    npm.envs(NPM_QUIET);
     npm
 }
 
@@ -203,12 +210,8 @@ fn node_harness_installs_packed_or_by_path_and_runs() {
     require("npm", npm().arg("--version"));
     // As the docs say: npm pack, then npm install of the tarball.
     let (packed, cache) = npm_project();
-    let env = [
-        ("npm_config_cache", cache.path()),
-        ("npm_config_audit", Path::new("false")),
-        ("npm_config_fund", Path::new("false")),
-        ("npm_config_update_notifier", Path::new("false")),
-    ];
+    let mut env: Vec<(&str, &OsStr)> = NPM_QUIET.map(|(k, v)| (k, OsStr::new(v))).to_vec();
+    env.push(("npm_config_cache", cache.path().as_os_str()));
     install(&NODE, &packed.path(), &env);
     let installed = packed.path().join("node_modules/benchgate-harness");
     assert!(
@@ -229,7 +232,8 @@ fn node_harness_installs_packed_or_by_path_and_runs() {
             .output()
             .unwrap(),
     );
-    assert!(linked.path().join("node_modules/benchgate-harness").is_symlink());
+    let link = linked.path().join("node_modules/benchgate-harness");
+    assert!(link.is_symlink(), "by path: a link, {}", link.display());
     measure(&[
         ("node-packed", &packed.path(), NODE.command),
         ("node-by-path", &linked.path(), NODE.command),
@@ -256,7 +260,11 @@ fn node_harness_tests_pass_in_a_fresh_clone() {
     let t = Instant::now();
     let out = ok(
         "npm test in a copy of harness/node",
-        npm().arg("test").current_dir(clone.path()).output().unwrap(),
+        npm()
+            .arg("test")
+            .current_dir(clone.path())
+            .output()
+            .unwrap(),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
