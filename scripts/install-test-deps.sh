@@ -102,12 +102,11 @@ fi
 
 # 3. Node: the example client's link to the harness, from its lockfile (nothing to
 # do when installed and not older than the lockfile).
-for dir in fixtures/clients; do
-  if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
-    say "npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  fi
-done
+dir=fixtures/clients
+if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+  say "npm ci in $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 
 # 4. The musl target for scripts/package.sh (rustup's, for the active toolchain).
 musl_target=x86_64-unknown-linux-musl
