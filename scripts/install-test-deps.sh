@@ -7,8 +7,9 @@
 #   python3 + pip, `requests`, `hdrhistogram`, `pytest` (pinned in fixtures/clients/requirements.txt)
 #                              and harness/python installed editable (`pip install -e`), for
 #                              fixtures/clients/python_client.py and the harness's pytest tests
-#   node + npm, harness/node's and fixtures/clients' npm packages (`npm ci`, lockfiles)
-#                              for fixtures/clients/node_client.mjs and `node --test`
+#   python3-venv               tests/harness_install.rs (pip install into a fresh venv)
+#   node + npm, fixtures/clients' npm package (`npm ci`: a link to harness/node, which has
+#                              no dependencies) for fixtures/clients/node_client.mjs
 #   a JDK (javac)              default-jdk-headless, unless some javac is on PATH already
 #   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for harness/java and
 #                              fixtures/clients/java
@@ -42,6 +43,7 @@ command -v curl >/dev/null || missing+=(curl)
 command -v jq >/dev/null || missing+=(jq)
 command -v javac >/dev/null || missing+=(default-jdk-headless)
 command -v python3 >/dev/null || missing+=(python3)
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
 for pkg in libhttpclient5-java libhdrhistogram-java musl-tools tini; do
@@ -98,14 +100,13 @@ if ! python_ready; then
   pip_install -r "$req" -e "$harness_py"
 fi
 
-# 3. Node: the harness's dependencies and the example client's link to it, from
-# their lockfiles (nothing to do when installed and not older than the lockfile).
-for dir in harness/node fixtures/clients; do
-  if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
-    say "npm ci in $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
-  fi
-done
+# 3. Node: the example client's link to the harness, from its lockfile (nothing to
+# do when installed and not older than the lockfile).
+dir=fixtures/clients
+if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]]; then
+  say "npm ci in $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
 
 # 4. The musl target for scripts/package.sh (rustup's, for the active toolchain).
 musl_target=x86_64-unknown-linux-musl

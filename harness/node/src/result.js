@@ -2,48 +2,16 @@
 // (docs/external-clients.md, "The result file").
 
 import { renameSync, writeFileSync } from 'node:fs';
-import { deflateSync, inflateSync } from 'node:zlib';
-import * as hdr from 'hdr-histogram-js';
+import { Histogram, HIGHEST_US } from './histogram.js';
+
+export { HIGHEST_US };
 
 /** benchgate's error classes, in the order the result file lists them. */
 export const ERROR_CLASSES = ['connect', 'timeout', 'read', 'write', 'status_4xx', 'status_5xx'];
-/** Latency is recorded in microseconds, up to an hour, with 3 significant digits. */
-export const HIGHEST_US = 3_600_000_000;
 
 /** An empty latency histogram (µs) with the precision every harness uses. */
 export function newHistogram() {
-  return hdr.build({
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: HIGHEST_US,
-    numberOfSignificantValueDigits: 3,
-    bitBucketSize: 64,
-    useWebAssembly: false,
-  });
-}
-
-/**
- * The histogram in HdrHistogram's V2 compressed encoding, base64. hdr-histogram-js
- * 3.0.1 writes two header fields unlike the other ports: normalizingIndexOffset 1
- * (Java and benchgate's reader: 0, as nothing here shifts the histogram) and the
- * integer-to-double conversion ratio as the integer 1 (the spec: the double 1.0).
- * Its counts are right; this rewrites those two fields of its output.
- * @param {import('hdr-histogram-js').Histogram} h
- * @returns {string}
- */
-export function encodeHistogram(h) {
-  const wrapped = Buffer.from(hdr.encodeIntoCompressedBase64(h), 'base64');
-  // Compressed wrapper: cookie (4), deflated length (4), deflated V2 payload.
-  const payload = inflateSync(wrapped.subarray(8));
-  // V2 header: cookie, payload length, normalizingIndexOffset (bytes 8-11),
-  // significant digits, lowest (8), highest (8), conversion ratio (bytes 32-39).
-  payload.writeInt32BE(0, 8);
-  payload.writeDoubleBE(1.0, 32);
-  const deflated = deflateSync(payload);
-  const out = Buffer.alloc(8 + deflated.length);
-  wrapped.copy(out, 0, 0, 4);
-  out.writeInt32BE(deflated.length, 4);
-  deflated.copy(out, 8);
-  return out.toString('base64');
+  return new Histogram();
 }
 
 /** Throw from a send function to say which error class a failed request is in. */
@@ -97,7 +65,7 @@ export function errorClassOfStatus(status) {
 export class Result {
   /**
    * @param {object} f
-   * @param {import('hdr-histogram-js').Histogram} f.latencyUs successful requests' latency (µs)
+   * @param {import('./histogram.js').Histogram} f.latencyUs successful requests' latency (µs)
    * @param {Record<string, number>} f.errors failed requests per class
    * @param {number} f.elapsedS length of the measured window
    * @param {number} f.inFlightAtDeadline completed after the window closed: in no figure
@@ -134,7 +102,7 @@ export class Result {
       ok: this.ok,
       errors: Object.fromEntries(ERROR_CLASSES.map((c) => [c, this.errors[c]])),
       elapsed_s: this.elapsedS,
-      latency_histogram: encodeHistogram(this.latencyUs),
+      latency_histogram: this.latencyUs.encode(),
     };
   }
 
