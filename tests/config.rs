@@ -827,11 +827,6 @@ fn a_suite_of_more_cells_than_a_results_file_holds_is_refused() {
     );
     assert!(!dir.path().join("results.json").exists());
     assert!(started.elapsed() < Duration::from_secs(10));
-    // One constant: what the config allows is what a results file may hold.
-    assert_eq!(
-        benchgate::config::limits::MAX_CELLS,
-        benchgate::results::check::MAX_CELLS
-    );
 }
 
 /// A config of `scenarios` scenarios, each run by all of `clients` clients

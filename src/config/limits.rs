@@ -7,10 +7,8 @@ use super::Suite;
 
 /// Most cells a results file holds: a cell is a (scenario, client) pair, per
 /// server under test, anchors and base-vs-head twins included. Every read of
-/// a results file refuses more (`results::check::MAX_CELLS`, the same limit:
-/// tests/config.rs holds the two equal; config sits below results, so the
-/// check cannot be imported here), so a suite that would produce more is
-/// refused at load.
+/// a results file refuses more (`results::check` re-exports this constant),
+/// so a suite that would produce more is refused at load.
 pub const MAX_CELLS: usize = 10_000;
 
 /// Largest request body, 256 MiB. A larger upload measures copying through

@@ -11,8 +11,9 @@ use super::{CellResult, RunResults, Trial};
 use crate::files::json::{self, Breach, Cap, Limits, Rule};
 use crate::metric::METRICS;
 
-/// Most cells (scenario x client x server) a results file may hold; real suites have tens.
-pub const MAX_CELLS: usize = 10_000;
+/// Most cells (scenario x client x server) a results file may hold; real
+/// suites have tens. One limit with what a config may make.
+pub use crate::config::limits::MAX_CELLS;
 /// Most trials per cell; real runs have 3 to 30.
 pub const MAX_TRIALS: usize = 1_000;
 /// Longest name (scenario, client, server) and object key (metric names and
