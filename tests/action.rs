@@ -18,12 +18,16 @@ const BASE_SHA: &str = "1111111111111111111111111111111111111111";
 /// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
 const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 
-/// A tiny suite: 1 client, 1 scenario, 4 rounds of 200 ms.
+/// A tiny suite: 1 client, 1 scenario, 8 rounds of 200 ms (enough to show
+/// an A/A pass on a loaded machine), more within a budget while a comparison
+/// made during the run is undecided.
 fn suite(inject_cpu_us: u32) -> String {
     format!(
         r#"
 [run]
-rounds = 4
+rounds = 8
+max_rounds = 16
+budget = "60s"
 warmup = "50ms"
 duration = "200ms"
 pin = false

@@ -26,10 +26,11 @@ const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 /// Where the merge job's download-artifact puts the shard jobs' artifacts.
 const DOWNLOADED: &str = "downloaded";
 
-/// Two scenarios, so two shards of one each; 4 rounds to compare.
+/// Two scenarios, so two shards of one each; 8 rounds to compare (enough
+/// to show an A/A pass on a loaded machine).
 const SUITE: &str = r#"
 [run]
-rounds = 4
+rounds = 8
 warmup = "50ms"
 duration = "150ms"
 pin = false
