@@ -61,39 +61,7 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> anyhow::Result<
         .with_context(|| format!("writing the outputs to GITHUB_OUTPUT={}", path.display()))
 }
 
-/// Escapes a workflow command's message.
-pub fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-/// Escapes a workflow command's property value.
-pub fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
-}
-
-/// Annotation level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    Notice,
-}
-
-/// `::error title=..::message` (and `::warning`, `::notice`), escaped.
-pub fn annotation(level: Level, title: &str, message: &str) -> String {
-    let cmd = match level {
-        Level::Error => "error",
-        Level::Warning => "warning",
-        Level::Notice => "notice",
-    };
-    format!(
-        "::{cmd} title={}::{}",
-        escape_property(title),
-        escape_data(message)
-    )
-}
+pub use crate::report::escape::{annotation, escape_data, escape_property, Level};
 
 /// `text` wrapped so the runner executes no command inside it, and
 /// disarmed, so that none would run were the fence ever left open.

@@ -135,5 +135,6 @@ pub(crate) fn downloaded(a: &Action) -> anyhow::Result<(RunResults, Vec<PathBuf>
     let results = RunResults::read(&path).with_context(|| {
         "input `results-path`: download the measure run's artifact first (actions/download-artifact with `run-id: ${{ github.event.workflow_run.id }}`)"
     })?;
+    crate::report::escape::warn_refused_histograms(&results, &path.display().to_string());
     Ok((results, vec![path]))
 }

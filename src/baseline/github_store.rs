@@ -294,6 +294,7 @@ impl BaselineStore for GitHubStore {
         max_history: usize,
     ) -> anyhow::Result<BaselineKey> {
         check_sha(sha)?;
+        results.refuse_bad_histograms("the run to store as a baseline")?;
         if branch.is_empty() || max_history == 0 {
             anyhow::bail!("storing a baseline needs a branch name and a history of at least 1");
         }

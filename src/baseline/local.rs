@@ -98,6 +98,7 @@ impl BaselineStore for LocalStore {
         results: &RunResults,
         max_history: usize,
     ) -> anyhow::Result<BaselineKey> {
+        results.refuse_bad_histograms("the run to store as a baseline")?;
         check_sha(sha)?;
         anyhow::ensure!(
             max_history >= 1,

@@ -168,6 +168,12 @@ fn bad_input_is_refused() {
     let err = st.store("main", "abcdef", &run("r"), 5).unwrap_err();
     assert!(err.to_string().contains("not a commit sha"), "{err}");
     assert!(st.store("main", &sha(1), &run("r"), 0).is_err());
+    // A histogram that does not decode is never stored (issue 30, point 2).
+    let mut bad = run("r");
+    bad.results[0].histogram = Some("AAAAAAAAAAAAAAAA".into());
+    let err = st.store("main", &sha(1), &bad, 5).unwrap_err().to_string();
+    assert!(err.contains("was refused"), "{err}");
+    assert!(st.history("main").unwrap().is_empty());
 }
 
 #[test]

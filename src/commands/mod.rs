@@ -20,7 +20,7 @@ use crate::orchestrate::extend::Extend;
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
-use crate::report::escape::fence;
+use crate::report::escape::{fence, warn_refused_histograms};
 use crate::report::markdown::MarkdownOptions;
 use crate::results::RunResults;
 
@@ -209,6 +209,7 @@ fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
 pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
     let current = RunResults::read(&args.current)?;
     warn_if_partial(&current, &args.current);
+    warn_refused_histograms(&current, &args.current.display().to_string());
     // `--config` supplies the gate and `[compare]`; else the run's own.
     let config = match &args.config {
         Some(path) => Suite::from_file(path)?,
@@ -218,6 +219,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         Some(path) => {
             let b = RunResults::read(path)?;
             warn_if_partial(&b, path);
+            warn_refused_histograms(&b, &path.display().to_string());
             Some(b)
         }
         None => None,

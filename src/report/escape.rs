@@ -308,6 +308,68 @@ pub fn sha(s: &str) -> String {
     }
 }
 
+// Workflow commands benchgate writes itself (annotations): their message and
+// properties escaped as the runner reads them.
+
+/// Escapes a workflow command's message.
+pub fn escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow command's property value.
+pub fn escape_property(s: &str) -> String {
+    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// Annotation level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Notice,
+}
+
+/// `::error title=..::message` (and `::warning`, `::notice`), escaped.
+pub fn annotation(level: Level, title: &str, message: &str) -> String {
+    let cmd = match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Notice => "notice",
+    };
+    format!(
+        "::{cmd} title={}::{}",
+        escape_property(title),
+        escape_data(message)
+    )
+}
+
+/// A warning on stderr (fenced), and under Actions also as a warning
+/// annotation titled `title`, so it shows on the run's summary page.
+pub fn warn(title: &str, message: &str) {
+    eprintln!("{}", fence(&format!("benchgate: warning: {message}")));
+    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+        eprintln!("{}", annotation(Level::Warning, title, message));
+    }
+}
+
+/// [`warn`] for every histogram of `run` that does not decode
+/// (`results::histograms`); `what` names the file. Returns how many.
+pub fn warn_refused_histograms(run: &crate::results::RunResults, what: &str) -> usize {
+    let refused = run.refused_histograms();
+    for r in &refused {
+        warn(
+            "benchgate: latency histogram refused",
+            &format!(
+                "{what}: {}; its merged percentiles are not shown",
+                r.describe()
+            ),
+        );
+    }
+    refused.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,6 +88,8 @@ pub fn merge(shards: Vec<(String, RunResults)>) -> anyhow::Result<RunResults> {
     let mut by_index: BTreeMap<u32, (String, RunResults)> = BTreeMap::new();
     let mut first: Option<(String, ShardInfo, String, Option<String>)> = None;
     for (name, run) in shards {
+        // A merged file may become the stored baseline: nothing undecodable in it.
+        run.refuse_bad_histograms(&name)?;
         let info = run.shard.clone().ok_or_else(|| {
             anyhow::anyhow!(
                 "{name} is not a shard: it has no `shard` header; merge only files written by `benchgate run --shard K/N`"

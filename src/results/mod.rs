@@ -6,6 +6,7 @@ pub mod anchor;
 pub mod budget;
 pub mod check;
 pub mod environment;
+pub mod histograms;
 pub mod merge;
 pub mod profile;
 #[doc(hidden)]
