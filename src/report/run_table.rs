@@ -7,8 +7,9 @@
 //! names: request rate, p50, p99, errors, CPU per request, peak RSS and
 //! connections. [`Width::Wide`] (`--wide`, and the markdown run report) adds
 //! p99.9, max and threads, and, when any cell measured them, the server's own
-//! cost, the client's start-up, the starvation figures (the client's and the
-//! server's run delay) and the anchored figures of an anchored run. Every
+//! cost, the client's start-up and the starvation figures (the client's and
+//! the server's run delay). An anchored run's anchored figures, which gate
+//! against a stored run, show at either width. Every
 //! figure is in the results file whatever the width. Cells are plain,
 //! unescaped text: each renderer escapes them for its medium.
 
@@ -100,7 +101,8 @@ pub fn table(results: &RunResults, width: Width) -> RunTable<'_> {
         server: wide && has_any(results, &SERVER_METRICS),
         startup: wide && has_any(results, &STARTUP_METRICS),
         starvation: wide && has_any(results, &STARVATION_METRICS),
-        anchored: wide && results.config.run.anchor.is_some(),
+        // An anchored run's gating figures: shown at either width.
+        anchored: results.config.run.anchor.is_some(),
     };
     let keep = |i: usize| wide || NARROW[i];
     let mut headers: Vec<&'static str> = HEADERS
