@@ -28,11 +28,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
+use super::capture::{Capture, Sink};
 use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
 use super::jmh;
-use super::markers::{Mark, Markers, ACK_CLOSED, ACK_OPENED};
+use super::markers::{self, Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
@@ -49,7 +50,9 @@ use crate::metric::TrialMetrics;
 use crate::server::ServerCounters;
 
 /// Bytes of a program's stdout/stderr shown when it fails.
-const TAIL_BYTES: u64 = 2048;
+pub const TAIL_BYTES: usize = 2048;
+/// How long the trial waits for a window marker between its other checks.
+const POLL_EVERY: Duration = Duration::from_millis(2);
 
 /// The `BENCHGATE_*` environment of one trial.
 pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)> {
@@ -115,24 +118,6 @@ fn time_limit(cmd: &CommandSpec, spec: &TrialSpec) -> Duration {
     })
 }
 
-/// The last `TAIL_BYTES` of a captured output file, lossily decoded.
-pub fn tail(path: &Path) -> String {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let Ok(mut f) = File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
-    let mut buf = Vec::new();
-    let _ = f.take(TAIL_BYTES).read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf).trim().to_string();
-    if len > TAIL_BYTES {
-        format!("[... {} bytes before]\n{text}", len - TAIL_BYTES)
-    } else {
-        text
-    }
-}
-
 fn kill_group(pgid: u32) {
     // SAFETY: kill(2) on the process group we created for this trial.
     unsafe {
@@ -188,9 +173,10 @@ impl<'a> From<&'a crate::config::ServerCommand> for SetupPlace<'a> {
 }
 
 /// Runs `argv` once (a client's or a server's setup step), output captured
-/// to `log`.
+/// to `log` ([`capture`]).
 pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::Result<()> {
-    let out = File::create(log)?;
+    let (sink, out) = Sink::create(log)?;
+    let capture = Capture::start([sink])?;
     let mut command = Command::new(&argv[0]);
     child_env::scrub(&mut command, place.pass_env);
     let status = command
@@ -202,20 +188,26 @@ pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::
         .stderr(out)
         .status()
         .with_context(|| format!("starting setup {:?} in {}", argv, place.cwd))?;
+    let [output] = capture.finish();
     if !status.success() {
-        bail!("setup {:?} failed ({status}):\n{}", argv, tail(log));
+        bail!(
+            "setup {:?} failed ({status}):\n{}",
+            argv,
+            output.excerpt(TAIL_BYTES)
+        );
     }
     Ok(())
 }
 
-/// Runs one trial of an external program.
+/// Runs one trial of an external program. `log`: where its output is kept
+/// if the trial fails (the failure names it).
 pub fn run_trial(
     cmd: &CommandSpec,
     spec: &TrialSpec,
     server: &ServerProcess,
     watch: Option<ServerWatch>,
     cpus: &[usize],
-    scratch: &Path,
+    (scratch, log): (&Path, &Path),
 ) -> anyhow::Result<TrialRun> {
     let result_path = scratch.join("client-result.json");
     let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));
@@ -225,6 +217,11 @@ pub fn run_trial(
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let before = server.counters()?;
     let server_peaks = PeakWatch::start(watch);
+    // Every line of stdout goes past the markers' watch as it is folded.
+    let (out, out_file) = Sink::create(&stdout_path)?;
+    let (err, err_file) = Sink::create(&stderr_path)?;
+    let (watch_lines, mut marks) = markers::channel();
+    let capture = Capture::start([out.watch_lines(watch_lines), err])?;
 
     let tag = super::escapees::Tag::new();
     let mut command = Command::new(&argv[0]);
@@ -236,8 +233,8 @@ pub fn run_trial(
         .envs(environment(spec, &result_path))
         .env(tag.env().0, tag.env().1)
         .stdin(Stdio::piped())
-        .stdout(File::create(&stdout_path)?)
-        .stderr(File::create(&stderr_path)?)
+        .stdout(out_file)
+        .stderr(err_file)
         .process_group(0);
     if !cpus.is_empty() {
         pin_command(&mut command, cpus);
@@ -261,18 +258,13 @@ pub fn run_trial(
     // first request and closes `duration` later (or at exit).
     let s = &spec.scenario;
     let deadline = started + limit;
-    let mut marks = Markers::new(&stdout_path);
     let mut first_request = None;
     while first_request.is_none() && !exited(&reaper) && !interrupted() && Instant::now() < deadline
     {
-        if marks.poll() == Some(Mark::Open) {
+        if marks.poll(POLL_EVERY) == Some(Mark::Open)
+            || server.counters()?.total_requests > before.total_requests
+        {
             first_request = Some(Instant::now());
-            break;
-        }
-        if server.counters()?.total_requests > before.total_requests {
-            first_request = Some(Instant::now());
-        } else {
-            std::thread::sleep(Duration::from_millis(2));
         }
     }
     let mut window = None;
@@ -320,10 +312,22 @@ pub fn run_trial(
     let peaks = sampler.finish();
     let server_peaks = server_peaks.finish();
     let after = server.counters()?;
+    let [stdout, stderr] = capture.finish();
 
     let output_tail = || {
-        let (o, e) = (tail(&stdout_path), tail(&stderr_path));
-        format!("\nstdout tail:\n{o}\nstderr tail:\n{e}")
+        let whole = format!(
+            "stdout ({} bytes):\n{}\nstderr ({} bytes):\n{}",
+            stdout.total(),
+            stdout.text(),
+            stderr.total(),
+            stderr.text()
+        );
+        format!(
+            " {}\nstdout tail:\n{}\nstderr tail:\n{}",
+            super::failure::keep(&whole, log),
+            stdout.excerpt(TAIL_BYTES),
+            stderr.excerpt(TAIL_BYTES)
+        )
     };
     if let Some(signal) = stopped_by {
         bail!("{}; its process group was killed", signal.reason());
@@ -524,10 +528,12 @@ fn wait_for<T>(
 ) {
     let end = t.min(limit);
     while Instant::now() < end && !reaper.is_finished() && interrupt::received().is_none() {
-        if marks.poll() == Some(mark) {
+        let wait = end
+            .saturating_duration_since(Instant::now())
+            .min(POLL_EVERY);
+        if marks.poll(wait) == Some(mark) {
             return;
         }
-        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(2)));
     }
 }
 

@@ -1,9 +1,9 @@
 //! Window markers an external program may print on its stdout
-//! (`BENCHGATE-WINDOW-OPEN`, `BENCHGATE-WINDOW-CLOSE`, one per line), followed
-//! in its captured output file while the trial runs.
+//! (`BENCHGATE-WINDOW-OPEN`, `BENCHGATE-WINDOW-CLOSE`, one per line), found
+//! as its captured output is folded while the trial runs.
 
-use std::fs::File;
-use std::path::Path;
+use std::sync::mpsc::{Receiver, Sender};
+use std::time::Duration;
 
 /// Optional window markers a program prints on stdout, one per line.
 pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
@@ -22,11 +22,11 @@ pub const ACK_CLOSED: &str = "BENCHGATE-WINDOW-CLOSED";
 pub const LAG_VAR: &str = "BENCHGATE_TEST_MARKER_LAG_MS";
 
 /// [`LAG_VAR`]'s delay, read once.
-fn test_lag() -> Option<std::time::Duration> {
-    static LAG: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+fn test_lag() -> Option<Duration> {
+    static LAG: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
     *LAG.get_or_init(|| {
         let ms: u64 = std::env::var(LAG_VAR).ok()?.trim().parse().ok()?;
-        (ms > 0).then(|| std::time::Duration::from_millis(ms.min(10_000)))
+        (ms > 0).then(|| Duration::from_millis(ms.min(10_000)))
     })
 }
 
@@ -36,55 +36,137 @@ pub(super) enum Mark {
     Close,
 }
 
-/// Follows the program's captured stdout for marker lines.
+/// A line longer than this is not a marker.
+const MAX_LINE: usize = 4096;
+
+/// A pair: the watch that the capture of the program's stdout feeds every
+/// byte ([`super::capture`]), and the trial's end, which reads the markers
+/// the watch found, in order.
+pub(super) fn channel() -> (Watch, Markers) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let watch = Watch {
+        line: Vec::new(),
+        overlong: false,
+        tx,
+    };
+    let markers = Markers { rx, opened: false };
+    (watch, markers)
+}
+
+/// Finds the marker lines in the program's stdout as it is folded: every
+/// line, however much the program prints around them.
+pub(super) struct Watch {
+    /// The line so far (up to [`MAX_LINE`] bytes).
+    line: Vec<u8>,
+    /// Whether the line so far is longer than [`MAX_LINE`].
+    overlong: bool,
+    tx: Sender<Mark>,
+}
+
+impl Watch {
+    /// The stream's next bytes.
+    pub(super) fn feed(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            let (end, after) = rest.split_at(i + 1);
+            if !self.overlong && self.line.len() + end.len() <= MAX_LINE {
+                if self.line.is_empty() {
+                    self.check(end);
+                } else {
+                    self.line.extend_from_slice(end);
+                    self.check(&self.line);
+                }
+            }
+            self.line.clear();
+            self.overlong = false;
+            rest = after;
+        }
+        if !self.overlong {
+            if self.line.len() + rest.len() > MAX_LINE {
+                self.line.clear();
+                self.overlong = true;
+            } else {
+                self.line.extend_from_slice(rest);
+            }
+        }
+    }
+
+    fn check(&self, line: &[u8]) {
+        let mark = match String::from_utf8_lossy(line).trim() {
+            MARK_OPEN => Mark::Open,
+            MARK_CLOSE => Mark::Close,
+            _ => return,
+        };
+        // The trial's end is gone only once the trial is over.
+        let _ = self.tx.send(mark);
+    }
+}
+
+/// The markers the program printed, as the trial reads them.
 pub(super) struct Markers {
-    path: std::path::PathBuf,
-    offset: u64,
-    partial: Vec<u8>,
+    rx: Receiver<Mark>,
     pub(super) opened: bool,
 }
 
 impl Markers {
-    pub(super) fn new(path: &Path) -> Markers {
-        Markers {
-            path: path.to_path_buf(),
-            offset: 0,
-            partial: Vec::new(),
-            opened: false,
-        }
-    }
-
-    /// The next marker written since the last call, if any. Reads at most
-    /// 1 MiB per call, so a chatty program costs little.
-    pub(super) fn poll(&mut self) -> Option<Mark> {
-        use std::io::{Read as _, Seek as _, SeekFrom};
-        let mut f = File::open(&self.path).ok()?;
-        f.seek(SeekFrom::Start(self.offset)).ok()?;
-        let mut buf = Vec::new();
-        let n = f.take(1 << 20).read_to_end(&mut buf).ok()?;
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&buf);
+    /// The next marker printed since the last call, waiting at most `wait`
+    /// for one. An open marker counts once, a close marker only after it.
+    pub(super) fn poll(&mut self, wait: Duration) -> Option<Mark> {
         let mut found = None;
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            match line.trim() {
-                MARK_OPEN if !self.opened => {
+        let first = self.rx.recv_timeout(wait).ok();
+        for mark in first.into_iter().chain(self.rx.try_iter()) {
+            match mark {
+                Mark::Open if !self.opened => {
                     self.opened = true;
                     found.get_or_insert(Mark::Open);
                 }
-                MARK_CLOSE if self.opened => {
+                Mark::Close if self.opened => {
                     found = Some(Mark::Close);
                 }
                 _ => {}
             }
         }
-        if self.partial.len() > 4096 {
-            self.partial.clear(); // a line this long is not a marker
-        }
         if let (Some(_), Some(lag)) = (found, test_lag()) {
             std::thread::sleep(lag);
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marks(chunks: &[&[u8]]) -> Vec<Mark> {
+        let (mut watch, markers) = channel();
+        for c in chunks {
+            watch.feed(c);
+        }
+        drop(watch);
+        markers.rx.iter().collect()
+    }
+
+    #[test]
+    fn markers_are_whole_lines_however_they_arrive() {
+        let open = b"noise\n  BENCHGATE-WINDOW-OPEN\r\nmore\nBENCHGATE-WINDOW-CLOSE\n";
+        assert_eq!(marks(&[open]), [Mark::Open, Mark::Close]);
+        // Split anywhere, byte by byte included.
+        let bytes: Vec<&[u8]> = open.chunks(1).collect();
+        assert_eq!(marks(&bytes), [Mark::Open, Mark::Close]);
+        let (a, b) = open.split_at(30);
+        assert_eq!(marks(&[a, b]), [Mark::Open, Mark::Close]);
+        // Not a line of its own, or no line end yet: no marker.
+        assert_eq!(marks(&[b"x BENCHGATE-WINDOW-OPEN\n"]), []);
+        assert_eq!(marks(&[b"BENCHGATE-WINDOW-OPEN"]), []);
+    }
+
+    #[test]
+    fn the_end_of_an_overlong_line_is_not_a_marker() {
+        let long = vec![b' '; MAX_LINE + 1];
+        let line = [&long[..], b"BENCHGATE-WINDOW-OPEN\n"].concat();
+        assert_eq!(marks(&[&line]), []);
+        assert_eq!(marks(&[&long, b"BENCHGATE-WINDOW-OPEN\n"]), []);
+        let next = [&line[..], b"BENCHGATE-WINDOW-CLOSE\n"].concat();
+        assert_eq!(marks(&[&next]), [Mark::Close]);
     }
 }
