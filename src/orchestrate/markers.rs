@@ -38,6 +38,8 @@ pub(super) enum Mark {
 
 /// A line longer than this is not a marker.
 const MAX_LINE: usize = 4096;
+/// What both markers contain: a line without it is not one.
+const MARK_TEXT: &str = "BENCHGATE-WINDOW-";
 
 /// A pair: the watch that the capture of the program's stdout feeds every
 /// byte ([`super::capture`]), and the trial's end, which reads the markers
@@ -64,31 +66,58 @@ pub(super) struct Watch {
 }
 
 impl Watch {
-    /// The stream's next bytes.
-    pub(super) fn feed(&mut self, bytes: &[u8]) {
-        let mut rest = bytes;
-        while let Some(i) = memchr::memchr(b'\n', rest) {
-            let (end, after) = rest.split_at(i + 1);
-            if !self.overlong && self.line.len() + end.len() <= MAX_LINE {
-                if self.line.is_empty() {
-                    self.check(end);
-                } else {
-                    self.line.extend_from_slice(end);
-                    self.check(&self.line);
+    /// The stream's next bytes. At a line start, the lines before the next
+    /// occurrence of [`MARK_TEXT`] cannot be markers and are skipped whole:
+    /// a flood costs a search per read, not work per line.
+    pub(super) fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.line.is_empty() && !self.overlong {
+                let before = match memchr::memmem::find(bytes, MARK_TEXT.as_bytes()) {
+                    Some(hit) => &bytes[..hit],
+                    None => bytes,
+                };
+                let skip = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+                bytes = &bytes[skip..];
+            }
+            // The line in progress, to its end if it ends here.
+            match memchr::memchr(b'\n', bytes) {
+                Some(i) => {
+                    self.end_line(&bytes[..=i]);
+                    bytes = &bytes[i + 1..];
+                }
+                None => {
+                    self.extend_line(bytes);
+                    return;
                 }
             }
-            self.line.clear();
-            self.overlong = false;
-            rest = after;
         }
-        if !self.overlong {
-            if self.line.len() + rest.len() > MAX_LINE {
-                self.line.clear();
-                self.overlong = true;
+    }
+
+    /// The line in progress goes on with `part` (no line end in it).
+    fn extend_line(&mut self, part: &[u8]) {
+        if self.overlong {
+            return;
+        }
+        if self.line.len() + part.len() > MAX_LINE {
+            self.line.clear();
+            self.overlong = true;
+        } else {
+            self.line.extend_from_slice(part);
+        }
+    }
+
+    /// The line in progress ends with `end` (its line end included).
+    fn end_line(&mut self, end: &[u8]) {
+        if !self.overlong && self.line.len() + end.len() <= MAX_LINE {
+            if self.line.is_empty() {
+                self.check(end);
             } else {
-                self.line.extend_from_slice(rest);
+                self.line.extend_from_slice(end);
+                self.check(&self.line);
             }
         }
+        self.line.clear();
+        self.overlong = false;
     }
 
     fn check(&self, line: &[u8]) {
@@ -158,6 +187,19 @@ mod tests {
         // Not a line of its own, or no line end yet: no marker.
         assert_eq!(marks(&[b"x BENCHGATE-WINDOW-OPEN\n"]), []);
         assert_eq!(marks(&[b"BENCHGATE-WINDOW-OPEN"]), []);
+        // Among many lines, the text twice in one read, split across reads.
+        let flood = b"line\n".repeat(10_000);
+        let all = [
+            &flood[..],
+            b"BENCHGATE-WINDOW-OPEN BENCHGATE-WINDOW-\n",
+            b"BENCHGATE-WINDOW-OPEN\nBENCHGATE-WINDOW-CLOSE\n",
+            &flood,
+        ]
+        .concat();
+        for size in [1, 7, 4096, 65_536, all.len()] {
+            let chunks: Vec<&[u8]> = all.chunks(size).collect();
+            assert_eq!(marks(&chunks), [Mark::Open, Mark::Close], "reads of {size}");
+        }
     }
 
     #[test]
