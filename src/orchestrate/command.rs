@@ -16,6 +16,9 @@
 //! group's starvation counters (run delay, involuntary context switches, and
 //! the host's steal) are read by the parent where it opens and closes the
 //! window.
+//! Its stdout and stderr are captured, capped ([`super::capture`]); stdout's
+//! every line goes past the window markers' watch ([`super::markers`]). A
+//! failed trial quotes their tails and keeps what was captured in a log file.
 //! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
 //! The program and its setup run without benchgate's credentials, the Actions
 //! runtime and the runner's file commands ([`super::child_env`]).

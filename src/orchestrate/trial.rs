@@ -9,7 +9,8 @@
 //! [`TrialMetrics`]. Against a server under test the reference server's
 //! counters are absent. Anything that goes wrong fails this trial only; a
 //! driver that panics, exits non-zero or is killed fails it with one line,
-//! its whole output kept in a log file that line names ([`super::failure`]).
+//! its output (capped: [`super::capture`]) kept in a log file that line names
+//! ([`super::failure`]).
 //! On SIGINT/SIGTERM the driver is killed at once ([`super::interrupt`]).
 
 use std::path::Path;
