@@ -210,7 +210,8 @@ pub fn run_trial(
     server: &ServerProcess,
     watch: Option<ServerWatch>,
     cpus: &[usize],
-    (scratch, log): (&Path, &Path),
+    scratch: &Path,
+    log: &Path,
 ) -> anyhow::Result<TrialRun> {
     let result_path = scratch.join("client-result.json");
     let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));

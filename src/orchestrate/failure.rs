@@ -257,10 +257,8 @@ note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose bac
     #[test]
     fn report_keeps_the_whole_output() {
         let tmp = tempfile::tempdir().unwrap();
-        let mut fold = crate::orchestrate::capture::fold::Fold::default();
-        fold.push(PANIC.as_bytes());
         let log = tmp.path().join("logs/RUN/get--c--round-1.log");
-        let line = report(exited(101), &fold.output(), &log);
+        let line = report(exited(101), &Output::of(PANIC.as_bytes()), &log);
         assert_eq!(
             line,
             format!(

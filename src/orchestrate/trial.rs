@@ -68,7 +68,7 @@ pub fn run_trial(
     if let crate::config::ClientKind::Command(cmd) = &spec.client.kind {
         return match target.reference {
             Some(server) => {
-                super::command::run_trial(cmd, spec, server, target.watch, cpus, (scratch, log))
+                super::command::run_trial(cmd, spec, server, target.watch, cpus, scratch, log)
             }
             // Validation rejects this combination; a suite built in code may not.
             None => bail!("{}", crate::config::server::NO_COMMAND_CLIENTS),

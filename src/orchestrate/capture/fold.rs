@@ -96,11 +96,6 @@ impl Output {
         (self.head.len() + self.tail.len()) as u64 + self.omitted
     }
 
-    /// Bytes left out between head and tail.
-    pub fn omitted(&self) -> u64 {
-        self.omitted
-    }
-
     /// Everything kept, as text: the head, a line saying how much was left
     /// out (if anything was), the tail.
     pub fn text(&self) -> String {
@@ -151,9 +146,21 @@ fn omission(n: u64) -> String {
 
 #[cfg(test)]
 impl Output {
+    /// What is kept of `bytes`.
+    pub fn of(bytes: &[u8]) -> Output {
+        let mut fold = Fold::default();
+        fold.push(bytes);
+        fold.output()
+    }
+
     /// The kept parts, for checking them byte for byte.
     pub fn parts(&self) -> (&[u8], &[u8]) {
         (&self.head, &self.tail)
+    }
+
+    /// Bytes left out between head and tail.
+    pub fn omitted(&self) -> u64 {
+        self.omitted
     }
 }
 

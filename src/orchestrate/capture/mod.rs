@@ -24,7 +24,7 @@
 //! window markers' watch ([`super::markers`]); other streams skip to their
 //! last [`fold::TAIL_BYTES`] once the head is full, counting what they skip.
 
-pub mod fold;
+mod fold;
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -41,7 +41,7 @@ use fold::{Fold, TAIL_BYTES};
 use super::markers;
 
 /// How often new output is folded (and a window marker seen).
-pub const FOLD_EVERY: Duration = Duration::from_millis(2);
+const FOLD_EVERY: Duration = Duration::from_millis(2);
 /// The most one stream is read in one pass of the folding thread, so that a
 /// flood on one stream does not keep the others (and the disk) waiting.
 const PASS_BYTES: u64 = 16 << 20;
@@ -98,15 +98,20 @@ impl Sink {
         self
     }
 
-    /// Folds at most `budget` bytes of what is new in the file, then gives
-    /// back what was folded; returns whether more was already there. A read
-    /// that fails ends the pass: the output is a diagnostic, and a marker
-    /// lost with it makes the trial time out, saying so.
+    /// Folds what is new in the file (at most `budget` bytes of a watched
+    /// stream), then gives back what was folded; returns whether more was
+    /// already there. A read that fails ends the pass: the output is a
+    /// diagnostic, and a marker lost with it makes the trial time out,
+    /// saying so.
     fn drain(&mut self, budget: u64) -> bool {
         let Ok(size) = self.file.metadata().map(|m| m.len()) else {
             return false;
         };
-        let end = size.min(self.offset.saturating_add(budget));
+        // Skipping costs nothing: only a watched stream is read in passes.
+        let end = match self.lines {
+            Some(_) => size.min(self.offset.saturating_add(budget)),
+            None => size,
+        };
         while self.offset < end {
             if self.lines.is_none() && self.fold.head_is_full() {
                 let keep_from = end.saturating_sub(TAIL_BYTES as u64);
@@ -149,9 +154,13 @@ impl Sink {
         };
         if rc == 0 {
             self.punched = upto;
-        } else {
+            return;
+        }
+        // Interrupted: the next fold punches it.
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
             self.punching = false;
-            cannot_punch(&self.path, io::Error::last_os_error());
+            cannot_punch(&self.path, e);
         }
     }
 }
