@@ -21,10 +21,11 @@ use common::{cell, exe};
 const PEAK_LIMIT: u64 = 64 << 20;
 
 /// `flood(stream, seconds)`: 1 MiB blocks of numbered lines, at most
-/// 256 MiB/s (a flood, and a bounded one if the cap is gone); returns the
-/// bytes written.
+/// `RATE` bytes/s (the first argument, else 256 MiB/s: a flood, and a
+/// bounded one if the cap is gone); returns the bytes written.
 const FLOOD_PY: &str = r#"
-import time
+import sys, time
+RATE = float(sys.argv[1]) if len(sys.argv) > 1 else 256 << 20
 def flood(stream, seconds):
     block = b"".join(b"flood line %09d\n" % i for i in range(65536))
     start = time.monotonic()
@@ -32,7 +33,7 @@ def flood(stream, seconds):
     while time.monotonic() - start < seconds:
         stream.write(block)
         written += len(block)
-        ahead = written / (256 << 20) - (time.monotonic() - start)
+        ahead = written / RATE - (time.monotonic() - start)
         if ahead > 0:
             time.sleep(ahead)
     stream.flush()
@@ -200,6 +201,47 @@ path = "/bytes/22"
     // What is shown and what was left out add up to what was written.
     let shown = (body.len() - line.len() - 1) as u64;
     assert_eq!(shown + omitted, total, "{line}");
+}
+
+/// The same client at full speed, where the machine allows GB/s: reading
+/// every byte of its stdout for markers may fall behind, and past 16 MiB
+/// benchgate gives up reading it and voids the trial. Either way the disk
+/// stays bounded.
+#[test]
+fn a_client_flooding_stdout_at_full_speed_never_fills_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("client.py"),
+        format!("{FLOOD_PY}{CLIENT_PY}"),
+    )
+    .unwrap();
+    let config = r#"
+[run]
+rounds = 1
+warmup = "100ms"
+duration = "1s"
+
+[[client]]
+name = "flood"
+kind = "command"
+command = ["python3", "client.py", "1e15"]
+timeout = "60s"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+"#;
+    let (output, peak) = run_sampled(dir.path(), config);
+    assert!(peak < PEAK_LIMIT, "scratch space peaked at {peak} bytes");
+    let r = RunResults::read(&dir.path().join("results.json")).unwrap();
+    let trial = &cell(&r, "get", "flood").trials[0];
+    match trial.failure.as_deref() {
+        None => assert!(output.status.success() && trial.window_actual_s.unwrap() > 2.5),
+        Some(f) => assert!(
+            f.starts_with("the program wrote to stdout faster than benchgate could read it"),
+            "{f}"
+        ),
+    }
 }
 
 /// A server under test (the reference server) started with a program that

@@ -263,7 +263,12 @@ pub fn run_trial(
     let s = &spec.scenario;
     let deadline = started + limit;
     let mut first_request = None;
-    while first_request.is_none() && !exited(&reaper) && !interrupted() && Instant::now() < deadline
+    // A watch that gave up (`marks.behind()`) ends the trial at once.
+    while first_request.is_none()
+        && !exited(&reaper)
+        && !interrupted()
+        && !marks.behind()
+        && Instant::now() < deadline
     {
         if marks.poll(POLL_EVERY) == Some(Mark::Open)
             || server.counters()?.total_requests > before.total_requests
@@ -276,7 +281,7 @@ pub fn run_trial(
         if !marks.opened {
             wait_for(first + s.warmup, deadline, &reaper, &mut marks, Mark::Open);
         }
-        if !exited(&reaper) && !interrupted() {
+        if !exited(&reaper) && !interrupted() && !marks.behind() {
             let cpu_start = sample_group(pgid).cpu;
             let starvation_open = Edge::read(&group_members(pgid));
             server.window_start()?;
@@ -289,6 +294,7 @@ pub fn run_trial(
                 _ => deadline,
             };
             wait_for(close_at, deadline, &reaper, &mut marks, Mark::Close);
+            marks.done();
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
@@ -302,14 +308,15 @@ pub fn run_trial(
             window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }
-    while !exited(&reaper) && !interrupted() && started.elapsed() < limit {
+    while !exited(&reaper) && !interrupted() && !marks.behind() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(acks); // end of file on its stdin: nothing more will come
     let cut_short = !exited(&reaper);
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);
-    let timed_out = cut_short && stopped_by.is_none();
+    let behind = marks.behind();
+    let timed_out = cut_short && stopped_by.is_none() && !behind;
     let usage = reaper
         .join()
         .map_err(|_| anyhow::anyhow!("reaper panicked"))??;
@@ -335,6 +342,12 @@ pub fn run_trial(
     };
     if let Some(signal) = stopped_by {
         bail!("{}; its process group was killed", signal.reason());
+    }
+    if behind {
+        bail!(
+            "the program wrote to stdout faster than benchgate could read it for window markers, and the rest was skipped: a marker may have gone unseen, so the window cannot be trusted{}",
+            output_tail()
+        );
     }
     if timed_out {
         bail!(
@@ -521,8 +534,8 @@ fn read_result(
     })
 }
 
-/// Waits until `t` (at most until `limit`), until the program exits, or until
-/// it prints `mark`.
+/// Waits until `t` (at most until `limit`), until the program exits, until
+/// it prints `mark`, or until the markers' watch gives up.
 fn wait_for<T>(
     t: Instant,
     limit: Instant,
@@ -531,7 +544,11 @@ fn wait_for<T>(
     mark: Mark,
 ) {
     let end = t.min(limit);
-    while Instant::now() < end && !reaper.is_finished() && interrupt::received().is_none() {
+    while Instant::now() < end
+        && !reaper.is_finished()
+        && interrupt::received().is_none()
+        && !marks.behind()
+    {
         let wait = end
             .saturating_duration_since(Instant::now())
             .min(POLL_EVERY);

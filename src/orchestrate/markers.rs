@@ -2,7 +2,9 @@
 //! (`BENCHGATE-WINDOW-OPEN`, `BENCHGATE-WINDOW-CLOSE`, one per line), found
 //! as its captured output is folded while the trial runs.
 
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Optional window markers a program prints on stdout, one per line.
@@ -46,13 +48,31 @@ const MARK_TEXT: &str = "BENCHGATE-WINDOW-";
 /// the watch found, in order.
 pub(super) fn channel() -> (Watch, Markers) {
     let (tx, rx) = std::sync::mpsc::channel();
+    let state = Arc::new(State {
+        wanted: AtomicBool::new(true),
+        behind: AtomicBool::new(false),
+    });
     let watch = Watch {
         line: Vec::new(),
         overlong: false,
+        finder: memchr::memmem::Finder::new(MARK_TEXT),
         tx,
+        state: Arc::clone(&state),
     };
-    let markers = Markers { rx, opened: false };
+    let markers = Markers {
+        rx,
+        state,
+        opened: false,
+    };
     (watch, markers)
+}
+
+/// What the watch and the trial tell each other besides the markers.
+struct State {
+    /// Cleared when no marker can matter any more ([`Markers::done`]).
+    wanted: AtomicBool,
+    /// Set when the watch gave up ([`Watch::fall_behind`]).
+    behind: AtomicBool,
 }
 
 /// Finds the marker lines in the program's stdout as it is folded: every
@@ -62,17 +82,32 @@ pub(super) struct Watch {
     line: Vec<u8>,
     /// Whether the line so far is longer than [`MAX_LINE`].
     overlong: bool,
+    /// Finds [`MARK_TEXT`].
+    finder: memchr::memmem::Finder<'static>,
     tx: Sender<Mark>,
+    state: Arc<State>,
 }
 
 impl Watch {
+    /// Whether a marker can still matter: reading every byte of a flood
+    /// costs about what writing it cost, and is spent only while it does.
+    pub(super) fn wanted(&self) -> bool {
+        self.state.wanted.load(Ordering::Relaxed)
+    }
+
+    /// Gives up: the program wrote faster than it could be read, and what
+    /// was not read is skipped, markers and all ([`Markers::behind`]).
+    pub(super) fn fall_behind(&self) {
+        self.state.behind.store(true, Ordering::Relaxed);
+    }
+
     /// The stream's next bytes. At a line start, the lines before the next
     /// occurrence of [`MARK_TEXT`] cannot be markers and are skipped whole:
     /// a flood costs a search per read, not work per line.
     pub(super) fn feed(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.line.is_empty() && !self.overlong {
-                let before = match memchr::memmem::find(bytes, MARK_TEXT.as_bytes()) {
+                let before = match self.finder.find(bytes) {
                     Some(hit) => &bytes[..hit],
                     None => bytes,
                 };
@@ -134,15 +169,36 @@ impl Watch {
 /// The markers the program printed, as the trial reads them.
 pub(super) struct Markers {
     rx: Receiver<Mark>,
+    state: Arc<State>,
     pub(super) opened: bool,
 }
 
 impl Markers {
+    /// No marker matters any more (the window closed, or opened without
+    /// one): the rest of the stream need not be read.
+    pub(super) fn done(&self) {
+        self.state.wanted.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the watch gave up, so that a marker may have gone unseen:
+    /// the trial cannot trust its window.
+    pub(super) fn behind(&self) -> bool {
+        self.state.behind.load(Ordering::Relaxed)
+    }
+
     /// The next marker printed since the last call, waiting at most `wait`
     /// for one. An open marker counts once, a close marker only after it.
     pub(super) fn poll(&mut self, wait: Duration) -> Option<Mark> {
         let mut found = None;
-        let first = self.rx.recv_timeout(wait).ok();
+        let first = match self.rx.recv_timeout(wait) {
+            Ok(mark) => Some(mark),
+            Err(RecvTimeoutError::Timeout) => None,
+            // The watch is gone (it gave up): nothing more will come.
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(wait);
+                None
+            }
+        };
         for mark in first.into_iter().chain(self.rx.try_iter()) {
             match mark {
                 Mark::Open if !self.opened => {

@@ -21,8 +21,12 @@
 //! so once.
 //!
 //! A command client's stdout is read whole, every line of it seen by the
-//! window markers' watch ([`super::markers`]); other streams skip to their
-//! last [`fold::TAIL_BYTES`] once the head is full, counting what they skip.
+//! window markers' watch ([`super::markers`]), until its window has closed;
+//! other streams skip to their last [`fold::TAIL_BYTES`] once the head is
+//! full, counting what they skip. Reading every byte costs about what writing
+//! it did, so a program flooding stdout on a busy machine can outrun it: past
+//! [`MAX_BEHIND`] the watch gives up and the stream is skipped too, the disk
+//! stays bounded, and the trial fails, since a marker may have been skipped.
 
 mod fold;
 
@@ -44,7 +48,10 @@ use super::markers;
 const FOLD_EVERY: Duration = Duration::from_millis(2);
 /// The most one stream is read in one pass of the folding thread, so that a
 /// flood on one stream does not keep the others (and the disk) waiting.
-const PASS_BYTES: u64 = 16 << 20;
+const PASS_BYTES: u64 = 4 << 20;
+/// How far reading a watched stream may fall behind the program before it
+/// gives up and skips: the disk holds at most about this much more.
+const MAX_BEHIND: u64 = 16 << 20;
 /// One read.
 const READ_BYTES: usize = 128 << 10;
 
@@ -92,7 +99,8 @@ impl Sink {
         Ok((sink, program))
     }
 
-    /// Hands every line of the stream to `watch`: the stream is read whole.
+    /// Hands every line of the stream to `watch`: the stream is read whole
+    /// for as long as the watch is wanted.
     pub(super) fn watch_lines(mut self, watch: markers::Watch) -> Sink {
         self.lines = Some(watch);
         self
@@ -107,20 +115,30 @@ impl Sink {
         let Ok(size) = self.file.metadata().map(|m| m.len()) else {
             return false;
         };
+        if let Some(watch) = &self.lines {
+            if size - self.offset > MAX_BEHIND {
+                watch.fall_behind();
+            }
+            if size - self.offset > MAX_BEHIND || !watch.wanted() {
+                self.lines = None;
+            }
+        }
         // Skipping costs nothing: only a watched stream is read in passes.
         let end = match self.lines {
             Some(_) => size.min(self.offset.saturating_add(budget)),
             None => size,
         };
+        // Bytes before this, once the head is full, are counted, not kept.
+        let keep_from = end.saturating_sub(TAIL_BYTES as u64);
         while self.offset < end {
-            if self.lines.is_none() && self.fold.head_is_full() {
-                let keep_from = end.saturating_sub(TAIL_BYTES as u64);
-                if keep_from > self.offset {
-                    self.fold.skip(keep_from - self.offset);
-                    self.offset = keep_from;
-                }
+            let counted = self.fold.head_is_full() && self.offset < keep_from;
+            if counted && self.lines.is_none() {
+                self.fold.skip(keep_from - self.offset);
+                self.offset = keep_from;
+                continue;
             }
-            let want = (end - self.offset).min(READ_BYTES as u64) as usize;
+            let upto = if counted { keep_from } else { end };
+            let want = (upto - self.offset).min(READ_BYTES as u64) as usize;
             let n = match self.file.read_at(&mut self.buf[..want], self.offset) {
                 Ok(0) | Err(_) => break,
                 Ok(n) => n,
@@ -129,7 +147,11 @@ impl Sink {
             if let Some(watch) = &mut self.lines {
                 watch.feed(bytes);
             }
-            self.fold.push(bytes);
+            if counted {
+                self.fold.skip(n as u64);
+            } else {
+                self.fold.push(bytes);
+            }
             self.offset += n as u64;
         }
         self.punch();

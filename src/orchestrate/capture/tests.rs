@@ -130,3 +130,33 @@ fn a_watched_stream_is_read_whole_and_its_markers_seen() {
     assert_eq!(markers.poll(Duration::ZERO), Some(Mark::Close));
     assert!(markers.opened, "the open marker came first");
 }
+
+#[test]
+fn a_watch_far_behind_gives_up_and_the_stream_is_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out");
+    let (sink, mut program) = Sink::create(&path).unwrap();
+    let (watch, mut markers) = markers::channel();
+    // More than the watch may fall behind, before it reads anything.
+    let block = b"x\n".repeat(1 << 19);
+    let blocks = MAX_BEHIND / block.len() as u64 + 2;
+    for _ in 0..blocks {
+        program.write_all(&block).unwrap();
+    }
+    let capture = Capture::start([sink.watch_lines(watch)]).unwrap();
+    let started = std::time::Instant::now();
+    while !markers.behind() {
+        assert!(started.elapsed() < Duration::from_secs(10), "never gave up");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    // What was skipped is counted, and the disk given back.
+    program.write_all(b"end\n").unwrap();
+    let [o] = capture.finish();
+    assert_eq!(o.total(), blocks * block.len() as u64 + 4);
+    assert!(o.text().ends_with("x\nx\nend\n"));
+    assert!(allocated(&path) <= 64 << 10, "{} bytes", allocated(&path));
+    // With the watch gone, waiting for a marker still waits.
+    let waited = std::time::Instant::now();
+    assert_eq!(markers.poll(Duration::from_millis(20)), None);
+    assert!(waited.elapsed() >= Duration::from_millis(20));
+}
