@@ -116,10 +116,10 @@ impl Sink {
             return false;
         };
         if let Some(watch) = &self.lines {
-            if size - self.offset > MAX_BEHIND {
+            if !watch.wanted() {
+                self.lines = None;
+            } else if size - self.offset > MAX_BEHIND {
                 watch.fall_behind();
-            }
-            if size - self.offset > MAX_BEHIND || !watch.wanted() {
                 self.lines = None;
             }
         }

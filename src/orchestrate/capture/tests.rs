@@ -160,3 +160,20 @@ fn a_watch_far_behind_gives_up_and_the_stream_is_skipped() {
     assert_eq!(markers.poll(Duration::from_millis(20)), None);
     assert!(waited.elapsed() >= Duration::from_millis(20));
 }
+
+#[test]
+fn a_watch_no_longer_wanted_is_skipped_like_any_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sink, mut program) = Sink::create(&dir.path().join("out")).unwrap();
+    let (watch, mut markers) = markers::channel();
+    markers.done();
+    let flood = b"x\n".repeat(MAX_BEHIND as usize);
+    program.write_all(&flood).unwrap();
+    program.write_all(b"BENCHGATE-WINDOW-OPEN\n").unwrap();
+    program.write_all(&flood).unwrap();
+    let capture = Capture::start([sink.watch_lines(watch)]).unwrap();
+    let [o] = capture.finish();
+    assert_eq!(o.total(), 2 * flood.len() as u64 + 22);
+    assert!(!markers.behind(), "skipped, not given up");
+    assert_eq!(markers.poll(Duration::ZERO), None, "not read");
+}
