@@ -23,7 +23,6 @@
 //! The program and its setup run without benchgate's credentials, the Actions
 //! runtime and the runner's file commands ([`super::child_env`]).
 
-use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
