@@ -16,11 +16,13 @@
 //! group's starvation counters (run delay, involuntary context switches, and
 //! the host's steal) are read by the parent where it opens and closes the
 //! window.
+//! Its stdout and stderr are captured, capped ([`super::capture`]); stdout's
+//! every line goes past the window markers' watch ([`super::markers`]). A
+//! failed trial quotes their tails and keeps what was captured in a log file.
 //! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
 //! The program and its setup run without benchgate's credentials, the Actions
 //! runtime and the runner's file commands ([`super::child_env`]).
 
-use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -28,11 +30,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
+use super::capture::{Capture, Sink};
 use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
 use super::jmh;
-use super::markers::{Mark, Markers, ACK_CLOSED, ACK_OPENED};
+use super::markers::{self, Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::server_proc::ServerProcess;
 use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
@@ -49,7 +52,9 @@ use crate::metric::TrialMetrics;
 use crate::server::ServerCounters;
 
 /// Bytes of a program's stdout/stderr shown when it fails.
-const TAIL_BYTES: u64 = 2048;
+pub const TAIL_BYTES: usize = 2048;
+/// How long the trial waits for a window marker between its other checks.
+const POLL_EVERY: Duration = Duration::from_millis(2);
 
 /// The `BENCHGATE_*` environment of one trial.
 pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)> {
@@ -115,24 +120,6 @@ fn time_limit(cmd: &CommandSpec, spec: &TrialSpec) -> Duration {
     })
 }
 
-/// The last `TAIL_BYTES` of a captured output file, lossily decoded.
-pub fn tail(path: &Path) -> String {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    let Ok(mut f) = File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL_BYTES)));
-    let mut buf = Vec::new();
-    let _ = f.take(TAIL_BYTES).read_to_end(&mut buf);
-    let text = String::from_utf8_lossy(&buf).trim().to_string();
-    if len > TAIL_BYTES {
-        format!("[... {} bytes before]\n{text}", len - TAIL_BYTES)
-    } else {
-        text
-    }
-}
-
 fn kill_group(pgid: u32) {
     // SAFETY: kill(2) on the process group we created for this trial.
     unsafe {
@@ -188,9 +175,10 @@ impl<'a> From<&'a crate::config::ServerCommand> for SetupPlace<'a> {
 }
 
 /// Runs `argv` once (a client's or a server's setup step), output captured
-/// to `log`.
+/// to `log` ([`capture`]).
 pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::Result<()> {
-    let out = File::create(log)?;
+    let (sink, out) = Sink::create(log)?;
+    let capture = Capture::start([sink])?;
     let mut command = Command::new(&argv[0]);
     child_env::scrub(&mut command, place.pass_env);
     let status = command
@@ -202,13 +190,19 @@ pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::
         .stderr(out)
         .status()
         .with_context(|| format!("starting setup {:?} in {}", argv, place.cwd))?;
+    let [output] = capture.finish();
     if !status.success() {
-        bail!("setup {:?} failed ({status}):\n{}", argv, tail(log));
+        bail!(
+            "setup {:?} failed ({status}):\n{}",
+            argv,
+            output.excerpt(TAIL_BYTES)
+        );
     }
     Ok(())
 }
 
-/// Runs one trial of an external program.
+/// Runs one trial of an external program. `log`: where its output is kept
+/// if the trial fails (the failure names it).
 pub fn run_trial(
     cmd: &CommandSpec,
     spec: &TrialSpec,
@@ -216,6 +210,7 @@ pub fn run_trial(
     watch: Option<ServerWatch>,
     cpus: &[usize],
     scratch: &Path,
+    log: &Path,
 ) -> anyhow::Result<TrialRun> {
     let result_path = scratch.join("client-result.json");
     let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));
@@ -225,6 +220,11 @@ pub fn run_trial(
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let before = server.counters()?;
     let server_peaks = PeakWatch::start(watch);
+    // Every line of stdout goes past the markers' watch as it is folded.
+    let (out, out_file) = Sink::create(&stdout_path)?;
+    let (err, err_file) = Sink::create(&stderr_path)?;
+    let (watch_lines, mut marks) = markers::channel();
+    let capture = Capture::start([out.watch_lines(watch_lines), err])?;
 
     let tag = super::escapees::Tag::new();
     let mut command = Command::new(&argv[0]);
@@ -236,8 +236,8 @@ pub fn run_trial(
         .envs(environment(spec, &result_path))
         .env(tag.env().0, tag.env().1)
         .stdin(Stdio::piped())
-        .stdout(File::create(&stdout_path)?)
-        .stderr(File::create(&stderr_path)?)
+        .stdout(out_file)
+        .stderr(err_file)
         .process_group(0);
     if !cpus.is_empty() {
         pin_command(&mut command, cpus);
@@ -261,18 +261,18 @@ pub fn run_trial(
     // first request and closes `duration` later (or at exit).
     let s = &spec.scenario;
     let deadline = started + limit;
-    let mut marks = Markers::new(&stdout_path);
     let mut first_request = None;
-    while first_request.is_none() && !exited(&reaper) && !interrupted() && Instant::now() < deadline
+    // A watch that gave up (`marks.behind()`) ends the trial at once.
+    while first_request.is_none()
+        && !exited(&reaper)
+        && !interrupted()
+        && !marks.behind()
+        && Instant::now() < deadline
     {
-        if marks.poll() == Some(Mark::Open) {
+        if marks.poll(POLL_EVERY) == Some(Mark::Open)
+            || server.counters()?.total_requests > before.total_requests
+        {
             first_request = Some(Instant::now());
-            break;
-        }
-        if server.counters()?.total_requests > before.total_requests {
-            first_request = Some(Instant::now());
-        } else {
-            std::thread::sleep(Duration::from_millis(2));
         }
     }
     let mut window = None;
@@ -280,7 +280,7 @@ pub fn run_trial(
         if !marks.opened {
             wait_for(first + s.warmup, deadline, &reaper, &mut marks, Mark::Open);
         }
-        if !exited(&reaper) && !interrupted() {
+        if !exited(&reaper) && !interrupted() && !marks.behind() {
             let cpu_start = sample_group(pgid).cpu;
             let starvation_open = Edge::read(&group_members(pgid));
             server.window_start()?;
@@ -293,6 +293,7 @@ pub fn run_trial(
                 _ => deadline,
             };
             wait_for(close_at, deadline, &reaper, &mut marks, Mark::Close);
+            marks.done();
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
             let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
@@ -306,27 +307,46 @@ pub fn run_trial(
             window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }
-    while !exited(&reaper) && !interrupted() && started.elapsed() < limit {
+    while !exited(&reaper) && !interrupted() && !marks.behind() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(acks); // end of file on its stdin: nothing more will come
     let cut_short = !exited(&reaper);
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);
-    let timed_out = cut_short && stopped_by.is_none();
+    let behind = marks.behind();
+    let timed_out = cut_short && stopped_by.is_none() && !behind;
     let usage = reaper
         .join()
         .map_err(|_| anyhow::anyhow!("reaper panicked"))??;
     let peaks = sampler.finish();
     let server_peaks = server_peaks.finish();
     let after = server.counters()?;
+    let [stdout, stderr] = capture.finish();
 
     let output_tail = || {
-        let (o, e) = (tail(&stdout_path), tail(&stderr_path));
-        format!("\nstdout tail:\n{o}\nstderr tail:\n{e}")
+        let whole = format!(
+            "stdout ({} bytes):\n{}\nstderr ({} bytes):\n{}",
+            stdout.total(),
+            stdout.text(),
+            stderr.total(),
+            stderr.text()
+        );
+        format!(
+            " {}\nstdout tail:\n{}\nstderr tail:\n{}",
+            super::failure::keep(&whole, log),
+            stdout.excerpt(TAIL_BYTES),
+            stderr.excerpt(TAIL_BYTES)
+        )
     };
     if let Some(signal) = stopped_by {
         bail!("{}; its process group was killed", signal.reason());
+    }
+    if behind {
+        bail!(
+            "the program wrote to stdout faster than benchgate could read it for window markers, and the rest was skipped: a marker may have gone unseen, so the window cannot be trusted{}",
+            output_tail()
+        );
     }
     if timed_out {
         bail!(
@@ -513,8 +533,8 @@ fn read_result(
     })
 }
 
-/// Waits until `t` (at most until `limit`), until the program exits, or until
-/// it prints `mark`.
+/// Waits until `t` (at most until `limit`), until the program exits, until
+/// it prints `mark`, or until the markers' watch gives up.
 fn wait_for<T>(
     t: Instant,
     limit: Instant,
@@ -523,11 +543,17 @@ fn wait_for<T>(
     mark: Mark,
 ) {
     let end = t.min(limit);
-    while Instant::now() < end && !reaper.is_finished() && interrupt::received().is_none() {
-        if marks.poll() == Some(mark) {
+    while Instant::now() < end
+        && !reaper.is_finished()
+        && interrupt::received().is_none()
+        && !marks.behind()
+    {
+        let wait = end
+            .saturating_duration_since(Instant::now())
+            .min(POLL_EVERY);
+        if marks.poll(wait) == Some(mark) {
             return;
         }
-        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(2)));
     }
 }
 

@@ -1,7 +1,8 @@
 //! A driver process that failed, told in one line.
 //!
-//! The driver's whole output (a panic's message, location and backtrace, or
-//! its error) is kept in a per-trial log file; the trial's failure, which the
+//! The driver's output (a panic's message, location and backtrace, or its
+//! error; of a flood, its head and tail: [`super::capture`]) is kept in a
+//! per-trial log file; the trial's failure, which the
 //! progress line, the results file and the reports show, is one line: what
 //! happened (`the driver panicked: MESSAGE`, `was killed by signal …`, `exited
 //! with status …: ERROR`) and where the full output is.
@@ -9,6 +10,8 @@
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+
+use super::capture::Output;
 
 /// Longest message (characters) quoted from the driver's output.
 const MAX_MESSAGE_CHARS: usize = 240;
@@ -147,18 +150,19 @@ fn safe(name: &str) -> String {
     }
 }
 
-/// Copies the driver's output to `log` and returns the one-line failure.
-pub fn report(status: ExitStatus, output_file: &Path, log: &Path) -> String {
-    let what = describe(status, &read_lossy(output_file));
-    format!("{what} {}", keep(output_file, log))
+/// Keeps the driver's output in `log` and returns the one-line failure.
+pub fn report(status: ExitStatus, output: &Output, log: &Path) -> String {
+    let text = output.text();
+    format!("{} {}", describe(status, &text), keep(&text, log))
 }
 
-/// Copies the driver's output to `log`; says where it is, in parentheses.
-pub fn keep(output_file: &Path, log: &Path) -> String {
+/// Writes a failed trial's output (what its capture kept, [`Output::text`])
+/// to `log`; says where it is, in parentheses.
+pub fn keep(output: &str, log: &Path) -> String {
     let kept = log
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::copy(output_file, log));
+        .and_then(|()| std::fs::write(log, output));
     match kept {
         Ok(_) => format!("(full output: {})", log.display()),
         Err(e) => format!(
@@ -166,22 +170,6 @@ pub fn keep(output_file: &Path, log: &Path) -> String {
             log.display()
         ),
     }
-}
-
-/// The output's last 1 MiB, as text.
-fn read_lossy(path: &Path) -> String {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    const MAX: u64 = 1 << 20;
-    let Ok(mut f) = std::fs::File::open(path) else {
-        return String::new();
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    if len > MAX {
-        let _ = f.seek(SeekFrom::Start(len - MAX));
-    }
-    let mut bytes = Vec::new();
-    let _ = f.take(MAX).read_to_end(&mut bytes);
-    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]
@@ -269,10 +257,8 @@ note: Some details are omitted, run with `RUST_BACKTRACE=full` for a verbose bac
     #[test]
     fn report_keeps_the_whole_output() {
         let tmp = tempfile::tempdir().unwrap();
-        let out = tmp.path().join("driver.out");
-        std::fs::write(&out, PANIC).unwrap();
         let log = tmp.path().join("logs/RUN/get--c--round-1.log");
-        let line = report(exited(101), &out, &log);
+        let line = report(exited(101), &Output::of(PANIC.as_bytes()), &log);
         assert_eq!(
             line,
             format!(

@@ -1,9 +1,11 @@
 //! Window markers an external program may print on its stdout
-//! (`BENCHGATE-WINDOW-OPEN`, `BENCHGATE-WINDOW-CLOSE`, one per line), followed
-//! in its captured output file while the trial runs.
+//! (`BENCHGATE-WINDOW-OPEN`, `BENCHGATE-WINDOW-CLOSE`, one per line), found
+//! as its captured output is folded while the trial runs.
 
-use std::fs::File;
-use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// Optional window markers a program prints on stdout, one per line.
 pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
@@ -22,11 +24,11 @@ pub const ACK_CLOSED: &str = "BENCHGATE-WINDOW-CLOSED";
 pub const LAG_VAR: &str = "BENCHGATE_TEST_MARKER_LAG_MS";
 
 /// [`LAG_VAR`]'s delay, read once.
-fn test_lag() -> Option<std::time::Duration> {
-    static LAG: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+fn test_lag() -> Option<Duration> {
+    static LAG: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
     *LAG.get_or_init(|| {
         let ms: u64 = std::env::var(LAG_VAR).ok()?.trim().parse().ok()?;
-        (ms > 0).then(|| std::time::Duration::from_millis(ms.min(10_000)))
+        (ms > 0).then(|| Duration::from_millis(ms.min(10_000)))
     })
 }
 
@@ -36,55 +38,233 @@ pub(super) enum Mark {
     Close,
 }
 
-/// Follows the program's captured stdout for marker lines.
+/// A line longer than this is not a marker.
+const MAX_LINE: usize = 4096;
+/// What both markers contain: a line without it is not one.
+const MARK_TEXT: &str = "BENCHGATE-WINDOW-";
+
+/// A pair: the watch that the capture of the program's stdout feeds every
+/// byte ([`super::capture`]), and the trial's end, which reads the markers
+/// the watch found, in order.
+pub(super) fn channel() -> (Watch, Markers) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let state = Arc::new(State {
+        wanted: AtomicBool::new(true),
+        behind: AtomicBool::new(false),
+    });
+    let watch = Watch {
+        line: Vec::new(),
+        overlong: false,
+        finder: memchr::memmem::Finder::new(MARK_TEXT),
+        tx,
+        state: Arc::clone(&state),
+    };
+    let markers = Markers {
+        rx,
+        state,
+        opened: false,
+    };
+    (watch, markers)
+}
+
+/// What the watch and the trial tell each other besides the markers.
+struct State {
+    /// Cleared when no marker can matter any more ([`Markers::done`]).
+    wanted: AtomicBool,
+    /// Set when the watch gave up ([`Watch::fall_behind`]).
+    behind: AtomicBool,
+}
+
+/// Finds the marker lines in the program's stdout as it is folded: every
+/// line, however much the program prints around them.
+pub(super) struct Watch {
+    /// The line so far (up to [`MAX_LINE`] bytes).
+    line: Vec<u8>,
+    /// Whether the line so far is longer than [`MAX_LINE`].
+    overlong: bool,
+    /// Finds [`MARK_TEXT`].
+    finder: memchr::memmem::Finder<'static>,
+    tx: Sender<Mark>,
+    state: Arc<State>,
+}
+
+impl Watch {
+    /// Whether a marker can still matter: reading every byte of a flood
+    /// costs about what writing it cost, and is spent only while it does.
+    pub(super) fn wanted(&self) -> bool {
+        self.state.wanted.load(Ordering::Relaxed)
+    }
+
+    /// Gives up: the program wrote faster than it could be read, and what
+    /// was not read is skipped, markers and all ([`Markers::behind`]).
+    pub(super) fn fall_behind(&self) {
+        self.state.behind.store(true, Ordering::Relaxed);
+    }
+
+    /// The stream's next bytes. At a line start, the lines before the next
+    /// occurrence of [`MARK_TEXT`] cannot be markers and are skipped whole:
+    /// a flood costs a search per read, not work per line.
+    pub(super) fn feed(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.line.is_empty() && !self.overlong {
+                let before = match self.finder.find(bytes) {
+                    Some(hit) => &bytes[..hit],
+                    None => bytes,
+                };
+                let skip = memchr::memrchr(b'\n', before).map_or(0, |i| i + 1);
+                bytes = &bytes[skip..];
+            }
+            // The line in progress, to its end if it ends here.
+            match memchr::memchr(b'\n', bytes) {
+                Some(i) => {
+                    self.end_line(&bytes[..=i]);
+                    bytes = &bytes[i + 1..];
+                }
+                None => {
+                    self.extend_line(bytes);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The line in progress goes on with `part` (no line end in it).
+    fn extend_line(&mut self, part: &[u8]) {
+        if self.overlong {
+            return;
+        }
+        if self.line.len() + part.len() > MAX_LINE {
+            self.line.clear();
+            self.overlong = true;
+        } else {
+            self.line.extend_from_slice(part);
+        }
+    }
+
+    /// The line in progress ends with `end` (its line end included).
+    fn end_line(&mut self, end: &[u8]) {
+        if !self.overlong && self.line.len() + end.len() <= MAX_LINE {
+            if self.line.is_empty() {
+                self.check(end);
+            } else {
+                self.line.extend_from_slice(end);
+                self.check(&self.line);
+            }
+        }
+        self.line.clear();
+        self.overlong = false;
+    }
+
+    fn check(&self, line: &[u8]) {
+        let mark = match String::from_utf8_lossy(line).trim() {
+            MARK_OPEN => Mark::Open,
+            MARK_CLOSE => Mark::Close,
+            _ => return,
+        };
+        // The trial's end is gone only once the trial is over.
+        let _ = self.tx.send(mark);
+    }
+}
+
+/// The markers the program printed, as the trial reads them.
 pub(super) struct Markers {
-    path: std::path::PathBuf,
-    offset: u64,
-    partial: Vec<u8>,
+    rx: Receiver<Mark>,
+    state: Arc<State>,
     pub(super) opened: bool,
 }
 
 impl Markers {
-    pub(super) fn new(path: &Path) -> Markers {
-        Markers {
-            path: path.to_path_buf(),
-            offset: 0,
-            partial: Vec::new(),
-            opened: false,
-        }
+    /// No marker matters any more (the window closed, or opened without
+    /// one): the rest of the stream need not be read.
+    pub(super) fn done(&self) {
+        self.state.wanted.store(false, Ordering::Relaxed);
     }
 
-    /// The next marker written since the last call, if any. Reads at most
-    /// 1 MiB per call, so a chatty program costs little.
-    pub(super) fn poll(&mut self) -> Option<Mark> {
-        use std::io::{Read as _, Seek as _, SeekFrom};
-        let mut f = File::open(&self.path).ok()?;
-        f.seek(SeekFrom::Start(self.offset)).ok()?;
-        let mut buf = Vec::new();
-        let n = f.take(1 << 20).read_to_end(&mut buf).ok()?;
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&buf);
+    /// Whether the watch gave up, so that a marker may have gone unseen:
+    /// the trial cannot trust its window.
+    pub(super) fn behind(&self) -> bool {
+        self.state.behind.load(Ordering::Relaxed)
+    }
+
+    /// The next marker printed since the last call, waiting at most `wait`
+    /// for one. An open marker counts once, a close marker only after it.
+    pub(super) fn poll(&mut self, wait: Duration) -> Option<Mark> {
         let mut found = None;
-        while let Some(end) = self.partial.iter().position(|b| *b == b'\n') {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            match line.trim() {
-                MARK_OPEN if !self.opened => {
+        let first = match self.rx.recv_timeout(wait) {
+            Ok(mark) => Some(mark),
+            Err(RecvTimeoutError::Timeout) => None,
+            // The watch is gone (it gave up): nothing more will come.
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(wait);
+                None
+            }
+        };
+        for mark in first.into_iter().chain(self.rx.try_iter()) {
+            match mark {
+                Mark::Open if !self.opened => {
                     self.opened = true;
                     found.get_or_insert(Mark::Open);
                 }
-                MARK_CLOSE if self.opened => {
+                Mark::Close if self.opened => {
                     found = Some(Mark::Close);
                 }
                 _ => {}
             }
         }
-        if self.partial.len() > 4096 {
-            self.partial.clear(); // a line this long is not a marker
-        }
         if let (Some(_), Some(lag)) = (found, test_lag()) {
             std::thread::sleep(lag);
         }
         found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn marks(chunks: &[&[u8]]) -> Vec<Mark> {
+        let (mut watch, markers) = channel();
+        for c in chunks {
+            watch.feed(c);
+        }
+        drop(watch);
+        markers.rx.iter().collect()
+    }
+
+    #[test]
+    fn markers_are_whole_lines_however_they_arrive() {
+        let open = b"noise\n  BENCHGATE-WINDOW-OPEN\r\nmore\nBENCHGATE-WINDOW-CLOSE\n";
+        assert_eq!(marks(&[open]), [Mark::Open, Mark::Close]);
+        // Split anywhere, byte by byte included.
+        let bytes: Vec<&[u8]> = open.chunks(1).collect();
+        assert_eq!(marks(&bytes), [Mark::Open, Mark::Close]);
+        let (a, b) = open.split_at(30);
+        assert_eq!(marks(&[a, b]), [Mark::Open, Mark::Close]);
+        // Not a line of its own, or no line end yet: no marker.
+        assert_eq!(marks(&[b"x BENCHGATE-WINDOW-OPEN\n"]), []);
+        assert_eq!(marks(&[b"BENCHGATE-WINDOW-OPEN"]), []);
+        // Among many lines, the text twice in one read, split across reads.
+        let flood = b"line\n".repeat(10_000);
+        let all = [
+            &flood[..],
+            b"BENCHGATE-WINDOW-OPEN BENCHGATE-WINDOW-\n",
+            b"BENCHGATE-WINDOW-OPEN\nBENCHGATE-WINDOW-CLOSE\n",
+            &flood,
+        ]
+        .concat();
+        for size in [1, 7, 4096, 65_536, all.len()] {
+            let chunks: Vec<&[u8]> = all.chunks(size).collect();
+            assert_eq!(marks(&chunks), [Mark::Open, Mark::Close], "reads of {size}");
+        }
+    }
+
+    #[test]
+    fn the_end_of_an_overlong_line_is_not_a_marker() {
+        let long = vec![b' '; MAX_LINE + 1];
+        let line = [&long[..], b"BENCHGATE-WINDOW-OPEN\n"].concat();
+        assert_eq!(marks(&[&line]), []);
+        assert_eq!(marks(&[&long, b"BENCHGATE-WINDOW-OPEN\n"]), []);
+        let next = [&line[..], b"BENCHGATE-WINDOW-CLOSE\n"].concat();
+        assert_eq!(marks(&[&next]), [Mark::Close]);
     }
 }

@@ -1,24 +1,24 @@
 //! A server under test started from its `command` (`[[server]]`): on a free
 //! loopback port benchgate picks (`{port}`, `BENCHGATE_SERVER_PORT`), in a fresh
-//! process group, output captured to files (a bounded tail is shown when it
-//! fails), ready when its probe answers, and stopped with SIGTERM to the group,
+//! process group, output captured to files, capped ([`super::capture`]; a
+//! bounded tail is shown when it fails), ready when its probe answers, and stopped with SIGTERM to the group,
 //! then SIGKILL after `stop_timeout`, without benchgate's credentials
 //! ([`super::child_env`]). Nothing of the group outlives [`stop`]
 //! (or the drop of a [`SutProcess`]).
 //!
 //! [`stop`]: SutProcess::stop
 
-use std::fs::File;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs as _};
 use std::os::unix::process::CommandExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
-use super::command::tail;
+use super::capture::{Capture, Sink};
+use super::command::TAIL_BYTES;
 use super::target::ServerWatch;
 use crate::config::ServerCommand;
 use crate::measure::resources::pin_command;
@@ -39,8 +39,8 @@ pub struct SutProcess {
     stop_timeout: Duration,
     /// `http://127.0.0.1:PORT`: where the clients send their requests.
     pub url: String,
-    stdout: PathBuf,
-    stderr: PathBuf,
+    /// Its stdout and stderr.
+    output: Capture<2>,
     stopped: bool,
 }
 
@@ -62,7 +62,9 @@ impl SutProcess {
     ) -> anyhow::Result<SutProcess> {
         let port = free_port()?;
         let argv = spec.argv(port);
-        let (stdout, stderr) = (dir.join("server.stdout"), dir.join("server.stderr"));
+        let (out, stdout) = Sink::create(&dir.join("server.stdout"))?;
+        let (err, stderr) = Sink::create(&dir.join("server.stderr"))?;
+        let output = Capture::start([out, err])?;
         let tag = super::escapees::Tag::new();
         let mut cmd = Command::new(&argv[0]);
         super::child_env::scrub(&mut cmd, &spec.pass_env);
@@ -72,8 +74,8 @@ impl SutProcess {
             .env("BENCHGATE_SERVER_PORT", port.to_string())
             .env(tag.env().0, tag.env().1)
             .stdin(Stdio::null())
-            .stdout(File::create(&stdout)?)
-            .stderr(File::create(&stderr)?)
+            .stdout(stdout)
+            .stderr(stderr)
             .process_group(0);
         if !cpus.is_empty() {
             pin_command(&mut cmd, cpus);
@@ -95,8 +97,7 @@ impl SutProcess {
             tag,
             stop_timeout: spec.stop_timeout,
             url: format!("http://127.0.0.1:{port}"),
-            stdout,
-            stderr,
+            output,
             stopped: false,
         };
         let probe = spec.ready_url(port);
@@ -128,8 +129,8 @@ impl SutProcess {
     pub fn output_tail(&self) -> String {
         format!(
             "\nserver stdout tail:\n{}\nserver stderr tail:\n{}",
-            tail(&self.stdout),
-            tail(&self.stderr)
+            self.output.snapshot(0).excerpt(TAIL_BYTES),
+            self.output.snapshot(1).excerpt(TAIL_BYTES)
         )
     }
 

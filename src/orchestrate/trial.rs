@@ -9,7 +9,8 @@
 //! [`TrialMetrics`]. Against a server under test the reference server's
 //! counters are absent. Anything that goes wrong fails this trial only; a
 //! driver that panics, exits non-zero or is killed fails it with one line,
-//! its whole output kept in a log file that line names ([`super::failure`]).
+//! its output (capped: [`super::capture`]) kept in a log file that line names
+//! ([`super::failure`]).
 //! On SIGINT/SIGTERM the driver is killed at once ([`super::interrupt`]).
 
 use std::path::Path;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 
+use super::capture::{Capture, Sink};
 use super::driver::{DriverReport, TrialSpec};
 use super::target::{server_cost, PeakWatch, Target};
 use crate::config::StopRule;
@@ -66,7 +68,7 @@ pub fn run_trial(
     if let crate::config::ClientKind::Command(cmd) = &spec.client.kind {
         return match target.reference {
             Some(server) => {
-                super::command::run_trial(cmd, spec, server, target.watch, cpus, scratch)
+                super::command::run_trial(cmd, spec, server, target.watch, cpus, scratch, log)
             }
             // Validation rejects this combination; a suite built in code may not.
             None => bail!("{}", crate::config::server::NO_COMMAND_CLIENTS),
@@ -76,10 +78,11 @@ pub fn run_trial(
     let out_path = scratch.join("trial-report.json");
     let output_path = scratch.join("trial-driver.out");
     let _ = std::fs::remove_file(&out_path);
-    // The driver's stdout and stderr, whole, in one file (never a pipe it
-    // could block on).
-    let output = std::fs::File::create(&output_path)
+    // The driver's stdout and stderr in one file (never a pipe it could
+    // block on), capped ([`super::capture`]).
+    let (sink, output) = Sink::create(&output_path)
         .with_context(|| format!("creating {}", output_path.display()))?;
+    let capture = Capture::start([sink])?;
     std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
 
     let server = target.reference;
@@ -115,6 +118,7 @@ pub fn run_trial(
 
     let usage = wait_child(pid).context("waiting for the driver process")?;
     let killed = killer.disarm();
+    let [output] = capture.finish();
     let (peak_threads, _peak_sampled_rss) = sampler.finish();
     let server_peaks = server_peaks.finish();
 
@@ -123,15 +127,12 @@ pub fn run_trial(
         Some(Kill::TimedOut) => bail!(
             "the driver did not finish within {:?} and was killed {}",
             trial_limit(spec),
-            super::failure::keep(&output_path, log)
+            super::failure::keep(&output.text(), log)
         ),
         None => {}
     }
     if !usage.status.success() {
-        bail!(
-            "{}",
-            super::failure::report(usage.status, &output_path, log)
-        );
+        bail!("{}", super::failure::report(usage.status, &output, log));
     }
     let report: DriverReport =
         serde_json::from_slice(&std::fs::read(&out_path).context("reading the driver's report")?)
