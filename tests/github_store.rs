@@ -282,10 +282,26 @@ fn a_corrupt_results_file_of_the_same_commit_is_never_replaced() {
 #[test]
 fn oversized_results_lose_their_histograms_and_say_so() {
     let fake = FakeGitHub::start();
-    let mut big = results("1");
-    for cell in &mut big.results {
-        cell.histogram = Some("A".repeat(1_000_000));
+    // Real histograms (the store refuses undecodable ones), on enough cells
+    // that the file passes the data branch's size limit.
+    let mut h = benchgate::measure::LatencyHistogram::new();
+    let mut x: u64 = 1;
+    for _ in 0..200_000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        h.record_us(1 + (x >> 33) % 3_000_000_000);
     }
+    let encoded = h.encode();
+    let mut big = results("1");
+    let template = big.results[0].clone();
+    let copies = 1 + 1_000_000 / encoded.len();
+    big.results = (0..copies)
+        .map(|i| {
+            let mut c = template.clone();
+            c.scenario = format!("s{i}");
+            c.histogram = Some(encoded.clone());
+            c
+        })
+        .collect();
     store(&fake).store("main", &sha(1), &big, 100).unwrap();
     let index = index(&fake);
     assert!(index.entries[0].histograms_stripped);
