@@ -287,7 +287,9 @@ fn oversized_results_lose_their_histograms_and_say_so() {
     let mut h = benchgate::measure::LatencyHistogram::new();
     let mut x: u64 = 1;
     for _ in 0..200_000 {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         h.record_us(1 + (x >> 33) % 3_000_000_000);
     }
     let encoded = h.encode();
