@@ -236,8 +236,14 @@ impl ComparisonPlan {
     /// it (extra rounds) and after it (the verdict). `None`: the plan
     /// compares nothing.
     pub fn compare(&self, current: &RunResults) -> Option<Comparison> {
+        self.compare_under(current, &self.gate)
+    }
+
+    /// [`Self::compare`] under `gate` in place of the plan's own (a planned
+    /// look's alpha, `[run] budget`), without copying the plan's stored run.
+    pub fn compare_under(&self, current: &RunResults, gate: &GateConfig) -> Option<Comparison> {
         Some(match self.against.as_ref()? {
-            Against::Stored(b) => compare::compare(b.as_deref(), current, &self.gate),
+            Against::Stored(b) => compare::compare(b.as_deref(), current, gate),
             Against::SideBySide { client, server } => compare::compare_side_by_side_with(
                 current,
                 SideBySide {
@@ -245,7 +251,7 @@ impl ComparisonPlan {
                     server: server.as_deref(),
                     variant: None,
                 },
-                &self.gate,
+                gate,
             ),
             Against::BaseVsHead { .. } => compare::compare_side_by_side_with(
                 current,
@@ -253,7 +259,7 @@ impl ComparisonPlan {
                     variant: Some(BASE_SUFFIX),
                     ..SideBySide::default()
                 },
-                &self.gate,
+                gate,
             ),
         })
     }

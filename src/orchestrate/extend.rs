@@ -19,6 +19,7 @@
 //! called within it at one of the looks); the same script counts it, as the
 //! injected arm's passes.
 
+use crate::config::gate::GateConfig;
 use crate::plan::{Against, ComparisonPlan};
 use crate::results::{CellResult, RunResults};
 
@@ -62,13 +63,12 @@ impl Extend {
                 .collect(),
             ..header.clone()
         };
-        let at_look = alpha.map(|alpha| {
-            let mut p = self.plan.clone();
-            p.gate.alpha = alpha;
-            p
+        let at_look = alpha.map(|alpha| GateConfig {
+            alpha,
+            ..self.plan.gate.clone()
         });
-        let plan = at_look.as_ref().unwrap_or(&self.plan);
-        let Some(comparison) = plan.compare(&current) else {
+        let gate = at_look.as_ref().unwrap_or(&self.plan.gate);
+        let Some(comparison) = self.plan.compare_under(&current, gate) else {
             return false;
         };
         comparison
