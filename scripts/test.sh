@@ -9,40 +9,68 @@
 # CloudWatch-compatible server from PyPI, run on a free loopback port for the
 # duration of the tests), then runs fmt, clippy and every test. All servers are
 # local (127.0.0.1).
+# Each stage's wall-clock time is printed when it ends and, in a table, at the
+# end (also when a stage fails), with the load average: the figures issue 33
+# asks for, on whatever machine runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== lint: action.yml, workflows, Dockerfile (scripts/lint.sh)"
+STAGE="" STAGE_T0=$SECONDS ALL_T0=$SECONDS STAGE_TIMES=""
+# stage "NAME": ends the running stage (prints its time) and starts NAME.
+stage() {
+  stage_end
+  STAGE=$1 STAGE_T0=$SECONDS
+  echo "== $STAGE"
+}
+stage_end() {
+  [ -n "$STAGE" ] || return 0
+  local took=$((SECONDS - STAGE_T0))
+  STAGE_TIMES+="$(printf '%5d s  %s' "$took" "$STAGE")"$'\n'
+  echo "== done in ${took}s: $STAGE (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  STAGE=""
+}
+stage_report() {
+  local code=$?
+  [ -z "$STAGE" ] || STAGE_TIMES+="$(printf '%5d s  %s' $((SECONDS - STAGE_T0)) "$STAGE$([ "$code" = 0 ] || echo " (failed)")")"$'\n'
+  echo "== stage times (scripts/test.sh, $(nproc) CPUs, load average at the end $(cut -d' ' -f1-3 /proc/loadavg)):"
+  printf '%s' "$STAGE_TIMES"
+  printf '%5d s  total\n' $((SECONDS - ALL_T0))
+}
+CLEANUP=true
+trap 'stage_report; "$CLEANUP"' EXIT
+
+stage "lint: action.yml, workflows, Dockerfile (scripts/lint.sh)"
 ./scripts/lint.sh
 
-echo "== installing test dependencies"
+stage "installing test dependencies"
 ./scripts/install-test-deps.sh
 
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 
-echo "== harness packages: Java runner, pytest, node --test (scripts/test-harness.sh)"
+stage "harness packages: Java runner, pytest, node --test (scripts/test-harness.sh)"
 ./scripts/test-harness.sh
 
-echo "== cargo fmt --check"
+stage "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy -D warnings (default features, then --no-default-features)"
+stage "cargo clippy -D warnings (default features, then --no-default-features)"
 cargo clippy --all-targets --locked -- -D warnings
 cargo clippy --all-targets --locked --no-default-features -- -D warnings
-echo "== the declared rust-version builds the locked dependencies (scripts/check-msrv.sh)"
+stage "the declared rust-version builds the locked dependencies (scripts/check-msrv.sh)"
 ./scripts/check-msrv.sh
-echo "== release packaging (scripts/package.sh x86_64-unknown-linux-musl)"
+stage "release packaging (scripts/package.sh x86_64-unknown-linux-musl)"
 # The static binary the action installs: built (in target/dist), stripped,
 # archived into dist/, its --version and static linking checked.
 ./scripts/package.sh x86_64-unknown-linux-musl
 
-echo "== moto[server]==$MOTO_VERSION on 127.0.0.1"
+stage "moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -m pip install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
 MOTO_PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 MOTO_LOG="$(mktemp -t benchgate-moto.XXXXXX)"
 "$PYTHON" -m moto.server -H 127.0.0.1 -p "$MOTO_PORT" >"$MOTO_LOG" 2>&1 &
 MOTO_PID=$!
-trap 'kill "$MOTO_PID" 2>/dev/null || true; wait "$MOTO_PID" 2>/dev/null || true; rm -f "$MOTO_LOG"' EXIT
+stop_moto() { kill "$MOTO_PID" 2>/dev/null || true; wait "$MOTO_PID" 2>/dev/null || true; rm -f "$MOTO_LOG"; }
+CLEANUP=stop_moto
 for _ in $(seq 1 100); do
   if "$PYTHON" -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$MOTO_PORT/moto-api/', timeout=1)" 2>/dev/null; then
     break
@@ -57,7 +85,8 @@ export BENCHGATE_TEST_MOTO_URL="http://127.0.0.1:$MOTO_PORT"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 
-echo "== cargo test"
+stage "cargo test"
 cargo test --all-targets --locked
-echo "== cargo test --no-default-features (publish cloudwatch reports the feature is off)"
+stage "cargo test --no-default-features (publish cloudwatch reports the feature is off)"
 cargo test --locked --no-default-features --test cloudwatch --test publish_config
+stage_end
