@@ -7,7 +7,9 @@
 # harness and example clients; then tests the harness packages in their own
 # runners, scripts/test-harness.sh; moto's
 # CloudWatch-compatible server from PyPI, run on a free loopback port for the
-# duration of the tests), then runs fmt, clippy and every test. All servers are
+# duration of the tests), then runs fmt, clippy and every test: the test
+# binaries two at a time (scripts/test-binaries.py), the declared rust-version
+# check and the release packaging beside them at nice 19. All servers are
 # local (127.0.0.1).
 # Each stage's wall-clock time is printed when it ends and, in a table, at the
 # end (also when a stage fails), with the load average: the figures issue 33
@@ -55,12 +57,25 @@ cargo fmt --all -- --check
 stage "cargo clippy -D warnings (default features, then --no-default-features)"
 cargo clippy --all-targets --locked -- -D warnings
 cargo clippy --all-targets --locked --no-default-features -- -D warnings
-stage "the declared rust-version builds the locked dependencies (scripts/check-msrv.sh)"
-./scripts/check-msrv.sh
-stage "release packaging (scripts/package.sh x86_64-unknown-linux-musl)"
-# The static binary the action installs: built (in target/dist), stripped,
-# archived into dist/, its --version and static linking checked.
-./scripts/package.sh x86_64-unknown-linux-musl
+# Beside the tests, at the lowest CPU priority (nice 19: it takes the CPU the
+# tests leave idle while they wait on windows, children and servers, and
+# little else), in their own target directories: the declared rust-version
+# builds the locked dependencies (scripts/check-msrv.sh), then the release
+# packaging (scripts/package.sh: the static binary the action installs, built
+# in target/dist, stripped, archived into dist/, its --version and static
+# linking checked). Their output and times come at the end, stage "beside".
+BESIDE_LOG="$(mktemp -t benchgate-beside.XXXXXX)"
+# shellcheck disable=SC2016 # expanded by the inner bash
+setsid nice -n 19 bash -c '
+  set -euo pipefail
+  t=$SECONDS; ./scripts/check-msrv.sh
+  echo "== beside: scripts/check-msrv.sh done in $((SECONDS - t))s"
+  t=$SECONDS; ./scripts/package.sh x86_64-unknown-linux-musl
+  echo "== beside: scripts/package.sh x86_64-unknown-linux-musl done in $((SECONDS - t))s"
+' >"$BESIDE_LOG" 2>&1 &
+BESIDE_PID=$!
+stop_beside() { kill -- "-$BESIDE_PID" 2>/dev/null || true; wait "$BESIDE_PID" 2>/dev/null || true; rm -f "$BESIDE_LOG"; }
+CLEANUP=stop_beside
 
 stage "moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
@@ -69,7 +84,7 @@ MOTO_PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.
 MOTO_LOG="$(mktemp -t benchgate-moto.XXXXXX)"
 "$PYTHON" -m moto.server -H 127.0.0.1 -p "$MOTO_PORT" >"$MOTO_LOG" 2>&1 &
 MOTO_PID=$!
-stop_moto() { kill "$MOTO_PID" 2>/dev/null || true; wait "$MOTO_PID" 2>/dev/null || true; rm -f "$MOTO_LOG"; }
+stop_moto() { kill "$MOTO_PID" 2>/dev/null || true; wait "$MOTO_PID" 2>/dev/null || true; rm -f "$MOTO_LOG"; stop_beside; }
 CLEANUP=stop_moto
 for _ in $(seq 1 100); do
   if "$PYTHON" -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$MOTO_PORT/moto-api/', timeout=1)" 2>/dev/null; then
@@ -85,8 +100,13 @@ export BENCHGATE_TEST_MOTO_URL="http://127.0.0.1:$MOTO_PORT"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 
-stage "cargo test"
-cargo test --all-targets --locked
+stage "cargo test (scripts/test-binaries.py: every test binary, two at a time)"
+./scripts/test-binaries.py -- --all-targets --locked
 stage "cargo test --no-default-features (publish cloudwatch reports the feature is off)"
 cargo test --locked --no-default-features --test cloudwatch --test publish_config
+stage "beside: the declared rust-version, then the release packaging (started after clippy)"
+beside=0
+wait "$BESIDE_PID" || beside=$?
+cat "$BESIDE_LOG"
+[ "$beside" = 0 ] || { echo "== beside: failed (exit $beside), its output above"; exit 1; }
 stage_end
