@@ -49,6 +49,7 @@ pub mod engine;
 pub mod files;
 pub mod github;
 pub mod interrupt;
+pub mod knobs;
 pub mod measure;
 pub mod metric;
 pub mod orchestrate;

@@ -15,7 +15,7 @@ use common::exe;
 
 const TOKEN: &str = "ghs_benchgateTestToken0123456789";
 const BASE_SHA: &str = "1111111111111111111111111111111111111111";
-/// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
+/// Test knob: the mock driver (see `benchgate::knobs::MOCK_LATENCIES_VAR`).
 const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 
 /// A tiny suite: 1 client, 1 scenario, 8 rounds of 200 ms (enough to show

@@ -104,7 +104,7 @@ impl Step {
             .env("GITHUB_RUN_ID", "300")
             .env("INPUT_GITHUB-TOKEN", TOKEN)
             .env("INPUT_CONFIG", "benchgate.toml")
-            // Debug-build-only mock driver (benchgate::action::TEST_MOCK_ENV).
+            // Test knob: the mock driver (benchgate::knobs::MOCK_LATENCIES_VAR).
             .env("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000")
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(self.env.file("stdout")).unwrap())

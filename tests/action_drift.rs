@@ -22,7 +22,7 @@ use github::workflow::{add_bot_token, comments_on, event, marker, open_pull, pr_
 use serde_json::{json, Value};
 
 const TOKEN: &str = "ghs_driftSecretToken7b1e9d4c2a0f3e5d6c8b";
-/// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
+/// Test knob: the mock driver (see `benchgate::knobs::MOCK_LATENCIES_VAR`).
 const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 
 /// The nightly suite: one cell, the stored history's.

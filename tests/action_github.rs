@@ -30,7 +30,7 @@ const BASE_SHA: &str = "1111111111111111111111111111111111111111";
 const HEAD_1: &str = "2222222222222222222222222222222222222222";
 const HEAD_2: &str = "5555555555555555555555555555555555555555";
 const FORK_HEAD: &str = "3333333333333333333333333333333333333333";
-/// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
+/// Test knob: the mock driver (see `benchgate::knobs::MOCK_LATENCIES_VAR`).
 const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 
 /// 1 client, 1 scenario, 8 rounds of 150 ms: enough trials to show an A/A

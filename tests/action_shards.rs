@@ -21,7 +21,7 @@ use serde_json::Value;
 const TOKEN: &str = "ghs_shardSecretToken7c1d9e2f4a6b8c0d2e4f";
 const BASE_SHA: &str = "1111111111111111111111111111111111111111";
 const HEAD: &str = "2222222222222222222222222222222222222222";
-/// Debug-build-only mock driver (see `benchgate::action::TEST_MOCK_ENV`).
+/// Test knob: the mock driver (see `benchgate::knobs::MOCK_LATENCIES_VAR`).
 const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 /// Where the merge job's download-artifact puts the shard jobs' artifacts.
 const DOWNLOADED: &str = "downloaded";

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use benchgate::client::mock::FAIL_VAR;
+use benchgate::knobs::MOCK_FAIL_VAR as FAIL_VAR;
 use benchgate::results::RunResults;
 use common::exe;
 

@@ -360,7 +360,7 @@ fn a_cancelled_push_run_writes_the_summary_and_stores_no_baseline() {
         .env("GITHUB_RUN_ID", "77")
         .env("GITHUB_API_URL", "http://127.0.0.1:9")
         .env("INPUT_BASELINE-STORE", "local:.baselines")
-        // Debug-build-only mock driver (benchgate::action::TEST_MOCK_ENV).
+        // Test knob: the mock driver (benchgate::knobs::MOCK_LATENCIES_VAR).
         .env("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
     let mut run = Tagged::spawn(cmd, env.dir.path());
     let results_path = workspace.join("benchgate-results.json");

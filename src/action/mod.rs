@@ -41,6 +41,7 @@ use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite, SuiteChoice};
 use crate::github::target::GithubTarget;
+use crate::knobs::TestKnobs;
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::results::RunResults;
@@ -52,12 +53,6 @@ use outputs::{annotation, command, Level};
 
 /// Entries kept per branch in the baseline store.
 pub const MAX_HISTORY: usize = 100;
-
-/// Debug builds only, undocumented: replaces every client with the mock
-/// driver with these latencies (µs, comma separated), like `benchgate run
-/// --mock-latencies-us`, so `tests/action.rs` can run the action without
-/// noise. Release builds (the container image) ignore it.
-pub const TEST_MOCK_ENV: &str = "BENCHGATE_TEST_MOCK_LATENCIES_US";
 
 /// Runs the action's `step` with the process environment; returns the exit
 /// code. Errors are printed (token scrubbed) as an `::error::` annotation;
@@ -129,8 +124,10 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
         plan_name(&plan),
         step_name(step)
     );
+    let knobs = TestKnobs::read(|name| env.get(name).cloned())?;
     let action = Action {
-        mock: test_mock(env)?,
+        mock: test_mock(&knobs),
+        knobs,
         inputs,
         ctx,
         workdir,
@@ -201,20 +198,18 @@ fn working_dir(inputs: &Inputs, ctx: &Context) -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-fn test_mock(env: &BTreeMap<String, String>) -> anyhow::Result<Option<MockScript>> {
-    let Some(list) = env.get(TEST_MOCK_ENV).filter(|_| cfg!(debug_assertions)) else {
-        return Ok(None);
-    };
-    let latencies_us = list
-        .split(',')
-        .map(|s| s.trim().parse::<u64>())
-        .collect::<Result<Vec<_>, _>>()
-        .with_context(|| format!("{TEST_MOCK_ENV}: give microseconds, comma separated"))?;
-    Ok(Some(MockScript {
-        latencies_us,
-        error_every: 0,
-        response_bytes: 22,
-    }))
+/// The test knob [`crate::knobs::MOCK_LATENCIES_VAR`]: every client
+/// replaced with the mock driver (none in a shipped build).
+fn test_mock(knobs: &TestKnobs) -> Option<MockScript> {
+    knobs
+        .mock_latencies_us
+        .clone()
+        .map(|latencies_us| MockScript {
+            latencies_us,
+            error_every: 0,
+            response_bytes: 22,
+            fail: None,
+        })
 }
 
 /// The validated run: inputs, context, working directory.
@@ -223,6 +218,8 @@ pub(crate) struct Action {
     pub ctx: Context,
     pub workdir: PathBuf,
     mock: Option<MockScript>,
+    /// The test suite's hooks, from the action's environment.
+    knobs: TestKnobs,
     /// Which part of the action this process does ([`steps`]).
     pub step: ActionStep,
 }
@@ -364,6 +361,7 @@ impl Action {
             quiet: false,
             extend: plan.map(|plan| crate::orchestrate::extend::Extend { plan: plan.clone() }),
             shard,
+            knobs: self.knobs.clone(),
         };
         command(&format!(
             "::group::benchgate run ({} scenarios, {} rounds)",

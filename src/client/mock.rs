@@ -1,13 +1,15 @@
 //! The mock driver: scripted latencies, no sockets. Selected by the hidden
 //! `--mock` flag of `benchgate run`, so the engine, metrics and reports can be
 //! tested deterministically (with tokio's paused clock, exactly), and, with
-//! [`FAIL_VAR`], how a failing driver process is reported.
+//! the script's `fail` (the test knob [`MOCK_FAIL_VAR`]), how a failing
+//! driver process is reported.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::Exchange;
 use crate::config::MockScript;
+use crate::knobs::{TestKnobs, MOCK_FAIL_VAR};
 use crate::measure::ErrorClass;
 
 pub struct MockClient {
@@ -21,23 +23,17 @@ pub struct MockClient {
     tail: super::tail::TailDelay,
 }
 
-/// Testing knob (environment) for how benchgate reports a driver process
-/// that fails: `[CLIENT=]HOW`, where HOW is `panic:MESSAGE` (the mock driver
-/// panics with MESSAGE as it is built), `abort` (its process aborts,
-/// SIGABRT) or `exit:N` (it exits with status N); with `CLIENT=`, only that
-/// client's trials fail. Only the mock driver (`benchgate run
-/// --mock-latencies-us`) reads it.
-pub const FAIL_VAR: &str = "BENCHGATE_MOCK_FAIL";
-
-/// Fails as [`FAIL_VAR`] says, if it names this client (or no client).
-pub fn scripted_failure(client: &str) {
-    let Ok(value) = std::env::var(FAIL_VAR) else {
+/// Fails as the script's `fail` says ([`MOCK_FAIL_VAR`], `[CLIENT=]HOW`), if
+/// it names this client (or no client); never in a build without the
+/// `test-knobs` feature.
+pub fn scripted_failure(client: &str, fail: Option<&str>) {
+    let Some(value) = fail.filter(|_| TestKnobs::COMPILED) else {
         return;
     };
     let how = ["panic:", "abort", "exit:"]
         .iter()
         .any(|p| value.starts_with(p))
-        .then_some(value.as_str())
+        .then_some(value)
         .or_else(|| {
             let (name, how) = value.split_once('=')?;
             (name == client).then_some(how)
@@ -52,7 +48,7 @@ pub fn scripted_failure(client: &str) {
         std::process::abort();
     }
     if let Some(code) = how.strip_prefix("exit:").and_then(|c| c.parse().ok()) {
-        eprintln!("benchgate: error: {FAIL_VAR} asked for exit status {code}");
+        eprintln!("benchgate: error: {MOCK_FAIL_VAR} asked for exit status {code}");
         std::process::exit(code);
     }
 }

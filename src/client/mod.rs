@@ -98,7 +98,7 @@ impl AsyncClient {
                 AsyncClient::Reqwest(reqwest_driver::ReqwestClient::new(spec, request, limit)?)
             }
             ClientKind::Mock(script) => {
-                mock::scripted_failure(&spec.name);
+                mock::scripted_failure(&spec.name, script.fail.as_deref());
                 AsyncClient::Mock(
                     mock::MockClient::new(script.clone())
                         .with_spin(CpuSpin::new(spec.inject_cpu_ns))

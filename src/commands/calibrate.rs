@@ -118,7 +118,9 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
         latencies_us: args.mock_latencies_us.clone(),
         error_every: 0,
         response_bytes: 22,
+        fail: None,
     });
+    let knobs = crate::knobs::TestKnobs::from_process_env()?;
     let started = Instant::now();
     let mut runs = Vec::new();
     for i in 1..=args.runs {
@@ -138,6 +140,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             quiet: true,
             extend: None,
             shard: None,
+            knobs: knobs.clone(),
         };
         let run = orchestrate::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
         if let Some(signal) = &run.interrupted {

@@ -16,6 +16,7 @@ use anyhow::Context as _;
 
 use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
+use crate::knobs::TestKnobs;
 use crate::orchestrate::extend::Extend;
 use crate::orchestrate::{self, RunOptions};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
@@ -48,6 +49,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         latencies_us: args.mock_latencies_us.clone(),
         error_every: args.mock_error_every,
         response_bytes: 22,
+        fail: None,
     });
     let mut opts = RunOptions {
         out: args.out.clone(),
@@ -56,6 +58,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         quiet: args.quiet,
         extend: None,
         shard,
+        knobs: TestKnobs::from_process_env()?,
     };
     if !args.quiet {
         let line = format!(

@@ -208,6 +208,11 @@ pub struct MockScript {
     /// Response size reported per request, bytes.
     #[serde(default)]
     pub response_bytes: u64,
+    /// How the mock driver's process fails (the test knob
+    /// [`crate::knobs::MOCK_FAIL_VAR`], `[CLIENT=]HOW`); acted on only in a
+    /// build with the `test-knobs` feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail: Option<String>,
 }
 
 /// HTTP version a client speaks.

@@ -12,6 +12,7 @@ fn mock(latencies_us: Vec<u64>, error_every: u64) -> Arc<AsyncClient> {
         latencies_us,
         error_every,
         response_bytes: 22,
+        fail: None,
     })))
 }
 

@@ -223,7 +223,8 @@ pub fn run_trial(
     // Every line of stdout goes past the markers' watch as it is folded.
     let (out, out_file) = Sink::create(&stdout_path)?;
     let (err, err_file) = Sink::create(&stderr_path)?;
-    let (watch_lines, mut marks) = markers::channel();
+    let (watch_lines, marks) = markers::channel();
+    let mut marks = marks.lagging(spec.marker_lag);
     let capture = Capture::start([out.watch_lines(watch_lines), err])?;
 
     let tag = super::escapees::Tag::new();

@@ -50,6 +50,10 @@ pub struct TrialSpec {
     /// The server process (tree) whose CPU is read when the window opens and
     /// closes; `None`: not known (a `url` server).
     pub server_watch: Option<ServerWatch>,
+    /// The test knob [`crate::knobs::MARKER_LAG_VAR`], for a command
+    /// client's window markers (never sent to a driver process).
+    #[serde(skip)]
+    pub marker_lag: Option<std::time::Duration>,
 }
 
 /// What a driver process measured.

@@ -416,6 +416,7 @@ mod tests {
             control_url: None,
             threads: 1,
             server_watch: None,
+            marker_lag: None,
         }
     }
 

@@ -18,20 +18,6 @@ pub const MARK_CLOSE: &str = "BENCHGATE-WINDOW-CLOSE";
 pub const ACK_OPENED: &str = "BENCHGATE-WINDOW-OPENED";
 pub const ACK_CLOSED: &str = "BENCHGATE-WINDOW-CLOSED";
 
-/// Testing knob (environment): milliseconds benchgate waits after seeing a
-/// marker before acting on it, as a loaded machine's scheduler might; the
-/// acknowledgements must keep the counts exact anyway (tests/window_ack.rs).
-pub const LAG_VAR: &str = "BENCHGATE_TEST_MARKER_LAG_MS";
-
-/// [`LAG_VAR`]'s delay, read once.
-fn test_lag() -> Option<Duration> {
-    static LAG: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
-    *LAG.get_or_init(|| {
-        let ms: u64 = std::env::var(LAG_VAR).ok()?.trim().parse().ok()?;
-        (ms > 0).then(|| Duration::from_millis(ms.min(10_000)))
-    })
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Mark {
     Open,
@@ -63,6 +49,7 @@ pub(super) fn channel() -> (Watch, Markers) {
         rx,
         state,
         opened: false,
+        lag: None,
     };
     (watch, markers)
 }
@@ -171,9 +158,19 @@ pub(super) struct Markers {
     rx: Receiver<Mark>,
     state: Arc<State>,
     pub(super) opened: bool,
+    /// The test knob [`crate::knobs::MARKER_LAG_VAR`]: a wait after each
+    /// marker before acting on it, as a loaded machine's scheduler might.
+    lag: Option<Duration>,
 }
 
 impl Markers {
+    /// Waits `lag` after each marker seen before returning it (the test
+    /// knob [`crate::knobs::MARKER_LAG_VAR`]).
+    pub(super) fn lagging(mut self, lag: Option<Duration>) -> Markers {
+        self.lag = lag;
+        self
+    }
+
     /// No marker matters any more (the window closed, or opened without
     /// one): the rest of the stream need not be read.
     pub(super) fn done(&self) {
@@ -211,7 +208,7 @@ impl Markers {
                 _ => {}
             }
         }
-        if let (Some(_), Some(lag)) = (found, test_lag()) {
+        if let (Some(_), Some(lag)) = (found, self.lag) {
             std::thread::sleep(lag);
         }
         found

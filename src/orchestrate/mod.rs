@@ -66,6 +66,8 @@ pub struct RunOptions {
     /// `run --shard K/N`: recorded in the results header
     /// ([`shard::select`] has already cut the suite).
     pub shard: Option<crate::results::ShardInfo>,
+    /// The test suite's hooks, read at the edge (none in a shipped build).
+    pub knobs: crate::knobs::TestKnobs,
 }
 
 /// Splits the allowed CPUs: the server gets the last, clients the rest.
@@ -102,6 +104,10 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     let _signals = interrupt::Handler::install().context("handling SIGINT and SIGTERM")?;
     let mut suite = suite.clone();
     if let Some(script) = &opts.mock {
+        let script = MockScript {
+            fail: opts.knobs.mock_fail.clone(),
+            ..script.clone()
+        };
         for c in &mut suite.clients {
             c.kind = ClientKind::Mock(script.clone());
         }
@@ -191,6 +197,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         extend: opts.extend.as_ref(),
         header: &results.clone(),
         logs: &failure::log_dir(&opts.out, &results.run_id),
+        marker_lag: opts.knobs.marker_lag,
     };
     let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
     let mut stopped = None;

@@ -58,6 +58,8 @@ pub(super) struct Rounds<'a> {
     pub header: &'a RunResults,
     /// Where a failed driver's whole output is kept (created on first use).
     pub logs: &'a Path,
+    /// The test knob [`crate::knobs::MARKER_LAG_VAR`] (command clients).
+    pub marker_lag: Option<std::time::Duration>,
 }
 
 impl Rounds<'_> {
@@ -445,6 +447,7 @@ impl Rounds<'_> {
             control_url: target.reference.map(|s| s.control_url.clone()),
             threads: self.client_threads,
             server_watch: target.watch,
+            marker_lag: self.marker_lag,
         };
         trial::run_trial(
             self.exe,

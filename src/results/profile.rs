@@ -229,6 +229,7 @@ mod tests {
                 latencies_us: vec![l],
                 error_every: 0,
                 response_bytes: 0,
+                fail: None,
             }),
             ..c.clone()
         };
