@@ -3,7 +3,11 @@
 //! writes a kit whose `benchgate.toml` benchgate's own loader accepts, whose
 //! bench/ scripts are executable, whose workflows pin every action by commit and
 //! give the benchgate action only inputs that action.yml declares; and it never
-//! overwrites: one existing file of the kit and nothing is written.
+//! overwrites: one existing file of the kit and nothing is written. The Java and
+//! Node kits, their harness put in bench/ as its build.sh says, then build and
+//! measure with no failed trial through init's next step, `benchgate run
+//! --compare-base HEAD` (needs a JDK, Debian's libhdrhistogram-java, node and
+//! npm: scripts/install-test-deps.sh; nothing leaves the machine).
 //! scripts/lint.sh checks the written workflows with check-jsonschema,
 //! actionlint and zizmor.
 
@@ -300,4 +304,110 @@ fn the_workflows_pin_every_action_and_use_only_declared_inputs() {
             assert_eq!(benchgate_steps, 1, "{marker} {name}");
         }
     }
+}
+
+/// `cmd` succeeded, or the test fails with its output.
+fn ok(what: &str, cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: {e}; scripts/install-test-deps.sh installs it"));
+    assert!(out.status.success(), "{what}: {}", text(&out));
+}
+
+/// One kit measured as its next steps say, at a time (two runs would share 2 cores).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The kit for `marker`, its harness put in bench/ by `prepare`, committed, then
+/// `benchgate run --compare-base HEAD` (init's next step) for one short round:
+/// both sides (built by `setup` in their own trees) measure with no failed trial.
+fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(marker), "").unwrap();
+    let out = init(p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    prepare(p);
+    let git = |args: &[&str]| {
+        ok(
+            &format!("git {args:?}"),
+            Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .current_dir(p),
+        )
+    };
+    git(&["init", "-q", "."]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "kit"]);
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let results = p.join("results.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "run",
+            "--compare-base",
+            "HEAD",
+            "--rounds",
+            "1",
+            "--budget",
+            "1s",
+        ])
+        .args(["--scenario", "get-22b-c10", "--quiet", "--out"])
+        .arg(&results)
+        .current_dir(p)
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = benchgate::results::RunResults::read(&results).unwrap();
+    for name in [client.to_string(), format!("{client}@base")] {
+        let c = r
+            .cell("get-22b-c10", &name)
+            .unwrap_or_else(|| panic!("no cell {name}"));
+        assert!(!c.trials.is_empty(), "{name}: no trial");
+        for t in &c.trials {
+            assert_eq!(t.failure, None, "{name}: the trial failed");
+            assert!(
+                t.metrics.as_ref().is_some_and(|m| m.ok > 0),
+                "{name}: no request"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_java_kit_builds_and_measures_at_base_and_head() {
+    kit_measures("pom.xml", "java-client", |p| {
+        ok(
+            "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
+            Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
+        );
+        let lib = p.join("bench/lib");
+        std::fs::create_dir(&lib).unwrap();
+        for jar in [
+            Path::new(ROOT).join("harness/java/out/benchgate-harness.jar"),
+            Path::new("/usr/share/java/hdrhistogram.jar").to_path_buf(),
+        ] {
+            std::fs::copy(&jar, lib.join(jar.file_name().unwrap()))
+                .unwrap_or_else(|e| panic!("{}: {e}", jar.display()));
+        }
+    });
+}
+
+#[test]
+fn the_node_kit_builds_and_measures_at_base_and_head() {
+    kit_measures("package.json", "node-client", |p| {
+        // Node reads the project's package.json when bench/quickstart.mjs imports.
+        std::fs::write(
+            p.join("package.json"),
+            r#"{"name": "app", "version": "1.0.0"}"#,
+        )
+        .unwrap();
+        ok(
+            "npm pack of harness/node (needs node and npm)",
+            Command::new("npm")
+                .args(["pack", "--silent", "--pack-destination"])
+                .arg(p.join("bench"))
+                .arg(Path::new(ROOT).join("harness/node")),
+        );
+    });
 }
