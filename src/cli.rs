@@ -17,6 +17,11 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a starting kit for the project in a directory: a commented
+    /// benchgate.toml (a command client with bench/ scripts for Maven, Gradle,
+    /// Python and Node; the built-in clients otherwise), and with --workflow
+    /// the GitHub workflows. Fetches nothing; never overwrites a file.
+    Init(InitArgs),
     /// Run the benchmark suite and write the results file.
     Run(RunArgs),
     /// Merge the results files of every shard of one suite (`run --shard K/N`)
@@ -50,6 +55,33 @@ pub enum Command {
     /// and cell, where its level shifted and stayed shifted (slow drift that
     /// no single comparison sees), with the commit, size and p-value.
     History(HistoryArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The project's directory.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub dir: PathBuf,
+    /// The kit to write, instead of the one for the files found in DIR
+    /// (pom.xml: maven; build.gradle*, settings.gradle*: gradle;
+    /// pyproject.toml, requirements.txt, setup.py: python; package.json: node;
+    /// none of them: builtin).
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub kind: Option<ProjectKind>,
+    /// Also write the pull-request and main-branch workflows
+    /// (.github/workflows/benchgate-pr.yml, benchgate-main.yml).
+    #[arg(long)]
+    pub workflow: bool,
+}
+
+/// See [`InitArgs::kind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProjectKind {
+    Maven,
+    Gradle,
+    Python,
+    Node,
+    Builtin,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Init(args) => benchgate::commands::init::init(args),
         Command::Run(args) => benchgate::commands::run(args),
         Command::Merge(args) => benchgate::commands::merge::merge(args),
         Command::Compare(args) => benchgate::commands::compare(args),

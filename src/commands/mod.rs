@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod changepoints;
 pub mod cloudwatch;
 pub mod history;
+pub mod init;
 pub mod merge;
 pub mod output;
 

@@ -1,0 +1,321 @@
+//! What `benchgate init` writes for each kind of project: the files of the kit
+//! and their text, from the templates beside this file. No I/O here but
+//! [`detect`], which only looks at which files a directory has.
+
+use std::path::Path;
+
+use crate::cli::ProjectKind;
+
+/// The version written into every file's header and the workflows' pin comment.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The commit the workflows pin until the user replaces it: a full SHA (what
+/// zizmor and organizations' policies require), which no repository has, so a
+/// workflow whose pin was not replaced fails at its first run instead of running
+/// an unpinned action.
+pub const PLACEHOLDER_SHA: &str = "0000000000000000000000000000000000000000";
+
+/// The files that decide a project's kind, in the order they win.
+const MARKERS: &[(&str, ProjectKind)] = &[
+    ("pom.xml", ProjectKind::Maven),
+    ("build.gradle", ProjectKind::Gradle),
+    ("build.gradle.kts", ProjectKind::Gradle),
+    ("settings.gradle", ProjectKind::Gradle),
+    ("settings.gradle.kts", ProjectKind::Gradle),
+    ("pyproject.toml", ProjectKind::Python),
+    ("requirements.txt", ProjectKind::Python),
+    ("setup.py", ProjectKind::Python),
+    ("package.json", ProjectKind::Node),
+];
+
+/// Every marker file `dir` holds, with its kind, in the order they win.
+pub fn detect(dir: &Path) -> Vec<(&'static str, ProjectKind)> {
+    MARKERS
+        .iter()
+        .filter(|(file, _)| dir.join(file).is_file())
+        .copied()
+        .collect()
+}
+
+/// One file of the kit: its path relative to the project's directory.
+#[derive(Debug)]
+pub struct KitFile {
+    pub path: String,
+    pub text: String,
+    pub executable: bool,
+}
+
+/// A command client in one language: the harness quick start it starts from
+/// and the scripts that build and run it.
+struct Lang {
+    language: &'static str,
+    client_file: &'static str,
+    client: &'static str,
+    client_name: &'static str,
+    build: &'static str,
+    run: &'static str,
+    ignore: &'static str,
+    /// The `benchgate.toml` comment lines on where the harness comes from.
+    note: &'static str,
+    /// Extra `[[client]]` lines.
+    extra: &'static str,
+    /// The workflows' steps that set up the runtime, before benchgate's.
+    setup_steps: &'static str,
+    /// What to do before the first `benchgate run`.
+    first: &'static str,
+}
+
+const JAVA: Lang = Lang {
+    language: "Java",
+    client_file: "QuickStart.java",
+    client: include_str!("../../../harness/java/examples/QuickStart.java"),
+    client_name: "java-client",
+    build: include_str!("templates/jvm-build.sh"),
+    run: include_str!("templates/jvm-run.sh"),
+    ignore: "out/\n",
+    note: "# The harness jar: bench/build.sh compiles the client against bench/lib/*.jar,\n\
+           # where benchgate-harness.jar (built in a clone of benchgate by\n\
+           # `sh harness/java/build.sh`) and HdrHistogram 2.1.x must be committed.",
+    extra: "env = { JAVA_OPTS = \"-Xmx256m\" }   # extra JVM flags (bench/run.sh)\n",
+    setup_steps: "      - uses: actions/setup-java@b6effb05e454b25005698d916606bdc6ffcbf961 # v5.7.0\n\
+                  \x20       with:\n\
+                  \x20         distribution: temurin\n\
+                  \x20         java-version: \"21\"\n",
+    first: "copy benchgate-harness.jar (sh harness/java/build.sh in a clone of benchgate) and an HdrHistogram 2.1.x jar into bench/lib/",
+};
+
+const PYTHON: Lang = Lang {
+    language: "Python",
+    client_file: "quickstart.py",
+    client: include_str!("../../../harness/python/examples/quickstart.py"),
+    client_name: "python-client",
+    build: include_str!("templates/python-build.sh"),
+    run: include_str!("templates/python-run.sh"),
+    ignore: ".venv/\n",
+    note: "# The harness: bench/build.sh installs it into bench/.venv from the wheel\n\
+           # committed in bench/ (`pip wheel --no-deps -w bench \"$BENCHGATE/harness/python\"`\n\
+           # from a clone of benchgate); its dependency hdrhistogram comes from PyPI.",
+    extra: "",
+    setup_steps: "      - uses: actions/setup-python@5fda3b95a4ea91299a34e894583c3862153e4b97 # v7.0.0\n\
+                  \x20       with:\n\
+                  \x20         python-version: \"3.12\"\n",
+    first: "put the harness wheel in bench/ (pip wheel --no-deps -w bench \"$BENCHGATE/harness/python\", $BENCHGATE a clone of benchgate)",
+};
+
+const NODE: Lang = Lang {
+    language: "Node",
+    client_file: "quickstart.mjs",
+    client: include_str!("../../../harness/node/examples/quickstart.mjs"),
+    client_name: "node-client",
+    build: include_str!("templates/node-build.sh"),
+    run: include_str!("templates/node-run.sh"),
+    ignore: "node_modules/\n",
+    note: "# The harness: bench/build.sh installs it into bench/node_modules from the\n\
+           # tarball committed in bench/ (`npm pack --pack-destination bench\n\
+           # \"$BENCHGATE/harness/node\"` from a clone of benchgate); no dependencies.",
+    extra: "",
+    // ubuntu-latest has Node; pin actions/setup-node by commit SHA for another version.
+    setup_steps: "",
+    first: "put the harness tarball in bench/ (npm pack --pack-destination bench \"$BENCHGATE/harness/node\", $BENCHGATE a clone of benchgate)",
+};
+
+/// What `bench/build.sh` suggests for building the project itself.
+fn build_hint(kind: ProjectKind) -> &'static str {
+    match kind {
+        ProjectKind::Gradle => {
+            "#   ./gradlew -q classes        # or: gradle -q classes\n\
+             #   CP=\"build/classes/java/main\"  # and your dependencies' jars"
+        }
+        _ => {
+            "#   mvn -q -DskipTests package\n\
+             #   mvn -q dependency:build-classpath -Dmdep.outputFile=target/benchgate.classpath\n\
+             #   CP=\"target/classes:$(cat target/benchgate.classpath)\""
+        }
+    }
+}
+
+/// The project's name in headers and messages.
+pub fn describe(kind: ProjectKind) -> &'static str {
+    match kind {
+        ProjectKind::Maven => "Maven",
+        ProjectKind::Gradle => "Gradle",
+        ProjectKind::Python => "Python",
+        ProjectKind::Node => "Node",
+        ProjectKind::Builtin => "built-in clients",
+    }
+}
+
+fn lang(kind: ProjectKind) -> Option<&'static Lang> {
+    match kind {
+        ProjectKind::Maven | ProjectKind::Gradle => Some(&JAVA),
+        ProjectKind::Python => Some(&PYTHON),
+        ProjectKind::Node => Some(&NODE),
+        ProjectKind::Builtin => None,
+    }
+}
+
+/// `template` with every `@@KEY@@` replaced; a key left over is a bug in the
+/// templates, caught by the tests below.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut text = template.replace("@@VERSION@@", VERSION);
+    for (key, value) in values {
+        text = text.replace(&format!("@@{key}@@"), value);
+    }
+    text
+}
+
+/// The files of the kit for `kind`, the workflows too with `workflow`.
+pub fn files(kind: ProjectKind, workflow: bool) -> Vec<KitFile> {
+    let file = |path: &str, text: String, executable: bool| KitFile {
+        path: path.to_string(),
+        text,
+        executable,
+    };
+    let mut out = Vec::new();
+    let lang = lang(kind);
+    match lang {
+        Some(l) => {
+            let config = fill(
+                include_str!("templates/command.toml"),
+                &[
+                    ("PROJECT", describe(kind)),
+                    ("CLIENT_FILE", l.client_file),
+                    ("LANGUAGE", l.language),
+                    ("HARNESS_NOTE", l.note),
+                    ("CLIENT_NAME", l.client_name),
+                    ("CLIENT_EXTRA", l.extra),
+                ],
+            );
+            let hint = [("BUILD_HINT", build_hint(kind))];
+            out.push(file("benchgate.toml", config, false));
+            out.push(file("bench/build.sh", fill(l.build, &hint), true));
+            out.push(file("bench/run.sh", fill(l.run, &[]), true));
+            out.push(file(
+                &format!("bench/{}", l.client_file),
+                l.client.to_string(),
+                false,
+            ));
+            out.push(file(
+                "bench/.gitignore",
+                format!("# What bench/build.sh builds\n{}", l.ignore),
+                false,
+            ));
+        }
+        None => out.push(file(
+            "benchgate.toml",
+            fill(include_str!("templates/builtin.toml"), &[]),
+            false,
+        )),
+    }
+    if workflow {
+        let pr_what = match lang {
+            Some(_) => {
+                "base vs head (`[compare] base = \"git\"`\n\
+                 # in benchgate.toml): benchgate checks out the PR's base commit beside the\n\
+                 # merge commit, builds (the client's `setup`) and measures the client at both\n\
+                 # in this one run, paired by round, and gates head against base."
+            }
+            None => {
+                "the suite's run compared with the stored\n\
+                 # baseline of the PR's base commit (benchgate-main.yml stores them)."
+            }
+        };
+        let values = [
+            ("PR_WHAT", pr_what),
+            ("SETUP_STEPS", lang.map_or("", |l| l.setup_steps)),
+            ("PIN_TODO", &pin_todo()),
+            ("ACTION", &action_ref()),
+        ];
+        out.push(file(
+            ".github/workflows/benchgate-pr.yml",
+            fill(include_str!("templates/pr.yml"), &values),
+            false,
+        ));
+        out.push(file(
+            ".github/workflows/benchgate-main.yml",
+            fill(include_str!("templates/main.yml"), &values),
+            false,
+        ));
+    }
+    out
+}
+
+/// The benchgate action as the workflows pin it.
+pub fn action_ref() -> String {
+    format!("OWNER/benchgate@{PLACEHOLDER_SHA} # v{VERSION}")
+}
+
+/// The comment above the pinned action: what to replace, and how to find it.
+fn pin_todo() -> String {
+    format!(
+        "      # TODO: pin benchgate. Replace OWNER with the action's owner and the zeros\n\
+         \x20     # with the commit its tag v{VERSION} points at: git ls-remote\n\
+         \x20     # https://github.com/OWNER/benchgate 'refs/tags/v{VERSION}^{{}}'. Until then\n\
+         \x20     # this step fails (no such commit). Before the first release any commit\n\
+         \x20     # works, built from source in about 7 minutes (needs Rust on the runner).\n"
+    )
+}
+
+/// What to do after `init`, in order.
+pub fn next_steps(kind: ProjectKind, workflow: bool) -> Vec<String> {
+    let mut steps = Vec::new();
+    if let Some(l) = lang(kind) {
+        steps.push(l.first.to_string());
+        steps.push(format!(
+            "make bench/{} send its request with your client",
+            l.client_file
+        ));
+    }
+    steps.push(match lang(kind) {
+        Some(_) => "benchgate run --compare-base HEAD   (base vs head as in a pull request: \
+                    the working tree against the last commit; a base without bench/ gets \
+                    \"no baseline\")"
+            .to_string(),
+        None => "benchgate run   (measures benchgate.toml's suite here)".to_string(),
+    });
+    if workflow {
+        steps.push(
+            "replace the TODO pin in .github/workflows/benchgate-*.yml with the benchgate action's commit"
+                .to_string(),
+        );
+    }
+    steps.push("commit benchgate.toml and what else init wrote".to_string());
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KINDS: [ProjectKind; 5] = [
+        ProjectKind::Maven,
+        ProjectKind::Gradle,
+        ProjectKind::Python,
+        ProjectKind::Node,
+        ProjectKind::Builtin,
+    ];
+
+    #[test]
+    fn every_placeholder_is_filled() {
+        for kind in KINDS {
+            for f in files(kind, true) {
+                assert!(
+                    !f.text.contains("@@"),
+                    "{kind:?}: {} keeps a @@ key",
+                    f.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_config_validates() {
+        for kind in KINDS {
+            let kit = files(kind, false);
+            let config = kit.iter().find(|f| f.path == "benchgate.toml").unwrap();
+            if let Err(e) = crate::config::Suite::from_toml(&config.text, "benchgate.toml") {
+                panic!("{kind:?}: {e}");
+            }
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! `benchgate init` (issue 32, point 3), driven as a user runs it: in a temporary
+//! directory holding one project's marker file, `benchgate init --workflow`
+//! writes a kit whose `benchgate.toml` benchgate's own loader accepts, whose
+//! bench/ scripts are executable, whose workflows pin every action by commit and
+//! give the benchgate action only inputs that action.yml declares; and it never
+//! overwrites: one existing file of the kit and nothing is written. The Java and
+//! Node kits, their harness put in bench/ as its build.sh says, then build and
+//! measure with no failed trial through init's next step, `benchgate run
+//! --compare-base HEAD` (needs a JDK, Debian's libhdrhistogram-java, node and
+//! npm: scripts/install-test-deps.sh; nothing leaves the machine).
+//! scripts/lint.sh checks the written workflows with check-jsonschema,
+//! actionlint and zizmor.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use benchgate::config::{ClientKind, Suite};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn init(dir: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .arg("init")
+        .arg("--dir")
+        .arg(dir)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A marker file, the kit's client file (None: the built-in clients), and a
+/// word bench/build.sh must hold for that build tool.
+const KINDS: &[(&str, Option<&str>, &str)] = &[
+    ("pom.xml", Some("bench/QuickStart.java"), "mvn -q"),
+    (
+        "build.gradle.kts",
+        Some("bench/QuickStart.java"),
+        "./gradlew",
+    ),
+    (
+        "settings.gradle",
+        Some("bench/QuickStart.java"),
+        "./gradlew",
+    ),
+    (
+        "pyproject.toml",
+        Some("bench/quickstart.py"),
+        "benchgate_harness-",
+    ),
+    (
+        "requirements.txt",
+        Some("bench/quickstart.py"),
+        "benchgate_harness-",
+    ),
+    (
+        "package.json",
+        Some("bench/quickstart.mjs"),
+        "benchgate-harness-",
+    ),
+    ("README.md", None, ""),
+];
+
+#[test]
+fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
+    for &(marker, client_file, build_word) in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(marker), "").unwrap();
+        let out = init(dir.path(), &["--workflow"]);
+        assert_eq!(out.status.code(), Some(0), "{marker}: {}", text(&out));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("next:") && stdout.contains("benchgate run"),
+            "{marker}: {stdout}"
+        );
+
+        let config = dir.path().join("benchgate.toml");
+        let suite = Suite::from_file(&config)
+            .unwrap_or_else(|e| panic!("{marker}: the written config does not load: {e}"));
+        assert!(suite.run.budget.is_some(), "{marker}: no [run] budget");
+        let commands: Vec<_> = suite
+            .clients
+            .iter()
+            .filter_map(|c| match &c.kind {
+                ClientKind::Command(spec) => Some(spec),
+                _ => None,
+            })
+            .collect();
+        for path in [
+            ".github/workflows/benchgate-pr.yml",
+            ".github/workflows/benchgate-main.yml",
+        ] {
+            assert!(dir.path().join(path).is_file(), "{marker}: no {path}");
+        }
+        let Some(client_file) = client_file else {
+            assert!(commands.is_empty(), "{marker}: {commands:?}");
+            assert!(!dir.path().join("bench").exists(), "{marker}: wrote bench/");
+            continue;
+        };
+        // The command and its build are files of the repository, which the
+        // base-side twin runs from the base commit's tree.
+        assert_eq!(commands.len(), 1, "{marker}: {:?}", suite.clients);
+        assert_eq!(commands[0].command, ["sh", "bench/run.sh"], "{marker}");
+        assert_eq!(
+            commands[0].setup.as_deref(),
+            Some(&["sh".to_string(), "bench/build.sh".to_string()][..])
+        );
+        assert!(
+            suite.compare.as_ref().is_some_and(|c| c.base.is_some()),
+            "{marker}: no [compare] base = \"git\""
+        );
+        for script in ["bench/build.sh", "bench/run.sh"] {
+            let mode = std::fs::metadata(dir.path().join(script))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(
+                mode & 0o111,
+                0o111,
+                "{marker}: {script} is not executable ({mode:o})"
+            );
+        }
+        assert!(
+            dir.path().join(client_file).is_file(),
+            "{marker}: no {client_file}"
+        );
+        let build = std::fs::read_to_string(dir.path().join("bench/build.sh")).unwrap();
+        assert!(
+            build.contains(build_word),
+            "{marker}: bench/build.sh lacks {build_word:?}"
+        );
+    }
+}
+
+#[test]
+fn an_existing_file_of_the_kit_is_left_as_it_is_and_nothing_is_written() {
+    for existing in [
+        "bench/run.sh",
+        ".github/workflows/benchgate-main.yml",
+        "benchgate.toml",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pom.xml"), "").unwrap();
+        let path = dir.path().join(existing);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mine = b"#!/bin/sh\n# mine, not benchgate's\n\x00\xff";
+        std::fs::write(&path, mine).unwrap();
+
+        let out = init(dir.path(), &["--workflow"]);
+        assert_eq!(out.status.code(), Some(2), "{existing}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(existing)
+                && stderr.contains("never overwrites")
+                && stderr.contains("Move it away"),
+            "{existing}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            mine,
+            "{existing} was changed"
+        );
+        let mut left: Vec<String> = walk(dir.path());
+        left.sort();
+        let mut expected = vec!["pom.xml".to_string(), existing.to_string()];
+        expected.sort();
+        assert_eq!(
+            left, expected,
+            "init wrote files beside the existing {existing}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_directory_is_named_with_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = init(&dir.path().join("nope"), &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--dir")
+            && stderr.contains("nope")
+            && stderr.contains("pass the directory"),
+        "{stderr}"
+    );
+}
+
+/// Every file under `dir`, relative, directories left out.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The input names action.yml declares (its `inputs:` map, two-space keys).
+fn declared_inputs() -> Vec<String> {
+    let action = std::fs::read_to_string(Path::new(ROOT).join("action.yml")).unwrap();
+    action
+        .lines()
+        .skip_while(|l| *l != "inputs:")
+        .skip(1)
+        .take_while(|l| l.is_empty() || l.starts_with(' '))
+        .filter_map(|l| l.strip_prefix("  ")?.strip_suffix(':'))
+        .filter(|k| !k.starts_with(' '))
+        .map(String::from)
+        .collect()
+}
+
+/// Every `uses:` line of this repository's own checked workflows.
+fn checked_pins() -> String {
+    let mut all = String::new();
+    for d in ["examples/workflows", ".github/workflows"] {
+        for e in std::fs::read_dir(Path::new(ROOT).join(d)).unwrap() {
+            all.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+        }
+    }
+    all
+}
+
+#[test]
+fn the_workflows_pin_every_action_and_use_only_declared_inputs() {
+    let inputs = declared_inputs();
+    assert!(
+        inputs.contains(&"config".to_string()) && inputs.len() > 10,
+        "{inputs:?}"
+    );
+    let pins = checked_pins();
+    let version = env!("CARGO_PKG_VERSION");
+    for &(marker, _, _) in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(marker), "").unwrap();
+        let out = init(dir.path(), &["--workflow"]);
+        assert_eq!(out.status.code(), Some(0), "{marker}: {}", text(&out));
+        for name in ["benchgate-pr.yml", "benchgate-main.yml"] {
+            let yml =
+                std::fs::read_to_string(dir.path().join(".github/workflows").join(name)).unwrap();
+            assert!(!yml.contains('\t'), "{marker} {name}: a tab");
+            let lines: Vec<&str> = yml.lines().collect();
+            let mut benchgate_steps = 0;
+            for (i, line) in lines.iter().enumerate() {
+                let Some(uses) = line.trim_start().strip_prefix("- uses: ") else {
+                    continue;
+                };
+                let (_, reference) = uses
+                    .split_once('@')
+                    .unwrap_or_else(|| panic!("{name}: {uses}"));
+                let sha = &reference[..reference.find(' ').unwrap_or(reference.len())];
+                assert!(
+                    sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+                    "{marker} {name}: `{uses}` is not pinned to a full commit SHA"
+                );
+                if !uses.starts_with("OWNER/benchgate@") {
+                    assert!(pins.contains(line.trim_start()), "{marker} {name}: `{uses}` is pinned nowhere in this repository's workflows");
+                    continue;
+                }
+                benchgate_steps += 1;
+                assert!(uses.ends_with(&format!("# v{version}")), "{name}: {uses}");
+                assert!(
+                    lines[..i]
+                        .iter()
+                        .rev()
+                        .take(6)
+                        .any(|l| l.contains("TODO: pin benchgate")),
+                    "{name}: no TODO above {uses}"
+                );
+                // The step's `with:` keys, one level below it.
+                let indent = line.len() - line.trim_start().len() + 2;
+                let with_keys = lines[i + 1..]
+                    .iter()
+                    .take_while(|l| {
+                        l.len() - l.trim_start().len() >= indent + 2 || l.trim_start() == "with:"
+                    })
+                    .filter(|l| l.len() - l.trim_start().len() == indent + 2)
+                    .filter_map(|l| l.trim_start().split_once(':').map(|(k, _)| k.to_string()));
+                let mut n = 0;
+                for key in with_keys {
+                    n += 1;
+                    assert!(
+                        inputs.contains(&key),
+                        "{marker} {name}: input `{key}` is not declared in action.yml"
+                    );
+                }
+                assert!(n >= 1, "{marker} {name}: the benchgate step has no inputs");
+            }
+            assert_eq!(benchgate_steps, 1, "{marker} {name}");
+        }
+    }
+}
+
+/// `cmd` succeeded, or the test fails with its output.
+fn ok(what: &str, cmd: &mut Command) {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: {e}; scripts/install-test-deps.sh installs it"));
+    assert!(out.status.success(), "{what}: {}", text(&out));
+}
+
+/// One kit measured as its next steps say, at a time (two runs would share 2 cores).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The kit for `marker`, its harness put in bench/ by `prepare`, committed, then
+/// `benchgate run --compare-base HEAD` (init's next step) for one short round:
+/// both sides (built by `setup` in their own trees) measure with no failed trial.
+fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join(marker), "").unwrap();
+    let out = init(p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    prepare(p);
+    let git = |args: &[&str]| {
+        ok(
+            &format!("git {args:?}"),
+            Command::new("git")
+                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+                .args(args)
+                .current_dir(p),
+        )
+    };
+    git(&["init", "-q", "."]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "kit"]);
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let results = p.join("results.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args([
+            "run",
+            "--compare-base",
+            "HEAD",
+            "--rounds",
+            "1",
+            "--budget",
+            "1s",
+        ])
+        .args(["--scenario", "get-22b-c10", "--quiet", "--out"])
+        .arg(&results)
+        .current_dir(p)
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = benchgate::results::RunResults::read(&results).unwrap();
+    for name in [client.to_string(), format!("{client}@base")] {
+        let c = r
+            .cell("get-22b-c10", &name)
+            .unwrap_or_else(|| panic!("no cell {name}"));
+        assert!(!c.trials.is_empty(), "{name}: no trial");
+        for t in &c.trials {
+            assert_eq!(t.failure, None, "{name}: the trial failed");
+            assert!(
+                t.metrics.as_ref().is_some_and(|m| m.ok > 0),
+                "{name}: no request"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_java_kit_builds_and_measures_at_base_and_head() {
+    kit_measures("pom.xml", "java-client", |p| {
+        ok(
+            "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
+            Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
+        );
+        let lib = p.join("bench/lib");
+        std::fs::create_dir(&lib).unwrap();
+        for jar in [
+            Path::new(ROOT).join("harness/java/out/benchgate-harness.jar"),
+            Path::new("/usr/share/java/hdrhistogram.jar").to_path_buf(),
+        ] {
+            std::fs::copy(&jar, lib.join(jar.file_name().unwrap()))
+                .unwrap_or_else(|e| panic!("{}: {e}", jar.display()));
+        }
+    });
+}
+
+#[test]
+fn the_node_kit_builds_and_measures_at_base_and_head() {
+    kit_measures("package.json", "node-client", |p| {
+        // Node reads the project's package.json when bench/quickstart.mjs imports.
+        std::fs::write(
+            p.join("package.json"),
+            r#"{"name": "app", "version": "1.0.0"}"#,
+        )
+        .unwrap();
+        ok(
+            "npm pack of harness/node (needs node and npm)",
+            Command::new("npm")
+                .args(["pack", "--silent", "--pack-destination"])
+                .arg(p.join("bench"))
+                .arg(Path::new(ROOT).join("harness/node")),
+        );
+    });
+}
