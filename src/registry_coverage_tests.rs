@@ -7,9 +7,9 @@ use crate::compare::{compare, gate_for};
 use crate::config::gate::default_gate;
 use crate::config::publish::default_metrics;
 use crate::config::{CloudWatchSettings, Suite};
-use crate::metric::every_field_measured;
 use crate::metric::Direction;
 use crate::metric::METRICS;
+use crate::metric::{every_field_measured, every_jmh_field_measured, Family};
 use crate::metric::{scale_of, Scale};
 use crate::publish::cloudwatch_layout::{layout, unit_of};
 use crate::report::escape::md;
@@ -19,12 +19,29 @@ use crate::report::rows::values;
 use crate::results::synthetic;
 use crate::results::RunResults;
 
-/// One scenario and one client, three trials with every metric measured.
+/// Two scenarios of one client, three trials each with every metric
+/// measured: benchgate's own in the first, a JMH file's in the second.
 fn run() -> RunResults {
     let mut suite = Suite::default_suite();
-    suite.scenarios.truncate(1);
-    suite.scenarios[0].clients.truncate(1);
-    synthetic::run(suite, 3, |_, _, _| Some(every_field_measured()))
+    suite.scenarios.truncate(2);
+    for s in &mut suite.scenarios {
+        s.clients.truncate(1);
+    }
+    let jmh = suite.scenarios[1].name.clone();
+    synthetic::run(suite, 3, move |s, _, _| {
+        Some(match s == jmh {
+            true => every_jmh_field_measured(),
+            false => every_field_measured(),
+        })
+    })
+}
+
+/// The trial that measures `family`'s metrics.
+fn measured(family: Family) -> crate::metric::TrialMetrics {
+    match family {
+        Family::Http => every_field_measured(),
+        Family::Jmh => every_jmh_field_measured(),
+    }
 }
 
 /// A `[gate]` line setting the metric's fail threshold, signed its bad way.
@@ -137,7 +154,7 @@ fn every_entry_is_published_with_its_unit() {
         let datum = data.iter().find(|d| d.metric_name == def.name);
         let datum = datum.unwrap_or_else(|| panic!("{} is not published", def.name));
         assert_eq!(datum.unit, def.cloudwatch.unit, "{}", def.name);
-        let value = (def.value)(&every_field_measured()).unwrap();
+        let value = (def.value)(&measured(def.family)).unwrap();
         assert_eq!(
             datum.values,
             [value * def.cloudwatch.factor],

@@ -175,6 +175,7 @@ impl Cell {
                 .iter()
                 .chain(&self.current)
                 .all(|v| *v == self.baseline[0]),
+            undecidable: None,
         })
     }
 

@@ -12,7 +12,7 @@
 
 use crate::config::gate::{GateConfig, MetricGate};
 use crate::metric::{MetricDef, METRICS};
-use crate::results::{profile, CellIndex, CellResult, RunResults};
+use crate::results::{jmh, profile, CellIndex, CellResult, RunResults};
 
 use super::anchor::{self, Anchoring};
 use super::cells::{all_failed, cell_values, paired_values, Cell};
@@ -323,7 +323,13 @@ impl<'a> Context<'a> {
             } else if !profile_diffs.is_empty() {
                 Evidence::NotComparable(profile_diffs.clone())
             } else {
-                c.evidence(gate)
+                let mut evidence = c.evidence(gate);
+                if let (Evidence::Measured(m), Some(b), Some(bc)) =
+                    (&mut evidence, baseline, base_cell)
+                {
+                    m.undecidable = jmh::too_few_forks(def, (b, bc), (current, cell));
+                }
+                evidence
             };
             rows.push((c, role.gate, evidence, role.note));
         }

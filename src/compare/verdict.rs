@@ -86,6 +86,9 @@ pub struct Measured {
     /// Every trial of both sides measured the same value (0 errors -> 0
     /// errors): no change and no noise, whatever the number of trials.
     pub identical: bool,
+    /// Why these trials cannot decide anything, whatever they show (a JMH
+    /// file with fewer forks than `results::jmh::MIN_FORKS`): inconclusive.
+    pub undecidable: Option<String>,
 }
 
 /// What the comparison of one metric rests on.
@@ -154,6 +157,13 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
         }
         Evidence::Measured(m) => m,
     };
+    if let Some(why) = &m.undecidable {
+        return decision(
+            Verdict::Inconclusive,
+            gated(Tier::Warn),
+            format!("{}: {why}", summary(m)),
+        );
+    }
     let direction = metric_def(&gate.metric).map_or(Direction::LowerIsBetter, |d| d.direction);
     let unit = metric_def(&gate.metric).map_or("", |d| d.unit);
     let significant = m.p_value <= config.alpha;

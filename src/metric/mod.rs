@@ -7,5 +7,7 @@
 pub mod registry;
 pub mod trial;
 
-pub use registry::{anchored_twin, metric_def, Direction, MetricDef, Scale, METRICS};
-pub use trial::{every_field_measured, scale_of, Spread, TrialMetrics};
+pub use registry::{anchored_twin, metric_def, Direction, Family, MetricDef, Scale, METRICS};
+pub use trial::{
+    every_field_measured, every_jmh_field_measured, scale_of, JmhFigures, Spread, TrialMetrics,
+};

@@ -103,6 +103,18 @@ pub enum Scale {
     Absolute,
 }
 
+/// Where a metric comes from: benchgate's own trials, or a JMH result file
+/// read as a run (`results::jmh`). A trial measures the metrics of its
+/// family only ([`TrialMetrics::get`]): a JMH fork recorded no errors, RSS or
+/// threads, so none is ever shown as 0 for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Measured by benchgate (a built-in driver or a command client).
+    Http,
+    /// Read from a JMH result file: one fork's (or iteration's) figures.
+    Jmh,
+}
+
 /// A threshold: a change fails (or warns) only when it is worse than BOTH the
 /// relative bound and the absolute floor (when set), in the metric's bad direction.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -184,6 +196,12 @@ pub enum Format {
     Ratio,
     /// A figure relative to the anchor's in the same round: `1.023x`.
     Anchored,
+    /// JMH operations per second: `12.3k ops/s`.
+    OpsRate,
+    /// JMH time per operation in ns, from ns to s: `85.2ns/op`, `1.20ms/op`.
+    TimePerOp,
+    /// JMH bytes allocated per operation: `824B/op`.
+    BytesPerOp,
 }
 
 /// One metric: everything benchgate knows about it, under its stable name.
@@ -206,6 +224,8 @@ pub struct MetricDef {
     /// no gate of its own: where it stands in for that metric (baseline mode,
     /// both runs anchored) it is gated by that metric's `[gate]` entry.
     pub anchored_from: Option<&'static str>,
+    /// Who measures it: benchgate, or a JMH result file.
+    pub family: Family,
     /// The metric's value in a trial; `None` when not measured.
     pub value: fn(&TrialMetrics) -> Option<f64>,
 }
@@ -239,6 +259,7 @@ const fn metric(
         max: None,
         error_class: false,
         anchored_from: None,
+        family: Family::Http,
         value,
     }
 }
@@ -335,6 +356,27 @@ const fn latency(
     value: fn(&TrialMetrics) -> Option<f64>,
 ) -> MetricDef {
     metric(name, Down, "us", F::Duration, Cw::Microseconds, value).warn(rel(warn, Some(floor)))
+}
+
+/// A figure of a JMH result file (`results::jmh`): compared on the log scale.
+const fn jmh(
+    name: &'static str,
+    direction: Direction,
+    unit: &'static str,
+    format: Format,
+    cloudwatch: CloudWatchUnit,
+    value: fn(&TrialMetrics) -> Option<f64>,
+) -> MetricDef {
+    let mut m = metric(name, direction, unit, format, cloudwatch, value);
+    m.family = Family::Jmh;
+    m
+}
+
+/// A JMH time per operation (ns), lower is better, published in µs.
+const fn jmh_time(name: &'static str, value: fn(&TrialMetrics) -> Option<f64>) -> MetricDef {
+    let mut m = jmh(name, Down, "ns/op", F::TimePerOp, Cw::Microseconds, value);
+    m.cloudwatch.factor = 1e-3;
+    m
 }
 
 /// Every metric benchgate reports per trial, in display order.
@@ -527,6 +569,35 @@ pub const METRICS: &[MetricDef] = &[
         |m| m.host_steal_ms,
     )
     .warn(rel(0.50, Some(10.0))),
+    // A JMH result file's figures (`results::jmh`), each in one unit whatever
+    // the file's (`ops/ms` and `us/op` are converted), so a changed
+    // `@OutputTimeUnit` never compares two scales.
+    jmh(
+        "jmh.ops_per_s",
+        Up,
+        "ops/s",
+        F::OpsRate,
+        Cw::CountPerSecond,
+        |m| m.jmh.as_ref()?.ops_per_s,
+    )
+    .fail(rel(0.05, None), rel(0.03, None)),
+    jmh_time("jmh.avgt_ns", |m| m.jmh.as_ref()?.avgt_ns).fail(rel(0.05, None), rel(0.03, None)),
+    jmh_time("jmh.sample_mean_ns", |m| m.jmh.as_ref()?.sample_mean_ns)
+        .fail(rel(0.05, None), rel(0.03, None)),
+    jmh_time("jmh.sample_p50_ns", |m| m.jmh.as_ref()?.sample_p50_ns).warn(rel(0.10, None)),
+    jmh_time("jmh.sample_p90_ns", |m| m.jmh.as_ref()?.sample_p90_ns).warn(rel(0.10, None)),
+    jmh_time("jmh.sample_p99_ns", |m| m.jmh.as_ref()?.sample_p99_ns).warn(rel(0.20, None)),
+    jmh_time("jmh.sample_p999_ns", |m| m.jmh.as_ref()?.sample_p999_ns).warn(rel(0.30, None)),
+    jmh_time("jmh.ss_ns", |m| m.jmh.as_ref()?.ss_ns).fail(rel(0.10, None), rel(0.05, None)),
+    jmh(
+        "jmh.alloc_bytes_per_op",
+        Down,
+        "B/op",
+        F::BytesPerOp,
+        Cw::Bytes,
+        |m| m.jmh.as_ref()?.alloc_bytes_per_op,
+    )
+    .warn(rel(0.10, Some(8.0))),
 ];
 
 /// Looks up a metric by its stable name.

@@ -4,13 +4,16 @@
 //! `src/registry_coverage_tests.rs`.
 
 use super::*;
-use crate::metric::every_field_measured;
+use crate::metric::{every_field_measured, every_jmh_field_measured};
 
 #[test]
 fn every_entry_reads_the_field_of_its_name() {
-    let m = every_field_measured();
-    let json = serde_json::to_value(&m).unwrap();
     for def in METRICS {
+        let m = match def.family {
+            Family::Http => every_field_measured(),
+            Family::Jmh => every_jmh_field_measured(),
+        };
+        let json = serde_json::to_value(&m).unwrap();
         let pointer = format!("/{}", def.name.replace('.', "/"));
         let field = json.pointer(&pointer).and_then(|v| v.as_f64());
         assert!(
@@ -20,8 +23,14 @@ fn every_entry_reads_the_field_of_its_name() {
         );
         assert_eq!((def.value)(&m), field, "{}", def.name);
         assert_eq!(m.get(def.name), field, "{}", def.name);
+        // A trial of the other family does not measure it.
+        let other = match def.family {
+            Family::Http => every_jmh_field_measured(),
+            Family::Jmh => every_field_measured(),
+        };
+        assert_eq!(other.get(def.name), None, "{}", def.name);
     }
-    assert_eq!(m.get("requests"), None, "not a metric");
+    assert_eq!(every_field_measured().get("requests"), None, "not a metric");
 }
 
 #[test]
@@ -89,11 +98,19 @@ fn the_gating_and_published_defaults() {
             "throughput_rps",
             "latency_p99_us",
             "error_rate",
-            "cpu_us_per_request"
+            "cpu_us_per_request",
+            "jmh.ops_per_s",
+            "jmh.avgt_ns",
+            "jmh.sample_mean_ns",
+            "jmh.ss_ns"
         ]
     );
     for def in METRICS.iter().filter(|d| d.cloudwatch.factor != 1.0) {
-        assert_eq!((def.name, def.cloudwatch.factor), ("error_rate", 100.0));
+        match def.family {
+            // JMH's times are in ns; CloudWatch's finest unit is the µs.
+            Family::Jmh => assert_eq!((def.unit, def.cloudwatch.factor), ("ns/op", 1e-3)),
+            Family::Http => assert_eq!((def.name, def.cloudwatch.factor), ("error_rate", 100.0)),
+        }
     }
     let absolute: Vec<_> = METRICS
         .iter()

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::registry::{metric_def, Scale};
+use super::registry::{metric_def, Family, Scale};
 
 /// The comparison scale of a metric (the registry's): absolute for
 /// `error_rate` and `errors.*` (commonly 0, where a ratio is undefined),
@@ -134,6 +134,46 @@ pub struct TrialMetrics {
     /// Open loop: latency from the actual send, not corrected for coordinated
     /// omission. `None` for closed loop (where the two are the same).
     pub latency_uncorrected: Option<LatencySummary>,
+    /// A JMH result file's figures for one fork (or one iteration, with
+    /// `[jmh] iterations_as_trials`), `results::jmh`: present, the trial is
+    /// a JMH one and measured only these ([`TrialMetrics::get`]). Absent for
+    /// benchgate's own trials and in older files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jmh: Option<Box<JmhFigures>>,
+}
+
+/// One JMH fork's figures, each in one unit whatever the file's: the mean
+/// of the fork's measurement iterations (`rawData`) for the primary score of
+/// its mode, SampleTime's mean and percentiles from the fork's raw histogram
+/// (`rawDataHistogram`), and the `gc.alloc.rate.norm` secondary metric.
+/// `None`: the file has no such figure for this benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JmhFigures {
+    /// Throughput mode (`thrpt`): operations per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ops_per_s: Option<f64>,
+    /// AverageTime mode (`avgt`): ns per operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avgt_ns: Option<f64>,
+    /// SampleTime mode (`sample`): the mean sample, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_mean_ns: Option<f64>,
+    /// SampleTime percentiles of the fork's samples, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_p50_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_p90_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_p99_ns: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_p999_ns: Option<f64>,
+    /// SingleShotTime mode (`ss`): ns per operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ss_ns: Option<f64>,
+    /// `gc.alloc.rate.norm` (JMH's `-prof gc`): bytes allocated per operation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes_per_op: Option<f64>,
 }
 
 /// What a trial measured, before the derived figures (rates, latency summary)
@@ -280,14 +320,71 @@ impl TrialMetrics {
             cpu_user_us: m.cpu.user_us,
             cpu_sys_us: m.cpu.sys_us,
             latency_uncorrected: m.latency_uncorrected.and_then(|h| h.summary()),
+            jmh: None,
         };
         metrics.set_latency(m.latency.and_then(|h| h.summary()).as_ref());
         metrics
     }
 
-    /// Value of a metric by stable name; `None` when not measured.
+    /// Value of a metric by stable name; `None` when not measured, and for
+    /// a metric of the other [`Family`] (a JMH fork has no error rate).
     pub fn get(&self, name: &str) -> Option<f64> {
-        (metric_def(name)?.value)(self)
+        let def = metric_def(name)?;
+        (def.family == self.family()).then(|| (def.value)(self))?
+    }
+
+    /// Whose figures these are: a JMH result file's, or benchgate's own.
+    pub fn family(&self) -> Family {
+        match self.jmh {
+            Some(_) => Family::Jmh,
+            None => Family::Http,
+        }
+    }
+
+    /// A JMH trial: `figures` and nothing else measured (every count 0,
+    /// every optional figure absent), so [`TrialMetrics::get`] reads only them.
+    pub fn jmh(figures: JmhFigures) -> TrialMetrics {
+        TrialMetrics {
+            throughput_rps: None,
+            bytes_per_sec: None,
+            latency_mean_us: None,
+            latency_stdev_us: None,
+            latency_p50_us: None,
+            latency_p90_us: None,
+            latency_p99_us: None,
+            latency_p999_us: None,
+            latency_max_us: None,
+            error_rate: 0.0,
+            errors: ErrorCounts::default(),
+            cpu_us_per_request: None,
+            throughput_rps_anchored: None,
+            cpu_us_per_request_anchored: None,
+            peak_rss_bytes: 0,
+            peak_threads: 0,
+            connections_opened: None,
+            requests_per_connection: None,
+            server_cpu_us_per_request: None,
+            server_peak_rss_bytes: None,
+            server_peak_threads: None,
+            startup_ms: None,
+            startup_cpu_ms: None,
+            memory_per_connection_bytes: None,
+            run_delay_ms: None,
+            run_delay_share: None,
+            involuntary_context_switches: None,
+            server_run_delay_ms: None,
+            host_steal_ms: None,
+            requests: 0,
+            ok: 0,
+            elapsed_s: 0.0,
+            in_flight_at_deadline: 0,
+            bytes_received: 0,
+            bytes_sent: 0,
+            cpu_user_us: 0,
+            cpu_sys_us: 0,
+            latency_uncorrected: None,
+            jmh: Some(Box::new(figures)),
+        }
     }
 
     /// Fills the latency fields from a histogram summary.
@@ -391,7 +488,25 @@ pub fn every_field_measured() -> TrialMetrics {
         cpu_user_us: 27,
         cpu_sys_us: 28,
         latency_uncorrected: None,
+        jmh: None,
     }
+}
+
+#[doc(hidden)]
+/// A JMH trial where every JMH figure has a value of its own (41, 42, ...),
+/// the JMH family's [`every_field_measured`].
+pub fn every_jmh_field_measured() -> TrialMetrics {
+    TrialMetrics::jmh(JmhFigures {
+        ops_per_s: Some(41.0),
+        avgt_ns: Some(42.0),
+        sample_mean_ns: Some(43.0),
+        sample_p50_ns: Some(44.0),
+        sample_p90_ns: Some(45.0),
+        sample_p99_ns: Some(46.0),
+        sample_p999_ns: Some(47.0),
+        ss_ns: Some(48.0),
+        alloc_bytes_per_op: Some(49.0),
+    })
 }
 
 #[cfg(test)]

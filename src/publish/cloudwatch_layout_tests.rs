@@ -48,6 +48,7 @@ fn metrics(rps: f64, p99: Option<f64>) -> TrialMetrics {
         cpu_user_us: 0,
         cpu_sys_us: 0,
         latency_uncorrected: None,
+        jmh: None,
     }
 }
 
@@ -101,6 +102,7 @@ fn results(cells: Vec<CellResult>) -> RunResults {
         interrupted: None,
         budget: Vec::new(),
         shard: None,
+        jmh: None,
     }
 }
 

@@ -22,6 +22,9 @@ pub fn with_unit(metric: &str, v: f64) -> String {
         Format::Percent => percent(v),
         Format::Ratio => si(v),
         Format::Anchored => format!("{v:.3}x"),
+        Format::OpsRate => format!("{} {}", si(v), def.unit),
+        Format::TimePerOp => format!("{}/op", nanos(v)),
+        Format::BytesPerOp => format!("{v:.0}B/op"),
     }
 }
 
@@ -42,6 +45,30 @@ pub fn compact(metric: &str, v: f64) -> String {
         Format::Percent => percent(v),
         Format::Ratio => format!("{v:.1}"),
         Format::Anchored => format!("{v:.3}x"),
+        Format::OpsRate => si(v),
+        Format::TimePerOp => nanos(v),
+        Format::BytesPerOp => format!("{v:.0}B"),
+    }
+}
+
+/// Nanoseconds as a readable duration with three significant digits:
+/// `8.88ns`, `85.2ns`, `8.88us`, `1.20ms`, `3.71s`.
+pub fn nanos(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "us")
+    } else {
+        (ns, "ns")
+    };
+    if v >= 100.0 {
+        format!("{v:.0}{unit}")
+    } else if v >= 10.0 {
+        format!("{v:.1}{unit}")
+    } else {
+        format!("{v:.2}{unit}")
     }
 }
 

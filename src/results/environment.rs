@@ -37,6 +37,27 @@ pub struct GitInfo {
 }
 
 impl Environment {
+    /// The fingerprint of a run whose machine is not known (a JMH result
+    /// file records its JVM, not its CPU): every field `unknown`, so two
+    /// such runs differ in nothing benchgate checks.
+    pub fn unknown() -> Environment {
+        let unknown = || "unknown".to_string();
+        Environment {
+            cpu_model: unknown(),
+            cores: 0,
+            kernel: unknown(),
+            os: unknown(),
+            arch: unknown(),
+            benchgate_version: env!("CARGO_PKG_VERSION").to_string(),
+            rustc_version: unknown(),
+            pinning: Pinning {
+                enabled: false,
+                server_cpus: Vec::new(),
+                client_cpus: Vec::new(),
+            },
+        }
+    }
+
     /// Reads the fingerprint of this machine.
     pub fn detect(pinning: Pinning) -> Environment {
         Environment {

@@ -7,6 +7,7 @@ pub mod budget;
 pub mod check;
 pub mod environment;
 pub mod histograms;
+pub mod jmh;
 pub mod merge;
 pub mod profile;
 #[doc(hidden)]
@@ -68,6 +69,10 @@ pub struct RunResults {
     /// ran ([`budget`]). Empty without a budget (and in older files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budget: Vec<budget::ScenarioBudget>,
+    /// A run read from a JMH result file ([`jmh`]): its JMH version and what
+    /// a trial is. Absent for benchgate's own runs (and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jmh: Option<jmh::JmhOrigin>,
 }
 
 /// A run's cells by (scenario, client, server) ([`RunResults::index`]).
@@ -185,8 +190,15 @@ impl RunResults {
     }
 
     /// Reads and checks a results file: a regular file of bounded size
-    /// ([`crate::files::read_untrusted`]), then [`RunResults::parse`].
+    /// ([`crate::files::read_untrusted`]), then [`RunResults::parse`]. A
+    /// JMH result file is read with a fork as a trial ([`Self::read_as`]).
     pub fn read(path: &Path) -> anyhow::Result<RunResults> {
+        Self::read_as(path, jmh::TrialUnit::Forks)
+    }
+
+    /// [`Self::read`], a JMH result file's trials being `jmh_trials`
+    /// (`[jmh] iterations_as_trials`).
+    pub fn read_as(path: &Path, jmh_trials: jmh::TrialUnit) -> anyhow::Result<RunResults> {
         let bytes =
             crate::files::read_untrusted(path, "results file", MAX_RESULTS_BYTES).map_err(|e| {
                 match e.is_too_big() {
@@ -194,7 +206,11 @@ impl RunResults {
                     false => anyhow::Error::new(e),
                 }
             })?;
-        Self::parse_bytes(&bytes, &path.display().to_string())
+        let source = path.display().to_string();
+        if jmh::is_array(&bytes) {
+            return jmh::parse(&bytes, &source, jmh_trials);
+        }
+        Self::parse_bytes(&bytes, &source)
     }
 
     /// Parses results JSON text; `source` names the input in errors
@@ -206,8 +222,12 @@ impl RunResults {
     /// Parses results JSON; `source` names the input in errors. The bytes
     /// are checked against [`check::LIMITS`] before anything is built from
     /// them, then deserialized straight into the typed results, whose
-    /// measured values are checked last ([`check::check_values`]).
+    /// measured values are checked last ([`check::check_values`]). A JSON
+    /// array is a JMH result file, read with a fork as a trial ([`jmh`]).
     pub fn parse_bytes(bytes: &[u8], source: &str) -> anyhow::Result<RunResults> {
+        if jmh::is_array(bytes) {
+            return jmh::parse(bytes, source, jmh::TrialUnit::Forks);
+        }
         if let Err(e) = std::str::from_utf8(bytes) {
             anyhow::bail!(
                 "{source} is not UTF-8 text (byte {} is not): it is not a benchgate results file",
@@ -342,6 +362,22 @@ fn integer_or_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>
         }
     }
     d.deserialize_any(Lenient)
+}
+
+/// Median, min and max of every metric over the trials that count (not
+/// failed, not starved): a cell's `summary`.
+pub fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
+    crate::metric::METRICS
+        .iter()
+        .filter_map(|m| {
+            let values: Vec<f64> = trials
+                .iter()
+                .filter(|t| t.failure.is_none() && !t.starved())
+                .filter_map(|t| t.metrics.as_ref()?.get(m.name))
+                .collect();
+            Spread::of(&values).map(|s| (m.name.to_string(), s))
+        })
+        .collect()
 }
 
 fn is_zero(n: &u32) -> bool {

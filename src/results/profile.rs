@@ -148,6 +148,13 @@ pub fn profile_differences(
         (Some(b), Some(c)) => load_profile_differences(b, c),
         _ => Vec::new(),
     };
+    if let Some(base_cell) = baseline.cell_at(&cell.scenario, &cell.client, cell.server.as_deref())
+    {
+        out.extend(super::jmh::differences(
+            (baseline, base_cell),
+            (current, cell),
+        ));
+    }
     if let Some(name) = &cell.server {
         out.extend(server_differences(
             baseline.config.server(name),

@@ -78,6 +78,7 @@ pub fn run(
         interrupted: None,
         budget: Vec::new(),
         shard: None,
+        jmh: None,
     }
 }
 
@@ -142,6 +143,7 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
         cpu_user_us: (cpu_us_per_request * requests as f64) as u64,
         cpu_sys_us: 0,
         latency_uncorrected: None,
+        jmh: None,
     }
 }
 

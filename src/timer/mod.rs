@@ -12,6 +12,8 @@
 //! The thread sleeps when there is nothing to wait for; the runtime is never
 //! blocked or spun.
 
+/// The wall clock as RFC 3339 text.
+pub mod clock;
 /// The timerfd wake-up of the mio event loops (h1-lean, the lean server).
 pub mod wakeup;
 

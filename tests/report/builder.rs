@@ -59,6 +59,7 @@ pub fn trial_metrics(latency_us: f64, round: u32) -> TrialMetrics {
         cpu_user_us: 100_000,
         cpu_sys_us: 25_000,
         latency_uncorrected: None,
+        jmh: None,
     }
 }
 
@@ -171,6 +172,7 @@ pub fn run(
         interrupted: None,
         budget: Vec::new(),
         shard: None,
+        jmh: None,
     }
 }
 

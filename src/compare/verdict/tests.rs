@@ -48,12 +48,35 @@ fn measured(base: f64, (lo, est, hi): (f64, f64, f64), p: f64, mde_rel: f64) -> 
         n_current: 5,
         paired: false,
         identical: false,
+        undecidable: None,
     })
 }
 
 fn check(e: &Evidence, g: &MetricGate, c: &GateConfig) -> (Verdict, Tier) {
     let d = decide(e, g, c);
     (d.verdict, d.tier)
+}
+
+#[test]
+fn an_undecidable_measurement_is_inconclusive_whatever_it_shows() {
+    let c = config();
+    let g = gate("jmh.avgt_ns", Some((0.05, None)), Some(0.03));
+    let mut e = measured(100.0, (0.18, 0.20, 0.22), 0.008, 0.02);
+    assert_eq!(check(&e, &g, &c), (Verdict::Regressed, Tier::Fail));
+    if let Evidence::Measured(m) = &mut e {
+        m.undecidable = Some("needs at least 4 forks per side (`-f 4`)".into());
+    }
+    let d = decide(&e, &g, &c);
+    assert_eq!((d.verdict, d.tier), (Verdict::Inconclusive, Tier::Warn));
+    assert!(
+        d.reason
+            .ends_with(": needs at least 4 forks per side (`-f 4`)"),
+        "{}",
+        d.reason
+    );
+    // On an informative metric it informs.
+    let info = gate("jmh.sample_p99_ns", None, Some(0.2));
+    assert_eq!(check(&e, &info, &c), (Verdict::Inconclusive, Tier::Pass));
 }
 
 #[test]
@@ -298,6 +321,7 @@ fn absolute_metrics_with_a_zero_baseline() {
             n_current: 5,
             paired: false,
             identical: false,
+            undecidable: None,
         })
     };
     let d = decide(&abs(0.02, 0.03, 0.04), &errors, &c);

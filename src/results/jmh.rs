@@ -1,0 +1,561 @@
+//! A JMH result file (`-rf json`) read as a run (issue 31): JVM teams gate
+//! the result files they already have, with the same comparison, gate,
+//! report and stores as benchgate's own results.
+//!
+//! Recognized by its shape where every results file is read
+//! ([`super::RunResults::parse_bytes`]): a JSON array (benchgate's own
+//! results are an object) of entries with `benchmark`, `mode` and
+//! `primaryMetric`. One cell per benchmark and its `params`; its client is
+//! `jmh`. **A trial is a fork**: iterations inside one JVM share its JIT and
+//! GC state and are not independent (Georges et al., OOPSLA 2007; Kalibera
+//! and Jones, ISMM 2013), so a fork's value is the mean of its measurement
+//! iterations (`rawData[fork]`), and SampleTime's mean and percentiles come
+//! from the fork's raw histogram (`rawDataHistogram[fork]`), never from the
+//! score. Each mode is its own metric in one unit (`jmh.ops_per_s`,
+//! `jmh.avgt_ns`, ...; `metric::registry`), so a changed `@OutputTimeUnit`
+//! never compares two scales, and a benchmark measured in another mode on
+//! the other side is not comparable ([`differences`]). With fewer than
+//! [`MIN_FORKS`] forks a side nothing can be decided ([`too_few_forks`]);
+//! `[jmh] iterations_as_trials = true` takes the iterations as trials
+//! instead, which the report calls optimistic.
+//!
+//! The file is untrusted: its bytes are checked against [`LIMITS`] before
+//! serde builds anything, and every value read is checked.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Suite;
+use crate::files::json::{self, Breach, Cap, Limits, Rule};
+use crate::metric::{Family, JmhFigures, MetricDef, TrialMetrics};
+
+use super::{CellResult, RunResults, Trial};
+
+/// Forks a side a comparison needs before it can decide anything: with 4
+/// against 4 Mann-Whitney's smallest two-sided p-value is 2/70 = 0.029, under
+/// the default alpha; with 3 against 3 it is 0.1.
+pub const MIN_FORKS: usize = 4;
+
+/// The client of every JMH cell.
+pub const CLIENT: &str = "jmh";
+
+/// What a converted run's trials are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialUnit {
+    /// One fork each: the mean of its measurement iterations.
+    #[default]
+    Forks,
+    /// One measurement iteration each (`[jmh] iterations_as_trials`):
+    /// optimistic, iterations of one fork are not independent.
+    Iterations,
+}
+
+/// Where a run read from a JMH result file came from (`RunResults::jmh`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JmhOrigin {
+    /// The file's `jmhVersion` (absent in files of JMH before 1.20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jmh_version: Option<String>,
+    /// What one trial is.
+    pub trials: TrialUnit,
+}
+
+/// Largest JMH result file's limits, by place: a SampleTime histogram may
+/// hold millions of `[value, count]` pairs; anything else is small.
+pub const LIMITS: Limits = Limits {
+    // [entry].primaryMetric.rawDataHistogram[fork][iteration][pair][2]
+    depth: 16,
+    values: 64_000_000,
+    key_bytes: 256,
+    text_bytes: 16 * 1024,
+    items: 100_000,
+    // serde_json values (secondary metrics) and numbers in Vecs, with slack.
+    item_bytes: 64,
+    member_bytes: 96,
+    extra_bytes: 512 << 20,
+    rules: &[Rule {
+        path: &["*", "primaryMetric", "rawDataHistogram", "*", "*"],
+        cap: Cap::Items {
+            max: 10_000_000,
+            unit: "[value, count] pairs",
+            bytes: 32,
+        },
+    }],
+};
+
+/// Whether `bytes` hold a JSON array: a JMH result file's shape (every
+/// benchgate results file is an object).
+pub fn is_array(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// One entry of the file, as far as benchgate reads it (other fields skipped).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry {
+    jmh_version: Option<String>,
+    benchmark: String,
+    mode: String,
+    #[serde(default)]
+    params: BTreeMap<String, String>,
+    primary_metric: Metric,
+    #[serde(default)]
+    secondary_metrics: BTreeMap<String, serde_json::Value>,
+}
+
+/// SampleTime's raw data: `[fork][iteration][(value, count)]`.
+type Histograms = Vec<Vec<Vec<(f64, u64)>>>;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Metric {
+    score_unit: String,
+    #[serde(default)]
+    raw_data: Option<Vec<Vec<f64>>>,
+    #[serde(default)]
+    raw_data_histogram: Option<Histograms>,
+}
+
+/// A JMH mode and the metric its primary score is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Throughput,
+    AverageTime,
+    SampleTime,
+    SingleShotTime,
+}
+
+impl Mode {
+    fn parse(text: &str) -> Option<Mode> {
+        Some(match text {
+            "thrpt" => Mode::Throughput,
+            "avgt" => Mode::AverageTime,
+            "sample" => Mode::SampleTime,
+            "ss" => Mode::SingleShotTime,
+            _ => return None,
+        })
+    }
+}
+
+/// The JMH mode whose primary score `metric` is (`jmh.ops_per_s` ->
+/// `thrpt`); `None` for any other metric.
+fn mode_of_metric(metric: &str) -> Option<&'static str> {
+    Some(match metric {
+        "jmh.ops_per_s" => "thrpt",
+        "jmh.avgt_ns" => "avgt",
+        "jmh.sample_mean_ns" => "sample",
+        "jmh.ss_ns" => "ss",
+        _ => return None,
+    })
+}
+
+/// Seconds in one of JMH's time units.
+fn unit_seconds(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1e-9,
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "min" => 60.0,
+        "hr" => 3600.0,
+        "day" => 86_400.0,
+        _ => return None,
+    })
+}
+
+/// Reads a JMH result file's bytes (`source` names it in errors) as a run:
+/// one cell per benchmark and params, trials as `trials` says.
+pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<RunResults> {
+    let fix = "JMH writes it with -rf json; pass the file JMH wrote, unchanged";
+    match json::scan(bytes, &LIMITS) {
+        Ok(()) => {}
+        Err(Breach::Syntax(e)) => {
+            anyhow::bail!(
+                "{source} is a JSON array, read as a JMH result file, but is not valid JSON: {e}"
+            )
+        }
+        Err(b) => anyhow::bail!("{source} (a JMH result file): {b}; {fix}"),
+    }
+    let entries: Vec<Entry> = serde_json::from_slice(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{source} is a JSON array, read as a JMH result file, but its entries are not JMH results (each needs benchmark, mode, params and primaryMetric with scoreUnit and rawData or rawDataHistogram): {e}; {fix}"
+        )
+    })?;
+    if entries.is_empty() {
+        anyhow::bail!("{source} is an empty JMH result file: JMH ran no benchmark; check the benchmark filter of the JMH run");
+    }
+    let mut cells: Vec<(String, Vec<Option<JmhFigures>>)> = Vec::new();
+    let mut seen: Vec<(String, Mode)> = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        let at = format!("{source}: [{i}] ({})", e.benchmark);
+        let mode = Mode::parse(&e.mode).ok_or_else(|| {
+            anyhow::anyhow!(
+                "{at}: mode {:?} is not a JMH mode (thrpt, avgt, sample or ss); {fix}",
+                e.mode
+            )
+        })?;
+        let name = cell_name(e);
+        if name.len() > super::check::MAX_NAME_BYTES {
+            anyhow::bail!(
+                "{at}: the benchmark with its params is {} bytes, over the limit of {}; give the @Param values shorter names",
+                name.len(),
+                super::check::MAX_NAME_BYTES
+            );
+        }
+        if seen.contains(&(name.clone(), mode)) {
+            anyhow::bail!("{at}: a second {} result of {name}; a JMH result file holds each benchmark, params and mode once: pass the file of one JMH run", e.mode);
+        }
+        seen.push((name.clone(), mode));
+        let values = figures(e, mode, trials).map_err(|why| anyhow::anyhow!("{at}: {why}"))?;
+        let slot = match cells.iter().position(|(n, _)| *n == name) {
+            Some(k) => k,
+            None => {
+                cells.push((name, Vec::new()));
+                cells.len() - 1
+            }
+        };
+        let forks = &mut cells[slot].1;
+        for (k, f) in values.into_iter().enumerate() {
+            if forks.len() <= k {
+                forks.resize(k + 1, None);
+            }
+            merge(forks[k].get_or_insert_with(JmhFigures::default), f);
+        }
+    }
+    Ok(run(cells, entries[0].jmh_version.clone(), trials, source))
+}
+
+/// `benchmark`, or `benchmark (k1=v1, k2=v2)` with its params in key order.
+fn cell_name(e: &Entry) -> String {
+    if e.params.is_empty() {
+        return e.benchmark.clone();
+    }
+    let params: Vec<String> = e.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{} ({})", e.benchmark, params.join(", "))
+}
+
+/// Every figure of `from` that is set, into `into`.
+fn merge(into: &mut JmhFigures, from: JmhFigures) {
+    let pairs = [
+        (&mut into.ops_per_s, from.ops_per_s),
+        (&mut into.avgt_ns, from.avgt_ns),
+        (&mut into.sample_mean_ns, from.sample_mean_ns),
+        (&mut into.sample_p50_ns, from.sample_p50_ns),
+        (&mut into.sample_p90_ns, from.sample_p90_ns),
+        (&mut into.sample_p99_ns, from.sample_p99_ns),
+        (&mut into.sample_p999_ns, from.sample_p999_ns),
+        (&mut into.ss_ns, from.ss_ns),
+        (&mut into.alloc_bytes_per_op, from.alloc_bytes_per_op),
+    ];
+    for (slot, v) in pairs {
+        if v.is_some() {
+            *slot = v;
+        }
+    }
+}
+
+/// The figures of one entry, one per trial (fork or iteration).
+fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, String> {
+    let unit = e.primary_metric.score_unit.as_str();
+    let per = |suffix: bool| {
+        let time = if suffix {
+            unit.strip_suffix("/op")
+        } else {
+            unit.strip_prefix("ops/")
+        };
+        time.and_then(unit_seconds).ok_or_else(|| {
+            format!(
+                "primaryMetric.scoreUnit {unit:?} is not a JMH unit of a {} result (like {:?})",
+                e.mode,
+                if suffix { "us/op" } else { "ops/s" }
+            )
+        })
+    };
+    let mut out: Vec<JmhFigures> = match mode {
+        Mode::SampleTime => {
+            let ns = per(true)? * 1e9;
+            let forks = e.primary_metric.raw_data_histogram.as_ref().ok_or(
+                "primaryMetric.rawDataHistogram is missing: benchgate reads SampleTime only from JMH's raw histogram, which -rf json writes",
+            )?;
+            groups(forks, trials)
+                .into_iter()
+                .map(|pairs| sample(&pairs, ns))
+                .collect::<Result<_, _>>()?
+        }
+        _ => {
+            let (field, factor) = match mode {
+                Mode::Throughput => ("ops/s", 1.0 / per(false)?),
+                _ => ("ns/op", per(true)? * 1e9),
+            };
+            let raw = rows(e.primary_metric.raw_data.as_ref(), "primaryMetric")?;
+            trial_means(raw, trials)
+                .into_iter()
+                .map(|v| {
+                    let v = v * factor;
+                    if !v.is_finite() || v < 0.0 {
+                        return Err(format!(
+                            "primaryMetric.rawData holds {v} {field}, not a finite value >= 0"
+                        ));
+                    }
+                    let mut f = JmhFigures::default();
+                    *match mode {
+                        Mode::Throughput => &mut f.ops_per_s,
+                        Mode::AverageTime => &mut f.avgt_ns,
+                        _ => &mut f.ss_ns,
+                    } = Some(v);
+                    Ok(f)
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    // `-prof gc`'s bytes per operation; older JMH prefixes it with "·".
+    let alloc = ["gc.alloc.rate.norm", "·gc.alloc.rate.norm"]
+        .iter()
+        .find_map(|k| e.secondary_metrics.get(*k));
+    if let Some(value) = alloc {
+        let m: Metric = serde_json::from_value(value.clone()).map_err(|err| {
+            format!("secondaryMetrics gc.alloc.rate.norm is not a JMH metric: {err}")
+        })?;
+        if m.score_unit == "B/op" {
+            let raw = rows(m.raw_data.as_ref(), "secondaryMetrics gc.alloc.rate.norm")?;
+            for (f, v) in out.iter_mut().zip(trial_means(raw, trials)) {
+                if v.is_finite() && v >= 0.0 {
+                    f.alloc_bytes_per_op = Some(v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn rows<'a>(raw: Option<&'a Vec<Vec<f64>>>, field: &str) -> Result<&'a [Vec<f64>], String> {
+    match raw {
+        Some(r) if r.iter().any(|f| !f.is_empty()) => Ok(r),
+        _ => Err(format!(
+            "{field}.rawData is missing or empty: benchgate compares forks from JMH's raw data, which -rf json writes"
+        )),
+    }
+}
+
+/// The trials' values: each fork's mean, or every iteration.
+fn trial_means(raw: &[Vec<f64>], trials: TrialUnit) -> Vec<f64> {
+    match trials {
+        TrialUnit::Forks => raw
+            .iter()
+            .filter(|f| !f.is_empty())
+            .map(|f| f.iter().sum::<f64>() / f.len() as f64)
+            .collect(),
+        TrialUnit::Iterations => raw.iter().flatten().copied().collect(),
+    }
+}
+
+/// The `[value, count]` pairs of each trial: a fork's iterations pooled, or each iteration.
+fn groups(forks: &[Vec<Vec<(f64, u64)>>], trials: TrialUnit) -> Vec<Vec<(f64, u64)>> {
+    match trials {
+        TrialUnit::Forks => forks.iter().map(|f| f.concat()).collect::<Vec<_>>(),
+        TrialUnit::Iterations => forks.iter().flatten().cloned().collect(),
+    }
+    .into_iter()
+    .filter(|g| g.iter().any(|(_, c)| *c > 0))
+    .collect()
+}
+
+/// SampleTime figures of one trial's samples (`ns` per score unit): the mean
+/// and the nearest-rank percentiles, in ns.
+fn sample(pairs: &[(f64, u64)], ns: f64) -> Result<JmhFigures, String> {
+    let mut sorted: Vec<(f64, u64)> = Vec::with_capacity(pairs.len());
+    for &(v, c) in pairs {
+        if !v.is_finite() || v < 0.0 {
+            return Err(format!(
+                "primaryMetric.rawDataHistogram holds the value {v}, not a time >= 0"
+            ));
+        }
+        sorted.push((v * ns, c));
+    }
+    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let n: u64 = sorted.iter().map(|(_, c)| c).sum();
+    let mean = sorted.iter().map(|(v, c)| v * *c as f64).sum::<f64>() / n as f64;
+    let at = |q: f64| {
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        sorted
+            .iter()
+            .find(|(_, c)| {
+                seen += c;
+                seen >= rank
+            })
+            .map(|(v, _)| *v)
+    };
+    Ok(JmhFigures {
+        sample_mean_ns: Some(mean),
+        sample_p50_ns: at(0.50),
+        sample_p90_ns: at(0.90),
+        sample_p99_ns: at(0.99),
+        sample_p999_ns: at(0.999),
+        ..JmhFigures::default()
+    })
+}
+
+/// The run of `cells` (name, figures per trial).
+fn run(
+    cells: Vec<(String, Vec<Option<JmhFigures>>)>,
+    jmh_version: Option<String>,
+    trials: TrialUnit,
+    source: &str,
+) -> RunResults {
+    let mut config = Suite::default_suite();
+    let template = config.scenarios[0].clone();
+    let mut client = config.clients[0].clone();
+    client.name = CLIENT.into();
+    config.source = format!("JMH result file {source}");
+    config.clients = vec![client];
+    config.scenarios = cells
+        .iter()
+        .map(|(name, _)| {
+            let mut s = template.clone();
+            s.name = name.clone();
+            s.clients = vec![CLIENT.into()];
+            s
+        })
+        .collect();
+    let results = cells
+        .into_iter()
+        .map(|(name, forks)| {
+            let trials: Vec<Trial> = forks
+                .into_iter()
+                .enumerate()
+                .filter_map(|(k, f)| {
+                    Some(Trial {
+                        round: k as u32 + 1,
+                        metrics: Some(TrialMetrics::jmh(f?)),
+                        ..Trial::default()
+                    })
+                })
+                .collect();
+            CellResult {
+                scenario: name,
+                client: CLIENT.into(),
+                server: None,
+                anchor: false,
+                summary: super::summarize(&trials),
+                trials,
+                histogram: None,
+                histogram_uncorrected: None,
+            }
+        })
+        .collect();
+    let now = crate::timer::clock::now_rfc3339();
+    RunResults {
+        schema_version: super::SCHEMA_VERSION,
+        run_id: format!("jmh-{}", now),
+        started_at: now.clone(),
+        finished_at: Some(now),
+        git: super::GitInfo::default(),
+        environment: super::Environment::unknown(),
+        config,
+        results,
+        interrupted: None,
+        shard: None,
+        budget: Vec::new(),
+        jmh: Some(JmhOrigin {
+            jmh_version,
+            trials,
+        }),
+    }
+}
+
+/// Why a JMH metric of `cell` cannot be decided: fewer than [`MIN_FORKS`]
+/// forks on a side (`None`: enough, not a JMH metric, or trials that are
+/// iterations).
+pub fn too_few_forks(
+    def: &MetricDef,
+    baseline: (&RunResults, &CellResult),
+    current: (&RunResults, &CellResult),
+) -> Option<String> {
+    let forks = |(run, cell): (&RunResults, &CellResult)| {
+        run.jmh
+            .as_ref()
+            .filter(|o| o.trials == TrialUnit::Forks)
+            .map(|_| cell.values(def.name).len())
+    };
+    if def.family != Family::Jmh {
+        return None;
+    }
+    let (b, c) = (forks(baseline)?, forks(current)?);
+    (b < MIN_FORKS || c < MIN_FORKS).then(|| {
+        format!(
+            "needs at least {MIN_FORKS} forks per side (`-f {MIN_FORKS}`): the baseline has {b}, this run {c}; a fork is one trial, its iterations are not independent"
+        )
+    })
+}
+
+/// Why a JMH cell of the two runs cannot be compared: no mode in common
+/// (a throughput against a time per operation), or trials of different
+/// kinds (forks against iterations).
+pub fn differences(
+    baseline: (&RunResults, &CellResult),
+    current: (&RunResults, &CellResult),
+) -> Vec<String> {
+    let (Some(bo), Some(co)) = (&baseline.0.jmh, &current.0.jmh) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if bo.trials != co.trials {
+        out.push(format!(
+            "JMH trials differ ({:?} vs {:?}): set [jmh] iterations_as_trials alike on both sides",
+            bo.trials, co.trials
+        ));
+    }
+    let modes = |cell: &CellResult| -> Vec<&'static str> {
+        crate::metric::METRICS
+            .iter()
+            .filter_map(|d| Some((mode_of_metric(d.name)?, d.name)))
+            .filter(|(_, m)| !cell.values(m).is_empty())
+            .map(|(mode, _)| mode)
+            .collect()
+    };
+    let (bm, cm) = (modes(baseline.1), modes(current.1));
+    if !bm.is_empty() && !cm.is_empty() && !bm.iter().any(|m| cm.contains(m)) {
+        out.push(format!(
+            "JMH mode differs ({} vs {}): a benchmark is compared in one mode (-bm) on both sides",
+            bm.join("+"),
+            cm.join("+")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles_and_the_mean_of_a_histogram() {
+        // 100 samples: 1..=100 us/op, one each.
+        let pairs: Vec<(f64, u64)> = (1..=100).map(|v| (v as f64, 1)).collect();
+        let f = sample(&pairs, 1e3).unwrap();
+        assert_eq!(f.sample_p50_ns, Some(50_000.0));
+        assert_eq!(f.sample_p99_ns, Some(99_000.0));
+        assert_eq!(f.sample_mean_ns, Some(50_500.0));
+        // Counts weigh: 99 samples of 1 and 1 of 1000.
+        let f = sample(&[(1000.0, 1), (1.0, 99)], 1.0).unwrap();
+        assert_eq!(
+            (f.sample_p99_ns, f.sample_p999_ns),
+            (Some(1.0), Some(1000.0))
+        );
+        assert!(sample(&[(-1.0, 1)], 1.0).is_err());
+    }
+
+    #[test]
+    fn a_fork_is_the_mean_of_its_iterations_unless_iterations_are_trials() {
+        let raw = vec![vec![1.0, 3.0], vec![10.0, 20.0, 30.0]];
+        assert_eq!(trial_means(&raw, TrialUnit::Forks), [2.0, 20.0]);
+        assert_eq!(
+            trial_means(&raw, TrialUnit::Iterations),
+            [1.0, 3.0, 10.0, 20.0, 30.0]
+        );
+    }
+}
