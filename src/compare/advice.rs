@@ -193,6 +193,7 @@ mod tests {
             reason: String::new(),
             invalid: vec![],
             advice: None,
+            undecidable: None,
         }
     }
 

@@ -218,8 +218,10 @@ impl Cell {
             baseline: Vec::new(),
             current: Vec::new(),
             advice: None,
+            undecidable: None,
         };
         if let Evidence::Measured(m) = evidence {
+            out.undecidable = m.undecidable.clone();
             out.change = finite(m.relative.estimate);
             out.ci_low = finite(m.relative.low);
             out.ci_high = finite(m.relative.high);
@@ -236,7 +238,9 @@ impl Cell {
         }
         out.baseline = self.baseline;
         out.current = self.current;
-        out.advice = super::advice::advise(&out, gate, paired, config.alpha, max_rounds);
+        if out.undecidable.is_none() {
+            out.advice = super::advice::advise(&out, gate, paired, config.alpha, max_rounds);
+        }
         out
     }
 }

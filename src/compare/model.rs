@@ -94,9 +94,14 @@ pub struct MetricComparison {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<String>,
     /// An undecided gating metric ([`MetricComparison::undecided`]): what
-    /// would decide it, from the measured noise. Absent otherwise.
+    /// would decide it, from the measured noise. Absent otherwise, and when
+    /// no number of rounds could ([`MetricComparison::undecidable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<super::advice::Advice>,
+    /// Why these trials cannot decide anything, whatever they show (a JMH
+    /// file with too few forks): the inconclusive verdict's cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undecidable: Option<String>,
 }
 
 impl MetricComparison {

@@ -43,10 +43,13 @@ pub fn entries(cmp: &Comparison) -> Vec<Entry<'_>> {
                 "missing from this run: the baseline has this cell, the current run does not"
                     .to_string()
             } else {
-                let advice = row
-                    .advice
-                    .as_ref()
-                    .map_or(String::new(), |a| format!("; {}", sentence(row, a)));
+                // Why it cannot be decided at all (a JMH file with too few
+                // forks) comes before how many rounds would decide it.
+                let advice = match (&row.undecidable, &row.advice) {
+                    (Some(why), _) => format!("; {why}"),
+                    (None, Some(a)) => format!("; {}", sentence(row, a)),
+                    (None, None) => String::new(),
+                };
                 format!("{}{advice}", change_with_ci(row))
             };
             Entry { row, detail }

@@ -37,6 +37,16 @@ use super::{CellResult, RunResults, Trial};
 /// the default alpha; with 3 against 3 it is 0.1.
 pub const MIN_FORKS: usize = 4;
 
+/// How the run id of a results file read from a JMH file begins: its
+/// `started_at` is when benchgate read the file (a JMH file does not record
+/// when it ran), so no report may call it the time of measurement.
+pub const RUN_ID_PREFIX: &str = "jmh-";
+
+/// Whether `run_id` is that of a JMH file read ([`RUN_ID_PREFIX`]).
+pub fn is_jmh_run(run_id: &str) -> bool {
+    run_id.starts_with(RUN_ID_PREFIX)
+}
+
 /// The client of every JMH cell.
 pub const CLIENT: &str = "jmh";
 
@@ -450,7 +460,7 @@ fn run(
     let now = crate::timer::clock::now_rfc3339();
     RunResults {
         schema_version: super::SCHEMA_VERSION,
-        run_id: format!("jmh-{}", now),
+        run_id: format!("{RUN_ID_PREFIX}{now}"),
         started_at: now.clone(),
         finished_at: Some(now),
         git: super::GitInfo::default(),

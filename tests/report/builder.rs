@@ -236,6 +236,7 @@ pub fn metric(
         reason: format!("Hodges-Lehmann shift {verdict:?} against a 10% threshold"),
         invalid: vec![],
         advice: None,
+        undecidable: None,
     }
 }
 

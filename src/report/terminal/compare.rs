@@ -103,10 +103,15 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
     } else if cmp.mode.paired() {
         let _ = writeln!(out, "side by side in {}, paired by round", run_text(cur));
     } else if let Some(base) = &cmp.baseline_run {
+        let jmh = |r: &crate::compare::RunRef| crate::results::jmh::is_jmh_run(&r.run_id);
         let age = match (
             parse_rfc3339(&base.started_at),
             parse_rfc3339(&cur.started_at),
         ) {
+            // A JMH file's time is when benchgate read it, not when it ran.
+            _ if jmh(base) || jmh(cur) => {
+                " (JMH result files: when they ran is not recorded)".to_string()
+            }
             (Some(x), Some(y)) if y >= x => format!(", measured {} before", duration_words(y - x)),
             _ => String::new(),
         };
