@@ -28,7 +28,7 @@ fn gate_of<'a>(s: &'a Suite, metric: &str) -> &'a MetricGate {
 }
 
 #[test]
-fn defaults_gate_the_four_metrics() {
+fn defaults_gate_the_four_metrics_and_the_jmh_scores() {
     let s = load("").unwrap();
     let gating: Vec<&str> = s
         .gate
@@ -43,7 +43,13 @@ fn defaults_gate_the_four_metrics() {
             "throughput_rps",
             "latency_p99_us",
             "error_rate",
-            "cpu_us_per_request"
+            "cpu_us_per_request",
+            // A JMH result file's primary score, one per mode (only JMH
+            // trials carry them: src/results/jmh.rs).
+            "jmh.ops_per_s",
+            "jmh.avgt_ns",
+            "jmh.sample_mean_ns",
+            "jmh.ss_ns"
         ]
     );
     assert_eq!(s.gate.alpha, 0.05);
