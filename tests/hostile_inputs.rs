@@ -462,3 +462,25 @@ fn jmh_sample_counts_adding_up_past_the_limit_are_refused() {
     let r = jmh::parse(file(&format!("[[100,{MAX_TOTAL_COUNT}]]")).as_bytes(), name).unwrap();
     assert_eq!(r.latency.unwrap().summary().unwrap().count, MAX_TOTAL_COUNT);
 }
+
+/// Found by the `json_scan` fuzz target (issue 30, point 8): the pre-scan
+/// took `\u+0e9` for an escape (`u32::from_str_radix` accepts a sign), so it
+/// passed JSON that serde_json refuses. Its escapes are four hex digits, as
+/// serde_json's, and the file is refused as not JSON by the scan itself.
+#[test]
+fn a_unicode_escape_with_a_sign_is_not_json_to_the_pre_scan() {
+    use benchgate::files::json::{scan, Breach};
+    use benchgate::results::check::LIMITS;
+    for text in [r#"["\u+0e9"]"#, r#"{"k\u+041":1}"#, r#"["\u-0e9"]"#] {
+        assert!(serde_json::from_str::<Value>(text).is_err(), "{text}");
+        let scanned = scan(text.as_bytes(), &LIMITS);
+        assert!(
+            matches!(scanned, Err(Breach::Syntax(_))),
+            "{text}: {scanned:?}"
+        );
+    }
+    // A real escape of each kind still passes.
+    for text in [r#"["\u00e9\ud83d\ude00\u0041"]"#, r#"{"\u006b":"\u00E9"}"#] {
+        assert_eq!(scan(text.as_bytes(), &LIMITS), Ok(()), "{text}");
+    }
+}

@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(back, suite);
     let _ = suite.with_overrides(&Overrides {
         rounds: Some(3),
+        budget: Some("5m".into()),
         no_pin: true,
         scenarios: Vec::new(),
     });

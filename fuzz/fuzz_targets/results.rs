@@ -1,21 +1,21 @@
-//! A results file as report mode reads a fork's artifact: parsed and checked
-//! (`RunResults::parse`), then compared (with itself as the baseline, with
-//! none, side by side) under a trusted gate and rendered the way the comment,
-//! the job summary and the terminal show it, which decodes its histograms.
+//! A results file as report mode reads a fork's artifact: its bytes parsed
+//! and checked (`RunResults::parse_bytes`: UTF-8, the limits of
+//! `files::json::scan` before anything is built, the typed parse), then
+//! compared (with itself as the baseline, with none, side by side) under a
+//! trusted gate and rendered the way the comment, the job summary and the
+//! terminal show it, which decodes its histograms.
 #![no_main]
 
 use benchgate::compare::{compare, compare_side_by_side};
 use benchgate::config::Suite;
 use benchgate::measure::LatencyHistogram;
+use benchgate::report::run_table::Width;
 use benchgate::report::{json, markdown, terminal};
 use benchgate::results::RunResults;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let Ok(run) = RunResults::parse(text, "fork/benchgate-results.json") else {
+    let Ok(run) = RunResults::parse_bytes(data, "fork/benchgate-results.json") else {
         return;
     };
     for cell in &run.results {
@@ -39,5 +39,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = json::render(cmp);
         let _ = terminal::render_comparison(cmp, false);
     }
-    let _ = terminal::render(&run, false);
+    for width in [Width::Narrow, Width::Wide] {
+        let _ = terminal::render(&run, false, width);
+    }
 });

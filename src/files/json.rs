@@ -397,7 +397,8 @@ impl Scanner<'_> {
                 let hex = self.b.get(self.pos..self.pos + 4).unwrap_or_default();
                 let code = std::str::from_utf8(hex)
                     .ok()
-                    .filter(|h| h.len() == 4)
+                    // Hex digits only: `from_str_radix` takes a sign too (`\u+0e9`).
+                    .filter(|h| h.len() == 4 && h.bytes().all(|b| b.is_ascii_hexdigit()))
                     .and_then(|h| u32::from_str_radix(h, 16).ok());
                 let Some(code) = code else { return bad() };
                 self.pos += 4;
