@@ -1,11 +1,9 @@
 #!/usr/bin/env python3
 """Builds the test binaries with cargo, then runs them JOBS at a time.
 
-`cargo test` runs its test binaries one after another; most of benchgate's
-end-to-end binaries spend their time waiting on measurement windows, child
-processes and loopback servers, so two at a time on a 2-core machine take
-about half the wall-clock time with the same tests and the same assertions.
-What stays as cargo does it: every test of every binary runs, each binary with
+`cargo test` runs its test binaries one after another; this can run them
+JOBS at a time (default 1: on a 2-core machine two at a time failed
+load-sensitive tests). What stays as cargo does it: every test of every binary runs, each binary with
 its own tests in parallel threads as cargo would, from the package root, with
 cargo's environment (CARGO_MANIFEST_DIR, CARGO_PKG_*). What differs: a failing
 binary does not stop the others (like `cargo test --no-fail-fast`), each
@@ -16,7 +14,7 @@ Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--] CARGO_ARGS...
   CARGO_ARGS go to `cargo test --no-run --message-format=json-render-diagnostics`
   (e.g. --all-targets --locked). --alone NAME: run that binary by itself, after
   the others (for a test that must not share the machine; none by default).
-  JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 2. --timeout S (BENCHGATE_TEST_TIMEOUT,
+  JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 1. --timeout S (BENCHGATE_TEST_TIMEOUT,
   default 1200): a binary still running after S seconds is killed with what it
   started and counted failed.
 Order: longest first, from the times of the previous run on this checkout
@@ -80,7 +78,7 @@ def label(name, kind):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("BENCHGATE_TEST_JOBS", "2")))
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("BENCHGATE_TEST_JOBS", "1")))
     ap.add_argument("--alone", action="append", default=[], metavar="NAME")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("BENCHGATE_TEST_TIMEOUT", "1200")),
                     help="seconds a binary may run before it is killed and counted failed")
