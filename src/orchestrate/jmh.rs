@@ -20,6 +20,7 @@ use super::driver::TrialSpec;
 use super::external::MAX_RESULT_BYTES;
 use crate::config::{Load, ResultFormat, StopRule};
 use crate::measure::LatencyHistogram;
+use crate::results::jmh::{unit_seconds, Mode};
 
 /// Entries (benchmark x mode x params) a result file may hold.
 const MAX_ENTRIES: usize = 100_000;
@@ -131,41 +132,6 @@ fn include_pattern(benchmark: &str) -> String {
     }
     p.push('$');
     p
-}
-
-/// A JMH benchmark mode, as the result file spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Throughput,
-    AverageTime,
-    SampleTime,
-    SingleShotTime,
-}
-
-impl Mode {
-    fn parse(text: &str) -> Option<Mode> {
-        Some(match text {
-            "thrpt" => Mode::Throughput,
-            "avgt" => Mode::AverageTime,
-            "sample" => Mode::SampleTime,
-            "ss" => Mode::SingleShotTime,
-            _ => return None,
-        })
-    }
-}
-
-/// Seconds in one JMH time unit, as its unit strings spell it.
-fn unit_seconds(unit: &str) -> Option<f64> {
-    Some(match unit {
-        "ns" => 1e-9,
-        "us" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "min" => 60.0,
-        "hr" => 3600.0,
-        "day" => 86_400.0,
-        _ => return None,
-    })
 }
 
 fn shorten(v: &Value) -> String {

@@ -129,9 +129,10 @@ struct Metric {
     raw_data_histogram: Option<Histograms>,
 }
 
-/// A JMH mode and the metric its primary score is.
+/// A JMH mode, as a result file spells it (also read by the JMH command
+/// client, `orchestrate::jmh`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Throughput,
     AverageTime,
     SampleTime,
@@ -139,7 +140,7 @@ enum Mode {
 }
 
 impl Mode {
-    fn parse(text: &str) -> Option<Mode> {
+    pub(crate) fn parse(text: &str) -> Option<Mode> {
         Some(match text {
             "thrpt" => Mode::Throughput,
             "avgt" => Mode::AverageTime,
@@ -162,8 +163,8 @@ fn mode_of_metric(metric: &str) -> Option<&'static str> {
     })
 }
 
-/// Seconds in one of JMH's time units.
-fn unit_seconds(unit: &str) -> Option<f64> {
+/// Seconds in one of JMH's time units (also read by `orchestrate::jmh`).
+pub(crate) fn unit_seconds(unit: &str) -> Option<f64> {
     Some(match unit {
         "ns" => 1e-9,
         "us" => 1e-6,
