@@ -57,7 +57,7 @@ impl Extend {
             results: cells
                 .iter()
                 .map(|c| CellResult {
-                    summary: super::summarize(&c.trials),
+                    summary: crate::results::summarize(&c.trials),
                     ..c.clone()
                 })
                 .collect(),

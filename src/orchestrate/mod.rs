@@ -44,9 +44,8 @@ use crate::config::{ClientKind, MockScript, ServerTarget, Suite};
 use crate::interrupt;
 use crate::measure::limits;
 use crate::measure::resources::allowed_cpus;
-use crate::metric::{Spread, METRICS};
 use crate::results::environment::Pinning;
-use crate::results::{Environment, RunResults, Trial, SCHEMA_VERSION};
+use crate::results::{Environment, RunResults, SCHEMA_VERSION};
 use progress::Progress;
 use rounds::Rounds;
 use server_proc::ServerProcess;
@@ -266,22 +265,6 @@ fn check_open_files(suite: &Suite) -> anyhow::Result<()> {
     let what = format!("scenario {:?} ({connections} connections)", s.name);
     limits::ensure_open_files(limits::open_files_needed(connections), &what)
         .map_err(anyhow::Error::msg)
-}
-
-/// Median, min and max of every metric over the successful trials.
-pub fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
-    METRICS
-        .iter()
-        .filter_map(|m| {
-            // A starved trial measured the neighbour, not the code.
-            let values: Vec<f64> = trials
-                .iter()
-                .filter(|t| !t.starved())
-                .filter_map(|t| t.metrics.as_ref()?.get(m.name))
-                .collect();
-            Spread::of(&values).map(|s| (m.name.to_string(), s))
-        })
-        .collect()
 }
 
 fn tempdir() -> anyhow::Result<TempDir> {

@@ -584,7 +584,7 @@ impl CellAcc {
     }
 
     fn finish(mut self) -> CellResult {
-        self.result.summary = super::summarize(&self.result.trials);
+        self.result.summary = crate::results::summarize(&self.result.trials);
         self.result.histogram = self.hist.map(|h| h.encode());
         self.result.histogram_uncorrected = self.hist_uncorrected.map(|h| h.encode());
         self.result

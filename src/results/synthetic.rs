@@ -2,14 +2,12 @@
 //! suite where every trial's metrics come from a closure, on a fixed fictional
 //! machine. Not used by the benchmark itself.
 
-use std::collections::BTreeMap;
-
 use crate::config::Suite;
 use crate::measure::ErrorCounts;
 
 use super::environment::{Environment, GitInfo, Pinning};
 use super::{CellResult, RunResults, Trial, SCHEMA_VERSION};
-use crate::metric::{every_field_measured, Spread, TrialMetrics, METRICS};
+use crate::metric::{every_field_measured, TrialMetrics};
 
 /// A run of `suite` with `rounds` trials per (scenario, client); each trial's
 /// metrics are `metrics(scenario, client, round)` (`None`: the trial failed).
@@ -43,7 +41,7 @@ pub fn run(
                     }
                 })
                 .collect();
-            let summary = summarize(&trials);
+            let summary = super::summarize(&trials);
             results.push(CellResult {
                 scenario: s.name.clone(),
                 client: c.clone(),
@@ -59,7 +57,7 @@ pub fn run(
             let (cells, anchor_cell) = results[first..].split_at_mut(s.clients.len());
             for cell in cells {
                 super::anchor::normalize_trials(&mut cell.trials, &anchor_cell[0].trials);
-                cell.summary = summarize(&cell.trials);
+                cell.summary = super::summarize(&cell.trials);
             }
         }
     }
@@ -145,19 +143,6 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
         latency_uncorrected: None,
         jmh: None,
     }
-}
-
-fn summarize(trials: &[Trial]) -> BTreeMap<String, Spread> {
-    METRICS
-        .iter()
-        .filter_map(|def| {
-            let values: Vec<f64> = trials
-                .iter()
-                .filter_map(|t| t.metrics.as_ref()?.get(def.name))
-                .collect();
-            Some((def.name.to_string(), Spread::of(&values)?))
-        })
-        .collect()
 }
 
 /// One scenario, one client, 3 rounds of [`every_field_measured`] as `edit`
