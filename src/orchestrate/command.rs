@@ -305,6 +305,9 @@ pub fn run_trial(
             let actual = opened.elapsed().as_secs_f64();
             let counters = server.window_stop()?;
             acks.send(ACK_CLOSED);
+            // The measurement is over: a flood of output from here on is
+            // held back rather than left to fill the disk.
+            capture.pause_when_behind(pgid);
             window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }
@@ -313,6 +316,7 @@ pub fn run_trial(
     }
     drop(acks); // end of file on its stdin: nothing more will come
     let cut_short = !exited(&reaper);
+    capture.stop_pausing();
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);
     let behind = marks.behind();

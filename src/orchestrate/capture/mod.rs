@@ -27,6 +27,17 @@
 //! it did, so a program flooding stdout on a busy machine can outrun it: past
 //! [`MAX_BEHIND`] the watch gives up and the stream is skipped too, the disk
 //! stays bounded, and the trial fails, since a marker may have been skipped.
+//!
+//! Folding keeps the disk bounded only as long as the folding thread gets the
+//! CPU: on a loaded machine it may wait tens of milliseconds while a program
+//! writes gigabytes a second. Inside a measurement window nothing may slow the
+//! program, so there the bound is the thread's scheduling; once a command
+//! client's window has closed ([`Capture::pause_when_behind`]), a pass that
+//! finds more than [`PAUSE_AT`] on disk stops the program's process group
+//! (`SIGSTOP`), folds everything, and lets it go on (`SIGCONT`); from the
+//! window's close the group also runs at nice 19, so that the folding thread,
+//! which shares its scheduling group, wins the CPU from it. What is left of
+//! the program's life is its exit, which waits a little longer.
 
 mod fold;
 
@@ -35,7 +46,7 @@ use std::io;
 use std::os::fd::AsRawFd as _;
 use std::os::unix::fs::FileExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -52,6 +63,9 @@ const PASS_BYTES: u64 = 4 << 20;
 /// How far reading a watched stream may fall behind the program before it
 /// gives up and skips: the disk holds at most about this much more.
 const MAX_BEHIND: u64 = 16 << 20;
+/// Disk held by one stream past which a program whose window has closed is
+/// stopped while its output is folded.
+const PAUSE_AT: u64 = 8 << 20;
 /// One read.
 const READ_BYTES: usize = 128 << 10;
 
@@ -158,6 +172,12 @@ impl Sink {
         self.offset < size
     }
 
+    /// Bytes of the file not yet given back: about what it holds on disk.
+    fn held(&self) -> u64 {
+        let size = self.file.metadata().map_or(0, |m| m.len());
+        size.saturating_sub(self.punched)
+    }
+
     /// Punches a hole over the whole blocks folded since the last punch.
     fn punch(&mut self) {
         let upto = self.offset - self.offset % self.block;
@@ -209,7 +229,60 @@ pub struct Capture<const N: usize> {
 
 struct Shared<const N: usize> {
     sinks: Mutex<[Sink; N]>,
+    /// The process group to stop while its output is folded, once its window
+    /// has closed; locked for a whole pass, so that [`Capture::stop_pausing`]
+    /// returns with the group running.
+    pause: Mutex<Option<Pause>>,
+    /// How many times a pass stopped the group.
+    pauses: AtomicU64,
     stop: AtomicBool,
+}
+
+/// A program's process group that may be stopped while its output is folded.
+struct Pause {
+    pgid: u32,
+    /// Bytes held past which a pass stops the group.
+    at: u64,
+}
+
+impl Pause {
+    /// Stops the group; false when it is gone.
+    fn stop(&self) -> bool {
+        // SAFETY: kill(2) of our own child's process group.
+        unsafe { libc::kill(-(self.pgid as libc::pid_t), libc::SIGSTOP) == 0 }
+    }
+
+    fn resume(&self) {
+        // SAFETY: kill(2) of our own child's process group.
+        unsafe { libc::kill(-(self.pgid as libc::pid_t), libc::SIGCONT) };
+    }
+}
+
+/// One pass of the folding thread over every stream: returns whether a
+/// stream has more than a pass reads.
+fn pass<const N: usize>(shared: &Shared<N>) -> bool {
+    let pause = shared.pause.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut sinks = shared.sinks();
+    let paused = match pause.as_ref() {
+        Some(p) if sinks.iter().any(|s| s.held() > p.at) => p.stop().then_some(p),
+        _ => None,
+    };
+    if paused.is_some() {
+        shared.pauses.fetch_add(1, Ordering::Relaxed);
+    }
+    // A stopped program writes nothing: fold all it wrote.
+    let budget = if paused.is_some() {
+        u64::MAX
+    } else {
+        PASS_BYTES
+    };
+    let behind = sinks
+        .iter_mut()
+        .fold(false, |behind, s| s.drain(budget) | behind);
+    if let Some(p) = paused {
+        p.resume();
+    }
+    behind
 }
 
 impl<const N: usize> Shared<N> {
@@ -224,6 +297,8 @@ impl<const N: usize> Capture<N> {
     pub fn start(sinks: [Sink; N]) -> io::Result<Capture<N>> {
         let shared = Arc::new(Shared {
             sinks: Mutex::new(sinks),
+            pause: Mutex::new(None),
+            pauses: AtomicU64::new(0),
             stop: AtomicBool::new(false),
         });
         let folding = Arc::clone(&shared);
@@ -231,10 +306,7 @@ impl<const N: usize> Capture<N> {
             .name("benchgate-capture".into())
             .spawn(move || loop {
                 let stopping = folding.stop.load(Ordering::Acquire);
-                let behind = folding
-                    .sinks()
-                    .iter_mut()
-                    .fold(false, |behind, s| s.drain(PASS_BYTES) | behind);
+                let behind = pass(&folding);
                 if stopping {
                     break;
                 }
@@ -246,6 +318,45 @@ impl<const N: usize> Capture<N> {
             shared,
             thread: Some(thread),
         })
+    }
+
+    /// From now on, a pass that finds more than [`PAUSE_AT`] bytes of a
+    /// stream on disk stops process group `pgid` (the program writing it)
+    /// while it folds them. Only once the program's measurement is over: a
+    /// stopped program would measure slow.
+    pub fn pause_when_behind(&self, pgid: u32) {
+        self.pause_past(pgid, PAUSE_AT);
+    }
+
+    fn pause_past(&self, pgid: u32, at: u64) {
+        // Its measurement is over: from now on the folding thread, which
+        // shares its scheduling group, should win the CPU from it.
+        // SAFETY: setpriority(2) on our own child's process group; a failure
+        // leaves its priority as it was.
+        unsafe { libc::setpriority(libc::PRIO_PGRP, pgid as libc::id_t, 19) };
+        let mut pause = self
+            .shared
+            .pause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *pause = Some(Pause { pgid, at });
+    }
+
+    /// How many times a pass stopped the program while it folded.
+    #[cfg(test)]
+    fn pauses(&self) -> u64 {
+        self.shared.pauses.load(Ordering::Relaxed)
+    }
+
+    /// No more pauses; returns once no pass holds the group stopped (before
+    /// the group is killed, so that a `SIGCONT` never reaches a process
+    /// group that took its number since).
+    pub fn stop_pausing(&self) {
+        *self
+            .shared
+            .pause
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
     }
 
     /// What stream `i` has kept so far, everything written until now folded.
@@ -265,6 +376,7 @@ impl<const N: usize> Capture<N> {
     }
 
     fn stop(&mut self) {
+        self.stop_pausing();
         self.shared.stop.store(true, Ordering::Release);
         if let Some(thread) = self.thread.take() {
             thread.thread().unpark();

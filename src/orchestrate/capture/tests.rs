@@ -177,3 +177,50 @@ fn a_watch_no_longer_wanted_is_skipped_like_any_stream() {
     assert!(!markers.behind(), "skipped, not given up");
     assert_eq!(markers.poll(Duration::ZERO), None, "not read");
 }
+
+/// Field `n` (1-based, as in proc(5)) of `/proc/PID/stat`.
+fn stat_field(pid: u32, n: usize) -> String {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The command name, field 2, may hold spaces: count from its end.
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split(' ').nth(n - 3).unwrap().to_owned()
+}
+
+#[test]
+fn a_program_flooding_past_its_window_is_paused_lowered_and_goes_on() {
+    use std::os::unix::process::CommandExt as _;
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let (sink, program) = Sink::create(&dir.path().join("out")).unwrap();
+    let capture = Capture::start([sink]).unwrap();
+    const FLOOD: u64 = 6 << 20;
+    let mut child = Command::new("sh")
+        .args([
+            "-c",
+            &format!("read go; head -c {FLOOD} /dev/zero; read done || true"),
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(program))
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    capture.pause_past(pid, 64 << 10);
+    // From the window's close it runs at the lowest priority.
+    assert_eq!(stat_field(pid, 19), "19", "nice");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"go\n").unwrap();
+    // And is stopped while what it wrote is folded.
+    let started = std::time::Instant::now();
+    while capture.pauses() == 0 {
+        assert!(started.elapsed() < Duration::from_secs(20), "never paused");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // No pass leaves it stopped: it reads its line and exits.
+    capture.stop_pausing();
+    assert_ne!(stat_field(pid, 3), "T", "left stopped");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    let [o] = capture.finish();
+    assert_eq!(o.total(), FLOOD, "every byte counted once");
+}
