@@ -10,9 +10,15 @@ binary does not stop the others (like `cargo test --no-fail-fast`), each
 binary's output is printed whole when it ends (never interleaved), and a
 table of every binary's time ends the run.
 
-Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--] CARGO_ARGS...
+Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--clippy] [--no-run] [--] CARGO_ARGS...
   CARGO_ARGS go to `cargo test --no-run --message-format=json-render-diagnostics`
-  (e.g. --all-targets --locked). --alone NAME: run that binary by itself, after
+  (e.g. --all-targets --locked). --clippy: the build is also clippy's check with
+  warnings as errors (`cargo clippy CARGO_ARGS -- -D warnings`): clippy-driver
+  compiles the package's own crates (RUSTC_WORKSPACE_WRAPPER, as `cargo clippy`
+  sets it), so the crate is linted and built in one pass instead of two; a
+  canary with a known lint first proves that this clippy still takes its
+  arguments that way (CLIPPY_ARGS) and fails the run if not. --no-run: build
+  and stop (a later run with the same arguments builds nothing). --alone NAME: run that binary by itself, after
   the others (for a test that must not share the machine; none by default).
   JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 1. --timeout S (BENCHGATE_TEST_TIMEOUT,
   default 1200): a binary still running after S seconds is killed with what it
@@ -27,6 +33,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,10 +41,40 @@ from concurrent.futures import ThreadPoolExecutor
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def build(cargo_args):
+# Arguments for clippy-driver, as `cargo clippy -- -D warnings` passes them.
+CLIPPY_ARGS = "__CLIPPY_HACKERY__".join(["-D", "warnings", ""])
+# A program clippy rejects under -D warnings and rustc accepts.
+CANARY = "fn main() {\n    let v = vec![1];\n    if v.len() == 0 {}\n}\n"
+
+
+def clippy_env():
+    """The environment under which cargo's build is also clippy's check."""
+    try:
+        driver = subprocess.run(["rustup", "which", "clippy-driver"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        rustc = subprocess.run(["rustup", "which", "rustc"], capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        sys.exit("test-binaries: --clippy needs rustup's clippy-driver (rustup component add clippy)")
+    env = dict(os.environ, RUSTC_WORKSPACE_WRAPPER=driver, CLIPPY_ARGS=CLIPPY_ARGS)
+    with tempfile.TemporaryDirectory(prefix="benchgate-clippy-canary.") as tmp:
+        src = os.path.join(tmp, "canary.rs")
+        with open(src, "w") as f:
+            f.write(CANARY)
+        canary = subprocess.run([driver, rustc, "--edition", "2021", "--crate-type", "bin", "--emit=metadata",
+                                 "-o", os.path.join(tmp, "canary.rmeta"), src], env=env, capture_output=True,
+                                text=True)
+    if canary.returncode == 0 or "len_zero" not in canary.stderr:
+        sys.exit(f"test-binaries: --clippy: {driver} did not fail on a known lint with CLIPPY_ARGS={CLIPPY_ARGS!r} "
+                 f"(exit {canary.returncode}): this clippy takes its arguments otherwise; "
+                 "run `cargo clippy --all-targets --locked -- -D warnings` instead")
+    return env
+
+
+def build(cargo_args, env=None):
     """`cargo test --no-run`: [(name, kind, executable)] of the test binaries."""
     cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
     bins = []
     for line in proc.stdout:
         try:
@@ -82,6 +119,9 @@ def main():
     ap.add_argument("--alone", action="append", default=[], metavar="NAME")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("BENCHGATE_TEST_TIMEOUT", "1200")),
                     help="seconds a binary may run before it is killed and counted failed")
+    ap.add_argument("--clippy", action="store_true",
+                    help="build with clippy's lints as errors (the build is `cargo clippy -- -D warnings` too)")
+    ap.add_argument("--no-run", action="store_true", help="build the test binaries and stop")
     ap.add_argument("cargo_args", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cargo_args = [a for a in args.cargo_args if a != "--"]
@@ -89,7 +129,10 @@ def main():
         sys.exit("test-binaries: --jobs must be at least 1")
 
     t0 = time.monotonic()
-    bins = build(cargo_args)
+    bins = build(cargo_args, clippy_env() if args.clippy else None)
+    if args.no_run:
+        print(f"test-binaries: built {len(bins)} test binaries in {time.monotonic() - t0:.0f}s", flush=True)
+        return 0
     print(f"test-binaries: built {len(bins)} test binaries in {time.monotonic() - t0:.0f}s; "
           f"running them {args.jobs} at a time", flush=True)
     unknown = set(args.alone) - {b[0] for b in bins}
