@@ -337,6 +337,42 @@ pub fn group_members(pgid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Puts every thread of every live process of group `pgid` and the calling
+/// thread on one CPU, the one the caller runs on; returns the threads of the
+/// group moved. Best effort: a thread started meanwhile by a thread not yet
+/// moved stays where it was (one started later by a moved thread inherits).
+pub fn pin_group_beside_me(pgid: u32) -> usize {
+    // SAFETY: sched_getcpu(3) takes nothing and returns a CPU or -1.
+    let Ok(cpu) = usize::try_from(unsafe { libc::sched_getcpu() }) else {
+        return 0;
+    };
+    // SAFETY: a zeroed cpu_set_t we own, filled by CPU_SET; sched_setaffinity
+    // only reads it.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        set
+    };
+    let pin = |tid: libc::pid_t| {
+        // SAFETY: see above; a thread gone meanwhile is an error we ignore.
+        unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 }
+    };
+    pin(0);
+    let mut moved = 0;
+    for pid in group_members(pgid) {
+        let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for tid in tasks
+            .flatten()
+            .filter_map(|t| t.file_name().to_str()?.parse().ok())
+        {
+            moved += usize::from(pin(tid));
+        }
+    }
+    moved
+}
+
 /// Sums every live process of group `pgid`.
 pub fn sample_group(pgid: u32) -> GroupSample {
     let mut g = GroupSample::default();

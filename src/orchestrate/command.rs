@@ -304,10 +304,11 @@ pub fn run_trial(
             let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
             let actual = opened.elapsed().as_secs_f64();
             let counters = server.window_stop()?;
-            acks.send(ACK_CLOSED);
-            // The measurement is over: a flood of output from here on is
-            // held back rather than left to fill the disk.
+            // The measurement is over: a flood of output from here on (from
+            // the acknowledgement on) is held back rather than left to fill
+            // the disk.
             capture.pause_when_behind(pgid);
+            acks.send(ACK_CLOSED);
             window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }

@@ -33,11 +33,13 @@
 //! writes gigabytes a second. Inside a measurement window nothing may slow the
 //! program, so there the bound is the thread's scheduling; once a command
 //! client's window has closed ([`Capture::pause_when_behind`]), a pass that
-//! finds more than [`PAUSE_AT`] on disk stops the program's process group
+//! finds more than [`PAUSE_AT`] not yet folded stops the program's process group
 //! (`SIGSTOP`), folds everything, and lets it go on (`SIGCONT`); from the
 //! window's close the group also runs at nice 19, so that the folding thread,
-//! which shares its scheduling group, wins the CPU from it. What is left of
-//! the program's life is its exit, which waits a little longer.
+//! which shares its scheduling group, wins the CPU from it, and from its first
+//! pause on the folding thread's CPU, so that it cannot write on another CPU
+//! while the folding thread waits for one. What is left of the program's life
+//! is its exit, which waits a little longer.
 
 mod fold;
 
@@ -54,6 +56,7 @@ pub use fold::Output;
 use fold::{Fold, TAIL_BYTES};
 
 use super::markers;
+use crate::measure::resources;
 
 /// How often new output is folded (and a window marker seen).
 const FOLD_EVERY: Duration = Duration::from_millis(2);
@@ -63,9 +66,11 @@ const PASS_BYTES: u64 = 4 << 20;
 /// How far reading a watched stream may fall behind the program before it
 /// gives up and skips: the disk holds at most about this much more.
 const MAX_BEHIND: u64 = 16 << 20;
-/// Disk held by one stream past which a program whose window has closed is
-/// stopped while its output is folded.
-const PAUSE_AT: u64 = 8 << 20;
+/// Bytes of one stream not yet folded past which a program whose window has
+/// closed is stopped while its output is folded: small, so that a pass over
+/// a flood (a hole punched over megabytes can take tens of milliseconds on a
+/// busy disk) never runs beside the program writing more.
+const PAUSE_AT: u64 = 64 << 10;
 /// One read.
 const READ_BYTES: usize = 128 << 10;
 
@@ -172,10 +177,10 @@ impl Sink {
         self.offset < size
     }
 
-    /// Bytes of the file not yet given back: about what it holds on disk.
-    fn held(&self) -> u64 {
+    /// Bytes written and not yet folded.
+    fn unread(&self) -> u64 {
         let size = self.file.metadata().map_or(0, |m| m.len());
-        size.saturating_sub(self.punched)
+        size.saturating_sub(self.offset)
     }
 
     /// Punches a hole over the whole blocks folded since the last punch.
@@ -241,15 +246,21 @@ struct Shared<const N: usize> {
 /// A program's process group that may be stopped while its output is folded.
 struct Pause {
     pgid: u32,
-    /// Bytes held past which a pass stops the group.
+    /// Bytes not yet folded past which a pass stops the group.
     at: u64,
 }
 
 impl Pause {
-    /// Stops the group; false when it is gone.
+    /// Stops the group; false when it is gone. Stopped, its threads are put
+    /// on the folding thread's CPU: there, at nice 19, they cannot run while
+    /// the folding thread waits for the CPU, as they could on another.
     fn stop(&self) -> bool {
         // SAFETY: kill(2) of our own child's process group.
-        unsafe { libc::kill(-(self.pgid as libc::pid_t), libc::SIGSTOP) == 0 }
+        if unsafe { libc::kill(-(self.pgid as libc::pid_t), libc::SIGSTOP) } != 0 {
+            return false;
+        }
+        resources::pin_group_beside_me(self.pgid);
+        true
     }
 
     fn resume(&self) {
@@ -264,7 +275,7 @@ fn pass<const N: usize>(shared: &Shared<N>) -> bool {
     let pause = shared.pause.lock().unwrap_or_else(PoisonError::into_inner);
     let mut sinks = shared.sinks();
     let paused = match pause.as_ref() {
-        Some(p) if sinks.iter().any(|s| s.held() > p.at) => p.stop().then_some(p),
+        Some(p) if sinks.iter().any(|s| s.unread() > p.at) => p.stop().then_some(p),
         _ => None,
     };
     if paused.is_some() {
@@ -321,7 +332,7 @@ impl<const N: usize> Capture<N> {
     }
 
     /// From now on, a pass that finds more than [`PAUSE_AT`] bytes of a
-    /// stream on disk stops process group `pgid` (the program writing it)
+    /// stream not yet folded stops process group `pgid` (the program writing it)
     /// while it folds them. Only once the program's measurement is over: a
     /// stopped program would measure slow.
     pub fn pause_when_behind(&self, pgid: u32) {

@@ -187,7 +187,7 @@ fn stat_field(pid: u32, n: usize) -> String {
 }
 
 #[test]
-fn a_program_flooding_past_its_window_is_paused_lowered_and_goes_on() {
+fn a_program_flooding_past_its_window_is_paused_lowered_pinned_and_goes_on() {
     use std::os::unix::process::CommandExt as _;
     use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
@@ -216,6 +216,32 @@ fn a_program_flooding_past_its_window_is_paused_lowered_and_goes_on() {
         assert!(started.elapsed() < Duration::from_secs(20), "never paused");
         std::thread::sleep(Duration::from_millis(5));
     }
+    // Stopped once, it runs on the folding thread's CPU, and only there.
+    let cpus = |status: String| {
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("Cpus_allowed_list:"))
+            .unwrap();
+        line.split_whitespace().nth(1).unwrap().to_owned()
+    };
+    let on = cpus(std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap());
+    assert!(
+        on.parse::<usize>().is_ok(),
+        "the program on one CPU, not {on}"
+    );
+    // (Other tests' folding threads may run too: one of them is ours.)
+    let beside = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .any(|t| {
+            let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+            let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
+            comm.starts_with("benchgate-captu") && !status.is_empty() && cpus(status) == on
+        });
+    assert!(
+        beside,
+        "the program beside the folding thread, on CPU {on}"
+    );
     // No pass leaves it stopped: it reads its line and exits.
     capture.stop_pausing();
     assert_ne!(stat_field(pid, 3), "T", "left stopped");
