@@ -258,6 +258,12 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
     if stored.is_some() {
         cmp.anchoring = anchor::note(ctx.anchoring(), &cmp.metrics);
     }
+    let iterations = |r: &RunResults| {
+        r.jmh
+            .as_ref()
+            .is_some_and(|o| o.trials == crate::results::jmh::TrialUnit::Iterations)
+    };
+    cmp.optimistic = iterations(current) || matches!(stored, Some(Some(b)) if iterations(b));
     if let Some(note) = looks_note(&looked) {
         cmp.method.push_str(&note);
     }
@@ -409,6 +415,7 @@ fn finish(
         warnings: count(&|m| m.tier == Tier::Warn && (m.gating || m.verdict == Verdict::Missing)),
         anchoring: None,
         inconclusive_policy: gate.inconclusive,
+        optimistic: false,
         metrics,
     }
 }
