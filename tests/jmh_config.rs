@@ -131,3 +131,88 @@ fn a_bad_jmh_table_is_a_located_error_naming_the_file() {
     assert!(err.contains("benchgate.toml:2:"), "{err}");
     assert!(err.contains("iterations_as_trials = true"), "{err}");
 }
+
+/// 2 forks of 10 iterations, Throughput, one benchmark at sizes 10, 100, 500.
+const THREE_SIZES: &str = "tkrs-thrpt-2-forks-gc.json";
+const FOLD: &str = "bench.ArrayAccumulateBench.foldLeftAcc";
+
+#[test]
+fn an_override_glob_loosens_the_benchmarks_it_matches_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture(THREE_SIZES);
+    // 20% fewer operations per second, every size.
+    let slow = write_worse(dir.path(), THREE_SIZES, 1.25);
+    let strict = "[jmh]\niterations_as_trials = true\n";
+    let config = write_config(dir.path(), strict);
+    let (code, text, c) = compare(&base, &slow, &["--config", config.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    let failed = |c: &benchgate::compare::Comparison| -> Vec<String> {
+        let mut v: Vec<String> = primary(c)
+            .iter()
+            .filter(|m| m.verdict == Verdict::Regressed)
+            .map(|m| m.scenario.clone())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        failed(&c),
+        [
+            format!("{FOLD} (size=10)"),
+            format!("{FOLD} (size=100)"),
+            format!("{FOLD} (size=500)")
+        ],
+        "{text}"
+    );
+    // `*` and `?`: size=100 only (not 10, not 500), within a looser -50%.
+    let loose = format!(
+        "{strict}[gate]\n[[gate.override]]\nscenario = \"bench.*(size=1?0)\"\n\"jmh.ops_per_s\" = \"-50%\"\n"
+    );
+    let config = write_config(dir.path(), &loose);
+    let (code, text, c) = compare(&base, &slow, &["--config", config.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(
+        failed(&c),
+        [format!("{FOLD} (size=10)"), format!("{FOLD} (size=500)")],
+        "{text}"
+    );
+    let hundred = primary(&c)
+        .into_iter()
+        .find(|m| m.scenario == format!("{FOLD} (size=100)"))
+        .unwrap();
+    assert_eq!(hundred.verdict, Verdict::Unchanged, "{hundred:?}");
+    assert_eq!(hundred.tier, benchgate::compare::Tier::Pass, "{hundred:?}");
+}
+
+#[test]
+fn an_empty_or_malformed_override_glob_is_a_located_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture(THREE_SIZES);
+    let err_of = |scenario: &str| {
+        let text = format!(
+            "[gate]\n[[gate.override]]\nscenario = {scenario:?}\n\"jmh.ops_per_s\" = \"-50%\"\n"
+        );
+        let config = write_config(dir.path(), &text);
+        let o = std::process::Command::new(common::exe())
+            .args(["compare", "--baseline", base.to_str().unwrap()])
+            .args(["--current", base.to_str().unwrap()])
+            .args(["--config", config.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{scenario:?}: {o:?}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let e = err_of("");
+    assert!(e.contains("benchgate.toml:3:"), "{e}");
+    assert!(e.contains("gate.override[0].scenario"), "{e}");
+    assert!(e.contains("cannot be empty"), "{e}");
+    let e = err_of("bench.[ab]*");
+    assert!(e.contains("benchgate.toml:3:"), "{e}");
+    assert!(
+        e.contains("knows only * (any characters) and ? (one character)"),
+        "{e}"
+    );
+    // A pattern that matches nothing in a config with scenarios loads.
+    let text = "[[client]]\nname = \"h\"\nkind = \"hyper\"\n[[scenario]]\nname = \"get\"\npath = \"/bytes/1\"\n[gate]\n[[gate.override]]\nscenario = \"org.openjdk.*\"\n\"jmh.avgt_ns\" = \"+50%\"\n";
+    benchgate::config::Suite::from_toml(text, "b.toml").unwrap();
+}

@@ -66,7 +66,8 @@ use verdict::Evidence;
 pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
 
 /// The gate that applies to `metric` in the cell (`scenario`, `client`): the
-/// `[gate]` entry (or its default), replaced by every matching override in order.
+/// `[gate]` entry (or its default), replaced by every matching override in
+/// order (an override's scenario may be a glob, `config::glob`).
 /// `None`: the metric is not compared.
 pub fn gate_for<'a>(
     config: &'a GateConfig,
@@ -76,7 +77,10 @@ pub fn gate_for<'a>(
 ) -> Option<&'a MetricGate> {
     let mut gate = config.metrics.iter().find(|g| g.metric == metric);
     for o in &config.overrides {
-        let applies = o.scenario.as_deref().is_none_or(|s| s == scenario)
+        let applies = o
+            .scenario
+            .as_deref()
+            .is_none_or(|s| crate::config::glob::matches(s, scenario))
             && o.client.as_deref().is_none_or(|c| c == client);
         if applies {
             if let Some(g) = o.metrics.iter().find(|g| g.metric == metric) {

@@ -17,6 +17,7 @@ pub mod error;
 pub mod gate;
 pub mod gate_edit;
 mod gate_parse;
+pub mod glob;
 pub mod inject;
 pub mod jmh;
 pub mod limits;
