@@ -6,15 +6,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-use benchgate::compare::{Comparison, GateOutcome, MetricComparison, Verdict};
+use benchgate::compare::{GateOutcome, Verdict};
 use benchgate::results::RunResults;
-use common::exe;
+use common::jmh::{compare, fixture, primary, read_json, worse, FORK_REASON};
 use serde_json::Value;
-
-const FORK_REASON: &str = "needs at least 4 forks per side (`-f 4`)";
 
 /// The real JMH result files of fixtures/jmh.
 const FILES: &[&str] = &[
@@ -25,78 +20,6 @@ const FILES: &[&str] = &[
     "xnav-1.37-avgt-a.json",
     "xnav-1.37-avgt-b.json",
 ];
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/jmh")
-        .join(name)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// `benchgate compare --baseline B --current C --json J [extra]`: the exit
-/// code, stdout + stderr, and the comparison it wrote.
-fn compare(base: &Path, cur: &Path, extra: &[&str]) -> (i32, String, Comparison) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("cmp.json");
-    let mut args = vec![
-        "compare",
-        "--baseline",
-        base.to_str().unwrap(),
-        "--current",
-        cur.to_str().unwrap(),
-        "--json",
-        json.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let o: Output = Command::new(exe()).args(&args).output().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let code = o.status.code().unwrap();
-    let c = std::fs::read_to_string(&json)
-        .unwrap_or_else(|_| panic!("no comparison written (exit {code}): {text}"));
-    (code, text, serde_json::from_str(&c).unwrap())
-}
-
-/// The rows of the primary score of each mode (the gating JMH metrics).
-fn primary(c: &Comparison) -> Vec<&MetricComparison> {
-    c.metrics.iter().filter(|m| m.gating).collect()
-}
-
-/// `file` with every measured value made 20% worse: times x1.2, throughput
-/// x0.8 (`rawData`, `rawDataHistogram` values, scores and percentiles).
-fn worse(file: &Value) -> Value {
-    let mut out = file.clone();
-    for e in out.as_array_mut().unwrap() {
-        let k = if e["mode"] == "thrpt" { 0.8 } else { 1.2 };
-        let pm = &mut e["primaryMetric"];
-        scale(&mut pm["score"], k);
-        scale(&mut pm["scorePercentiles"], k);
-        scale(&mut pm["rawData"], k);
-        if let Some(forks) = pm["rawDataHistogram"].as_array_mut() {
-            for pair in forks.iter_mut().flat_map(|f| f.as_array_mut().unwrap()) {
-                for p in pair.as_array_mut().unwrap() {
-                    scale(&mut p[0], k);
-                }
-            }
-        }
-    }
-    out
-}
-
-fn scale(v: &mut Value, k: f64) {
-    match v {
-        Value::Number(n) => *v = Value::from(n.as_f64().unwrap() * k),
-        Value::Array(a) => a.iter_mut().for_each(|x| scale(x, k)),
-        Value::Object(o) => o.values_mut().for_each(|x| scale(x, k)),
-        _ => {}
-    }
-}
 
 #[test]
 fn every_file_against_itself_never_fails_and_names_the_fork_rule() {

@@ -322,6 +322,7 @@ impl Action {
         suite: &Suite,
         plan: Option<&ComparisonPlan>,
     ) -> anyhow::Result<RunResults> {
+        suite.check_runnable("the action's measure")?;
         let out = self.results_path();
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir)

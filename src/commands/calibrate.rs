@@ -27,6 +27,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         scenarios: args.scenarios.clone(),
         ..Overrides::default()
     })?;
+    suite.check_runnable("benchgate calibrate")?;
     let config_path = choice.path().map(Path::to_path_buf);
     if args.write && config_path.is_none() {
         anyhow::bail!("--write needs a config file to rewrite: pass --config FILE (the built-in suite has none)");

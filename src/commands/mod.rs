@@ -24,6 +24,7 @@ use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
 use crate::report::escape::{fence, warn_refused_histograms};
 use crate::report::markdown::MarkdownOptions;
+use crate::results::jmh::TrialUnit;
 use crate::results::RunResults;
 
 pub use cloudwatch::publish_cloudwatch;
@@ -38,6 +39,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         no_pin: args.no_pin,
         scenarios: args.scenarios.clone(),
     })?;
+    suite.check_runnable("benchgate run")?;
     // Shards cut the suite as overridden, so every job of a matrix agrees.
     let (suite, shard) = match &args.shard {
         Some(text) => {
@@ -211,17 +213,20 @@ fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
 
 /// `benchgate compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
-    let current = RunResults::read(&args.current)?;
+    // `--config` supplies the gate, `[compare]` and how JMH files are read
+    // (`[jmh]`); else the run's own.
+    let file = match &args.config {
+        Some(path) => Some(Suite::from_file(path)?),
+        None => None,
+    };
+    let trials = TrialUnit::of(&file.as_ref().map(|s| s.jmh).unwrap_or_default());
+    let current = RunResults::read_as(&args.current, trials)?;
     warn_if_partial(&current, &args.current);
     warn_refused_histograms(&current, &args.current.display().to_string());
-    // `--config` supplies the gate and `[compare]`; else the run's own.
-    let config = match &args.config {
-        Some(path) => Suite::from_file(path)?,
-        None => current.config.clone(),
-    };
+    let config = file.unwrap_or_else(|| current.config.clone());
     let baseline = match &args.baseline {
         Some(path) => {
-            let b = RunResults::read(path)?;
+            let b = RunResults::read_as(path, trials)?;
             warn_if_partial(&b, path);
             warn_refused_histograms(&b, &path.display().to_string());
             Some(b)

@@ -66,7 +66,8 @@ use verdict::Evidence;
 pub const COMPARISON_SCHEMA_VERSION: u32 = 1;
 
 /// The gate that applies to `metric` in the cell (`scenario`, `client`): the
-/// `[gate]` entry (or its default), replaced by every matching override in order.
+/// `[gate]` entry (or its default), replaced by every matching override in
+/// order (an override's scenario may be a glob, `config::glob`).
 /// `None`: the metric is not compared.
 pub fn gate_for<'a>(
     config: &'a GateConfig,
@@ -76,7 +77,10 @@ pub fn gate_for<'a>(
 ) -> Option<&'a MetricGate> {
     let mut gate = config.metrics.iter().find(|g| g.metric == metric);
     for o in &config.overrides {
-        let applies = o.scenario.as_deref().is_none_or(|s| s == scenario)
+        let applies = o
+            .scenario
+            .as_deref()
+            .is_none_or(|s| crate::config::glob::matches(s, scenario))
             && o.client.as_deref().is_none_or(|c| c == client);
         if applies {
             if let Some(g) = o.metrics.iter().find(|g| g.metric == metric) {
@@ -258,6 +262,12 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
     if stored.is_some() {
         cmp.anchoring = anchor::note(ctx.anchoring(), &cmp.metrics);
     }
+    let iterations = |r: &RunResults| {
+        r.jmh
+            .as_ref()
+            .is_some_and(|o| o.trials == crate::results::jmh::TrialUnit::Iterations)
+    };
+    cmp.optimistic = iterations(current) || matches!(stored, Some(Some(b)) if iterations(b));
     if let Some(note) = looks_note(&looked) {
         cmp.method.push_str(&note);
     }
@@ -409,6 +419,7 @@ fn finish(
         warnings: count(&|m| m.tier == Tier::Warn && (m.gating || m.verdict == Verdict::Missing)),
         anchoring: None,
         inconclusive_policy: gate.inconclusive,
+        optimistic: false,
         metrics,
     }
 }

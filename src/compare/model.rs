@@ -193,6 +193,12 @@ pub struct Comparison {
         skip_serializing_if = "crate::config::gate::InconclusivePolicy::is_default"
     )]
     pub inconclusive_policy: crate::config::gate::InconclusivePolicy,
+    /// Whether a side is a JMH file read with iterations as trials (`[jmh]
+    /// iterations_as_trials`): iterations of one fork are not independent,
+    /// so the intervals are narrower than the truth and the reports say so.
+    /// Absent: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optimistic: bool,
     pub metrics: Vec<MetricComparison>,
 }
 

@@ -128,6 +128,7 @@ pub fn default_suite() -> Suite {
         compare: None,
         publish: None,
         servers: Vec::new(),
+        jmh: Default::default(),
     }
 }
 

@@ -63,6 +63,7 @@ pub struct MetricGate {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateOverride {
+    /// A scenario name, or a glob on it with `*` and `?` (`super::glob`).
     pub scenario: Option<String>,
     pub client: Option<String>,
     pub metrics: Vec<MetricGate>,

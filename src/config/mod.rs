@@ -17,7 +17,9 @@ pub mod error;
 pub mod gate;
 pub mod gate_edit;
 mod gate_parse;
+pub mod glob;
 pub mod inject;
+pub mod jmh;
 pub mod limits;
 pub mod publish;
 pub mod raw;
@@ -63,6 +65,10 @@ pub struct Suite {
     /// before servers existed read as empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub servers: Vec<ServerSpec>,
+    /// `[jmh]`: how JMH result files are read. Left out of results files
+    /// when it is the default (and absent in files from before it).
+    #[serde(default, skip_serializing_if = "jmh::JmhSettings::is_default")]
+    pub jmh: jmh::JmhSettings,
 }
 
 /// `[run]`: settings shared by every scenario.
@@ -428,6 +434,24 @@ impl Suite {
     /// The built-in default suite (see `defaults`).
     pub fn default_suite() -> Suite {
         defaults::default_suite()
+    }
+
+    /// Whether the suite only gates result files (`[jmh]` or `[gate]`
+    /// without clients or scenarios, [`jmh`]): nothing to run.
+    pub fn gates_only(&self) -> bool {
+        self.clients.is_empty() && self.scenarios.is_empty()
+    }
+
+    /// Refuses a suite with nothing to run ([`Suite::gates_only`]), naming
+    /// the config and the fix; `command` is what was asked (`benchgate run`).
+    pub fn check_runnable(&self, command: &str) -> anyhow::Result<()> {
+        if self.gates_only() {
+            anyhow::bail!(
+                "{}: {command} has nothing to run: the config has no [[client]] or [[scenario]] (it only holds settings to gate result files, such as [jmh] and [gate]); pass it to benchgate compare --config, or add [[client]] and [[scenario]] tables to benchmark HTTP clients",
+                self.source
+            );
+        }
+        Ok(())
     }
 
     pub fn client(&self, name: &str) -> Option<&ClientSpec> {

@@ -35,6 +35,8 @@ pub struct RawConfig {
     /// are metric names, not a fixed field list).
     pub gate: Option<Node>,
     pub compare: Option<Node>,
+    /// `[jmh]` as written; `jmh::build` reads it.
+    pub jmh: Option<Node>,
     /// `[publish.cloudwatch]`, when present.
     pub publish_cloudwatch: Option<RawCloudWatch>,
     /// `[[server]]` (or a single `[server]`): servers under test, in order.
@@ -133,7 +135,7 @@ pub struct RawCloudWatch {
 type SpannedTable<'a> = (Range<usize>, &'a [(Key, Node)]);
 
 /// A known field: its name, the type in words, and an example line for fixes.
-pub(super) struct Spec {
+pub(crate) struct Spec {
     name: &'static str,
     expected: &'static str,
     example: &'static str,
@@ -159,6 +161,7 @@ const TOP: &[Spec] = &[
     spec("compare", "a table", "[compare]"),
     spec("publish", "a table", "[publish.cloudwatch]"),
     spec("server", "an array of tables", "[[server]]"),
+    spec("jmh", "a table", "[jmh]"),
 ];
 
 const PUBLISH: &[Spec] = &[spec("cloudwatch", "a table", "[publish.cloudwatch]")];
@@ -309,6 +312,7 @@ pub(crate) fn read(root: &[(Key, Node)], text_len: usize) -> Result<RawConfig, P
     }
     config.gate = top.get("gate").cloned();
     config.compare = top.get("compare").cloned();
+    config.jmh = top.get("jmh").cloned();
     if let Some(node) = top.get("publish") {
         config.publish_cloudwatch = read_publish(&top, node)?;
     }
@@ -553,7 +557,7 @@ impl<'a> Fields<'a> {
         })
     }
 
-    fn boolean(&self, name: &str) -> Result<Option<At<bool>>, Problem> {
+    pub(super) fn boolean(&self, name: &str) -> Result<Option<At<bool>>, Problem> {
         self.typed(name, |v| match v {
             Value::Boolean(b) => Some(*b),
             _ => None,

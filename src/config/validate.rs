@@ -82,12 +82,19 @@ pub(super) struct RunDefaults {
 fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
     let (mut run, inherited) = build_run(&raw.run)?;
     run.anchor = super::anchor::build(raw.run.anchor.as_ref(), raw)?;
-    if raw.clients.is_empty() {
+    let jmh = super::jmh::build(raw.jmh.as_ref())?;
+    // A JMH-only team has no HTTP clients: `[jmh]` or `[gate]` alone gates
+    // result files (`config::jmh`).
+    let gates_only = raw.clients.is_empty()
+        && raw.scenarios.is_empty()
+        && raw.servers.is_empty()
+        && (raw.jmh.is_some() || raw.gate.is_some());
+    if raw.clients.is_empty() && !gates_only {
         return Err(Problem::new(
             raw.clients_span.clone().unwrap_or(raw.end..raw.end),
             "client",
             "no clients are defined",
-            "add at least one [[client]] table with name = \"...\" and kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\"",
+            "add at least one [[client]] table with name = \"...\" and kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\" (a config that only gates JMH result files needs a [jmh] or [gate] table instead)",
         ));
     }
     let mut clients = Vec::with_capacity(raw.clients.len());
@@ -102,7 +109,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         unique("client", i, &spec.name, c.name.as_ref(), &mut seen, text)?;
         clients.push(spec);
     }
-    if raw.scenarios.is_empty() {
+    if raw.scenarios.is_empty() && !gates_only {
         return Err(Problem::new(
             raw.scenarios_span.clone().unwrap_or(raw.end..raw.end),
             "scenario",
@@ -148,6 +155,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         compare,
         publish,
         servers,
+        jmh,
     };
     match suite.too_many_cells() {
         None => Ok(suite),

@@ -41,6 +41,7 @@ mod tests {
             warnings: 0,
             anchoring: None,
             inconclusive_policy: Default::default(),
+            optimistic: false,
             metrics: vec![],
         };
         let back: Comparison = serde_json::from_str(&render(&cmp)).unwrap();

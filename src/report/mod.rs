@@ -21,3 +21,7 @@ pub mod run_table;
 pub mod spent;
 pub mod terminal;
 pub mod undecided;
+
+/// What every report says next to the verdict of an optimistic comparison
+/// ([`crate::compare::Comparison::optimistic`]).
+pub const OPTIMISTIC_NOTE: &str = "optimistic: iterations of one JMH fork taken as independent trials ([jmh] iterations_as_trials); they share the fork's JIT and GC state, so the intervals are narrower than the truth: run -f 4 or more forks to drop this";

@@ -62,6 +62,16 @@ pub enum TrialUnit {
     Iterations,
 }
 
+impl TrialUnit {
+    /// The trials `[jmh]` asks for.
+    pub fn of(settings: &crate::config::jmh::JmhSettings) -> TrialUnit {
+        match settings.iterations_as_trials {
+            true => TrialUnit::Iterations,
+            false => TrialUnit::Forks,
+        }
+    }
+}
+
 /// Where a run read from a JMH result file came from (`RunResults::jmh`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -11,6 +11,7 @@ pub mod action_env;
 pub mod config_errors;
 pub mod drift;
 pub mod git_repo;
+pub mod jmh;
 pub mod outputs;
 pub mod release;
 

@@ -273,6 +273,7 @@ pub fn comparison(
         warnings: count(&|m| m.tier == Tier::Warn),
         anchoring: None,
         inconclusive_policy: Default::default(),
+        optimistic: false,
         metrics,
     }
 }

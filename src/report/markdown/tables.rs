@@ -48,6 +48,9 @@ pub fn failed_reasons(cmp: &Comparison) -> Vec<&str> {
 pub fn head(cmp: &Comparison) -> String {
     let (mark, word) = outcome_text(cmp.outcome);
     let mut out = format!("## {mark} benchgate: {word}\n\n");
+    if cmp.optimistic {
+        let _ = writeln!(out, "> ⚠️ **{}**\n", crate::report::OPTIMISTIC_NOTE);
+    }
     let scenarios = distinct(cmp.metrics.iter().map(|m| m.scenario.as_str()));
     let clients = distinct(cmp.metrics.iter().map(|m| m.client.as_str()));
     let _ = writeln!(

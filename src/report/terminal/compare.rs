@@ -73,6 +73,9 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
         if cmp.warnings == 1 { "" } else { "s" },
         cmp.metrics.len()
     );
+    if cmp.optimistic {
+        let _ = writeln!(out, "{}", crate::report::OPTIMISTIC_NOTE);
+    }
     let undecided = crate::report::undecided::entries(cmp);
     if !undecided.is_empty() {
         let _ = writeln!(out, "{}", crate::report::undecided::summary(&undecided));
