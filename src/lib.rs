@@ -26,13 +26,16 @@
 //! - [`compare`]: the statistics and the verdict (pure: results + gate ->
 //!   comparison); change points and drift in a stored history.
 //! - [`report`]: renderers of results and comparisons (terminal, markdown,
-//!   JSON, exports); no I/O beyond what they are handed.
+//!   JSON, exports); no I/O beyond what they are handed, but for the one
+//!   writer of the report files every edge writes ([`report::files`]).
 //! - [`baseline`]: baseline stores (local directory; data branch via GitHub),
 //!   one index type.
 //! - [`github`]: the GitHub REST client, the sticky PR comment, PR lookup.
 //! - [`publish`]: CloudWatch (`benchgate publish cloudwatch`).
+//! - [`pipeline`]: what the two edges share below them: a branch's stored
+//!   history analysed, CloudWatch publishing with what happened printed.
 //! - [`commands`]: the CLI's edge: `run`, `compare`, `calibrate`, `serve`,
-//!   `publish`, `history`, and the report files every edge writes.
+//!   `publish`, `history`, and the report files their flags ask for.
 //! - [`action`]: `benchgate action`: the GitHub Action's flows and steps.
 //! - [`retry`], [`files`], [`timer`], [`interrupt`]: the foundation: the retry
 //!   policy, atomic writes and appends, a precise timer and the timerfd
@@ -53,6 +56,7 @@ pub mod knobs;
 pub mod measure;
 pub mod metric;
 pub mod orchestrate;
+pub mod pipeline;
 pub mod plan;
 pub mod publish;
 pub mod report;

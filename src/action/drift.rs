@@ -1,16 +1,16 @@
 //! The nightly run's drift check (`schedule`, `workflow_dispatch`, `mode:
 //! schedule`): after the run and its comparison, the stored history of the
 //! baseline branch is analysed as `benchgate history` does
-//! ([`crate::commands::history::read`]); the job summary gets the drift report
+//! ([`crate::pipeline::history::read`]); the job summary gets the drift report
 //! with a trend chart per drifting series; with input `drift-issue` one
 //! sticky issue is opened or updated while a series drifts and closed when
 //! none does ([`crate::github::issue`]). Drift fails the step only with input
 //! `fail-on-drift`; an unreadable history or a failed issue write is a
 //! warning (an error with `fail-on-drift`, which could not be honoured).
 
-use crate::commands::history::{nothing_stored, read, Analysed};
 use crate::compare::changepoint::Options;
 use crate::github::issue::{IssueResult, IssueText};
+use crate::pipeline::history::{nothing_stored, read, Analysed};
 use crate::report::drift::History;
 use crate::report::escape::md;
 use crate::report::markdown::render_drift;

@@ -324,7 +324,7 @@ fn publish_cloudwatch(suite: &Suite, results: &RunResults, branch: &str) {
         .and_then(|p| p.cloudwatch)
         .unwrap_or_default();
     command("::group::benchgate publish cloudwatch");
-    let result = crate::commands::cloudwatch::publish(
+    let result = crate::pipeline::cloudwatch::publish(
         results,
         settings,
         branch.to_string(),

@@ -7,6 +7,7 @@ use crate::baseline::FoundBaseline;
 use crate::compare::{Comparison, GateOutcome, Tier, Verdict};
 use crate::config::gate::InconclusivePolicy;
 use crate::report::escape::{md, sha};
+use crate::report::files::{Frame, ReportFiles, Sides, SummaryFile};
 use crate::report::format::{duration_words, parse_rfc3339};
 use crate::report::{markdown, rows, terminal};
 use crate::results::RunResults;
@@ -15,7 +16,6 @@ use super::comment::{CommentResult, CommentSink, MAX_BODY_CHARS};
 use super::inputs::CommentMode;
 use super::outputs::{annotation, command, untrusted_block, Level};
 use super::Action;
-use crate::commands::output::{Frame, ReportFiles, Sides, SummaryFile};
 
 /// Most regression annotations per run (GitHub shows 10 per step).
 const MAX_ANNOTATIONS: usize = 10;

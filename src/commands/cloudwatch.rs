@@ -49,60 +49,7 @@ pub fn publish_cloudwatch(args: CloudWatchArgs) -> anyhow::Result<u8> {
         deadline,
         ..Default::default()
     };
-    publish(&results, settings, branch, retry)
-}
-
-/// Publishes `results` to CloudWatch and prints what happened: the one path
-/// of `benchgate publish cloudwatch` and the action. A failure is a warning
-/// and exit code 2.
-#[cfg(feature = "cloudwatch")]
-pub fn publish(
-    results: &RunResults,
-    settings: crate::config::CloudWatchSettings,
-    branch: String,
-    retry: crate::retry::RetryPolicy,
-) -> anyhow::Result<u8> {
-    use crate::publish::cloudwatch::{publish, PublishOptions};
-    let opts = PublishOptions {
-        settings,
-        branch,
-        retry,
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let report = runtime.block_on(publish(results, &opts));
-    use crate::report::escape::fence;
-    // The skipped cells and the summary name the results file's cells.
-    for s in &report.skipped {
-        eprintln!("{}", fence(&format!("benchgate: cloudwatch: skipped {s}")));
-    }
-    println!("{}", fence(&report.summary()));
-    match &report.error {
-        None => Ok(0),
-        Some(e) => {
-            let e = fence(&e.to_string()).into_owned();
-            eprintln!("benchgate: warning: publishing to CloudWatch failed: {e}");
-            if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
-                println!("::warning title=benchgate CloudWatch publish failed::{e}");
-            }
-            Ok(2)
-        }
-    }
-}
-
-/// Without the `cloudwatch` feature: an error that says how to get it.
-#[cfg(not(feature = "cloudwatch"))]
-pub fn publish(
-    _results: &RunResults,
-    _settings: crate::config::CloudWatchSettings,
-    _branch: String,
-    _retry: crate::retry::RetryPolicy,
-) -> anyhow::Result<u8> {
-    anyhow::bail!(
-        "this benchgate was built without the `cloudwatch` feature; build it with default features (cargo install benchgate) to publish to CloudWatch"
-    )
+    crate::pipeline::cloudwatch::publish(&results, settings, branch, retry)
 }
 
 /// The branch name in a git ref: `refs/heads/main` -> `main`.

@@ -1,7 +1,7 @@
 //! The subcommands as library functions: what `main.rs` calls. Each returns the
 //! process exit code on success. The edge layer: command-line arguments become
 //! a suite ([`SuiteChoice`], [`Overrides`]), a [`ComparisonPlan`] and the
-//! report files ([`output`]); CloudWatch publishing is in [`cloudwatch`].
+//! report files asked for ([`output`]); CloudWatch publishing is in [`cloudwatch`].
 
 pub mod calibrate;
 pub mod changepoints;
@@ -27,8 +27,9 @@ use crate::report::markdown::MarkdownOptions;
 use crate::results::jmh::TrialUnit;
 use crate::results::RunResults;
 
+use crate::report::files::Sides;
 pub use cloudwatch::publish_cloudwatch;
-use output::{finish_comparison, ReportFiles, Sides};
+use output::{finish_comparison, report_files};
 
 /// `benchgate run`.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
@@ -143,7 +144,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         // Nothing to compare: the markdown files (and exports) still show
         // the run, and with no gate to fail a cell that measured nothing is
         // the exit code.
-        ReportFiles::from_args(&args.outputs, args.json.as_deref())?
+        report_files(&args.outputs, args.json.as_deref())?
             .write_run(&results, &MarkdownOptions::default())?;
         return Ok(failed_cells_code(&results, &args.out));
     };

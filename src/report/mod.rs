@@ -8,11 +8,14 @@
 //! - [`json`]: the comparison as JSON (`schema/comparison.schema.json`);
 //! - [`drift`]: `benchgate history`'s change points (terminal, JSON; its
 //!   markdown is in [`markdown`]);
-//! - [`export`]: files for other tools (github-action-benchmark, `.hgrm`).
+//! - [`export`]: files for other tools (github-action-benchmark, `.hgrm`);
+//! - [`files`]: the one writer of the report files the CLI and the action
+//!   ask for (the comment's markdown, the job summary, JSON, exports).
 
 pub mod drift;
 pub mod escape;
 pub mod export;
+pub mod files;
 pub mod format;
 pub mod json;
 pub mod markdown;
