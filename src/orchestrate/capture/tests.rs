@@ -238,10 +238,7 @@ fn a_program_flooding_past_its_window_is_paused_lowered_pinned_and_goes_on() {
             let status = std::fs::read_to_string(t.path().join("status")).unwrap_or_default();
             comm.starts_with("benchgate-captu") && !status.is_empty() && cpus(status) == on
         });
-    assert!(
-        beside,
-        "the program beside the folding thread, on CPU {on}"
-    );
+    assert!(beside, "the program beside the folding thread, on CPU {on}");
     // No pass leaves it stopped: it reads its line and exits.
     capture.stop_pausing();
     assert_ne!(stat_field(pid, 3), "T", "left stopped");
