@@ -226,7 +226,8 @@ impl Action {
             }
             ActionStep::Publish => {
                 let path = self.results_path();
-                let results = RunResults::read(&path).with_context(|| {
+                let trials = crate::results::jmh::TrialUnit::of(&suite.jmh);
+                let results = RunResults::read_as(&path, trials).with_context(|| {
                     "the measure step (`benchgate action --step measure`) writes it; did it run?"
                 })?;
                 if let Some(signal) = &results.interrupted {
