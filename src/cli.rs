@@ -231,6 +231,10 @@ pub struct MergeArgs {
     /// Where to write the merged results.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub out: PathBuf,
+    /// Config whose `[jmh]` says how JMH result files are read
+    /// (`iterations_as_trials`); only JMH files need it.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -12,6 +12,7 @@ use anyhow::Context as _;
 
 use crate::config::Suite;
 use crate::orchestrate::shard::config_hash;
+use crate::results::jmh::TrialUnit;
 use crate::results::{merge, RunResults};
 
 use super::outputs::{annotation, command, Level};
@@ -87,18 +88,17 @@ impl Action {
     /// are said as notices (their cells are judged per cell).
     pub(crate) fn merged_shards(&self, suite: &Suite) -> anyhow::Result<RunResults> {
         let files = self.shard_files()?;
-        let merged = merge::read_and_merge(&files)?;
-        let info = merged
-            .shard
-            .as_ref()
-            .expect("a merged run has its shard header");
-        let ours = config_hash(suite);
-        anyhow::ensure!(
-            info.config_hash == ours,
+        let merged = merge::read_and_merge(&files, TrialUnit::of(&suite.jmh))?;
+        // JMH result files carry no config: nothing to check them against.
+        if let Some(info) = merged.shard.as_ref().filter(|_| merged.jmh.is_none()) {
+            let ours = config_hash(suite);
+            anyhow::ensure!(
+                info.config_hash == ours,
             "input `shards`: the shards were cut from another config (hash {}) than this job's {} (hash {ours}): run the shard jobs and the merge job on the same commit with the same `config`",
-            info.config_hash,
-            suite.source
-        );
+                info.config_hash,
+                suite.source
+            );
+        }
         if let Some(signal) = &merged.interrupted {
             anyhow::bail!(
                 "input `shards`: a shard job was stopped by {signal}: its results are partial; nothing is compared, stored or commented; re-run the failed shard jobs"
@@ -129,10 +129,11 @@ impl Action {
 pub(crate) fn downloaded(a: &Action) -> anyhow::Result<(RunResults, Vec<PathBuf>)> {
     if a.inputs.shards.is_some() {
         let files = a.shard_files()?;
-        return Ok((merge::read_and_merge(&files)?, files));
+        let trials = TrialUnit::of(&a.suite()?.jmh);
+        return Ok((merge::read_and_merge(&files, trials)?, files));
     }
     let path = a.results_path();
-    let results = RunResults::read(&path).with_context(|| {
+    let results = RunResults::read_as(&path, TrialUnit::of(&a.suite()?.jmh)).with_context(|| {
         "input `results-path`: download the measure run's artifact first (actions/download-artifact with `run-id: ${{ github.event.workflow_run.id }}`)"
     })?;
     crate::report::escape::warn_refused_histograms(&results, &path.display().to_string());

@@ -208,6 +208,10 @@ impl Action {
                 // The merge job merges the shard jobs' results; it runs nothing.
                 let results = if self.inputs.mode == ModeInput::Merge {
                     self.merged_shards(suite)?
+                } else if suite.gates_only() {
+                    // A JMH team's config runs nothing: its own step wrote
+                    // the results (`-rf json -rff` at `results-path`).
+                    self.given_results(suite)?
                 } else {
                     let results = self.run_suite(suite, plan)?;
                     if let Some(code) = self.cancelled(&results)? {
@@ -215,6 +219,8 @@ impl Action {
                     }
                     results
                 };
+                let mut results = results;
+                self.stamp_commit(&mut results);
                 if self.step == ActionStep::Measure {
                     self.write_outputs(&[(
                         "results-path",
@@ -226,7 +232,8 @@ impl Action {
             }
             ActionStep::Publish => {
                 let path = self.results_path();
-                let results = RunResults::read(&path).with_context(|| {
+                let trials = crate::results::jmh::TrialUnit::of(&suite.jmh);
+                let mut results = RunResults::read_as(&path, trials).with_context(|| {
                     "the measure step (`benchgate action --step measure`) writes it; did it run?"
                 })?;
                 if let Some(signal) = &results.interrupted {
@@ -235,9 +242,52 @@ impl Action {
                         path.display()
                     );
                 }
+                self.stamp_commit(&mut results);
                 Ok(Measured::Results(Box::new(results)))
             }
         }
+    }
+}
+
+impl Action {
+    /// A JMH file (or a merge of them) records no commit: it gets this
+    /// job's (`GITHUB_SHA`, `GITHUB_REF`), as a run measured here would, so
+    /// its stored baseline and its reports name the commit.
+    pub(crate) fn stamp_commit(&self, results: &mut RunResults) {
+        if results.jmh.is_some() && results.git.sha.is_none() {
+            results.git = crate::results::GitInfo {
+                sha: self.ctx.sha.clone(),
+                ref_name: self.ctx.ref_name.clone(),
+            };
+        }
+    }
+
+    /// The results a config that runs nothing ([`Suite::gates_only`]) is
+    /// compared with: the file at `results-path` (a JMH result file, or a
+    /// benchgate results file) written by an earlier step of the job, read
+    /// with the suite's `[jmh]`.
+    fn given_results(&self, suite: &Suite) -> anyhow::Result<RunResults> {
+        let path = self.results_path();
+        let trials = crate::results::jmh::TrialUnit::of(&suite.jmh);
+        let results = RunResults::read_as(&path, trials).with_context(|| {
+            format!(
+                "input `results-path`: {} has no [[client]] or [[scenario]], so the action runs nothing and reads the results an earlier step wrote there (e.g. java -jar target/benchmarks.jar -f 4 -rf json -rff {}); write them there, or point `results-path` at them",
+                suite.source,
+                path.display()
+            )
+        })?;
+        let line = format!(
+            "benchgate: {} runs nothing: comparing the results at input `results-path` {} ({})",
+            suite.source,
+            path.display(),
+            if results.jmh.is_some() {
+                "a JMH result file"
+            } else {
+                "a benchgate results file"
+            }
+        );
+        eprintln!("{}", crate::report::escape::fence(&line));
+        Ok(results)
     }
 }
 

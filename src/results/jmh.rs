@@ -513,6 +513,17 @@ pub fn too_few_forks(
     })
 }
 
+/// The JMH modes a cell was measured in (`thrpt`, `avgt`, ...), in the
+/// registry's order.
+pub(crate) fn modes(cell: &CellResult) -> Vec<&'static str> {
+    crate::metric::METRICS
+        .iter()
+        .filter_map(|d| Some((mode_of_metric(d.name)?, d.name)))
+        .filter(|(_, m)| !cell.values(m).is_empty())
+        .map(|(mode, _)| mode)
+        .collect()
+}
+
 /// Why a JMH cell of the two runs cannot be compared: no mode in common
 /// (a throughput against a time per operation), or trials of different
 /// kinds (forks against iterations).
@@ -530,14 +541,6 @@ pub fn differences(
             bo.trials, co.trials
         ));
     }
-    let modes = |cell: &CellResult| -> Vec<&'static str> {
-        crate::metric::METRICS
-            .iter()
-            .filter_map(|d| Some((mode_of_metric(d.name)?, d.name)))
-            .filter(|(_, m)| !cell.values(m).is_empty())
-            .map(|(mode, _)| mode)
-            .collect()
-    };
     let (bm, cm) = (modes(baseline.1), modes(current.1));
     if !bm.is_empty() && !cm.is_empty() && !bm.iter().any(|m| cm.contains(m)) {
         out.push(format!(

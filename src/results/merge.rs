@@ -181,13 +181,29 @@ pub fn merge(shards: Vec<(String, RunResults)>) -> anyhow::Result<RunResults> {
 }
 
 /// Reads the shards' results files (each checked as untrusted input) and
-/// merges them; errors name the files.
-pub fn read_and_merge(files: &[PathBuf]) -> anyhow::Result<RunResults> {
+/// merges them; errors name the files. JMH result files (read with
+/// `jmh_trials`, `[jmh] iterations_as_trials`) are joined by benchmark
+/// ([`super::jmh_merge`]); a mix of JMH and benchgate files is refused.
+pub fn read_and_merge(
+    files: &[PathBuf],
+    jmh_trials: super::jmh::TrialUnit,
+) -> anyhow::Result<RunResults> {
     let shards = files
         .iter()
-        .map(|path| Ok((path.display().to_string(), RunResults::read(path)?)))
+        .map(|path| {
+            let run = RunResults::read_as(path, jmh_trials)?;
+            Ok((path.display().to_string(), run))
+        })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    merge(shards)
+    let jmh = shards.iter().find(|(_, r)| r.jmh.is_some());
+    let ours = shards.iter().find(|(_, r)| r.jmh.is_none());
+    match (jmh, ours) {
+        (Some((j, _)), Some((o, _))) => anyhow::bail!(
+            "{j} is a JMH result file and {o} a benchgate results file: merge JMH files with JMH files, or benchgate shards with benchgate shards"
+        ),
+        (Some(_), None) => super::jmh_merge::merge(shards),
+        _ => merge(shards),
+    }
 }
 
 /// One sentence per shard of a merged run that ran on another kind of
