@@ -209,8 +209,8 @@ impl Action {
                 let results = if self.inputs.mode == ModeInput::Merge {
                     self.merged_shards(suite)?
                 } else {
-                    let results = self.run_suite(suite, plan)?;
-                    if let Some(code) = self.cancelled(&results)? {
+                    let (results, signal) = self.run_suite(suite, plan)?;
+                    if let Some(code) = self.cancelled(&results, signal)? {
                         return Ok(Measured::Done(code));
                     }
                     results
