@@ -314,6 +314,30 @@ fn no_module_imports_against_the_layer_order() {
     );
 }
 
+/// The two edges, the action and the CLI's subcommands, share one row, so
+/// the rule above keeps either from importing the other (issue 33): what
+/// both need lives below them, in `pipeline`.
+#[test]
+fn the_action_and_the_commands_never_use_each_other() {
+    let layers = layers_from_readme();
+    let row = |m: &str| layers.iter().position(|r| r.iter().any(|x| x == m));
+    assert!(
+        row("action").is_some() && row("action") == row("commands"),
+        "README's Architecture table must list `src/action/` and `src/commands/` in one row (the edges never use each other); rows: {layers:?}"
+    );
+    let bad: Vec<String> = violations(&layers)
+        .into_iter()
+        .filter(|v| {
+            v.contains("`action` imports `commands`") || v.contains("`commands` imports `action`")
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "the action and the CLI's subcommands import each other; move what both need into src/pipeline/ (or lower):\n{}",
+        bad.join("\n")
+    );
+}
+
 #[test]
 fn every_module_of_the_crate_is_in_exactly_one_row() {
     let layers = layers_from_readme();

@@ -41,8 +41,10 @@ use crate::baseline::{BaselineStore, LocalStore};
 use crate::cli::ActionStep;
 use crate::config::{MockScript, Suite, SuiteChoice};
 use crate::github::target::GithubTarget;
+use crate::interrupt::Signal;
 use crate::knobs::TestKnobs;
 use crate::orchestrate::{self, RunOptions};
+use crate::pipeline;
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::results::RunResults;
 
@@ -247,7 +249,7 @@ impl Action {
         }
     }
 
-    /// What this flow's run is compared with ([`ComparisonPlan::resolve`]):
+    /// What this flow's run is compared with ([`pipeline::plan`]):
     /// the stored baseline, unless the config's `[compare]` asks for side by
     /// side, or for base vs head (`git_base`: a pull request's base commit;
     /// other flows keep the stored history); `stored`: the stored baseline
@@ -265,12 +267,11 @@ impl Action {
             otherwise: Otherwise::Stored,
             ..Asked::default()
         };
-        let plan = ComparisonPlan::resolve(asked, suite, suite, &suite.source)?;
         // Base vs head gates with the base commit's `[gate]`.
         let config = SuiteChoice::for_action(self.inputs.config.as_deref())
             .path()
             .map(|p| self.workdir.join(p));
-        crate::orchestrate::base_gate::from_base(plan, suite, config.as_deref())
+        pipeline::plan(asked, suite, config.as_deref())
     }
 
     /// The baseline store of `baseline-store`.
@@ -314,80 +315,52 @@ impl Action {
         self.results_path().with_file_name("benchgate-report.md")
     }
 
-    /// Runs the suite, its log folded in a group and fenced from commands.
-    /// Scenarios the `plan`'s comparison leaves undecided after `rounds` get
-    /// more rounds, up to `[run] max_rounds`.
+    /// Runs the suite ([`pipeline::run`]), its log folded in a group and
+    /// fenced from commands. Scenarios the `plan`'s comparison leaves
+    /// undecided after `rounds` get more rounds, up to `[run] max_rounds`.
+    /// With the results, the SIGINT/SIGTERM that stopped the run (see
+    /// [`Action::cancelled`]).
     pub fn run_suite(
         &self,
         suite: &Suite,
         plan: Option<&ComparisonPlan>,
-    ) -> anyhow::Result<RunResults> {
+    ) -> anyhow::Result<(RunResults, Option<Signal>)> {
         suite.check_runnable("the action's measure")?;
         let out = self.results_path();
         if let Some(dir) = out.parent() {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("input `results-path`: creating {}", dir.display()))?;
         }
-        // A shard job runs its share of the suite (whole scenarios, so base
-        // and head twins stay together), cut before the base variants join.
-        let (suite, shard) = match self.inputs.shard {
-            Some(shard) => {
-                let (cut, info) =
-                    crate::orchestrate::shard::select(suite.clone(), shard, "input `shard`")?;
-                (cut, Some(info))
-            }
-            None => (suite.clone(), None),
+        let run = pipeline::Run {
+            suite: suite.clone(),
+            shard: self.inputs.shard.map(|shard| (shard, "input `shard`")),
+            start: &self.workdir,
+            opts: RunOptions {
+                out,
+                mock: self.mock.clone(),
+                exe: std::env::current_exe().context("finding the benchgate executable")?,
+                quiet: false,
+                extend: None,
+                shard: None,
+                knobs: self.knobs.clone(),
+            },
         };
-        let suite = &suite;
-        // Base vs head: the base commit checked out beside the workspace
-        // (removed when `_base` drops) and its variants in the suite.
-        let (suite, _base) = match plan {
-            Some(plan) => {
-                if let Some(why) = plan.check_reachable(&suite.run, &suite.source)? {
-                    command(&annotation(
-                        Level::Warning,
-                        "benchgate: no verdict possible",
-                        &why,
-                    ));
-                }
-                crate::orchestrate::base_tree::prepare(suite.clone(), plan, &self.workdir)?
-            }
-            None => (suite.clone(), None),
-        };
-        let suite = &suite;
-        let opts = RunOptions {
-            out: out.clone(),
-            mock: self.mock.clone(),
-            exe: std::env::current_exe().context("finding the benchgate executable")?,
-            quiet: false,
-            extend: plan.map(|plan| crate::orchestrate::extend::Extend { plan: plan.clone() }),
-            shard,
-            knobs: self.knobs.clone(),
-        };
-        command(&format!(
-            "::group::benchgate run ({} scenarios, {} rounds)",
-            suite.scenarios.len(),
-            suite.run.rounds
-        ));
-        let token = outputs::random_token("benchgate-");
-        command(&format!("::stop-commands::{token}"));
-        let result = orchestrate::run(suite, &opts);
-        if let Ok(r) = &result {
-            let table =
-                crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow);
-            print!("{}", crate::report::escape::disarm(&table));
-        }
-        command(&format!("::{token}::"));
-        command("::endgroup::");
-        result
+        let ran = pipeline::run(run, |_| Ok(plan.cloned()), &LogGroup)?;
+        // Base vs head: the base commit's checkout goes as the run ends.
+        drop(ran.base);
+        Ok((ran.results, ran.interrupted))
     }
 
     /// After a run: when SIGINT/SIGTERM stopped it (the job is being
     /// cancelled), writes the job summary and the outputs for the partial
     /// results and returns the exit code (130/143); the caller then compares,
     /// stores and comments nothing. `None`: carry on.
-    pub fn cancelled(&self, results: &RunResults) -> anyhow::Result<Option<u8>> {
-        let Some(signal) = crate::interrupt::received() else {
+    pub fn cancelled(
+        &self,
+        results: &RunResults,
+        signal: Option<Signal>,
+    ) -> anyhow::Result<Option<u8>> {
+        let Some(signal) = signal else {
             return Ok(None);
         };
         let path = self.results_path().display().to_string();
@@ -417,5 +390,38 @@ impl Action {
                 Ok(())
             }
         }
+    }
+}
+
+/// The action's run: warnings as annotations, the run's log folded in a
+/// group and fenced from commands.
+struct LogGroup;
+
+impl pipeline::Presenter for LogGroup {
+    fn unreachable(&self, why: &str) {
+        command(&annotation(
+            Level::Warning,
+            "benchgate: no verdict possible",
+            why,
+        ));
+    }
+
+    fn measure(&self, suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
+        command(&format!(
+            "::group::benchgate run ({} scenarios, {} rounds)",
+            suite.scenarios.len(),
+            suite.run.rounds
+        ));
+        let token = outputs::random_token("benchgate-");
+        command(&format!("::stop-commands::{token}"));
+        let result = orchestrate::run(suite, opts);
+        if let Ok(r) = &result {
+            let table =
+                crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow);
+            print!("{}", crate::report::escape::disarm(&table));
+        }
+        command(&format!("::{token}::"));
+        command("::endgroup::");
+        result
     }
 }

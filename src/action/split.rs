@@ -124,8 +124,8 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
         None => GitBase::Stored,
     };
     let plan = a.plan(&suite, false, git_base)?;
-    let results = a.run_suite(&suite, Some(&plan))?;
-    if let Some(code) = a.cancelled(&results)? {
+    let (results, signal) = a.run_suite(&suite, Some(&plan))?;
+    if let Some(code) = a.cancelled(&results, signal)? {
         return Ok(code);
     }
     let meta = Meta {

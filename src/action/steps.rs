@@ -213,8 +213,8 @@ impl Action {
                     // the results (`-rf json -rff` at `results-path`).
                     self.given_results(suite)?
                 } else {
-                    let results = self.run_suite(suite, plan)?;
-                    if let Some(code) = self.cancelled(&results)? {
+                    let (results, signal) = self.run_suite(suite, plan)?;
+                    if let Some(code) = self.cancelled(&results, signal)? {
                         return Ok(Measured::Done(code));
                     }
                     results

@@ -18,8 +18,8 @@ use anyhow::Context as _;
 use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
 use crate::knobs::TestKnobs;
-use crate::orchestrate::extend::Extend;
 use crate::orchestrate::{self, RunOptions};
+use crate::pipeline;
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
 use crate::report::escape::{fence, warn_refused_histograms};
@@ -31,7 +31,7 @@ use crate::report::files::Sides;
 pub use cloudwatch::publish_cloudwatch;
 use output::{finish_comparison, report_files};
 
-/// `benchgate run`.
+/// `benchgate run`: [`pipeline::run`], presented on the terminal.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let choice = SuiteChoice::for_command(args.config.as_deref());
     let suite = choice.load()?.with_overrides(&Overrides {
@@ -41,13 +41,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         scenarios: args.scenarios.clone(),
     })?;
     suite.check_runnable("benchgate run")?;
-    // Shards cut the suite as overridden, so every job of a matrix agrees.
-    let (suite, shard) = match &args.shard {
-        Some(text) => {
-            let (suite, info) = orchestrate::shard::select(suite, text.parse()?, "--shard")?;
-            (suite, Some(info))
-        }
-        None => (suite, None),
+    let shard = match &args.shard {
+        Some(text) => Some((text.parse()?, "--shard")),
+        None => None,
     };
     let mock = (!args.mock_latencies_us.is_empty()).then(|| MockScript {
         latencies_us: args.mock_latencies_us.clone(),
@@ -55,77 +51,51 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         response_bytes: 22,
         fail: None,
     });
-    let mut opts = RunOptions {
+    let opts = RunOptions {
         out: args.out.clone(),
         mock,
         exe: current_exe()?,
         quiet: args.quiet,
         extend: None,
-        shard,
+        shard: None,
         knobs: TestKnobs::from_process_env()?,
     };
-    if !args.quiet {
-        let line = format!(
-            "benchgate: running {}{} ({} scenarios, {} rounds), results to {}",
-            suite.source,
-            args.shard
-                .as_deref()
-                .map_or(String::new(), |s| format!(", shard {s}")),
-            suite.scenarios.len(),
-            suite.run.rounds,
-            args.out.display()
-        );
-        eprintln!("{}", fence(&line));
-    }
-    // Read the baseline before spending minutes on the run.
-    let baseline = match &args.baseline {
-        Some(path) => Some(RunResults::read(path)?),
-        None => None,
-    };
-    let asked = Asked {
-        stored: baseline.is_some(),
-        side_by_side_client: args.side_by_side.clone(),
-        compare_base: args.compare_base.clone(),
-        ..Asked::default()
-    };
-    // What the run is compared with decides, during it, whether a scenario
-    // needs more rounds (`[run] max_rounds`), and after it, the verdict.
-    let plan = ComparisonPlan::resolve(asked, &suite, &suite, &suite.source)?.with_stored(baseline);
     // Base vs head: the base commit checked out beside this one (removed when
-    // `_base` drops, however the run ends) and its variants in the suite.
+    // `ran.base` drops, however the run ends) and its variants in the suite.
     let start = choice
         .path()
         .and_then(|p| p.parent())
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
-    // Base vs head gates with the base commit's `[gate]`.
-    let plan = orchestrate::base_gate::from_base(plan, &suite, choice.path())?;
-    if let Some(why) = plan.check_reachable(&suite.run, &suite.source)? {
-        eprintln!("{}", fence(&format!("benchgate: warning: {why}")));
-    }
-    if let Some(note) = &plan.gate_note {
-        eprint!(
-            "{}",
-            fence(&format!("benchgate: {}", note.trim_start_matches("> ")))
-        );
-    }
-    let (suite, _base) = orchestrate::base_tree::prepare(suite, &plan, &start)?;
-    opts.extend = plan
-        .against
-        .is_some()
-        .then(|| Extend { plan: plan.clone() });
-    let results = orchestrate::run(&suite, &opts)?;
-    let table = report::terminal::render(
-        &results,
-        report::terminal::color_stdout(),
-        if args.wide {
-            report::run_table::Width::Wide
-        } else {
-            report::run_table::Width::Narrow
+    let run = pipeline::Run {
+        suite,
+        shard,
+        start: &start,
+        opts,
+    };
+    let ran = pipeline::run(
+        run,
+        |suite| {
+            // Read the baseline before spending minutes on the run.
+            let baseline = match &args.baseline {
+                Some(path) => Some(RunResults::read(path)?),
+                None => None,
+            };
+            let asked = Asked {
+                stored: baseline.is_some(),
+                side_by_side_client: args.side_by_side.clone(),
+                compare_base: args.compare_base.clone(),
+                ..Asked::default()
+            };
+            // Base vs head gates with the base commit's `[gate]`.
+            Ok(Some(
+                pipeline::plan(asked, suite, choice.path())?.with_stored(baseline),
+            ))
         },
-    );
-    print!("{}", fence(&table));
-    if let Some(signal) = crate::interrupt::received() {
+        &Terminal { args: &args },
+    )?;
+    let results = &ran.results;
+    if let Some(signal) = ran.interrupted {
         // Partial results gate nothing and export nothing.
         let line = format!(
             "benchgate: stopped by {}; the results measured so far are in {}{}",
@@ -140,19 +110,72 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         eprintln!("{}", fence(&line));
         return Ok(signal.exit_code());
     }
-    let Some(comparison) = plan.compare(&results) else {
+    let plan = ran.plan.as_ref();
+    let Some(comparison) = plan.and_then(|plan| plan.compare(results)) else {
         // Nothing to compare: the markdown files (and exports) still show
         // the run, and with no gate to fail a cell that measured nothing is
         // the exit code.
         report_files(&args.outputs, args.json.as_deref())?
-            .write_run(&results, &MarkdownOptions::default())?;
-        return Ok(failed_cells_code(&results, &args.out));
+            .write_run(results, &MarkdownOptions::default())?;
+        return Ok(failed_cells_code(results, &args.out));
     };
     let sides = Sides {
-        current: &results,
-        baseline: plan.stored(),
+        current: results,
+        baseline: plan.and_then(ComparisonPlan::stored),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
+}
+
+/// `benchgate run` on the terminal: a line before the run, warnings on
+/// stderr, the run's table on stdout.
+struct Terminal<'a> {
+    args: &'a RunArgs,
+}
+
+impl pipeline::Presenter for Terminal<'_> {
+    fn starting(&self, suite: &Suite) {
+        if self.args.quiet {
+            return;
+        }
+        let line = format!(
+            "benchgate: running {}{} ({} scenarios, {} rounds), results to {}",
+            suite.source,
+            self.args
+                .shard
+                .as_deref()
+                .map_or(String::new(), |s| format!(", shard {s}")),
+            suite.scenarios.len(),
+            suite.run.rounds,
+            self.args.out.display()
+        );
+        eprintln!("{}", fence(&line));
+    }
+
+    fn unreachable(&self, why: &str) {
+        eprintln!("{}", fence(&format!("benchgate: warning: {why}")));
+    }
+
+    fn gate_note(&self, note: &str) {
+        eprint!(
+            "{}",
+            fence(&format!("benchgate: {}", note.trim_start_matches("> ")))
+        );
+    }
+
+    fn measure(&self, suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
+        let results = orchestrate::run(suite, opts)?;
+        let table = report::terminal::render(
+            &results,
+            report::terminal::color_stdout(),
+            if self.args.wide {
+                report::run_table::Width::Wide
+            } else {
+                report::run_table::Width::Narrow
+            },
+        );
+        print!("{}", fence(&table));
+        Ok(results)
+    }
 }
 
 /// Longest line `run` prints per failed cell.
