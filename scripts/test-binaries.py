@@ -10,7 +10,8 @@ binary does not stop the others (like `cargo test --no-fail-fast`), each
 binary's output is printed whole when it ends (never interleaved), and a
 table of every binary's time ends the run.
 
-Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--clippy] [--no-run] [--] CARGO_ARGS...
+Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--only NAME ...] [--skip NAME ...]
+                                [--clippy] [--no-run] [--] CARGO_ARGS...
   CARGO_ARGS go to `cargo test --no-run --message-format=json-render-diagnostics`
   (e.g. --all-targets --locked). --clippy: the build is also clippy's check with
   warnings as errors (`cargo clippy CARGO_ARGS -- -D warnings`): clippy-driver
@@ -20,6 +21,9 @@ Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--clippy] [--no-r
   arguments that way (CLIPPY_ARGS) and fails the run if not. --no-run: build
   and stop (a later run with the same arguments builds nothing). --alone NAME: run that binary by itself, after
   the others (for a test that must not share the machine; none by default).
+  --only NAME: run only the named binaries; --skip NAME: run all but these
+  (scripts/test.sh runs the binaries that tolerate a neighbour beside its
+  background builds, then the others alone: the same build, two calls).
   JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 1. --timeout S (BENCHGATE_TEST_TIMEOUT,
   default 1200): a binary still running after S seconds is killed with what it
   started and counted failed.
@@ -117,6 +121,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("BENCHGATE_TEST_JOBS", "1")))
     ap.add_argument("--alone", action="append", default=[], metavar="NAME")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME")
+    ap.add_argument("--skip", action="append", default=[], metavar="NAME")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("BENCHGATE_TEST_TIMEOUT", "1200")),
                     help="seconds a binary may run before it is killed and counted failed")
     ap.add_argument("--clippy", action="store_true",
@@ -135,9 +141,13 @@ def main():
         return 0
     print(f"test-binaries: built {len(bins)} test binaries in {time.monotonic() - t0:.0f}s; "
           f"running them {args.jobs} at a time", flush=True)
-    unknown = set(args.alone) - {b[0] for b in bins}
-    if unknown:
-        sys.exit(f"test-binaries: --alone names no test binary: {', '.join(sorted(unknown))}")
+    for flag, names in (("--alone", args.alone), ("--only", args.only), ("--skip", args.skip)):
+        unknown = set(names) - {b[0] for b in bins}
+        if unknown:
+            sys.exit(f"test-binaries: {flag} names no test binary: {', '.join(sorted(unknown))}")
+    if args.only and args.skip:
+        sys.exit("test-binaries: --only and --skip together: give one of them")
+    bins = [b for b in bins if (not args.only or b[0] in args.only) and b[0] not in args.skip]
 
     times_path = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
                               "test-binary-times.json")
@@ -181,8 +191,10 @@ def main():
     for b in alone:
         run(b)
 
+    # Merged with the previous times: a call with --only/--skip keeps the others'.
+    previous.update({k: round(v[2], 1) for k, v in results.items()})
     with open(times_path, "w") as f:
-        json.dump({k: round(v[2], 1) for k, v in results.items()}, f, indent=1, sort_keys=True)
+        json.dump(previous, f, indent=1, sort_keys=True)
     failed = sorted(v[0] for v in results.values() if v[1] != 0)
     print(f"\n== test binaries, {len(results)} in {time.monotonic() - t0:.0f}s, {args.jobs} at a time "
           "(time each, longest first):")

@@ -1,0 +1,118 @@
+//! Which targets the `cloudwatch` feature changes (issue 33, point 4). The
+//! test command lints and builds everything with default features, and without
+//! them only the library, the binary and tests/cloudwatch + tests/publish_config
+//! (scripts/test.sh): the other test, bench and example targets are the same
+//! code either way, as long as none of them names the feature, its crates or
+//! the items it gates (`publish::cloudwatch`). This test keeps them so: a
+//! target that starts to would compile differently without the feature, and
+//! must join the `--no-default-features` build in scripts/test.sh (and the
+//! list below).
+
+use std::path::{Path, PathBuf};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// The targets scripts/test.sh builds without default features, besides the
+/// library and the binary.
+const BUILT_WITHOUT_DEFAULT_FEATURES: &[&str] = &[
+    "tests/cloudwatch.rs",
+    "tests/cloudwatch/",
+    "tests/publish_config.rs",
+];
+
+/// What marks code that the feature changes.
+const MARKS: &[&str] = &[
+    "feature = \"cloudwatch\"",
+    "publish::cloudwatch",
+    "aws_sdk",
+    "aws_config",
+    "aws_smithy",
+];
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every (file, line, mark) in the test, bench and example targets outside
+/// the list.
+fn marked_outside_the_list(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    for dir in ["tests", "benches", "examples"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if BUILT_WITHOUT_DEFAULT_FEATURES
+            .iter()
+            .any(|listed| rel == *listed || (listed.ends_with('/') && rel.starts_with(listed)))
+        {
+            continue;
+        }
+        if rel == "tests/feature_sets.rs" {
+            continue; // this file names the marks
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for mark in MARKS {
+                if line.contains(mark) {
+                    found.push(format!("{rel}:{}: {mark}", n + 1));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_listed_targets_depend_on_the_cloudwatch_feature() {
+    let found = marked_outside_the_list(Path::new(ROOT));
+    assert!(
+        found.is_empty(),
+        "these targets name the cloudwatch feature or what it gates, but scripts/test.sh \
+         builds them with default features only; add them to its --no-default-features build \
+         and to BUILT_WITHOUT_DEFAULT_FEATURES in tests/feature_sets.rs:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_listed_targets_exist_and_the_check_sees_a_mark() {
+    for listed in BUILT_WITHOUT_DEFAULT_FEATURES {
+        assert!(
+            Path::new(ROOT).join(listed).exists(),
+            "{listed} is gone: update the list"
+        );
+    }
+    // The scan finds a mark where there is one (a copy of the tree with one).
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tests/common")).unwrap();
+    std::fs::write(
+        dir.path().join("tests/common/aws.rs"),
+        "use benchgate::publish::cloudwatch::PublishOptions;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("tests/cloudwatch.rs"),
+        "#[cfg(feature = \"cloudwatch\")]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        marked_outside_the_list(dir.path()),
+        ["tests/common/aws.rs:1: publish::cloudwatch"]
+    );
+}
