@@ -24,7 +24,12 @@ Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--only NAME ...] 
   --only NAME: run only the named binaries; --skip NAME: run all but these
   (scripts/test.sh runs the binaries that tolerate a neighbour beside its
   background builds, then the others alone: the same build, two calls).
-  JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 1. --timeout S (BENCHGATE_TEST_TIMEOUT,
+  --again-alone FILE: a binary that fails is not counted failed here: its name
+  is added to FILE (its output stays in the log, marked so), for a later call
+  with --only-file FILE to run it again by itself; --only-file FILE: also run
+  the binaries FILE names (scripts/test.sh: a binary that failed beside a
+  neighbour on a loaded 2-core machine passes only if it passes alone, and the
+  end of the run names it). JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 1. --timeout S (BENCHGATE_TEST_TIMEOUT,
   default 1200): a binary still running after S seconds is killed with what it
   started and counted failed.
 Order: longest first, from the times of the previous run on this checkout
@@ -123,6 +128,9 @@ def main():
     ap.add_argument("--alone", action="append", default=[], metavar="NAME")
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
     ap.add_argument("--skip", action="append", default=[], metavar="NAME")
+    ap.add_argument("--again-alone", metavar="FILE",
+                    help="a failing binary is named in FILE to run again alone, not counted failed here")
+    ap.add_argument("--only-file", metavar="FILE", help="also run the binaries FILE names (one per line)")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("BENCHGATE_TEST_TIMEOUT", "1200")),
                     help="seconds a binary may run before it is killed and counted failed")
     ap.add_argument("--clippy", action="store_true",
@@ -133,6 +141,18 @@ def main():
     cargo_args = [a for a in args.cargo_args if a != "--"]
     if args.jobs < 1:
         sys.exit("test-binaries: --jobs must be at least 1")
+
+    again_alone = []
+    if args.only_file:
+        try:
+            with open(args.only_file) as f:
+                again_alone = sorted({line.strip() for line in f if line.strip()})
+        except FileNotFoundError:
+            pass
+        args.only = args.only + again_alone
+        if not args.only:
+            print(f"test-binaries: nothing to run (no --only, and {args.only_file} names no binary)")
+            return 0
 
     t0 = time.monotonic()
     bins = build(cargo_args, clippy_env() if args.clippy else None)
@@ -182,7 +202,12 @@ def main():
         took = time.monotonic() - start
         with lock:
             results[key(b)] = (label(name, kind), code, took)
-            status = "ok" if code == 0 else f"FAILED ({status})"
+            if code == 0:
+                status = "ok"
+            elif args.again_alone:
+                status = f"FAILED beside a neighbour ({status}), to run again alone"
+            else:
+                status = f"FAILED ({status})"
             print(f"\n---- {label(name, kind)}: {status} in {took:.1f}s "
                   f"(load average {os.getloadavg()[0]:.1f})\n{out.rstrip()}", flush=True)
 
@@ -196,10 +221,20 @@ def main():
     with open(times_path, "w") as f:
         json.dump(previous, f, indent=1, sort_keys=True)
     failed = sorted(v[0] for v in results.values() if v[1] != 0)
+    if args.again_alone:
+        names = sorted({k.split(":")[0] for k, v in results.items() if v[1] != 0})
+        with open(args.again_alone, "a") as f:
+            f.writelines(f"{n}\n" for n in names)
     print(f"\n== test binaries, {len(results)} in {time.monotonic() - t0:.0f}s, {args.jobs} at a time "
           "(time each, longest first):")
     for lbl, code, took in sorted(results.values(), key=lambda v: -v[2]):
         print(f"{took:7.1f}s  {lbl}{'' if code == 0 else '  FAILED'}")
+    if again_alone:
+        print(f"\ntest-binaries: failed beside a neighbour, run again alone: {', '.join(again_alone)}")
+    if failed and args.again_alone:
+        print(f"\ntest-binaries: {len(failed)} failed beside a neighbour, to run again alone "
+              f"(their output above is marked so): {', '.join(failed)}", flush=True)
+        return 0
     if failed:
         print(f"\ntest-binaries: {len(failed)} failed: {', '.join(failed)}", flush=True)
         return 1
