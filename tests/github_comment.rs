@@ -6,7 +6,6 @@
 
 mod github;
 
-use benchgate::action::comment::CommentResult as SinkResult;
 use benchgate::action::github::comment_sink;
 use benchgate::github::marker::Marker;
 use benchgate::github::target::{GithubTarget, Secret};
@@ -290,7 +289,7 @@ fn the_action_sink_updates_an_existing_comment_only() {
     };
     let sink = comment_sink(&target, PR, "default").unwrap();
     let skipped = sink.update_existing("pass table", HEAD).unwrap();
-    assert!(matches!(skipped, SinkResult::Skipped(_)), "{skipped:?}");
+    assert!(matches!(skipped, CommentResult::Skipped(_)), "{skipped:?}");
     assert!(bodies(&fake).is_empty());
     assert_eq!(fake.count("POST", ""), 0);
 
@@ -323,5 +322,8 @@ fn the_action_sink_updates_an_existing_comment_only() {
     };
     let sink = comment_sink(&fork, PR, "default").unwrap();
     let forbidden = sink.update_existing("other table", HEAD).unwrap();
-    assert_eq!(forbidden, SinkResult::Forbidden);
+    assert!(
+        matches!(forbidden, CommentResult::Forbidden(_)),
+        "{forbidden:?}"
+    );
 }

@@ -4,31 +4,10 @@
 //! live in the GitHub layer (see [`super::github`]); here are the contracts and
 //! the sink used when there is no comment to write ([`SummaryOnly`]).
 
-/// What became of the comment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommentResult {
-    /// A new comment; its `html_url`.
-    Created(String),
-    /// The existing sticky comment was updated; its `html_url`.
-    Updated(String),
-    /// Nothing written, and why (e.g. `comment: never`, a newer head's comment
-    /// is already there).
-    Skipped(String),
-    /// The token may not comment (a fork's read-only token: HTTP 403). The
-    /// action degrades to the job summary plus a warning; the exit code still
-    /// reflects only the gate.
-    Forbidden,
-}
-
-impl CommentResult {
-    /// The comment's URL, when one was written.
-    pub fn url(&self) -> Option<&str> {
-        match self {
-            CommentResult::Created(u) | CommentResult::Updated(u) => Some(u),
-            _ => None,
-        }
-    }
-}
+/// What became of the comment: the GitHub layer's one record of it. A
+/// `Forbidden` token (a fork's read-only one: HTTP 403) degrades the action to
+/// the job summary plus a warning; the exit code still reflects only the gate.
+pub use crate::github::CommentResult;
 
 /// Where the pull-request comment goes. One sink serves one pull request and
 /// one suite (the hidden marker names the suite, so several suites can share a
@@ -114,6 +93,10 @@ mod tests {
             CommentResult::Skipped("no token".into())
         );
         assert_eq!(s.upsert("b", "a").unwrap().url(), None);
-        assert_eq!(CommentResult::Updated("u".into()).url(), Some("u"));
+        let url = || "u".to_string();
+        assert_eq!(CommentResult::Updated { url: url() }.url(), Some("u"));
+        assert_eq!(CommentResult::Unchanged { url: url() }.url(), Some("u"));
+        assert_eq!(CommentResult::Created { url: url() }.url(), Some("u"));
+        assert_eq!(CommentResult::Forbidden("403".into()).url(), None);
     }
 }

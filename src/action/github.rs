@@ -83,15 +83,13 @@ impl GitHubComment {
     /// The action's view of a comment write.
     fn outcome(
         &self,
-        result: Result<github::CommentResult, github::GitHubError>,
+        result: Result<CommentResult, github::GitHubError>,
     ) -> anyhow::Result<CommentResult> {
         match result {
-            Ok(github::CommentResult::Created { url }) => Ok(CommentResult::Created(url)),
-            Ok(github::CommentResult::Updated { url })
-            | Ok(github::CommentResult::Unchanged { url }) => Ok(CommentResult::Updated(url)),
-            Ok(github::CommentResult::Skipped(why)) => Ok(CommentResult::Skipped(why)),
-            Ok(github::CommentResult::Forbidden(_)) => Ok(CommentResult::Forbidden),
-            Err(e) if e.is_forbidden() => Ok(CommentResult::Forbidden),
+            Ok(r) => Ok(r),
+            Err(e) if e.is_forbidden() => Ok(CommentResult::Forbidden(
+                self.gh.redact(&e.to_string()),
+            )),
             Err(e) => Err(anyhow::anyhow!(
                 "commenting on pull request #{}: {}",
                 self.pr_number,

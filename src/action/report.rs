@@ -127,7 +127,7 @@ fn comment(
         CommentMode::OnChange => sink.update_existing(body, head),
     };
     match result {
-        Ok(CommentResult::Forbidden) => {
+        Ok(CommentResult::Forbidden(_)) => {
             command(&annotation(
                 Level::Warning,
                 "benchgate could not comment",

@@ -75,6 +75,18 @@ pub enum CommentResult {
     Forbidden(String),
 }
 
+impl CommentResult {
+    /// The comment's URL, when one is there (written now or left unchanged).
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            CommentResult::Created { url }
+            | CommentResult::Updated { url }
+            | CommentResult::Unchanged { url } => Some(url),
+            CommentResult::Skipped(_) | CommentResult::Forbidden(_) => None,
+        }
+    }
+}
+
 /// A GitHub account as it appears in payloads.
 #[derive(Debug, Clone, Deserialize)]
 pub struct User {
