@@ -87,9 +87,9 @@ impl GitHubComment {
     ) -> anyhow::Result<CommentResult> {
         match result {
             Ok(r) => Ok(r),
-            Err(e) if e.is_forbidden() => Ok(CommentResult::Forbidden(
-                self.gh.redact(&e.to_string()),
-            )),
+            Err(e) if e.is_forbidden() => {
+                Ok(CommentResult::Forbidden(self.gh.redact(&e.to_string())))
+            }
             Err(e) => Err(anyhow::anyhow!(
                 "commenting on pull request #{}: {}",
                 self.pr_number,
