@@ -340,6 +340,8 @@ impl Action {
                 mock: self.mock.clone(),
                 exe: std::env::current_exe().context("finding the benchgate executable")?,
                 quiet: false,
+                // A log: plain lines.
+                progress_bar: false,
                 extend: None,
                 shard: None,
                 knobs: self.knobs.clone(),

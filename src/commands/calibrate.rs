@@ -139,6 +139,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             mock: mock.clone(),
             exe: current_exe()?,
             quiet: true,
+            progress_bar: false,
             extend: None,
             shard: None,
             knobs: knobs.clone(),

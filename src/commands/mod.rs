@@ -56,6 +56,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         mock,
         exe: current_exe()?,
         quiet: args.quiet,
+        progress_bar: output::progress_bar(),
         extend: None,
         shard: None,
         knobs: TestKnobs::from_process_env()?,
@@ -166,7 +167,7 @@ impl pipeline::Presenter for Terminal<'_> {
         let results = orchestrate::run(suite, opts)?;
         let table = report::terminal::render(
             &results,
-            report::terminal::color_stdout(),
+            output::color_stdout(),
             if self.args.wide {
                 report::run_table::Width::Wide
             } else {

@@ -2,12 +2,26 @@
 //! `--export-dir` as [`ReportFiles`] (written by [`crate::report::files`]),
 //! and the terminal table of a comparison.
 
+use std::io::IsTerminal as _;
 use std::path::Path;
 
 use crate::cli::ReportArgs;
 use crate::compare::Comparison;
 use crate::report::files::{Frame, ReportFiles, Sides, SummaryFile};
 use crate::report::{self, markdown::MarkdownOptions};
+
+/// Whether stdout wants colour (a terminal, and NO_COLOR unset): read here,
+/// at the edge, and passed to the renderers.
+pub fn color_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// Whether a run draws a progress bar on stderr (a terminal, outside CI,
+/// where a log keeps plain lines): read here, at the edge, into the run
+/// options.
+pub fn progress_bar() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
 
 /// The CLI's report flags.
 pub fn report_files(outputs: &ReportArgs, json: Option<&Path>) -> anyhow::Result<ReportFiles> {
@@ -38,7 +52,7 @@ pub(crate) fn finish_comparison(
     outputs: &ReportArgs,
 ) -> anyhow::Result<u8> {
     report_files(outputs, json)?.write(c, sides, Frame::default(), &MarkdownOptions::default())?;
-    let table = report::terminal::render_comparison(c, report::terminal::color_stdout());
+    let table = report::terminal::render_comparison(c, color_stdout());
     print!("{}", report::escape::fence(&table));
     Ok(c.exit_code)
 }

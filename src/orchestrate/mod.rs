@@ -59,6 +59,9 @@ pub struct RunOptions {
     /// The benchgate executable to re-invoke for the server and drivers.
     pub exe: PathBuf,
     pub quiet: bool,
+    /// A progress bar on stderr instead of a line per trial (the CLI on a
+    /// terminal outside CI: the edge decides); nothing when `quiet`.
+    pub progress_bar: bool,
     /// Extra rounds (up to `[run] max_rounds`) while this comparison is
     /// inconclusive; `None`: exactly `rounds`.
     pub extend: Option<extend::Extend>,
@@ -199,7 +202,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         logs: &failure::log_dir(&opts.out, &results.run_id),
         marker_lag: opts.knobs.marker_lag,
     };
-    let mut progress = Progress::new(rounds.total_trials(), opts.quiet);
+    let mut progress = Progress::new(rounds.total_trials(), opts.quiet, opts.progress_bar);
     let mut stopped = None;
     let run_budget = suite.run.budget.map(|total| budget::RunBudget {
         total,

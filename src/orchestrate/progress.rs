@@ -1,7 +1,5 @@
 //! Progress: an indicatif bar on a terminal, plain lines in CI logs.
 
-use std::io::IsTerminal as _;
-
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::metric::TrialMetrics;
@@ -14,9 +12,10 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(total: u64, quiet: bool) -> Progress {
-        let tty = std::io::stderr().is_terminal() && std::env::var_os("CI").is_none();
-        let bar = (tty && !quiet).then(|| {
+    /// `bar`: draw one (the edge decides: a terminal, outside CI); else a
+    /// line per trial, none when `quiet`.
+    pub fn new(total: u64, quiet: bool, bar: bool) -> Progress {
+        let bar = (bar && !quiet).then(|| {
             let bar = ProgressBar::new(total);
             bar.set_style(
                 ProgressStyle::with_template("{bar:30} {pos}/{len} trials  {msg}")

@@ -9,7 +9,6 @@ pub use crate::report::run_table::SERVER_UNDER_TEST_NOTE;
 pub use compare::render_comparison;
 
 use std::fmt::Write as _;
-use std::io::IsTerminal as _;
 
 use crate::files::{shortened, SHOWN_CHARS};
 use crate::report::run_table;
@@ -18,11 +17,6 @@ use crate::results::RunResults;
 /// Longest failure reason shown per trial: its first line and the output
 /// tails it quotes (2 KiB each); a results file may hold 64 KiB.
 const MAX_FAILURE_CHARS: usize = 8_000;
-
-/// Whether stdout wants colour (a terminal, and NO_COLOR unset).
-pub fn color_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-}
 
 /// Untrusted text that may quote a program's output (a failure reason: a
 /// first line, then `stdout tail:` and its lines), for the terminal: the
