@@ -383,9 +383,14 @@ impl Harness {
 
     /// Every trial of the last run saw no token: not in the JVM's environment,
     /// not in its parent's (benchgate's measuring process) as /proc shows it.
-    fn assert_measured_without_token(&self, run: &ActRun, trials: usize) {
+    fn assert_measured_without_token(&self, run: &ActRun, trials: std::ops::RangeInclusive<usize>) {
         let dumps = self.take_dumps();
-        assert_eq!(dumps.len(), trials, "probe dumps\n{}", run.log);
+        assert!(
+            trials.contains(&dumps.len()),
+            "{} probe dumps, not {trials:?}\n{}",
+            dumps.len(),
+            run.log
+        );
         for (own, parent) in &dumps {
             assert!(own.contains("BENCHGATE_URL=http://127.0.0.1:"), "{own}");
             assert!(
@@ -482,8 +487,10 @@ fn stop(child: &mut Child) {
     }
 }
 
-/// Trials per run: benchgate.toml's rounds x one client x one scenario.
+/// Trials per run: benchgate.toml's rounds x one client x one scenario; a
+/// pull request's run buys rounds up to its max_rounds while undecided.
 const TRIALS: usize = 5;
+const MAX_TRIALS: usize = 10;
 
 #[test]
 fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no_token_in_measure()
@@ -514,7 +521,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
     let index = Index::parse(&index, "index.json", "main", V1Layout::DataBranch).unwrap();
     assert_eq!(index.entries.len(), 1, "{index:?}");
     assert!(comments_on(&h.fake, 42).is_empty());
-    h.assert_measured_without_token(&push, TRIALS);
+    h.assert_measured_without_token(&push, TRIALS..=TRIALS);
     // Not vacuous: act, unlike GitHub's runner, exports a composite's inputs to
     // its steps as INPUT_*, so the measure step's shell did get the token, and
     // benchgate re-executed itself without it before running anything.
@@ -545,7 +552,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
         .output("results-path")
         .ends_with("benchgate-results.json"));
     assert!(pr.report.contains("| change [CI] |"), "{}", pr.report);
-    h.assert_measured_without_token(&pr, TRIALS);
+    h.assert_measured_without_token(&pr, TRIALS..=MAX_TRIALS);
 
     // (c) The same pull request, new head, a client that waits 50 ms per request
     // (java-client.sh): the gate fails, so does the job; the same comment is updated.
@@ -577,7 +584,7 @@ fn act_runs_the_composite_push_then_pull_requests_one_sticky_comment_gate_and_no
     assert_eq!(slow.output("comment-url"), url);
     assert_eq!(h.fake.count("POST", "/issues/42/comments"), 1);
     assert!(h.fake.count("PATCH", "/issues/comments/") >= 1);
-    h.assert_measured_without_token(&slow, TRIALS);
+    h.assert_measured_without_token(&slow, TRIALS..=MAX_TRIALS);
 
     // The data branch still holds the push's baseline only.
     let index = Index::parse(
@@ -680,7 +687,7 @@ fn act_cancel_sigint_to_the_measure_step_stops_benchgate_and_the_jvm_within_seco
     assert!(comments_on(&h.fake, 42).is_empty());
     assert!(stored_file(&h.fake, "baselines/main/index.json").is_none());
     // The probe ran (the JVM was measuring) and saw no token.
-    h.assert_measured_without_token(&run, 1);
+    h.assert_measured_without_token(&run, 1..=1);
 }
 
 /// act cancels a job (SIGINT to act) by SIGKILL to each running step's process

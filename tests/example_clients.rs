@@ -59,7 +59,11 @@ concurrency = 4
     )
 }
 
-/// Runs one example client; its own count must match the server's within 1%.
+/// Runs one example client; its own count must match the server's within 1%,
+/// or within what the window's edges allow, whichever is more: the requests
+/// in flight at each edge (one per worker) and what completes while benchgate
+/// reads the program's window markers (bounded at 10 ms per edge, as
+/// tests/run_e2e.rs bounds a built-in driver's control call).
 fn own_count_agrees(client: &str, command: &str) {
     let _serial = require_deps();
     let run = run_config(&config(client, command), &[]);
@@ -68,13 +72,15 @@ fn own_count_agrees(client: &str, command: &str) {
     for t in &c.trials {
         assert_eq!(t.failure, None, "{client}");
         let (m, s) = (t.metrics.as_ref().unwrap(), t.server.as_ref().unwrap());
-        let diff = (m.ok as f64 - s.requests as f64).abs() / m.ok.max(1) as f64;
+        let diff = m.ok.abs_diff(s.requests);
+        let edges = 2 * 4 + (m.throughput_rps.unwrap() * 0.010 * 2.0).ceil() as u64;
+        let slack = edges.max(m.ok / 100);
         assert!(
-            diff <= 0.01,
-            "{client}: program counted {}, server {} ({:.2}%)",
+            diff <= slack,
+            "{client}: program counted {}, server {} ({:.2}%, allowed {slack})",
             m.ok,
             s.requests,
-            diff * 100.0
+            diff as f64 * 100.0 / m.ok.max(1) as f64
         );
         assert!(m.latency_p99_us.unwrap() >= m.latency_p50_us.unwrap());
         assert!(
