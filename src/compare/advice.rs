@@ -42,6 +42,29 @@ pub struct Advice {
     /// threshold these settings can check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smallest_threshold: Option<f64>,
+    /// When the two sides of an unpaired comparison have different trial
+    /// counts (a stored baseline keeps its own run's count, while extra rounds
+    /// add to the current run only): both counts. The estimates then count
+    /// their harmonic mean as the trials a side, and `rounds` is the smaller.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uneven: Option<Uneven>,
+}
+
+/// The trial counts of an unpaired comparison's two sides, when they differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Uneven {
+    pub baseline: u32,
+    pub current: u32,
+}
+
+impl Uneven {
+    /// The trials a side that give the same interval width as these two
+    /// counts: the width goes as `sqrt(1/baseline + 1/current)`.
+    fn per_side(self) -> f64 {
+        let (b, c) = (f64::from(self.baseline), f64::from(self.current));
+        2.0 * b * c / (b + c)
+    }
 }
 
 /// The advice for `m` under its gate `g`, or `None` when `m` is decided.
@@ -59,7 +82,14 @@ pub fn advise(
     }
     let target = g.fail.or(g.warn)?;
     let rel = relative_threshold(&target, m.baseline_median);
-    let n = m.current.len().min(m.baseline.len()) as u32;
+    let (nb, nc) = (m.baseline.len() as u32, m.current.len() as u32);
+    let n = nb.min(nc);
+    let uneven = (!paired && nb != nc && n > 0).then_some(Uneven {
+        baseline: nb,
+        current: nc,
+    });
+    // Trials a side, as the interval's width counts them.
+    let per_side = uneven.map_or(f64::from(n), Uneven::per_side);
     let least = if paired {
         stats::rounds_needed_paired(alpha)
     } else {
@@ -69,7 +99,7 @@ pub fn advise(
         .mde
         .filter(|v| v.is_finite() && *v > 0.0 && rel > 0.0 && n > 0)
         .map(|mde| {
-            let k = (f64::from(n) * (mde.abs() / rel).powi(2)).ceil();
+            let k = (per_side * (mde.abs() / rel).powi(2)).ceil();
             if k > f64::from(u32::MAX / 2) {
                 u32::MAX / 2
             } else {
@@ -77,14 +107,14 @@ pub fn advise(
             }
         });
     let rounds_needed = match by_noise {
-        Some(k) => Some(k.max(least).max(n + 1)),
+        Some(k) => Some(k.max(least).max(per_side.floor() as u32 + 1)),
         None if n < least => Some(least),
         None => None,
     };
     let max_rounds = max_rounds.clamp(1, ROUNDS_CAP);
     let smallest_threshold = match (rounds_needed, m.mde) {
         (Some(k), Some(mde)) if k > max_rounds && n > 0 && mde.is_finite() => {
-            Some(mde.abs() * (f64::from(n) / f64::from(max_rounds)).sqrt())
+            Some(mde.abs() * (per_side / f64::from(max_rounds)).sqrt())
         }
         _ => None,
     };
@@ -96,6 +126,7 @@ pub fn advise(
         rounds_needed,
         max_rounds,
         smallest_threshold,
+        uneven,
     })
 }
 
@@ -119,20 +150,30 @@ fn show(t: &Threshold, direction: Direction, m: &MetricComparison) -> String {
 /// max_rounds = 12: the smallest threshold these settings can check is
 /// ±17.7%`.
 pub fn sentence(m: &MetricComparison, a: &Advice) -> String {
+    let trials = match a.uneven {
+        Some(u) => format!("{} baseline and {} current trials", u.baseline, u.current),
+        None => format!("{} rounds", a.rounds),
+    };
     let reached = match m.mde.filter(|v| v.is_finite()) {
         Some(mde) => format!(
-            "{} rounds reached an MDE of ±{:.1}% against the threshold {}",
-            a.rounds,
+            "{trials} reached an MDE of ±{:.1}% against the threshold {}",
             mde.abs() * 100.0,
             a.threshold
         ),
         None => format!(
-            "{} rounds gave no noise estimate against the threshold {}",
-            a.rounds, a.threshold
+            "{trials} gave no noise estimate against the threshold {}",
+            a.threshold
         ),
     };
     let next = match a.rounds_needed {
         None => "more rounds would narrow the interval".to_string(),
+        // The baseline is the short side: the current run's extra rounds
+        // cannot make up for it, the run that stores the baseline can.
+        Some(k) if k <= a.max_rounds && a.uneven.is_some_and(|u| u.baseline < u.current) => {
+            format!(
+                "about {k} trials a side would decide it; extra rounds add to the current run only, so the baseline needs them too (`[run] rounds` = {k} in the run that stores it)"
+            )
+        }
         Some(k) if k <= a.max_rounds => {
             format!("about {k} rounds would decide it (`[run] rounds` or `max_rounds` = {k})")
         }
@@ -228,6 +269,54 @@ mod tests {
         // Beyond the cap of 300.
         let a = advise(&row(6, Some(2.0)), &gate(), true, 0.05, 300).unwrap();
         assert!(sentence(&row(6, Some(2.0)), &a).contains("the cap of 300"));
+    }
+
+    #[test]
+    fn a_stored_baseline_with_fewer_trials_is_the_short_side_and_is_named() {
+        // 5 stored trials against 10 current ones (the current run bought
+        // rounds up to max_rounds = 10): the width goes as sqrt(1/5 + 1/10),
+        // as 6.67 trials a side; MDE 33.6% against 50%: 6.67 * 0.45 = 3.0,
+        // so at least one more than the 6 whole trials a side, 7.
+        let mut m = row(10, Some(0.336));
+        m.baseline.truncate(5);
+        let a = advise(&m, &gate50(), false, 0.05, 10).unwrap();
+        assert_eq!(
+            a.uneven,
+            Some(Uneven {
+                baseline: 5,
+                current: 10
+            })
+        );
+        assert_eq!((a.rounds, a.rounds_needed), (5, Some(7)));
+        let s = sentence(&m, &a);
+        assert!(
+            s.starts_with("5 baseline and 10 current trials reached an MDE of ±33.6%"),
+            "{s}"
+        );
+        assert!(
+            s.contains(
+                "the baseline needs them too (`[run] rounds` = 7 in the run that stores it)"
+            ),
+            "{s}"
+        );
+        assert!(!s.contains("max_rounds` = 7"), "{s}");
+        // Paired rounds are never uneven; even sides say rounds as before.
+        let a = advise(&m, &gate50(), true, 0.05, 10).unwrap();
+        assert_eq!(a.uneven, None);
+        let even = row(5, Some(0.336));
+        let a = advise(&even, &gate50(), false, 0.05, 10).unwrap();
+        assert_eq!(a.uneven, None);
+        assert!(sentence(&even, &a).starts_with("5 rounds reached"));
+    }
+
+    fn gate50() -> MetricGate {
+        MetricGate {
+            fail: Some(Threshold {
+                relative: 0.50,
+                absolute: None,
+            }),
+            ..gate()
+        }
     }
 
     #[test]
