@@ -2,7 +2,7 @@
 //! pull requests on the result.
 //!
 //! Map of the crate, in the order data flows. The layers (which module may use
-//! which) are README's "Architecture" table, held by `tests/layers.rs`.
+//! which) are README's "Architecture" table, held by `tests/house/layers.rs`.
 //! - [`config`]: `benchgate.toml` (or the built-in default suite) -> validated
 //!   [`config::Suite`]; which suite runs ([`config::SuiteChoice`]) and the
 //!   command line's overrides; the gate's settings; base-vs-head variants.

@@ -14,6 +14,11 @@ use clap::Parser as _;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Whether what this process prints lands in a GitHub Actions log, where
+    // untrusted text is fenced: decided here, once.
+    benchgate::report::escape::set_actions_log(
+        std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
+    );
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Init(args) => benchgate::commands::init::init(args),

@@ -130,6 +130,7 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
     let action = Action {
         mock: test_mock(&knobs),
         knobs,
+        ci_commit: crate::orchestrate::git_info::from_ci(|name| env.get(name).cloned()),
         inputs,
         ctx,
         workdir,
@@ -222,6 +223,9 @@ pub(crate) struct Action {
     mock: Option<MockScript>,
     /// The test suite's hooks, from the action's environment.
     knobs: TestKnobs,
+    /// The commit the runner checked out (`GITHUB_SHA`, `GITHUB_REF`), from
+    /// the action's environment.
+    ci_commit: crate::results::GitInfo,
     /// Which part of the action this process does ([`steps`]).
     pub step: ActionStep,
 }
@@ -345,6 +349,7 @@ impl Action {
                 extend: None,
                 shard: None,
                 knobs: self.knobs.clone(),
+                ci_commit: self.ci_commit.clone(),
             },
         };
         let ran = pipeline::run(run, |_| Ok(plan.cloned()), &LogGroup)?;

@@ -143,6 +143,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             extend: None,
             shard: None,
             knobs: knobs.clone(),
+            ci_commit: super::ci_commit(),
         };
         let run = orchestrate::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
         if let Some(signal) = &run.interrupted {

@@ -60,6 +60,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         extend: None,
         shard: None,
         knobs: TestKnobs::from_process_env()?,
+        ci_commit: ci_commit(),
     };
     // Base vs head: the base commit checked out beside this one (removed when
     // `ran.base` drops, however the run ends) and its variants in the suite.
@@ -305,4 +306,10 @@ pub fn serve(args: ServeCliArgs) -> anyhow::Result<u8> {
 pub(crate) fn current_exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe()
         .context("finding the benchgate executable to start the server and drivers")
+}
+
+/// The commit the CI says the CLI's run measures (`GITHUB_SHA`,
+/// `GITHUB_REF`), read from the process environment here, at the edge.
+pub(crate) fn ci_commit() -> crate::results::GitInfo {
+    orchestrate::git_info::from_ci(|name| std::env::var(name).ok())
 }

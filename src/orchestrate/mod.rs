@@ -70,6 +70,9 @@ pub struct RunOptions {
     pub shard: Option<crate::results::ShardInfo>,
     /// The test suite's hooks, read at the edge (none in a shipped build).
     pub knobs: crate::knobs::TestKnobs,
+    /// The commit the CI says this run measures (`GITHUB_SHA`, `GITHUB_REF`,
+    /// read at the edge: [`git_info::from_ci`]); git is asked for the rest.
+    pub ci_commit: crate::results::GitInfo,
 }
 
 /// Splits the allowed CPUs: the server gets the last, clients the rest.
@@ -138,7 +141,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         run_id: run_id(),
         started_at: now_rfc3339(),
         finished_at: None,
-        git: git_info::detect(),
+        git: git_info::detect(&opts.ci_commit),
         environment: Environment::detect(pinning.clone()),
         config: suite.clone(),
         results: vec![],

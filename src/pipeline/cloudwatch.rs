@@ -36,7 +36,7 @@ pub fn publish(
         Some(e) => {
             let e = fence(&e.to_string()).into_owned();
             eprintln!("benchgate: warning: publishing to CloudWatch failed: {e}");
-            if std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true") {
+            if crate::report::escape::actions_log() {
                 println!("::warning title=benchgate CloudWatch publish failed::{e}");
             }
             Ok(2)

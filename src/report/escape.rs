@@ -21,6 +21,7 @@
 //! command ([`disarm`]).
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 /// Longest name shown, in characters; longer names end in `…`.
 pub const MAX_NAME_CHARS: usize = 120;
@@ -52,15 +53,32 @@ pub fn truncate_chars(s: &str, max: usize) -> Cow<'_, str> {
     out.into()
 }
 
+/// Whether this process prints into a GitHub Actions log: decided once, at
+/// the binary's entry ([`set_actions_log`], from `GITHUB_ACTIONS=true`, which
+/// the runner sets for every step), for the whole process.
+static ACTIONS_LOG: OnceLock<bool> = OnceLock::new();
+
+/// Decides [`actions_log`] for this process; the first call wins.
+pub fn set_actions_log(yes: bool) {
+    let _ = ACTIONS_LOG.set(yes);
+}
+
+/// Whether this process prints into a GitHub Actions log ([`set_actions_log`]);
+/// undecided (a library caller that skipped the entry) counts as yes, so that
+/// untrusted text is never printed unfenced.
+pub fn actions_log() -> bool {
+    ACTIONS_LOG.get().copied().unwrap_or(true)
+}
+
 /// Text for stdout or stderr that may hold untrusted text (names from a
-/// config or a results file, failure reasons, a program's output): under
-/// GitHub Actions (`GITHUB_ACTIONS=true`, which the runner sets for every
-/// step) [`disarm`]ed, so that no line of it is a workflow command; elsewhere
-/// unchanged, since only the runner reads commands in a log. Every print of
-/// such text, by the CLI and the action, goes through here; lines that are
-/// meant as commands (annotations, `::add-mask::`) are printed beside it.
+/// config or a results file, failure reasons, a program's output): in a GitHub
+/// Actions log ([`actions_log`]) [`disarm`]ed, so that no line of it is a
+/// workflow command; elsewhere unchanged, since only the runner reads commands
+/// in a log. Every print of such text, by the CLI and the action, goes through
+/// here; lines that are meant as commands (annotations, `::add-mask::`) are
+/// printed beside it.
 pub fn fence(s: &str) -> Cow<'_, str> {
-    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+    if actions_log() {
         disarm(s)
     } else {
         Cow::Borrowed(s)
@@ -349,7 +367,7 @@ pub fn annotation(level: Level, title: &str, message: &str) -> String {
 /// annotation titled `title`, so it shows on the run's summary page.
 pub fn warn(title: &str, message: &str) {
     eprintln!("{}", fence(&format!("benchgate: warning: {message}")));
-    if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+    if actions_log() {
         eprintln!("{}", annotation(Level::Warning, title, message));
     }
 }

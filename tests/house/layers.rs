@@ -8,9 +8,9 @@
 //! the order, naming the file, the line and both modules.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+use super::{rust_files, ROOT};
 
 /// Crate files that belong to no layer: the binary, the module list, and the
 /// crate-wide registry test that walks every consumer on purpose.
@@ -219,17 +219,6 @@ fn imports(code: &str, rel: &[String]) -> Vec<(usize, String)> {
         from = code.len() - after.len();
     }
     found
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
 }
 
 /// The top-level module a file of src/ belongs to (`src/plan/tests.rs`: plan).

@@ -1,0 +1,23 @@
+//! The house's rules, held by tests that read the source: the layers of
+//! README's "Architecture" table ([`layers`]) and where the process
+//! environment may be read ([`env_reads`]). One test binary for both: each
+//! binary costs the test command a link.
+
+use std::path::{Path, PathBuf};
+
+mod env_reads;
+mod layers;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// Every `.rs` file under `dir`, into `out`.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
