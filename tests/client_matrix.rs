@@ -59,7 +59,8 @@ struct Entry {
 /// picks those the kind speaks (or those it does not).
 fn combinations(supported: bool) -> Vec<Entry> {
     let mut entries = vec![];
-    for (kind_name, kind) in ClientKind::BUILT_IN.iter() {
+    for kind in ClientKind::BUILT_IN.iter() {
+        let kind_name = kind.name();
         for http in HTTP_VERSIONS {
             for tls in [false, true] {
                 let speaks = !kind.plain_http1_only() || (http == HttpVersion::Http1 && !tls);
@@ -88,9 +89,10 @@ fn matrix() -> Vec<Entry> {
 
 #[test]
 fn built_in_list_agrees_with_the_classification() {
-    let mut names: Vec<&str> = ClientKind::BUILT_IN.iter().map(|(n, _)| *n).collect();
-    for (name, kind) in ClientKind::BUILT_IN.iter() {
-        assert_eq!(expected_kind(kind), Some(*name), "BUILT_IN entry {name}");
+    let mut names: Vec<&str> = ClientKind::BUILT_IN.iter().map(ClientKind::name).collect();
+    for kind in ClientKind::BUILT_IN.iter() {
+        let name = kind.name();
+        assert_eq!(expected_kind(kind), Some(name), "BUILT_IN entry {name}");
     }
     names.sort_unstable();
     names.dedup();
@@ -186,7 +188,7 @@ fn every_built_in_client_over_every_http_version_plain_and_tls() {
     let entries = matrix();
     let plain_http1_only = ClientKind::BUILT_IN
         .iter()
-        .filter(|(_, k)| k.plain_http1_only())
+        .filter(|k| k.plain_http1_only())
         .count();
     assert_eq!(
         entries.len(),

@@ -134,17 +134,54 @@ pub enum ClientKind {
     Command(CommandSpec),
 }
 
+/// How a client kind's trial runs: which engine drives it, or its own program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// A tokio runtime and [`crate::client::AsyncClient`] (`engine::run_async`).
+    Async,
+    /// One OS thread per worker (`engine::run_blocking`).
+    Blocking,
+    /// The lean epoll loop (`engine::lean::run`).
+    Lean,
+    /// The client's own program, one process group per trial
+    /// (`orchestrate::command`).
+    Program,
+}
+
 impl ClientKind {
-    /// The built-in drivers, by the name `kind = "..."` gives them: what the
-    /// config accepts besides `"command"` (the mock is hidden, for tests).
-    /// Config validation reads this list, and tests/client_matrix.rs runs every
-    /// entry over HTTP/1.1 and HTTP/2, plain and TLS.
-    pub const BUILT_IN: [(&'static str, ClientKind); 4] = [
-        ("hyper", ClientKind::Hyper),
-        ("reqwest", ClientKind::Reqwest),
-        ("reqwest-blocking", ClientKind::ReqwestBlocking),
-        ("h1-lean", ClientKind::H1Lean),
+    /// The built-in drivers: what the config accepts besides `"command"` (the
+    /// mock is hidden, for tests), by [`ClientKind::name`]. Config validation
+    /// reads this list, and tests/client_matrix.rs runs every entry over
+    /// HTTP/1.1 and HTTP/2, plain and TLS.
+    pub const BUILT_IN: [ClientKind; 4] = [
+        ClientKind::Hyper,
+        ClientKind::Reqwest,
+        ClientKind::ReqwestBlocking,
+        ClientKind::H1Lean,
     ];
+
+    /// The kind's name, as `kind = "..."` gives it and the results' profile
+    /// compares it: the one place the names are written.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClientKind::Hyper => "hyper",
+            ClientKind::Reqwest => "reqwest",
+            ClientKind::ReqwestBlocking => "reqwest-blocking",
+            ClientKind::H1Lean => "h1-lean",
+            ClientKind::Mock(_) => "mock",
+            ClientKind::Command(_) => "command",
+        }
+    }
+
+    /// How the kind's trial runs: the one table from a kind to its driver.
+    pub fn driver(&self) -> Driver {
+        match self {
+            ClientKind::Hyper | ClientKind::Reqwest | ClientKind::Mock(_) => Driver::Async,
+            ClientKind::ReqwestBlocking => Driver::Blocking,
+            ClientKind::H1Lean => Driver::Lean,
+            ClientKind::Command(_) => Driver::Program,
+        }
+    }
 
     /// Whether the driver speaks HTTP/1.1 over plain TCP only (no `http = "2"`,
     /// no `tls = true`). Config validation refuses the other combinations.
@@ -461,5 +498,39 @@ impl Suite {
     /// The server under test of that name.
     pub fn server(&self, name: &str) -> Option<&ServerSpec> {
         self.servers.iter().find(|s| s.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kind_is_named_as_the_results_file_writes_it_and_driven_by_one_table() {
+        // The results file writes a kind with serde's names: the same names.
+        let mock = ClientKind::Mock(MockScript {
+            latencies_us: vec![1],
+            error_every: 0,
+            response_bytes: 0,
+            fail: None,
+        });
+        for kind in ClientKind::BUILT_IN.iter().chain([&mock]) {
+            let json = serde_json::to_value(kind).unwrap();
+            let written = json
+                .as_str()
+                .map(String::from)
+                .or_else(|| json.as_object().and_then(|o| o.keys().next().cloned()))
+                .unwrap();
+            assert_eq!(written, kind.name(), "{json}");
+        }
+        let drivers: Vec<Driver> = ClientKind::BUILT_IN
+            .iter()
+            .map(ClientKind::driver)
+            .collect();
+        assert_eq!(
+            drivers,
+            [Driver::Async, Driver::Async, Driver::Blocking, Driver::Lean]
+        );
+        assert_eq!(mock.driver(), Driver::Async);
     }
 }

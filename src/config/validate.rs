@@ -305,16 +305,14 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
             "[[client]]",
         )
     })?;
-    let built_in = ClientKind::BUILT_IN
-        .iter()
-        .find(|(name, _)| *name == kind.value);
+    let built_in = ClientKind::BUILT_IN.iter().find(|k| k.name() == kind.value);
     let kind = match (kind.value.as_str(), built_in) {
-        (_, Some((_, built_in))) => built_in.clone(),
+        (_, Some(built_in)) => built_in.clone(),
         ("command", None) => ClientKind::Command(super::command::build(c, config_dir)?),
         (other, None) => {
             let names: Vec<String> = ClientKind::BUILT_IN
                 .iter()
-                .map(|(name, _)| format!("{name:?}"))
+                .map(|k| format!("{:?}", k.name()))
                 .chain(["\"command\"".to_string()])
                 .collect();
             return Err(Problem::new(

@@ -108,16 +108,11 @@ pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)
     .collect()
 }
 
-/// How long a trial may run before its process group is killed.
+/// How long a trial may run before its process group is killed: the
+/// client's `timeout`, else a built-in driver's limit.
 fn time_limit(cmd: &CommandSpec, spec: &TrialSpec) -> Duration {
-    cmd.timeout.unwrap_or_else(|| {
-        let s = &spec.scenario;
-        let measure = match s.stop {
-            StopRule::Duration(d) => d,
-            StopRule::Requests(_) => Duration::from_secs(600),
-        };
-        s.warmup + measure + s.timeout + Duration::from_secs(30)
-    })
+    cmd.timeout
+        .unwrap_or_else(|| super::trial::trial_limit(spec))
 }
 
 fn kill_group(pgid: u32) {

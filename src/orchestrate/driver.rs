@@ -17,14 +17,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use anyhow::Context as _;
+use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 
 use super::control;
 use super::target::{window_cpu, ServerWatch};
 use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
-use crate::config::{ClientKind, ClientSpec, Scenario};
+use crate::config::{ClientSpec, Driver, Scenario};
 use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
 use crate::measure::resources::{
     monotonic_ns_at, sample_process, self_cpu, self_peak_rss_bytes, CpuTimes,
@@ -225,20 +225,27 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
     let plan = TrialPlan::of(&spec.scenario);
     let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
     let workers = plan.load.workers();
-    if spec.client.kind == ClientKind::H1Lean {
-        hooks.connecting();
-        return crate::engine::lean::run(&spec.client, &request, plan, hooks);
-    }
-    if spec.client.kind == ClientKind::ReqwestBlocking {
-        let limit = crate::client::pool_limit(&spec.client, workers);
-        let client = Arc::new(BlockingClient::new(
-            &spec.client,
-            request,
-            limit,
-            plan.timeout,
-        )?);
-        hooks.connecting();
-        return Ok(engine::run_blocking(client, plan, hooks));
+    match spec.client.kind.driver() {
+        Driver::Async => {}
+        Driver::Lean => {
+            hooks.connecting();
+            return crate::engine::lean::run(&spec.client, &request, plan, hooks);
+        }
+        Driver::Blocking => {
+            let limit = crate::client::pool_limit(&spec.client, workers);
+            let client = Arc::new(BlockingClient::new(
+                &spec.client,
+                request,
+                limit,
+                plan.timeout,
+            )?);
+            hooks.connecting();
+            return Ok(engine::run_blocking(client, plan, hooks));
+        }
+        Driver::Program => bail!(
+            "client {} runs its own program, not in a driver process",
+            spec.client.name
+        ),
     }
     let runtime = if spec.threads <= 1 {
         tokio::runtime::Builder::new_current_thread()

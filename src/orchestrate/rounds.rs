@@ -24,6 +24,7 @@ use std::path::Path;
 use anyhow::{bail, Context as _};
 
 use super::budget::{Next, Spend};
+use super::command;
 use super::driver::TrialSpec;
 use super::extend::Extend;
 use super::progress::Progress;
@@ -449,14 +450,17 @@ impl Rounds<'_> {
             server_watch: target.watch,
             marker_lag: self.marker_lag,
         };
-        trial::run_trial(
-            self.exe,
-            &spec,
-            target,
-            &self.pinning.client_cpus,
-            self.scratch,
-            log,
-        )
+        let cpus = &self.pinning.client_cpus;
+        match (&spec.client.kind, target.reference) {
+            (ClientKind::Command(cmd), Some(server)) => {
+                command::run_trial(cmd, &spec, server, target.watch, cpus, self.scratch, log)
+            }
+            // Validation rejects this combination; a suite built in code may not.
+            (ClientKind::Command(_), None) => {
+                bail!("{}", crate::config::server::NO_COMMAND_CLIENTS)
+            }
+            _ => trial::run_trial(self.exe, &spec, target, cpus, self.scratch, log),
+        }
     }
 }
 

@@ -42,8 +42,10 @@ pub struct TrialRun {
     pub window_actual_s: Option<f64>,
 }
 
-/// How long a trial may take before its process is killed.
-fn trial_limit(spec: &TrialSpec) -> Duration {
+/// How long a trial may take before its process is killed: warmup +
+/// duration (10 minutes for a request-count stop) + the request timeout +
+/// 30 s (a command client's `timeout` replaces it).
+pub(super) fn trial_limit(spec: &TrialSpec) -> Duration {
     let s = &spec.scenario;
     let measure = match s.stop {
         StopRule::Duration(d) => d,
@@ -52,8 +54,8 @@ fn trial_limit(spec: &TrialSpec) -> Duration {
     s.warmup + measure + s.timeout + Duration::from_secs(30)
 }
 
-/// Runs one trial in a child process: `exe __drive` for built-in clients, the
-/// program itself for command clients.
+/// Runs one trial of a built-in client in a child process, `exe __drive`
+/// (a command client's trial is its own program: [`super::command`]).
 ///
 /// `log`: where the driver's whole output is kept if it fails (the failure
 /// names it; [`super::failure`]).
@@ -65,15 +67,6 @@ pub fn run_trial(
     scratch: &Path,
     log: &Path,
 ) -> anyhow::Result<TrialRun> {
-    if let crate::config::ClientKind::Command(cmd) = &spec.client.kind {
-        return match target.reference {
-            Some(server) => {
-                super::command::run_trial(cmd, spec, server, target.watch, cpus, scratch, log)
-            }
-            // Validation rejects this combination; a suite built in code may not.
-            None => bail!("{}", crate::config::server::NO_COMMAND_CLIENTS),
-        };
-    }
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
     let output_path = scratch.join("trial-driver.out");

@@ -3,7 +3,7 @@
 //! recorded configs. `compare` asks before it compares a cell. Each difference
 //! is one short sentence naming the field and both values.
 
-use crate::config::{ClientKind, ClientSpec, Scenario, ServerSpec, ServerTarget};
+use crate::config::{ClientSpec, Scenario, ServerSpec, ServerTarget};
 use crate::files::{shortened, SHOWN_CHARS};
 
 use super::{CellResult, Environment, RunResults};
@@ -92,7 +92,8 @@ pub fn load_profile_differences(
         format!("{:?}", bs.warmup),
         format!("{:?}", cs.warmup),
     );
-    check("client kind", kind(&bc.kind).into(), kind(&cc.kind).into());
+    // A command's program may change between runs: that is what is measured.
+    check("client kind", bc.kind.name().into(), cc.kind.name().into());
     check(
         "client pool",
         format!("{:?}", bc.pool),
@@ -164,22 +165,10 @@ pub fn profile_differences(
     out
 }
 
-fn kind(k: &ClientKind) -> &'static str {
-    match k {
-        ClientKind::Hyper => "hyper",
-        ClientKind::Reqwest => "reqwest",
-        ClientKind::ReqwestBlocking => "reqwest-blocking",
-        ClientKind::H1Lean => "h1-lean",
-        ClientKind::Mock(_) => "mock",
-        // The program may change between runs: that is what is being measured.
-        ClientKind::Command(_) => "command",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Load, MockScript, Suite};
+    use crate::config::{ClientKind, Load, MockScript, Suite};
     use crate::results::environment::Pinning;
 
     fn env(cpu: &str, cores: u32, pin: bool) -> Environment {
