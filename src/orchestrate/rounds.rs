@@ -32,7 +32,7 @@ use super::server_proc::ServerProcess;
 use super::sut::{probe_http, SutProcess};
 use super::target::Target;
 use super::trial::{self, TrialRun};
-use crate::config::{ClientKind, Scenario, ServerSpec, ServerTarget, StopRule, Suite};
+use crate::config::{ClientKind, Driver, Scenario, ServerSpec, ServerTarget, StopRule, Suite};
 use crate::interrupt;
 use crate::measure::LatencyHistogram;
 use crate::report::escape::fence;
@@ -356,7 +356,7 @@ impl Rounds<'_> {
                 let command = self
                     .suite
                     .client(&cell.result.client)
-                    .is_some_and(|c| matches!(c.kind, ClientKind::Command(_)));
+                    .is_some_and(|c| c.kind.driver() == Driver::Program);
                 let starved = validity::starved(
                     &run.metrics,
                     trial.window_planned_s,
