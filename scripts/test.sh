@@ -136,22 +136,6 @@ SKIP_ALONE=() ONLY_ALONE=()
 for name in "${ALONE[@]}"; do SKIP_ALONE+=(--skip "$name"); ONLY_ALONE+=(--only "$name"); done
 stage "cargo test: the binaries that tolerate a neighbour, ${BENCHGATE_TEST_JOBS:-2} at a time, beside the background builds (scripts/test-binaries.py)"
 ./scripts/test-binaries.py --jobs "${BENCHGATE_TEST_JOBS:-2}" --again-alone "$AGAIN_ALONE" "${SKIP_ALONE[@]}" "${TEST_BUILD[@]}"
-stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
-LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
-# Beside the background builds too (a build and two quick tests that tolerate a
-# neighbour), rather than after the binaries that need the machine alone: the
-# wait for the background builds absorbs it. The feature changes
-# src/publish/mod.rs, src/pipeline/cloudwatch.rs and tests/cloudwatch
-# (tests/feature_sets.rs keeps it so), so these targets are every one whose
-# code differs without default features. This build replaces
-# target/debug/benchgate, which the tests drive: the default build runs again
-# after it (every unit fresh, about a second), which puts the default binary
-# back before the binaries that need the machine alone.
-stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build"
-ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwatch --test publish_config)
-./scripts/test-binaries.py --no-run "${ND_BUILD[@]}"
-./scripts/test-binaries.py --only cloudwatch --only publish_config "${ND_BUILD[@]}"
-./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
 stage "waiting for the background builds: rust-version check, release packaging"
 BACKGROUND_OK=true
 wait "$BACKGROUND_PID" || BACKGROUND_OK=false
@@ -161,4 +145,14 @@ CLEANUP=stop_moto
 "$BACKGROUND_OK" || { echo "a background build failed (its output is above)"; exit 1; }
 stage "cargo test: the binaries that need the machine alone, and any that failed beside a neighbour, one at a time"
 ./scripts/test-binaries.py --jobs 1 --only-file "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
+stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
+LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
+# Last: this build replaces target/debug/benchgate, which the tests above drive.
+# The feature changes src/publish/mod.rs, src/pipeline/cloudwatch.rs and
+# tests/cloudwatch (tests/feature_sets.rs keeps it so), so these targets are
+# every one whose code differs without default features.
+stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build"
+ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwatch --test publish_config)
+./scripts/test-binaries.py --no-run "${ND_BUILD[@]}"
+./scripts/test-binaries.py --only cloudwatch --only publish_config "${ND_BUILD[@]}"
 stage_end
