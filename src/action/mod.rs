@@ -130,7 +130,6 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
     let action = Action {
         mock: test_mock(&knobs),
         knobs,
-        ci_commit: crate::orchestrate::git_info::from_ci(|name| env.get(name).cloned()),
         inputs,
         ctx,
         workdir,
@@ -223,9 +222,6 @@ pub(crate) struct Action {
     mock: Option<MockScript>,
     /// The test suite's hooks, from the action's environment.
     knobs: TestKnobs,
-    /// The commit the runner checked out (`GITHUB_SHA`, `GITHUB_REF`), from
-    /// the action's environment.
-    ci_commit: crate::results::GitInfo,
     /// Which part of the action this process does ([`steps`]).
     pub step: ActionStep,
 }
@@ -349,7 +345,11 @@ impl Action {
                 extend: None,
                 shard: None,
                 knobs: self.knobs.clone(),
-                ci_commit: self.ci_commit.clone(),
+                // The commit the runner checked out, as the context read it.
+                ci_commit: crate::results::GitInfo {
+                    sha: self.ctx.sha.clone(),
+                    ref_name: self.ctx.ref_name.clone(),
+                },
             },
         };
         let ran = pipeline::run(run, |_| Ok(plan.cloned()), &LogGroup)?;

@@ -122,6 +122,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
         fail: None,
     });
     let knobs = crate::knobs::TestKnobs::from_process_env()?;
+    let ci_commit = super::ci_commit();
     let started = Instant::now();
     let mut runs = Vec::new();
     for i in 1..=args.runs {
@@ -143,7 +144,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             extend: None,
             shard: None,
             knobs: knobs.clone(),
-            ci_commit: super::ci_commit(),
+            ci_commit: ci_commit.clone(),
         };
         let run = orchestrate::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
         if let Some(signal) = &run.interrupted {

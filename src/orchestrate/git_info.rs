@@ -28,7 +28,10 @@ pub fn detect(ci: &GitInfo) -> GitInfo {
     };
     GitInfo {
         sha: ci.sha.clone().or_else(|| git(&["rev-parse", "HEAD"])),
-        ref_name: (ci.ref_name.clone()).or_else(|| git(&["symbolic-ref", "-q", "HEAD"])),
+        ref_name: ci
+            .ref_name
+            .clone()
+            .or_else(|| git(&["symbolic-ref", "-q", "HEAD"])),
     }
 }
 

@@ -71,7 +71,8 @@ pub struct RunOptions {
     /// The test suite's hooks, read at the edge (none in a shipped build).
     pub knobs: crate::knobs::TestKnobs,
     /// The commit the CI says this run measures (`GITHUB_SHA`, `GITHUB_REF`,
-    /// read at the edge: [`git_info::from_ci`]); git is asked for the rest.
+    /// read at the edge: the CLI by [`git_info::from_ci`], the action from its
+    /// context); git is asked for the rest.
     pub ci_commit: crate::results::GitInfo,
 }
 
