@@ -1,15 +1,37 @@
 #!/usr/bin/env bash
-# Checks the crate (`cargo check --locked --lib --bins`: what `cargo install`
-# and the image's builder compile; tests and dev-dependencies are built with the
-# current Rust only) with exactly the Rust that Cargo.toml's `rust-version`
-# declares, with default features and without, so that a dependency update
-# that needs a newer compiler fails here instead of in users' builds and the image's builder
+# Checks the crate's lib and bins (what `cargo install` and the image's builder
+# compile; tests and dev-dependencies are built with the current Rust only) with
+# exactly the Rust that Cargo.toml's `rust-version` declares, with default
+# features and without, so that a dependency update that needs a newer compiler
+# fails here instead of in users' builds and the image's builder
 # (scripts/check-rust-version.py checks that the Dockerfile, README and release
 # workflow name that same version). rustup installs the toolchain when missing
-# (minimal profile). Its own target directory (target/msrv) keeps the main
-# build's artifacts intact. Exit 0 ok, 1 the build failed, 2 no toolchain.
+# (minimal profile). Exit 0 ok, 1 the build failed, 2 no toolchain.
+#
+# Usage: scripts/check-msrv.sh [--package TARGET]
+#   default features: `cargo +<rust-version> check --locked --lib --bins`, in
+#     its own target directory (target/msrv), which keeps the main build's
+#     artifacts intact;
+#   --package TARGET: instead, the release archive built with that Rust
+#     (scripts/package.sh TARGET under RUSTUP_TOOLCHAIN=<rust-version>), as the
+#     release workflow and the image build it: one release build that is both
+#     the packaging check and the default features' rust-version check;
+#   then, either way, `cargo +<rust-version> check --locked --lib --bins
+#     --no-default-features` (target/msrv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+package_target=""
+case "${1:-}" in
+  "") ;;
+  --package)
+    package_target="${2:?--package needs a target triple}"
+    ;;
+  *)
+    echo "usage: scripts/check-msrv.sh [--package TARGET]" >&2
+    exit 2
+    ;;
+esac
 
 msrv="$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["package"]["rust-version"])')"
 say() { echo "check-msrv: $*" >&2; }
@@ -24,13 +46,20 @@ if ! rustup run "$msrv" rustc --version >/dev/null 2>&1; then
     exit 2
   }
 fi
-say "cargo +$msrv check --locked --lib --bins (default features, then --no-default-features)"
-export CARGO_TARGET_DIR="${BENCHGATE_MSRV_TARGET_DIR:-target/msrv}"
-if ! cargo "+$msrv" check --locked --lib --bins --quiet ||
-  ! cargo "+$msrv" check --locked --lib --bins --no-default-features --quiet; then
+fail() {
   say "the crate does not build with Rust $msrv, the rust-version Cargo.toml declares."
   say "Either raise rust-version (and the Dockerfile, README and release workflow with it;"
   say "scripts/check-rust-version.py lists them) or pin the dependency that needs a newer Rust."
   exit 1
+}
+msrv_dir="${BENCHGATE_MSRV_TARGET_DIR:-target/msrv}"
+if [ -n "$package_target" ]; then
+  say "default features: scripts/package.sh $package_target with Rust $msrv (RUSTUP_TOOLCHAIN=$msrv)"
+  RUSTUP_TOOLCHAIN="$msrv" ./scripts/package.sh "$package_target" || fail
+else
+  say "cargo +$msrv check --locked --lib --bins"
+  CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --quiet || fail
 fi
+say "cargo +$msrv check --locked --lib --bins --no-default-features"
+CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --no-default-features --quiet || fail
 say "ok: builds with Rust $msrv"

@@ -55,7 +55,9 @@ impl Wakeup {
                 tv_nsec: 0,
             },
             it_value: libc::timespec {
-                tv_sec: (wait / 1_000_000_000) as libc::time_t,
+                // `as _`: the field's own type (time_t, which musl's libc marks as
+                // changing to 64 bits and so deprecates by name).
+                tv_sec: (wait / 1_000_000_000) as _,
                 tv_nsec: (wait % 1_000_000_000) as libc::c_long,
             },
         };
