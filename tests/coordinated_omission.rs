@@ -123,6 +123,6 @@ async fn open_loop_charges_the_pause_to_the_requests_behind_it() {
     );
     assert!(corrected.mean_us > 5.0 * uncorrected.mean_us);
     // The open loop kept its schedule: ~300 requests in 1.5 s.
-    let done = open.recorder.ok + open.recorder.in_flight_at_deadline;
+    let done = open.recorder.counts.ok + open.recorder.counts.in_flight_at_deadline;
     assert!((280..=301).contains(&done), "open loop sent {done}");
 }

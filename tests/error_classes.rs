@@ -184,9 +184,9 @@ async fn check_with_body(peer: Peer, class: ErrorClass, body: u64) {
         ClientKind::H1Lean,
     ] {
         let out = trial(kind.clone(), &base, body).await;
-        assert_eq!(out.recorder.ok, 0, "{peer:?} with {kind:?}");
+        assert_eq!(out.recorder.counts.ok, 0, "{peer:?} with {kind:?}");
         assert_eq!(
-            out.recorder.errors,
+            out.recorder.counts.errors,
             only(class, 4),
             "{peer:?} with {kind:?}"
         );

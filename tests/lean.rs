@@ -73,7 +73,7 @@ fn the_reference_server_counts_every_request_the_driver_counts() {
         closed(1),
         StopRule::Requests(500),
     );
-    let r = trial(&spec(None), &s, &base).recorder;
+    let r = trial(&spec(None), &s, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.total()), (500, 0));
     assert_eq!(r.bytes_received, 500 * 22);
     assert_eq!(r.in_flight_at_deadline, 0);
@@ -89,7 +89,7 @@ fn the_reference_server_counts_every_request_the_driver_counts() {
         closed(16),
         StopRule::Requests(3000),
     );
-    let r = trial(&spec(None), &s, &base).recorder;
+    let r = trial(&spec(None), &s, &base).recorder.counts;
     let after = server.server.counters();
     assert_eq!((r.ok, r.errors.total()), (3000, 0));
     assert_eq!(r.bytes_received, 3000 * 1000);
@@ -115,7 +115,7 @@ fn bodies_head_statuses_and_a_smaller_pool() {
         closed(2),
         StopRule::Requests(200),
     );
-    let r = trial(&spec(None), &put, &base).recorder;
+    let r = trial(&spec(None), &put, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.total()), (200, 0));
     assert_eq!(r.bytes_sent, 200 * 64 * 1024);
     assert!(server.server.counters().bytes_in - before.bytes_in >= 200 * 64 * 1024);
@@ -128,7 +128,7 @@ fn bodies_head_statuses_and_a_smaller_pool() {
         closed(2),
         StopRule::Requests(20),
     );
-    let r = trial(&spec(None), &big, &base).recorder;
+    let r = trial(&spec(None), &big, &base).recorder.counts;
     assert_eq!((r.ok, r.bytes_received), (20, 20 << 20));
 
     let status = scenario(
@@ -138,7 +138,7 @@ fn bodies_head_statuses_and_a_smaller_pool() {
         closed(2),
         StopRule::Requests(50),
     );
-    let r = trial(&spec(None), &status, &base).recorder;
+    let r = trial(&spec(None), &status, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.status_5xx), (0, 50));
 
     // Eight workers on two connections: every request still completes, and
@@ -151,7 +151,7 @@ fn bodies_head_statuses_and_a_smaller_pool() {
         closed(8),
         StopRule::Requests(400),
     );
-    let r = trial(&spec(Some(2)), &pooled, &base).recorder;
+    let r = trial(&spec(Some(2)), &pooled, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.total()), (400, 0));
     assert_eq!(server.server.counters().connections_accepted - before, 2);
 }
@@ -168,11 +168,11 @@ fn failures_fall_in_the_other_drivers_classes() {
         closed(1),
         n,
     );
-    let r = trial(&spec(None), &cut, &base).recorder;
+    let r = trial(&spec(None), &cut, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.read), (0, 20), "{:?}", r.errors);
 
     let reset = scenario(Method::Get, "/fault/reset", 0, closed(1), n);
-    let r = trial(&spec(None), &reset, &base).recorder;
+    let r = trial(&spec(None), &reset, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.read), (0, 20), "{:?}", r.errors);
 
     let mut stall = scenario(
@@ -184,7 +184,7 @@ fn failures_fall_in_the_other_drivers_classes() {
     );
     stall.timeout = Duration::from_millis(150);
     let started = Instant::now();
-    let r = trial(&spec(None), &stall, &base).recorder;
+    let r = trial(&spec(None), &stall, &base).recorder.counts;
     assert_eq!((r.ok, r.errors.timeout), (0, 4), "{:?}", r.errors);
     assert!(started.elapsed() < Duration::from_secs(2));
 
@@ -194,7 +194,9 @@ fn failures_fall_in_the_other_drivers_classes() {
         .local_addr()
         .unwrap();
     let refused = scenario(Method::Get, "/", 0, closed(1), n);
-    let r = trial(&spec(None), &refused, &format!("http://{gone}")).recorder;
+    let r = trial(&spec(None), &refused, &format!("http://{gone}"))
+        .recorder
+        .counts;
     assert_eq!((r.ok, r.errors.connect), (0, 20), "{:?}", r.errors);
 }
 
@@ -294,7 +296,9 @@ fn chunked_close_interim_and_until_close_responses() {
     let server = raw_server(|i| shaped(i).0);
     let n = 401;
     let s = scenario(Method::Get, "/", 0, closed(1), StopRule::Requests(n));
-    let r = trial(&spec(None), &s, &format!("http://{}", server.addr)).recorder;
+    let r = trial(&spec(None), &s, &format!("http://{}", server.addr))
+        .recorder
+        .counts;
     assert_eq!((r.ok, r.errors.total()), (n, 0), "{:?}", r.errors);
     let body: u64 = (0..n).map(|i| shaped(i).1).sum();
     assert_eq!(r.bytes_received, body);
@@ -311,7 +315,9 @@ fn head_responses_announce_a_length_and_carry_no_body() {
         close: false,
     });
     let head = scenario(Method::Head, "/", 0, closed(1), StopRule::Requests(100));
-    let r = trial(&spec(None), &head, &format!("http://{}", server.addr)).recorder;
+    let r = trial(&spec(None), &head, &format!("http://{}", server.addr))
+        .recorder
+        .counts;
     assert_eq!(
         (r.ok, r.bytes_received, r.errors.total()),
         (100, 0, 0),
@@ -335,7 +341,9 @@ fn malformed_responses_are_read_errors() {
             close: false,
         });
         let s = scenario(Method::Get, "/", 0, closed(2), StopRule::Requests(30));
-        let r = trial(&spec(None), &s, &format!("http://{}", server.addr)).recorder;
+        let r = trial(&spec(None), &s, &format!("http://{}", server.addr))
+            .recorder
+            .counts;
         assert_eq!((r.ok, r.errors.read), (0, 30), "{bytes:?}: {:?}", r.errors);
     }
 }
@@ -388,7 +396,7 @@ fn open_loop_charges_a_stall_to_the_requests_scheduled_behind_it() {
         corrected.p90_us
     );
     assert!(corrected.mean_us > 5.0 * uncorrected.mean_us);
-    let done = r.ok + r.in_flight_at_deadline;
+    let done = r.counts.ok + r.counts.in_flight_at_deadline;
     assert!((280..=301).contains(&done), "open loop sent {done}");
     assert_eq!(out.elapsed, Duration::from_millis(1500));
 }
@@ -407,7 +415,9 @@ fn open_loop_keeps_its_rate_with_a_fast_server() {
         open,
         StopRule::Duration(Duration::from_millis(500)),
     );
-    let r = trial(&spec(None), &s, &format!("http://{}", server.http)).recorder;
+    let r = trial(&spec(None), &s, &format!("http://{}", server.http))
+        .recorder
+        .counts;
     // 1000 intended starts in the window, all sent: between completions only
     // the timerfd wakes the loop (epoll_wait's own timeout is the next
     // timeout scan, 5 s away). How close each send is to its intended start

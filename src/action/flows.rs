@@ -302,7 +302,9 @@ pub(super) fn side_by_side_note(plan: &ComparisonPlan, head: Option<&str>) -> St
             );
         }
         Some(Against::SideBySide { client, server }) => (client.as_deref(), server.as_deref()),
-        _ => (None, None),
+        // Every arm named: a new comparison mode does not compile until it
+        // says here what the comment's baseline line is.
+        Some(Against::Stored(_)) | None => (None, None),
     };
     let what = match (client, server) {
         (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),

@@ -269,7 +269,7 @@ impl Generator<'_> {
         // sent, in the other drivers' terms (they wait in the pool).
         let due = self.tickets.iter().take_while(|t| **t <= now).count();
         let waiting = due.saturating_sub(self.free.len());
-        self.recorder.in_flight_at_deadline += (on_connections + waiting) as u64;
+        self.recorder.counts.in_flight_at_deadline += (on_connections + waiting) as u64;
     }
 
     /// Sets the precise wake-up to the next instant that matters and returns

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::Slot;
 use crate::client::Exchange;
 use crate::measure::resources::CpuTimes;
-use crate::measure::{ErrorClass, ErrorCounts, LatencyHistogram};
+use crate::measure::{Counts, ErrorClass, LatencyHistogram};
 
 /// Measurements of one shard (or, merged, of a whole trial).
 #[derive(Debug, Clone, Default)]
@@ -20,14 +20,7 @@ pub struct Recorder {
     pub latency: LatencyHistogram,
     /// Open loop only: latency from the actual send.
     pub latency_uncorrected: Option<LatencyHistogram>,
-    pub ok: u64,
-    pub errors: ErrorCounts,
-    pub bytes_received: u64,
-    pub bytes_sent: u64,
-    /// Requests in flight when the window closed.
-    pub in_flight_at_deadline: u64,
-    /// Completions during the warmup (not in any figure; shows the warmup ran).
-    pub warmup_requests: u64,
+    pub counts: Counts,
     /// When the first response (any status, warmup included) arrived: the
     /// end of the client's start-up.
     pub first_response: Option<Instant>,
@@ -54,20 +47,20 @@ impl Recorder {
             self.first_response = Some(done);
         }
         match slot {
-            Slot::Warmup => self.warmup_requests += 1,
-            Slot::Late => self.in_flight_at_deadline += 1,
+            Slot::Warmup => self.counts.warmup_requests += 1,
+            Slot::Late => self.counts.in_flight_at_deadline += 1,
             Slot::Measured => match result {
                 Ok(ex) => {
-                    self.ok += 1;
-                    self.bytes_received += ex.bytes_received;
-                    self.bytes_sent += ex.bytes_sent;
+                    self.counts.ok += 1;
+                    self.counts.bytes_received += ex.bytes_received;
+                    self.counts.bytes_sent += ex.bytes_sent;
                     self.latency
                         .record(done.saturating_duration_since(intended));
                     if let Some(h) = &mut self.latency_uncorrected {
                         h.record(done.saturating_duration_since(sent));
                     }
                 }
-                Err(class) => self.errors.add(class),
+                Err(class) => self.counts.errors.add(class),
             },
         }
     }
@@ -77,12 +70,7 @@ impl Recorder {
         if let (Some(a), Some(b)) = (&mut self.latency_uncorrected, &other.latency_uncorrected) {
             a.merge(b);
         }
-        self.ok += other.ok;
-        self.errors.merge(&other.errors);
-        self.bytes_received += other.bytes_received;
-        self.bytes_sent += other.bytes_sent;
-        self.in_flight_at_deadline += other.in_flight_at_deadline;
-        self.warmup_requests += other.warmup_requests;
+        self.counts.merge(&other.counts);
         self.first_response = match (self.first_response, other.first_response) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -134,7 +122,7 @@ impl Shards {
 
     /// Counts a request abandoned in flight when the window closed.
     pub fn late(&self, worker: usize) {
-        self.shard(worker).in_flight_at_deadline += 1;
+        self.shard(worker).counts.in_flight_at_deadline += 1;
     }
 
     /// Merges the shards into the trial's outcome.

@@ -44,15 +44,15 @@ async fn closed_loop_counts_only_the_window() {
     .await;
     let r = &out.recorder;
     // Completions at 10, 20, ... ms: 100..=1090 are in [100, 1100); 1100 is late.
-    assert_eq!(r.ok, 100);
-    assert_eq!(r.warmup_requests, 9);
-    assert_eq!(r.in_flight_at_deadline, 1);
+    assert_eq!(r.counts.ok, 100);
+    assert_eq!(r.counts.warmup_requests, 9);
+    assert_eq!(r.counts.in_flight_at_deadline, 1);
     assert_eq!(out.elapsed, ms(1000));
     let s = r.latency.summary().unwrap();
     // HDR at 3 significant digits reports the top of 10 ms's bucket.
     assert!((10_000..=10_010).contains(&s.p50_us), "{s:?}");
     assert_eq!(s.p50_us, s.max_us);
-    assert_eq!(r.bytes_received, 100 * 22);
+    assert_eq!(r.counts.bytes_received, 100 * 22);
     assert!(r.latency_uncorrected.is_none());
 }
 
@@ -68,8 +68,8 @@ async fn requests_in_flight_at_the_deadline_are_counted_not_recorded() {
         &mut NoHooks,
     )
     .await;
-    assert_eq!(out.recorder.ok, 12);
-    assert_eq!(out.recorder.in_flight_at_deadline, 4);
+    assert_eq!(out.recorder.counts.ok, 12);
+    assert_eq!(out.recorder.counts.in_flight_at_deadline, 4);
     assert_eq!(out.recorder.latency.len(), 12);
 }
 
@@ -85,8 +85,8 @@ async fn request_count_stop_measures_exactly_n() {
         &mut NoHooks,
     )
     .await;
-    assert_eq!(out.recorder.ok, 50);
-    assert!(out.recorder.warmup_requests > 0);
+    assert_eq!(out.recorder.counts.ok, 50);
+    assert!(out.recorder.counts.warmup_requests > 0);
     assert!(
         out.elapsed > Duration::ZERO && out.elapsed < ms(100),
         "{:?}",
@@ -106,8 +106,8 @@ async fn errors_are_classified_and_excluded_from_latency() {
         &mut NoHooks,
     )
     .await;
-    assert_eq!(out.recorder.errors.status_5xx, 25);
-    assert_eq!(out.recorder.ok, 75);
+    assert_eq!(out.recorder.counts.errors.status_5xx, 25);
+    assert_eq!(out.recorder.counts.ok, 75);
     assert_eq!(out.recorder.latency.len(), 75);
 }
 
@@ -131,7 +131,7 @@ async fn open_loop_keeps_rate_and_corrects_coordinated_omission() {
     .await;
     let r = &out.recorder;
     assert_eq!(
-        r.ok + r.in_flight_at_deadline,
+        r.counts.ok + r.counts.in_flight_at_deadline,
         200,
         "one intended start every 10 ms"
     );
@@ -215,11 +215,11 @@ async fn a_window_opened_late_lasts_its_duration_from_the_opening() {
     // One 10 ms request after another for 300 ms from the opening (the
     // request in flight across the stop may complete in it too).
     let r = &out.recorder;
-    let sent = r.ok + r.in_flight_at_deadline;
+    let sent = r.counts.ok + r.counts.in_flight_at_deadline;
     assert!(
-        (30..=31).contains(&sent) && r.ok >= 29,
+        (30..=31).contains(&sent) && r.counts.ok >= 29,
         "{} ok, {sent} sent",
-        r.ok
+        r.counts.ok
     );
 }
 
@@ -236,7 +236,7 @@ async fn an_open_loop_opened_late_is_charged_no_backlog_from_before_it() {
     // The window's arrivals: one every 10 ms from its opening, none of the
     // 50 intended while the driver was stopped; the two tickets the workers
     // held across the stop may complete in it too.
-    let sent = r.ok + r.in_flight_at_deadline;
+    let sent = r.counts.ok + r.counts.in_flight_at_deadline;
     assert!((30..=32).contains(&sent), "{sent} requests");
     // And none charged the 500 ms stop: the two held across it count from
     // the opening, not from when they were intended.

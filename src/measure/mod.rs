@@ -116,6 +116,39 @@ impl ErrorCounts {
     }
 }
 
+/// What one trial's window counted, from the recorder (or a command
+/// client's figures) to the trial's metrics: one record, not a copy at each
+/// hop (the driver's report carries it across the process boundary as is).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Successful responses in the window.
+    pub ok: u64,
+    pub errors: ErrorCounts,
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    /// Requests in flight when the window closed.
+    pub in_flight_at_deadline: u64,
+    /// Completions during the warmup (not in any figure; shows the warmup
+    /// ran). 0 where nothing counted them (a command client).
+    pub warmup_requests: u64,
+}
+
+impl Counts {
+    /// Completed requests: successes and errors.
+    pub fn requests(&self) -> u64 {
+        self.ok + self.errors.total()
+    }
+
+    pub fn merge(&mut self, other: &Counts) {
+        self.ok += other.ok;
+        self.errors.merge(&other.errors);
+        self.bytes_received += other.bytes_received;
+        self.bytes_sent += other.bytes_sent;
+        self.in_flight_at_deadline += other.in_flight_at_deadline;
+        self.warmup_requests += other.warmup_requests;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ pub fn scale_of(metric: &str) -> Scale {
 
 use crate::measure::resources::CpuTimes;
 use crate::measure::schedstat::Starvation;
-use crate::measure::{ErrorCounts, LatencyHistogram, LatencySummary};
+use crate::measure::{Counts, ErrorCounts, LatencyHistogram, LatencySummary};
 
 /// What one trial measured. Latency fields are `None` when nothing was
 /// recorded (no successful request); resource fields are measured by the parent
@@ -182,8 +182,7 @@ pub struct JmhFigures {
 pub struct Measured<'a> {
     /// Where `throughput_rps` comes from.
     pub throughput: Throughput,
-    pub ok: u64,
-    pub errors: ErrorCounts,
+    pub counts: Counts,
     /// Length of the measurement window, seconds.
     pub elapsed_s: f64,
     pub bytes_per_sec: Option<f64>,
@@ -193,9 +192,6 @@ pub struct Measured<'a> {
     pub peak_threads: u64,
     pub connections_opened: Option<u64>,
     pub requests_per_connection: Option<f64>,
-    pub in_flight_at_deadline: u64,
-    pub bytes_received: u64,
-    pub bytes_sent: u64,
     pub latency: Option<&'a LatencyHistogram>,
     pub latency_uncorrected: Option<&'a LatencyHistogram>,
     /// The server's cost in the trial, as far as it was measured.
@@ -266,11 +262,12 @@ impl TrialMetrics {
     /// The trial's metrics: throughput and error rate over the window, latency
     /// figures from the histograms, everything else as measured.
     pub fn new(m: Measured<'_>) -> TrialMetrics {
-        let requests = m.ok + m.errors.total();
+        let c = m.counts;
+        let requests = c.requests();
         let starved = m.starvation.as_ref();
         let mut metrics = TrialMetrics {
             throughput_rps: match m.throughput {
-                Throughput::Window => Some(m.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE)),
+                Throughput::Window => Some(c.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE)),
                 Throughput::Reported(rps) => rps,
             },
             bytes_per_sec: m.bytes_per_sec,
@@ -284,9 +281,9 @@ impl TrialMetrics {
             error_rate: if requests == 0 {
                 0.0
             } else {
-                m.errors.total() as f64 / requests as f64
+                c.errors.total() as f64 / requests as f64
             },
-            errors: m.errors,
+            errors: c.errors,
             cpu_us_per_request: m.cpu_us_per_request,
             // Set after the round, from the anchor's trial (`results::anchor`).
             throughput_rps_anchored: None,
@@ -312,11 +309,11 @@ impl TrialMetrics {
             server_run_delay_ms: m.server_run_delay_ns.map(|ns| ns as f64 / 1e6),
             host_steal_ms: starved.and_then(|s| s.steal_ms),
             requests,
-            ok: m.ok,
+            ok: c.ok,
             elapsed_s: m.elapsed_s,
-            in_flight_at_deadline: m.in_flight_at_deadline,
-            bytes_received: m.bytes_received,
-            bytes_sent: m.bytes_sent,
+            in_flight_at_deadline: c.in_flight_at_deadline,
+            bytes_received: c.bytes_received,
+            bytes_sent: c.bytes_sent,
             cpu_user_us: m.cpu.user_us,
             cpu_sys_us: m.cpu.sys_us,
             latency_uncorrected: m.latency_uncorrected.and_then(|h| h.summary()),

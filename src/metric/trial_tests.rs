@@ -60,8 +60,10 @@ fn memory_per_connection_is_the_growth_over_the_servers_count() {
 fn with_starvation(starvation: Option<Starvation>, server_ns: Option<u64>) -> TrialMetrics {
     TrialMetrics::new(Measured {
         throughput: Throughput::Window,
-        ok: 10,
-        errors: ErrorCounts::default(),
+        counts: Counts {
+            ok: 10,
+            ..Counts::default()
+        },
         elapsed_s: 0.15,
         bytes_per_sec: None,
         cpu: CpuTimes::default(),
@@ -70,9 +72,6 @@ fn with_starvation(starvation: Option<Starvation>, server_ns: Option<u64>) -> Tr
         peak_threads: 1,
         connections_opened: None,
         requests_per_connection: None,
-        in_flight_at_deadline: 0,
-        bytes_received: 0,
-        bytes_sent: 0,
         latency: None,
         latency_uncorrected: None,
         server: ServerCost::default(),

@@ -46,7 +46,7 @@ use crate::measure::resources::{
     group_members, pin_command, sample_group, wait_child, GroupSampler,
 };
 use crate::measure::schedstat::Edge;
-use crate::measure::{ErrorCounts, LatencyHistogram};
+use crate::measure::{Counts, ErrorCounts, LatencyHistogram};
 use crate::metric::trial::{Measured, Startup, Throughput};
 use crate::metric::TrialMetrics;
 use crate::server::ServerCounters;
@@ -385,8 +385,16 @@ pub fn run_trial(
     let window = figures.window.then_some(&server_window);
     let metrics = TrialMetrics::new(Measured {
         throughput: figures.throughput,
-        ok: figures.ok,
-        errors: figures.errors,
+        // What the program (or the server, for a black box) counted; the
+        // bytes are the server's, in the window it bracketed.
+        counts: Counts {
+            ok: figures.ok,
+            errors: figures.errors,
+            bytes_received: window.map_or(0, |w| w.bytes_out),
+            bytes_sent: window.map_or(0, |w| w.bytes_in),
+            in_flight_at_deadline: 0,
+            warmup_requests: 0,
+        },
         elapsed_s: figures.elapsed_s,
         bytes_per_sec: window
             .map(|w| (w.bytes_in + w.bytes_out) as f64 / w.window_secs.max(f64::MIN_POSITIVE)),
@@ -398,9 +406,6 @@ pub fn run_trial(
         peak_threads: peaks.threads,
         connections_opened,
         requests_per_connection: requests_per_connection.filter(|_| figures.window),
-        in_flight_at_deadline: 0,
-        bytes_received: window.map_or(0, |w| w.bytes_out),
-        bytes_sent: window.map_or(0, |w| w.bytes_in),
         latency: histogram.as_ref(),
         latency_uncorrected: None,
         server: server_cost(

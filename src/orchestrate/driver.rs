@@ -30,7 +30,7 @@ use crate::measure::resources::{
     monotonic_ns_at, sample_process, self_cpu, self_peak_rss_bytes, CpuTimes,
 };
 use crate::measure::schedstat::{Edge, Starvation};
-use crate::measure::ErrorCounts;
+use crate::measure::Counts;
 use crate::server::ServerCounters;
 
 /// What the parent asks a driver process to do.
@@ -60,12 +60,8 @@ pub struct TrialSpec {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverReport {
-    pub ok: u64,
-    pub errors: ErrorCounts,
-    pub bytes_received: u64,
-    pub bytes_sent: u64,
-    pub in_flight_at_deadline: u64,
-    pub warmup_requests: u64,
+    /// The recorder's counts, as the engine counted them.
+    pub counts: Counts,
     pub elapsed_s: f64,
     /// The driver's own CPU during the window, all threads.
     pub cpu: CpuTimes,
@@ -108,12 +104,7 @@ impl DriverReport {
     pub fn from_outcome(o: &Outcome, window: ServerWindow) -> DriverReport {
         let r = &o.recorder;
         DriverReport {
-            ok: r.ok,
-            errors: r.errors,
-            bytes_received: r.bytes_received,
-            bytes_sent: r.bytes_sent,
-            in_flight_at_deadline: r.in_flight_at_deadline,
-            warmup_requests: r.warmup_requests,
+            counts: r.counts,
             elapsed_s: o.elapsed.as_secs_f64(),
             cpu: o.cpu,
             histogram: (!r.latency.is_empty()).then(|| r.latency.encode()),

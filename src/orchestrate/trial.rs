@@ -156,22 +156,19 @@ pub fn run_trial(
     let histogram_uncorrected = decode(&report.histogram_uncorrected)?;
 
     let elapsed = report.elapsed_s.max(f64::MIN_POSITIVE);
-    let requests = report.ok + report.errors.total();
+    let counts = report.counts;
+    let requests = counts.requests();
     let metrics = TrialMetrics::new(Measured {
         throughput: Throughput::Window,
-        ok: report.ok,
-        errors: report.errors,
+        counts,
         elapsed_s: report.elapsed_s,
-        bytes_per_sec: Some((report.bytes_received + report.bytes_sent) as f64 / elapsed),
+        bytes_per_sec: Some((counts.bytes_received + counts.bytes_sent) as f64 / elapsed),
         cpu: report.cpu,
         cpu_us_per_request: (requests > 0).then(|| report.cpu.total_us() as f64 / requests as f64),
         peak_rss_bytes: usage.max_rss_bytes,
         peak_threads,
         connections_opened,
         requests_per_connection,
-        in_flight_at_deadline: report.in_flight_at_deadline,
-        bytes_received: report.bytes_received,
-        bytes_sent: report.bytes_sent,
         latency: histogram.as_ref(),
         latency_uncorrected: histogram_uncorrected.as_ref(),
         server: server_cost(report.server_cpu, requests, server_peaks),
