@@ -11,9 +11,9 @@
 # loopback port: the test binaries that tolerate a neighbour, two at a time,
 # while the release packaging, built with the declared rust-version, and that
 # version's check without default features build at nice 19 in the background;
-# then the binaries that need the machine alone; the kits `benchgate init`
-# writes, linted; last, the build without default features (clippy and its two
-# tests).
+# then, while that build ends, the build without default features (clippy and
+# its two tests) and the kits `benchgate init` writes, linted; last, the
+# binaries that need the machine alone.
 # All servers are local (127.0.0.1).
 # Each stage's wall-clock time is printed when it ends and, in a table, at the
 # end (also when a stage fails), with the load average: the figures issue 33
@@ -146,7 +146,23 @@ SKIP_ALONE=() ONLY_ALONE=()
 for name in "${ALONE[@]}"; do SKIP_ALONE+=(--skip "$name"); ONLY_ALONE+=(--only "$name"); done
 stage "cargo test: the binaries that tolerate a neighbour, ${BENCHGATE_TEST_JOBS:-2} at a time, beside the background builds (scripts/test-binaries.py)"
 ./scripts/test-binaries.py --jobs "${BENCHGATE_TEST_JOBS:-2}" --again-alone "$AGAIN_ALONE" "${SKIP_ALONE[@]}" "${TEST_BUILD[@]}"
-stage "waiting for the background builds: release packaging with the declared Rust, its check without default features"
+# While the background build ends (its last part, the release crate's own
+# compile and link, leaves a core idle much of the time): the build without
+# default features and its two tests, then the kits' lint. The feature changes
+# src/publish/mod.rs, src/pipeline/cloudwatch.rs and tests/cloudwatch
+# (tests/feature_sets.rs keeps it so), so these targets are every one whose
+# code differs without default features. That build replaces
+# target/debug/benchgate, which the tests drive, so the default build runs again
+# after it: every unit is fresh, and cargo only puts the default binary back
+# (half a second).
+stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build, beside the end of the background build"
+ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwatch --test publish_config)
+./scripts/test-binaries.py --no-run "${ND_BUILD[@]}"
+./scripts/test-binaries.py --only cloudwatch --only publish_config "${ND_BUILD[@]}"
+./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
+stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
+LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
+stage "waiting for the background build: release packaging with the declared Rust, its check without default features"
 BACKGROUND_OK=true
 wait "$BACKGROUND_PID" || BACKGROUND_OK=false
 cat "$BACKGROUND_LOG"
@@ -155,14 +171,4 @@ CLEANUP=stop_moto
 "$BACKGROUND_OK" || { echo "a background build failed (its output is above)"; exit 1; }
 stage "cargo test: the binaries that need the machine alone, and any that failed beside a neighbour, one at a time"
 ./scripts/test-binaries.py --jobs 1 --only-file "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
-stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
-LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
-# Last: this build replaces target/debug/benchgate, which the tests above drive.
-# The feature changes src/publish/mod.rs, src/pipeline/cloudwatch.rs and
-# tests/cloudwatch (tests/feature_sets.rs keeps it so), so these targets are
-# every one whose code differs without default features.
-stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build"
-ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwatch --test publish_config)
-./scripts/test-binaries.py --no-run "${ND_BUILD[@]}"
-./scripts/test-binaries.py --only cloudwatch --only publish_config "${ND_BUILD[@]}"
 stage_end
