@@ -75,24 +75,7 @@ fn the_running_sums_match_the_definition() {
     // Q at every split against a direct computation of the energy distance.
     let s = series(17, &[(9, 0.3)]);
     let (tau, q) = best_split(&s, 2).unwrap();
-    let direct = |t: usize| {
-        let (x, y) = s.split_at(t);
-        let (a, b) = (x.len() as f64, y.len() as f64);
-        let between: f64 = x
-            .iter()
-            .flat_map(|p| y.iter().map(move |q| (p - q).abs()))
-            .sum();
-        let within = |v: &[f64]| -> f64 {
-            let mut sum = 0.0;
-            for i in 0..v.len() {
-                for j in i + 1..v.len() {
-                    sum += (v[i] - v[j]).abs();
-                }
-            }
-            sum / (v.len() * (v.len() - 1) / 2) as f64
-        };
-        a * b / (a + b) * (2.0 * between / (a * b) - within(x) - within(y))
-    };
+    let direct = |t: usize| q_by_pairs(&s, t);
     let best_direct = (2..=15).map(direct).fold(f64::MIN, f64::max);
     assert!(
         (q - best_direct).abs() < 1e-6 * best_direct.abs(),
@@ -100,4 +83,67 @@ fn the_running_sums_match_the_definition() {
     );
     assert!((direct(tau) - q).abs() < 1e-6 * q.abs());
     assert_eq!(tau, 9);
+}
+
+/// The scaled energy distance of the split at `tau`, its sums written out:
+/// O(n^2), the reference [`best_split`] is checked against.
+fn q_by_pairs(seg: &[f64], tau: usize) -> f64 {
+    let n = seg.len();
+    let sum = |a: std::ops::Range<usize>, b: std::ops::Range<usize>| -> f64 {
+        a.flat_map(|i| b.clone().map(move |j| (i, j)))
+            .filter(|(i, j)| i != j)
+            .map(|(i, j)| (seg[i] - seg[j]).abs())
+            .sum()
+    };
+    let (a, b) = (tau as f64, (n - tau) as f64);
+    // Within a side every pair is counted twice above.
+    let e = 2.0 * sum(0..tau, tau..n) / (a * b)
+        - sum(0..tau, 0..tau) / 2.0 / (a * (a - 1.0) / 2.0)
+        - sum(tau..n, tau..n) / 2.0 / (b * (b - 1.0) / 2.0);
+    a * b / (a + b) * e
+}
+
+#[test]
+fn the_best_split_is_the_one_the_written_out_sums_give() {
+    let mut rng = Rng(42);
+    let mut cases: Vec<Vec<f64>> = vec![
+        vec![5.0; 12],                                   // flat: every Q is 0
+        (0..30).map(|i| (i % 4) as f64 + 3.0).collect(), // whole numbers, ties
+        series(60, &[(25, 0.10)]),
+        series(100, &[(40, -0.10), (70, 0.2)]),
+        // A high level with a small spread (throughput): no precision lost.
+        (0..80)
+            .map(|i| 14_000.0 + 30.0 * noise(i) + if i >= 50 { 400.0 } else { 0.0 })
+            .collect(),
+    ];
+    for n in [6, 7, 20, 33] {
+        cases.push((0..n).map(|_| (rng.next() % 1000) as f64 / 7.0).collect());
+    }
+    for seg in &cases {
+        let n = seg.len();
+        for min_size in [2, 3, 5] {
+            let min = min_size.max(2);
+            let got = best_split(seg, min_size);
+            if n < 2 * min {
+                assert_eq!(got, None, "{seg:?}, min {min_size}");
+                continue;
+            }
+            let (want_tau, want_q) = (min..=n - min)
+                .map(|t| (t, q_by_pairs(seg, t)))
+                .fold(None, |best: Option<(usize, f64)>, (t, q)| match best {
+                    Some((_, bq)) if q <= bq => best,
+                    _ => Some((t, q)),
+                })
+                .unwrap();
+            let (tau, q) = got.unwrap_or_else(|| panic!("{seg:?}, min {min_size}: none"));
+            let spread: f64 = seg.iter().map(|v| (v - seg[0]).abs()).sum();
+            let tol = 1e-9 * want_q.abs().max(spread).max(1e-12);
+            assert!((q - want_q).abs() <= tol, "{seg:?}: Q {q} vs {want_q}");
+            // The same split, or one whose Q ties with the best.
+            assert!(
+                tau == want_tau || (q_by_pairs(seg, tau) - want_q).abs() <= tol,
+                "{seg:?}: split {tau} vs {want_tau}"
+            );
+        }
+    }
 }
