@@ -29,9 +29,13 @@ use super::conn::Link;
 use super::shards::{lock, Shard, Shards, Totals};
 use crate::measure::schedstat::TaskCounters;
 
-/// Service time percentiles in microseconds.
+/// The reference server's service time in a window, microseconds, as
+/// `GET /__benchgate/counters` serves it and results files keep it
+/// (`service_time`: `p50`, `mean`, ...). A record of the server's wire format,
+/// not the client's latency figures ([`crate::measure::LatencySummary`],
+/// named `p50_us` and so on, with min and stdev).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
+pub struct ServiceTime {
     pub count: u64,
     pub mean: f64,
     pub p50: u64,
@@ -83,7 +87,7 @@ pub struct ServerCounters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_delay_ns: Option<u64>,
     /// Server service time in µs (see the `server` module docs for what is timed).
-    pub service_time: LatencySummary,
+    pub service_time: ServiceTime,
     /// The window's service time histogram (µs): V2 deflate encoding, base64.
     pub service_time_hist: String,
     pub total_requests: u64,
@@ -303,11 +307,11 @@ impl Counters {
     }
 }
 
-fn summarize(h: &Histogram<u64>) -> LatencySummary {
+fn summarize(h: &Histogram<u64>) -> ServiceTime {
     if h.is_empty() {
-        return LatencySummary::default();
+        return ServiceTime::default();
     }
-    LatencySummary {
+    ServiceTime {
         count: h.len(),
         mean: h.mean(),
         p50: h.value_at_quantile(0.5),

@@ -45,7 +45,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 
 pub use body::PATTERN;
-pub use counters::{LatencySummary, ServerCounters};
+pub use counters::{ServerCounters, ServiceTime};
 pub use faults::Fault;
 pub use serve::{serve_main, ServeArgs};
 pub use tls::CERT_NAMES;
