@@ -8,7 +8,8 @@ its own tests in parallel threads as cargo would, from the package root, with
 cargo's environment (CARGO_MANIFEST_DIR, CARGO_PKG_*). What differs: a failing
 binary does not stop the others (like `cargo test --no-fail-fast`), each
 binary's output is printed whole when it ends (never interleaved), and a
-table of every binary's time ends the run.
+table of every binary's time and CPU (with the processes it started and waited
+for, from wait4) ends the run.
 
 Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--only NAME ...] [--skip NAME ...]
                                 [--clippy] [--no-run] [--] CARGO_ARGS...
@@ -191,24 +192,45 @@ def main():
         proc = subprocess.Popen([exe], cwd=ROOT, env=cargo_env(manifest), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, errors="replace",
                                 start_new_session=True)
-        try:
-            out, _ = proc.communicate(timeout=args.timeout)
-            code, status = proc.returncode, f"exit {proc.returncode}"
-        except subprocess.TimeoutExpired:
-            # A hung binary: stop it and whatever it started, say so, go on.
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
+        # Its output is read beside the wait, which is wait4's: the binary's
+        # CPU with that of every process it started and waited for (the
+        # benchgate runs, their drivers, the clients), for the table below.
+        chunks = []
+        reader = threading.Thread(target=lambda: chunks.append(proc.stdout.read()))
+        reader.start()
+        hung = threading.Event()
+
+        def kill():
+            # A hung binary (or what it left holding its output open): stop
+            # it and whatever it started, say so, go on.
+            hung.set()
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(args.timeout, kill)
+        timer.start()
+        _, wait_status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(wait_status)
+        reader.join()
+        timer.cancel()
+        out = "".join(chunks)
+        if hung.is_set():
             code, status = -1, f"killed after {args.timeout}s (BENCHGATE_TEST_TIMEOUT)"
+        else:
+            code, status = proc.returncode, f"exit {proc.returncode}"
         took = time.monotonic() - start
+        cpu = usage.ru_utime + usage.ru_stime
         with lock:
-            results[key(b)] = (label(name, kind), code, took)
+            results[key(b)] = (label(name, kind), code, took, cpu)
             if code == 0:
                 status = "ok"
             elif args.again_alone:
                 status = f"FAILED beside a neighbour ({status}), to run again alone"
             else:
                 status = f"FAILED ({status})"
-            print(f"\n---- {label(name, kind)}: {status} in {took:.1f}s "
+            print(f"\n---- {label(name, kind)}: {status} in {took:.1f}s, {cpu:.1f} CPU-s "
                   f"(load average {os.getloadavg()[0]:.1f})\n{out.rstrip()}", flush=True)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -225,10 +247,11 @@ def main():
         names = sorted({k.split(":")[0] for k, v in results.items() if v[1] != 0})
         with open(args.again_alone, "a") as f:
             f.writelines(f"{n}\n" for n in names)
-    print(f"\n== test binaries, {len(results)} in {time.monotonic() - t0:.0f}s, {args.jobs} at a time "
-          "(time each, longest first):")
-    for lbl, code, took in sorted(results.values(), key=lambda v: -v[2]):
-        print(f"{took:7.1f}s  {lbl}{'' if code == 0 else '  FAILED'}")
+    total_cpu = sum(v[3] for v in results.values())
+    print(f"\n== test binaries, {len(results)} in {time.monotonic() - t0:.0f}s and {total_cpu:.0f} CPU-s, "
+          f"{args.jobs} at a time (time and CPU each, with what they started; longest first):")
+    for lbl, code, took, cpu in sorted(results.values(), key=lambda v: -v[2]):
+        print(f"{took:7.1f}s {cpu:7.1f} CPU-s  {lbl}{'' if code == 0 else '  FAILED'}")
     if again_alone:
         print(f"\ntest-binaries: failed beside a neighbour, run again alone: {', '.join(again_alone)}")
     if failed and args.again_alone:
