@@ -48,10 +48,15 @@ if ! rustup run "$msrv" rustc --version >/dev/null 2>&1; then
     exit 2
   }
 fi
+# What to do when the crate does not build with it (one wording, for both
+# ways of checking).
+advise() {
+  say "Raise rust-version (and the Dockerfile, README and release workflow with it;"
+  say "scripts/check-rust-version.py lists them) or pin the dependency that needs a newer Rust."
+}
 fail() {
   say "the crate does not build with Rust $msrv, the rust-version Cargo.toml declares."
-  say "Either raise rust-version (and the Dockerfile, README and release workflow with it;"
-  say "scripts/check-rust-version.py lists them) or pin the dependency that needs a newer Rust."
+  advise
   exit 1
 }
 msrv_dir="${BENCHGATE_MSRV_TARGET_DIR:-target/msrv}"
@@ -59,9 +64,8 @@ if [ -n "$package_target" ]; then
   say "default features: scripts/package.sh $package_target with Rust $msrv (RUSTUP_TOOLCHAIN=$msrv)"
   if ! RUSTUP_TOOLCHAIN="$msrv" ./scripts/package.sh "$package_target"; then
     say "scripts/package.sh $package_target failed with Rust $msrv (its error is above)."
-    say "If cargo failed to compile the crate, it does not build with the rust-version Cargo.toml declares:"
-    say "raise rust-version (and the Dockerfile, README and release workflow with it;"
-    say "scripts/check-rust-version.py lists them) or pin the dependency that needs a newer Rust."
+    say "If cargo failed to compile the crate, it does not build with the rust-version Cargo.toml declares."
+    advise
     exit 1
   fi
 else
