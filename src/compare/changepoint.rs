@@ -159,7 +159,7 @@ fn best_split(seg: &[f64], min_size: usize) -> Option<(usize, f64)> {
     // Running sums of |x_i - x_j|: within the left side, within the right
     // side, and between them, updated as one value moves across.
     let mut left_side = Fenwick::new(n);
-    let (mut left_count, mut left_total) = (0.0, 0.0);
+    let mut left_total = 0.0;
     let mut left = 0.0;
     let mut right = pairs;
     let mut between = 0.0;
@@ -168,12 +168,12 @@ fn best_split(seg: &[f64], min_size: usize) -> Option<(usize, f64)> {
         // Value tau-1 moves from the right side to the left.
         let k = tau - 1;
         let (v, r) = (x[k], rank[k]);
+        // The left side holds values 0..k: k of them, summing to left_total.
         let (count_below, sum_below) = left_side.below(r);
         let to_left = (count_below * v - sum_below)
-            + ((left_total - sum_below) - (left_count - count_below) * v);
+            + ((left_total - sum_below) - (k as f64 - count_below) * v);
         let to_right = to_all[k] - to_left;
         left_side.add(r, v);
-        left_count += 1.0;
         left_total += v;
         left += to_left;
         right -= to_right;
