@@ -116,3 +116,55 @@ fn the_listed_targets_exist_and_the_check_sees_a_mark() {
         ["tests/common/aws.rs:1: publish::cloudwatch"]
     );
 }
+
+/// The `cloudwatch` feature's crates that a test build without default
+/// features would not share with the default build: every `dep:` of the
+/// feature must be a dev-dependency too, declared once (`workspace = true`)
+/// in both tables, so that the build without default features unifies every
+/// shared crate's features as the default one does (Cargo.toml, scripts/test.sh).
+fn not_shared_with_the_default_build(manifest: &str) -> Vec<String> {
+    let manifest: toml::Table = manifest.parse().unwrap();
+    let table = |name: &str| manifest.get(name).and_then(|t| t.as_table());
+    let feature = manifest["features"]["cloudwatch"].as_array().unwrap();
+    let mut missing = Vec::new();
+    for dep in feature
+        .iter()
+        .filter_map(|d| d.as_str()?.strip_prefix("dep:"))
+    {
+        let declared_once = |t: Option<&toml::Table>| {
+            t.and_then(|t| t.get(dep))
+                .and_then(|d| d.get("workspace"))
+                .and_then(|w| w.as_bool())
+                == Some(true)
+        };
+        let shared = table("workspace")
+            .and_then(|w| w.get("dependencies"))
+            .and_then(|d| d.get(dep))
+            .is_some();
+        if !(shared
+            && declared_once(table("dependencies"))
+            && declared_once(table("dev-dependencies")))
+        {
+            missing.push(dep.to_string());
+        }
+    }
+    missing
+}
+
+#[test]
+fn the_build_without_default_features_shares_the_default_builds_crates() {
+    let manifest = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
+    assert_eq!(
+        not_shared_with_the_default_build(&manifest),
+        Vec::<String>::new(),
+        "declare these in [workspace.dependencies] and use them with `workspace = true` in \
+         [dependencies] (optional) and [dev-dependencies] alike"
+    );
+    // The check sees a crate that is not a dev-dependency.
+    let without = manifest.replacen("\naws-config = { workspace = true }\n", "\n", 1);
+    assert_ne!(
+        without, manifest,
+        "the dev-dependency line moved: update this test"
+    );
+    assert_eq!(not_shared_with_the_default_build(&without), ["aws-config"]);
+}
