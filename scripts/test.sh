@@ -12,8 +12,10 @@
 # while the release packaging, built with the declared rust-version, and that
 # version's check without default features build at nice 19 in the background;
 # then, while that build ends, the build without default features (clippy and
-# its two tests) and the kits `benchgate init` writes, linted; last, the
-# binaries that need the machine alone.
+# its two tests) and the kits `benchgate init` writes, linted; then the
+# binaries that must have no other test binary beside them, one at a time,
+# beside the end of that build; last, any binary that failed beside a
+# neighbour, again, with the machine alone.
 # All servers are local (127.0.0.1).
 # Each stage's wall-clock time is printed when it ends and, in a table, at the
 # end (also when a stage fails), with the load average: the figures issue 33
@@ -65,10 +67,10 @@ stage "installing test dependencies"
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 
 # Two builds in their own target directories, at nice 19 in the background
-# from here until the binaries that need the machine alone (at nice 19 a build
-# takes the CPU the stages below leave: the harness tests, the single-threaded
-# ends of the test build, and the test binaries that tolerate a neighbour, which
-# spend most of their time waiting on fixed-length trials and child processes):
+# from here until the last stage (at nice 19 a build takes the CPU the stages
+# below leave: the harness tests, the single-threaded ends of the test build,
+# and the test binaries, which spend most of their time waiting on
+# fixed-length trials and child processes):
 # - the release packaging (scripts/package.sh x86_64-unknown-linux-musl), with
 #   the Rust that Cargo.toml's rust-version declares, as the release workflow
 #   builds it: the static binary the action installs, built in
@@ -76,8 +78,8 @@ MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 #   linking checked. That build is also the rust-version check of the default
 #   features' lib and bins;
 # - then that Rust's check without default features (target/msrv).
-# Both are scripts/check-msrv.sh --package. The binaries that must have the
-# machine to themselves run after it.
+# Both are scripts/check-msrv.sh --package. The binaries that failed beside a
+# neighbour run again after it, with the machine to themselves.
 BACKGROUND_LOG="$(mktemp -t benchgate-background.XXXXXX)"
 (
   set -e
@@ -128,14 +130,18 @@ export BENCHGATE_TEST_MOTO_URL="http://127.0.0.1:$MOTO_PORT"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 
-# The binaries that need the machine alone: a real Java client's stored A/A
+# The binaries that fail beside a second test binary: a real Java client's stored A/A
 # within threshold in 5 rounds, harness counts within 1% of the server's,
 # window acknowledgements under a forced marker lag, a validity check's
 # starvation figures, a server under test's rounds (each failed beside a second
 # test binary or a build, 2026-12-02); a flooding client read as fast as it
 # writes, the reference server's service time and idle cut-off within their
 # bounds (failed at load 7.5, 2026-12-03); sub-microsecond CPU per request
-# (failed at load 8.1, 2026-12-03).
+# (failed at load 8.1, 2026-12-03). They run one at a time with no other
+# test binary beside them, but beside the end of the background build at nice
+# 19, which takes only the CPU they leave (2026-12-04: each passed in two
+# passes beside a nice-19 release build, docs/measurements.md); one that fails
+# there runs again with the machine alone, as below.
 ALONE=(action_act harness_packages window_ack validity server_under_test capped_output server server_hostile inject_cpu)
 # A binary that fails beside a neighbour runs again alone, after the others:
 # it passes only if it passes there, and the run's end names it (its first
@@ -168,6 +174,8 @@ ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwa
 ./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
 stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
 LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
+stage "cargo test: the binaries that need no second test binary beside them, one at a time, beside the end of the background build (at nice 19)"
+./scripts/test-binaries.py --jobs 1 --again-alone "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
 stage "waiting for the background build: release packaging with the declared Rust, its check without default features"
 BACKGROUND_OK=true
 wait "$BACKGROUND_PID" || BACKGROUND_OK=false
@@ -175,6 +183,6 @@ cat "$BACKGROUND_LOG"
 rm -f "$BACKGROUND_LOG"
 CLEANUP=stop_moto
 "$BACKGROUND_OK" || { echo "a background build failed (its output is above)"; exit 1; }
-stage "cargo test: the binaries that need the machine alone, and any that failed beside a neighbour, one at a time"
-./scripts/test-binaries.py --jobs 1 --only-file "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
+stage "cargo test: any binary that failed beside a neighbour, again, one at a time with the machine alone"
+./scripts/test-binaries.py --jobs 1 --only-file "$AGAIN_ALONE" "${TEST_BUILD[@]}"
 stage_end
