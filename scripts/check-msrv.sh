@@ -8,29 +8,36 @@
 # workflow name that same version). rustup installs the toolchain when missing
 # (minimal profile). Exit 0 ok, 1 the build failed, 2 no toolchain.
 #
-# Usage: scripts/check-msrv.sh [--package TARGET]
-#   default features: `cargo +<rust-version> check --locked --lib --bins`, in
-#     its own target directory (target/msrv), which keeps the main build's
-#     artifacts intact;
-#   --package TARGET: instead, the release archive built with that Rust
-#     (scripts/package.sh TARGET under RUSTUP_TOOLCHAIN=<rust-version>), as the
-#     release workflow builds it: one release build that is both the packaging
-#     check and the default features' rust-version check, for TARGET (a musl
-#     build differs from a glibc one by the allocator only musl builds use,
-#     mimalloc, and by the target's own code paths in dependencies);
-#   then, either way, `cargo +<rust-version> check --locked --lib --bins
-#     --no-default-features` (target/msrv).
+# Usage: scripts/check-msrv.sh [--package TARGET | --no-default-features | --install]
+#   no option: `cargo +<rust-version> check --locked --lib --bins`, with
+#     default features and then with --no-default-features, in its own target
+#     directory (target/msrv), which keeps the main build's artifacts intact;
+#   --package TARGET: the default features only, as the release archive built
+#     with that Rust (scripts/package.sh TARGET under
+#     RUSTUP_TOOLCHAIN=<rust-version>), as the release workflow builds it: one
+#     release build that is both the packaging check and the default features'
+#     rust-version check, for TARGET (a musl build differs from a glibc one by
+#     the allocator only musl builds use, mimalloc, and by the target's own
+#     code paths in dependencies);
+#   --no-default-features: the check without default features only;
+#   --install: only installs that Rust when missing (run it before two of the
+#     above run at once, so that they never both install it).
+# scripts/test.sh runs the last two side by side (the check beside its test
+# build, the packaging at nice 19 in the background).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-package_target=""
+package_target="" default=true no_default=true
 case "${1:-}" in
   "") ;;
   --package)
     package_target="${2:?--package needs a target triple}"
+    no_default=false
     ;;
+  --no-default-features) default=false ;;
+  --install) default=false no_default=false ;;
   *)
-    echo "usage: scripts/check-msrv.sh [--package TARGET]" >&2
+    echo "usage: scripts/check-msrv.sh [--package TARGET | --no-default-features | --install]" >&2
     exit 2
     ;;
 esac
@@ -47,6 +54,10 @@ if ! rustup run "$msrv" rustc --version >/dev/null 2>&1; then
     say "rustup could not install Rust $msrv"
     exit 2
   }
+fi
+if ! "$default" && ! "$no_default"; then
+  say "Rust $msrv is installed"
+  exit 0
 fi
 # What to do when the crate does not build with it (one wording, for both
 # ways of checking).
@@ -68,10 +79,12 @@ if [ -n "$package_target" ]; then
     advise
     exit 1
   fi
-else
+elif "$default"; then
   say "cargo +$msrv check --locked --lib --bins"
   CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --quiet || fail
 fi
-say "cargo +$msrv check --locked --lib --bins --no-default-features"
-CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --no-default-features --quiet || fail
+if "$no_default"; then
+  say "cargo +$msrv check --locked --lib --bins --no-default-features"
+  CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --no-default-features --quiet || fail
+fi
 say "ok: builds with Rust $msrv"

@@ -7,10 +7,11 @@
 # harness and example clients), tests the harness packages in their own
 # runners (scripts/test-harness.sh), checks fmt, and builds every test binary
 # with clippy's lints as errors in one build (scripts/test-binaries.py
-# --clippy). Then, with moto's CloudWatch-compatible server from PyPI on a free
+# --clippy), beside the declared rust-version's check without default
+# features. Then, with moto's CloudWatch-compatible server from PyPI on a free
 # loopback port: the test binaries that tolerate a neighbour, two at a time,
-# while the release packaging, built with the declared rust-version, and that
-# version's check without default features build at nice 19 in the background;
+# while the release packaging, built with the declared rust-version, builds at
+# nice 19 in the background;
 # then, while that build ends, the build without default features (clippy and
 # its two tests) and the kits `benchgate init` writes, linted; then the
 # binaries that must have no other test binary beside them, one at a time,
@@ -66,8 +67,8 @@ stage "installing test dependencies"
 
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 
-# Two builds in their own target directories, at nice 19 in the background
-# from here until the last stage (at nice 19 a build takes the CPU the stages
+# The release packaging, in its own target directory, at nice 19 in the
+# background from here until the last stage (at nice 19 a build takes the CPU the stages
 # below leave: the harness tests, the single-threaded ends of the test build,
 # and the test binaries, which spend most of their time waiting on
 # fixed-length trials and child processes):
@@ -76,16 +77,19 @@ MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 #   builds it: the static binary the action installs, built in
 #   target/dist, stripped, archived into dist/, its --version and static
 #   linking checked. That build is also the rust-version check of the default
-#   features' lib and bins;
-# - then that Rust's check without default features (target/msrv).
-# Both are scripts/check-msrv.sh --package. The binaries that failed beside a
-# neighbour run again after it, with the machine to themselves.
+#   features' lib and bins (scripts/check-msrv.sh --package). That Rust's check
+#   without default features runs beside the test build, below. The binaries
+#   that failed beside a neighbour run again after it, with the machine to
+#   themselves.
+# The declared Rust, installed once here (rustup, when missing), before the
+# packaging and the check below use it at once.
+./scripts/check-msrv.sh --install
 BACKGROUND_LOG="$(mktemp -t benchgate-background.XXXXXX)"
 (
   set -e
   t0=$SECONDS
   nice -n 19 ./scripts/check-msrv.sh --package x86_64-unknown-linux-musl
-  echo "== background: release packaging and rust-version check done in $((SECONDS - t0))s"
+  echo "== background: release packaging with the declared Rust done in $((SECONDS - t0))s"
 ) >"$BACKGROUND_LOG" 2>&1 &
 BACKGROUND_PID=$!
 # On the way out early (a stage failed): the builds and every process they started.
@@ -102,9 +106,26 @@ stage "harness packages: Java runner, pytest, node --test (scripts/test-harness.
 
 stage "cargo fmt --check"
 cargo fmt --all -- --check
-stage "cargo clippy --all-targets -D warnings and the test build, in one (scripts/test-binaries.py --clippy --no-run)"
+# Beside the test build, at the same priority: the declared Rust's check
+# without default features (scripts/check-msrv.sh, target/msrv, about 150
+# CPU-s). Two builds share the cores here, where no test is measuring; in the
+# background at nice 19, after the packaging, it held up the end of the run by
+# as much (the packaging ended 141-226 s after everything else).
+stage "cargo clippy --all-targets -D warnings and the test build, in one (scripts/test-binaries.py --clippy --no-run), beside the declared Rust's check without default features (scripts/check-msrv.sh)"
+MSRV_LOG="$(mktemp -t benchgate-msrv.XXXXXX)"
+./scripts/check-msrv.sh --no-default-features >"$MSRV_LOG" 2>&1 &
+MSRV_PID=$!
+stop_msrv() { kill_tree "$MSRV_PID"; wait "$MSRV_PID" 2>/dev/null || true; rm -f "$MSRV_LOG"; }
+stop_builds() { stop_background; stop_msrv; }
+CLEANUP=stop_builds
 TEST_BUILD=(--clippy -- --all-targets --locked)
 ./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
+MSRV_OK=true
+wait "$MSRV_PID" || MSRV_OK=false
+cat "$MSRV_LOG"
+rm -f "$MSRV_LOG"
+CLEANUP=stop_background
+"$MSRV_OK" || { echo "the rust-version check without default features failed (its output is above)"; exit 1; }
 
 stage "moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
@@ -176,7 +197,7 @@ stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lin
 LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
 stage "cargo test: the binaries that need no second test binary beside them, one at a time, beside the end of the background build (at nice 19)"
 ./scripts/test-binaries.py --jobs 1 --again-alone "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
-stage "waiting for the background build: release packaging with the declared Rust, its check without default features"
+stage "waiting for the background build: release packaging with the declared Rust"
 BACKGROUND_OK=true
 wait "$BACKGROUND_PID" || BACKGROUND_OK=false
 cat "$BACKGROUND_LOG"
