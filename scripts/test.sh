@@ -68,9 +68,9 @@ stage "installing test dependencies"
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 
 # The release packaging, in its own target directory, at nice 19 in the
-# background from here until the last stage (at nice 19 a build takes the CPU the stages
-# below leave: the harness tests, the single-threaded ends of the test build,
-# and the test binaries, which spend most of their time waiting on
+# background from here until the last stage (at nice 19 a build takes the CPU
+# the stages below leave: the harness tests, the single-threaded ends of the
+# test build, and the test binaries, which spend most of their time waiting on
 # fixed-length trials and child processes):
 # - the release packaging (scripts/package.sh x86_64-unknown-linux-musl), with
 #   the Rust that Cargo.toml's rust-version declares, as the release workflow
@@ -183,11 +183,11 @@ stage "cargo test: the binaries that tolerate a neighbour, ${BENCHGATE_TEST_JOBS
 # dev-dependencies too (Cargo.toml; tests/feature_sets.rs keeps it so), which
 # unifies every shared crate's features as the default build does (before,
 # tokio, hyper, reqwest, octocrab and twenty more were built again: 115 s
-# against 44 s). The library and binary without the feature, and no
-# dev-dependency, are what the background's `cargo check` checks. That build replaces
-# target/debug/benchgate, which the tests drive, so the default build runs again
-# after it: every unit is fresh, and cargo only puts the default binary back
-# (half a second).
+# against 44 s). The library and binary without the feature, and with no
+# dev-dependency, are what the declared Rust's `cargo check` beside the test
+# build checks. This build replaces target/debug/benchgate, which the tests
+# drive, so the default build runs again after it: every unit is fresh, and
+# cargo only puts the default binary back (half a second).
 stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build, beside the end of the background build"
 ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwatch --test publish_config)
 ./scripts/test-binaries.py --no-run "${ND_BUILD[@]}"
@@ -195,7 +195,7 @@ ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwa
 ./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
 stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
 LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
-stage "cargo test: the binaries that need no second test binary beside them, one at a time, beside the end of the background build (at nice 19)"
+stage "cargo test: the load-sensitive binaries, one at a time (no other test binary beside them), beside the end of the background build at nice 19"
 ./scripts/test-binaries.py --jobs 1 --again-alone "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
 stage "waiting for the background build: release packaging with the declared Rust"
 BACKGROUND_OK=true
