@@ -360,3 +360,27 @@ fn chown_tree(path: &Path, uid: u32) {
         }
     }
 }
+
+#[test]
+fn a_binary_still_open_for_writing_is_run_once_it_is_closed() {
+    // The race the container step's test met, made certain: the file is
+    // still open for writing when the run starts, and closed 200 ms later.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("busy.sh");
+    let mut writer = std::fs::File::create(&script).unwrap();
+    std::io::Write::write_all(&mut writer, b"#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let busy = std::process::Command::new(&script).output();
+    assert_eq!(
+        busy.map(|_| ()).map_err(|e| e.kind()),
+        Err(std::io::ErrorKind::ExecutableFileBusy),
+        "exec of a file open for writing"
+    );
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(writer);
+    });
+    let out = action_env::output_when_not_busy(&mut std::process::Command::new(&script));
+    closer.join().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+}

@@ -83,12 +83,31 @@ impl ActionFiles {
     }
 }
 
+/// `cmd.output()`, tried again for up to a second while the executable is
+/// busy. A binary this test process has just copied (the container step's
+/// test copies benchgate) can still be open for writing in a child that
+/// another test's thread forked during the copy, until that child execs: exec
+/// then fails with ETXTBSY ("Text file busy"; seen beside a neighbour that
+/// stretched that moment). Any other error fails at once.
+pub fn output_when_not_busy(cmd: &mut Command) -> std::process::Output {
+    let mut tries = 0;
+    loop {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
 /// Runs `cmd` with `env` added (after, so it overrides) and reads back `files`.
 pub fn run(mut cmd: Command, env: &[(&str, &str)], files: &ActionFiles) -> ActionRun {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let output = cmd.output().unwrap();
+    let output = output_when_not_busy(&mut cmd);
     ActionRun {
         output,
         outputs: std::fs::read_to_string(&files.output).unwrap(),
