@@ -27,15 +27,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-package_target="" default=true no_default=true
+# What to do: both (no option), package, no-default-features or install.
+mode=both package_target=""
 case "${1:-}" in
   "") ;;
   --package)
-    package_target="${2:?--package needs a target triple}"
-    no_default=false
+    mode=package package_target="${2:?--package needs a target triple}"
     ;;
-  --no-default-features) default=false ;;
-  --install) default=false no_default=false ;;
+  --no-default-features) mode=no-default-features ;;
+  --install) mode=install ;;
   *)
     echo "usage: scripts/check-msrv.sh [--package TARGET | --no-default-features | --install]" >&2
     exit 2
@@ -55,7 +55,7 @@ if ! rustup run "$msrv" rustc --version >/dev/null 2>&1; then
     exit 2
   }
 fi
-if ! "$default" && ! "$no_default"; then
+if [ "$mode" = install ]; then
   say "Rust $msrv is installed"
   exit 0
 fi
@@ -71,7 +71,7 @@ fail() {
   exit 1
 }
 msrv_dir="${BENCHGATE_MSRV_TARGET_DIR:-target/msrv}"
-if [ -n "$package_target" ]; then
+if [ "$mode" = package ]; then
   say "default features: scripts/package.sh $package_target with Rust $msrv (RUSTUP_TOOLCHAIN=$msrv)"
   if ! RUSTUP_TOOLCHAIN="$msrv" ./scripts/package.sh "$package_target"; then
     say "scripts/package.sh $package_target failed with Rust $msrv (its error is above)."
@@ -79,11 +79,11 @@ if [ -n "$package_target" ]; then
     advise
     exit 1
   fi
-elif "$default"; then
+elif [ "$mode" = both ]; then
   say "cargo +$msrv check --locked --lib --bins"
   CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --quiet || fail
 fi
-if "$no_default"; then
+if [ "$mode" != package ]; then
   say "cargo +$msrv check --locked --lib --bins --no-default-features"
   CARGO_TARGET_DIR="$msrv_dir" cargo "+$msrv" check --locked --lib --bins --no-default-features --quiet || fail
 fi

@@ -98,7 +98,21 @@ kill_tree() {
   for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
   kill "$1" 2>/dev/null || true
 }
-stop_background() { kill_tree "$BACKGROUND_PID"; wait "$BACKGROUND_PID" 2>/dev/null || true; rm -f "$BACKGROUND_LOG"; }
+# A job started with `&`, its output in a log of its own. stop_job PID LOG: on
+# the way out early, the job and what it started are stopped, its log removed.
+stop_job() { kill_tree "$1"; wait "$1" 2>/dev/null || true; rm -f "$2"; }
+# end_job PID LOG WHAT CLEANUP: waits for the job, then makes CLEANUP the way
+# out (the job is gone: its pid is not to be killed again), prints its log, and
+# fails the run naming WHAT if the job failed.
+end_job() {
+  local ok=true
+  wait "$1" || ok=false
+  CLEANUP=$4
+  cat "$2"
+  rm -f "$2"
+  "$ok" || { echo "$3 failed (its output is above)"; exit 1; }
+}
+stop_background() { stop_job "$BACKGROUND_PID" "$BACKGROUND_LOG"; }
 CLEANUP=stop_background
 
 stage "harness packages: Java runner, pytest, node --test (scripts/test-harness.sh)"
@@ -115,17 +129,11 @@ stage "cargo clippy --all-targets -D warnings and the test build, in one (script
 MSRV_LOG="$(mktemp -t benchgate-msrv.XXXXXX)"
 ./scripts/check-msrv.sh --no-default-features >"$MSRV_LOG" 2>&1 &
 MSRV_PID=$!
-stop_msrv() { kill_tree "$MSRV_PID"; wait "$MSRV_PID" 2>/dev/null || true; rm -f "$MSRV_LOG"; }
-stop_builds() { stop_background; stop_msrv; }
+stop_builds() { stop_background; stop_job "$MSRV_PID" "$MSRV_LOG"; }
 CLEANUP=stop_builds
 TEST_BUILD=(--clippy -- --all-targets --locked)
 ./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
-MSRV_OK=true
-wait "$MSRV_PID" || MSRV_OK=false
-cat "$MSRV_LOG"
-rm -f "$MSRV_LOG"
-CLEANUP=stop_background
-"$MSRV_OK" || { echo "the rust-version check without default features failed (its output is above)"; exit 1; }
+end_job "$MSRV_PID" "$MSRV_LOG" "the rust-version check without default features" stop_background
 
 stage "moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
@@ -198,12 +206,7 @@ LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
 stage "cargo test: the load-sensitive binaries, one at a time (no other test binary beside them), beside the end of the background build at nice 19"
 ./scripts/test-binaries.py --jobs 1 --again-alone "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
 stage "waiting for the background build: release packaging with the declared Rust"
-BACKGROUND_OK=true
-wait "$BACKGROUND_PID" || BACKGROUND_OK=false
-cat "$BACKGROUND_LOG"
-rm -f "$BACKGROUND_LOG"
-CLEANUP=stop_moto
-"$BACKGROUND_OK" || { echo "a background build failed (its output is above)"; exit 1; }
+end_job "$BACKGROUND_PID" "$BACKGROUND_LOG" "the background build" stop_moto
 stage "cargo test: any binary that failed beside a neighbour, again, one at a time with the machine alone"
 ./scripts/test-binaries.py --jobs 1 --only-file "$AGAIN_ALONE" "${TEST_BUILD[@]}"
 stage_end
