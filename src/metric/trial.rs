@@ -176,36 +176,6 @@ pub struct JmhFigures {
     pub alloc_bytes_per_op: Option<f64>,
 }
 
-/// What a trial measured, before the derived figures (rates, latency summary)
-/// are computed from it. Built by the runner for built-in drivers and for
-/// command clients alike.
-pub struct Measured<'a> {
-    /// Where `throughput_rps` comes from.
-    pub throughput: Throughput,
-    pub counts: Counts,
-    /// Length of the measurement window, seconds.
-    pub elapsed_s: f64,
-    pub bytes_per_sec: Option<f64>,
-    pub cpu: CpuTimes,
-    pub cpu_us_per_request: Option<f64>,
-    pub peak_rss_bytes: u64,
-    pub peak_threads: u64,
-    pub connections_opened: Option<u64>,
-    pub requests_per_connection: Option<f64>,
-    pub latency: Option<&'a LatencyHistogram>,
-    pub latency_uncorrected: Option<&'a LatencyHistogram>,
-    /// The server's cost in the trial, as far as it was measured.
-    pub server: ServerCost,
-    /// The client's cost before its window, as far as it was measured.
-    pub startup: Startup,
-    /// The memory the client's connections took, when it was measured.
-    pub connection_memory: Option<ConnectionMemory>,
-    /// What the machine withheld from the client in its window, when read.
-    pub starvation: Option<Starvation>,
-    /// The reference server's threads' run delay in the same window, ns.
-    pub server_run_delay_ns: Option<u64>,
-}
-
 /// The driver's memory around its connections, as it measured it, and how
 /// many connections the reference server counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,88 +209,65 @@ pub enum Throughput {
     Reported(Option<f64>),
 }
 
-/// What a client cost before its measurement window opened. `None`: not
-/// measured (never estimated).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Startup {
-    /// Milliseconds from the spawn to the first response.
-    pub ms: Option<f64>,
-    /// User+sys CPU milliseconds from the spawn until the window opened.
-    pub cpu_ms: Option<f64>,
-}
-
-/// The server process tree's cost during one trial. `None`: not measured (a
-/// `url` server is no process benchgate knows; never estimated).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct ServerCost {
-    pub cpu_us_per_request: Option<f64>,
-    pub peak_rss_bytes: Option<u64>,
-    pub peak_threads: Option<u64>,
-}
-
 impl TrialMetrics {
-    /// The trial's metrics: throughput and error rate over the window, latency
-    /// figures from the histograms, everything else as measured.
-    pub fn new(m: Measured<'_>) -> TrialMetrics {
-        let c = m.counts;
+    /// The figures of a trial's measurement window as the client counted
+    /// them: throughput (`throughput`), bytes per second and CPU per request
+    /// over the window, the error rate, and the starvation counters read at
+    /// its edges. What only the parent sees from the outside (peaks,
+    /// connections, the server's cost, start-up) is absent (0 for the
+    /// peaks): the runner sets it over this base
+    /// (`TrialMetrics { peak_threads, .., ..TrialMetrics::of_window(..) }`),
+    /// and the latency with [`TrialMetrics::with_latency`].
+    pub fn of_window(
+        counts: Counts,
+        elapsed_s: f64,
+        throughput: Throughput,
+        cpu: CpuTimes,
+        starvation: Option<&Starvation>,
+    ) -> TrialMetrics {
+        let c = counts;
         let requests = c.requests();
-        let starved = m.starvation.as_ref();
-        let mut metrics = TrialMetrics {
-            throughput_rps: match m.throughput {
-                Throughput::Window => Some(c.ok as f64 / m.elapsed_s.max(f64::MIN_POSITIVE)),
+        let elapsed = elapsed_s.max(f64::MIN_POSITIVE);
+        TrialMetrics {
+            throughput_rps: match throughput {
+                Throughput::Window => Some(c.ok as f64 / elapsed),
                 Throughput::Reported(rps) => rps,
             },
-            bytes_per_sec: m.bytes_per_sec,
-            latency_mean_us: None,
-            latency_stdev_us: None,
-            latency_p50_us: None,
-            latency_p90_us: None,
-            latency_p99_us: None,
-            latency_p999_us: None,
-            latency_max_us: None,
+            bytes_per_sec: Some((c.bytes_received + c.bytes_sent) as f64 / elapsed),
             error_rate: if requests == 0 {
                 0.0
             } else {
                 c.errors.total() as f64 / requests as f64
             },
             errors: c.errors,
-            cpu_us_per_request: m.cpu_us_per_request,
-            // Set after the round, from the anchor's trial (`results::anchor`).
-            throughput_rps_anchored: None,
-            cpu_us_per_request_anchored: None,
-            peak_rss_bytes: m.peak_rss_bytes,
-            peak_threads: m.peak_threads,
-            connections_opened: m.connections_opened,
-            requests_per_connection: m.requests_per_connection,
-            server_cpu_us_per_request: m.server.cpu_us_per_request,
-            server_peak_rss_bytes: m.server.peak_rss_bytes,
-            server_peak_threads: m.server.peak_threads,
-            startup_ms: m.startup.ms,
-            startup_cpu_ms: m.startup.cpu_ms,
-            memory_per_connection_bytes: m.connection_memory.and_then(|c| c.per_connection()),
-            run_delay_ms: starved
+            cpu_us_per_request: (requests > 0).then(|| cpu.total_us() as f64 / requests as f64),
+            run_delay_ms: starvation
                 .and_then(|s| s.run_delay_ns)
                 .map(|ns| ns as f64 / 1e6),
-            run_delay_share: starved.and_then(|s| {
+            run_delay_share: starvation.and_then(|s| {
                 let ns = s.run_delay_ns?;
                 (s.span_s > 0.0).then(|| ns as f64 / 1e9 / s.span_s)
             }),
-            involuntary_context_switches: starved.and_then(|s| s.involuntary_switches),
-            server_run_delay_ms: m.server_run_delay_ns.map(|ns| ns as f64 / 1e6),
-            host_steal_ms: starved.and_then(|s| s.steal_ms),
+            involuntary_context_switches: starvation.and_then(|s| s.involuntary_switches),
+            host_steal_ms: starvation.and_then(|s| s.steal_ms),
             requests,
             ok: c.ok,
-            elapsed_s: m.elapsed_s,
+            elapsed_s,
             in_flight_at_deadline: c.in_flight_at_deadline,
             bytes_received: c.bytes_received,
             bytes_sent: c.bytes_sent,
-            cpu_user_us: m.cpu.user_us,
-            cpu_sys_us: m.cpu.sys_us,
-            latency_uncorrected: m.latency_uncorrected.and_then(|h| h.summary()),
+            cpu_user_us: cpu.user_us,
+            cpu_sys_us: cpu.sys_us,
             jmh: None,
-        };
-        metrics.set_latency(m.latency.and_then(|h| h.summary()).as_ref());
-        metrics
+            ..TrialMetrics::nothing()
+        }
+    }
+
+    /// These metrics with the latency figures of `histogram` (`None`, or
+    /// empty: nothing recorded, every latency figure absent).
+    pub fn with_latency(mut self, histogram: Option<&LatencyHistogram>) -> TrialMetrics {
+        self.set_latency(histogram.and_then(|h| h.summary()).as_ref());
+        self
     }
 
     /// Value of a metric by stable name; `None` when not measured, and for
@@ -341,6 +288,14 @@ impl TrialMetrics {
     /// A JMH trial: `figures` and nothing else measured (every count 0,
     /// every optional figure absent), so [`TrialMetrics::get`] reads only them.
     pub fn jmh(figures: JmhFigures) -> TrialMetrics {
+        TrialMetrics {
+            jmh: Some(Box::new(figures)),
+            ..TrialMetrics::nothing()
+        }
+    }
+
+    /// Nothing measured: every count 0, every optional figure absent.
+    fn nothing() -> TrialMetrics {
         TrialMetrics {
             throughput_rps: None,
             bytes_per_sec: None,
@@ -380,7 +335,7 @@ impl TrialMetrics {
             cpu_user_us: 0,
             cpu_sys_us: 0,
             latency_uncorrected: None,
-            jmh: Some(Box::new(figures)),
+            jmh: None,
         }
     }
 

@@ -1,5 +1,5 @@
 //! What one trial measured, against its constructor and the results file:
-//! the spread, the figures derived in [`TrialMetrics::new`], and older
+//! the spread, the figures derived in [`TrialMetrics::of_window`], and older
 //! results files that lack the newer fields.
 
 use super::*;
@@ -55,31 +55,15 @@ fn memory_per_connection_is_the_growth_over_the_servers_count() {
     assert_eq!(shrunk.per_connection(), Some(0.0));
 }
 
-/// A trial's metrics from the figures of a driver that read `starvation`
-/// and a server that read `server_run_delay_ns`, nothing else of note.
-fn with_starvation(starvation: Option<Starvation>, server_ns: Option<u64>) -> TrialMetrics {
-    TrialMetrics::new(Measured {
-        throughput: Throughput::Window,
-        counts: Counts {
-            ok: 10,
-            ..Counts::default()
-        },
-        elapsed_s: 0.15,
-        bytes_per_sec: None,
-        cpu: CpuTimes::default(),
-        cpu_us_per_request: None,
-        peak_rss_bytes: 0,
-        peak_threads: 1,
-        connections_opened: None,
-        requests_per_connection: None,
-        latency: None,
-        latency_uncorrected: None,
-        server: ServerCost::default(),
-        startup: Startup::default(),
-        connection_memory: None,
-        starvation,
-        server_run_delay_ns: server_ns,
-    })
+/// A trial's metrics from the figures of a driver that read `starvation`,
+/// nothing else of note.
+fn with_starvation(starvation: Option<Starvation>) -> TrialMetrics {
+    let counts = Counts {
+        ok: 10,
+        ..Counts::default()
+    };
+    let cpu = CpuTimes::default();
+    TrialMetrics::of_window(counts, 0.15, Throughput::Window, cpu, starvation.as_ref())
 }
 
 #[test]
@@ -90,13 +74,12 @@ fn starvation_is_what_was_read_and_its_share_of_the_span_read_over() {
         involuntary_switches: Some(42),
         steal_ms: Some(20.0),
     };
-    let m = with_starvation(Some(read), Some(5_000_000));
+    let m = with_starvation(Some(read));
     assert_eq!(m.run_delay_ms, Some(375.0));
     // Three threads waiting half the window each: 1.5, not capped at 1.
     assert_eq!(m.run_delay_share, Some(1.5));
     assert_eq!(m.involuntary_context_switches, Some(42));
     assert_eq!(m.host_steal_ms, Some(20.0));
-    assert_eq!(m.server_run_delay_ms, Some(5.0));
     // What was not read stays n/a; a share needs a span.
     let unread = Starvation {
         span_s: 0.0,
@@ -104,14 +87,13 @@ fn starvation_is_what_was_read_and_its_share_of_the_span_read_over() {
         involuntary_switches: None,
         ..read
     };
-    let m = with_starvation(Some(unread), None);
+    let m = with_starvation(Some(unread));
     assert_eq!((m.run_delay_ms, m.run_delay_share), (Some(375.0), None));
     assert_eq!(
         (m.involuntary_context_switches, m.host_steal_ms),
         (None, None)
     );
-    assert_eq!(m.server_run_delay_ms, None);
-    let m = with_starvation(None, None);
+    let m = with_starvation(None);
     assert_eq!((m.run_delay_ms, m.run_delay_share), (None, None));
 }
 

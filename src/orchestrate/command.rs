@@ -37,9 +37,8 @@ use super::external;
 use super::jmh;
 use super::markers::{self, Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
-use super::server_proc::ServerProcess;
-use super::target::{server_cost, window_cpu, PeakWatch, ServerWatch};
-use super::trial::TrialRun;
+use super::target::{window_cpu, with_server_figures, PeakWatch, Target};
+use super::trial::Latencies;
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::interrupt;
 use crate::measure::resources::{
@@ -47,8 +46,9 @@ use crate::measure::resources::{
 };
 use crate::measure::schedstat::Edge;
 use crate::measure::{Counts, ErrorCounts, LatencyHistogram};
-use crate::metric::trial::{Measured, Startup, Throughput};
+use crate::metric::trial::Throughput;
 use crate::metric::TrialMetrics;
+use crate::results::Trial;
 use crate::server::ServerCounters;
 
 /// Bytes of a program's stdout/stderr shown when it fails.
@@ -197,16 +197,24 @@ pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::
 }
 
 /// Runs one trial of an external program. `log`: where its output is kept
-/// if the trial fails (the failure names it).
+/// if the trial fails (the failure names it). What the trial saw of its
+/// window goes into `trial` once it measured, as for a built-in client
+/// ([`super::trial::run_trial`]).
 pub fn run_trial(
     cmd: &CommandSpec,
     spec: &TrialSpec,
-    server: &ServerProcess,
-    watch: Option<ServerWatch>,
+    target: &Target,
     cpus: &[usize],
     scratch: &Path,
     log: &Path,
-) -> anyhow::Result<TrialRun> {
+    trial: &mut Trial,
+) -> anyhow::Result<(TrialMetrics, Latencies)> {
+    // Validation rejects a command client against a server under test; a
+    // suite built in code may not.
+    let Some(server) = target.reference else {
+        bail!("{}", crate::config::server::NO_COMMAND_CLIENTS)
+    };
+    let watch = target.watch;
     let result_path = scratch.join("client-result.json");
     let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));
     let _ = std::fs::remove_file(&result_path);
@@ -367,14 +375,6 @@ pub fn run_trial(
     };
 
     let window_cpu = cpu_end.unwrap_or(usage.cpu).since(&cpu_start);
-    // Start-up: spawn to the first request the server answered (or to the
-    // open marker, if printed before any), and the group's CPU until the
-    // window opened, which `window_cpu` leaves out.
-    let startup = Startup {
-        ms: first_request.map(|t| t.duration_since(started).as_secs_f64() * 1e3),
-        cpu_ms: Some(cpu_start.total_us() as f64 / 1e3),
-    };
-
     let figures = read_result(&cmd.result, spec, &result_path, &server_window)
         .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?;
     let histogram = figures.histogram;
@@ -383,11 +383,10 @@ pub fn run_trial(
     // JMH takes no part in the window handshake: the server's window figures
     // are unavailable for it, never estimated.
     let window = figures.window.then_some(&server_window);
-    let metrics = TrialMetrics::new(Measured {
-        throughput: figures.throughput,
+    let window_figures = TrialMetrics::of_window(
         // What the program (or the server, for a black box) counted; the
         // bytes are the server's, in the window it bracketed.
-        counts: Counts {
+        Counts {
             ok: figures.ok,
             errors: figures.errors,
             bytes_received: window.map_or(0, |w| w.bytes_out),
@@ -395,10 +394,17 @@ pub fn run_trial(
             in_flight_at_deadline: 0,
             warmup_requests: 0,
         },
-        elapsed_s: figures.elapsed_s,
+        figures.elapsed_s,
+        figures.throughput,
+        window_cpu,
+        // JMH takes no part in the window: its starvation there is not its
+        // measurement's.
+        Some(&starvation).filter(|_| figures.window),
+    )
+    .with_latency(histogram.as_ref());
+    let metrics = TrialMetrics {
         bytes_per_sec: window
             .map(|w| (w.bytes_in + w.bytes_out) as f64 / w.window_secs.max(f64::MIN_POSITIVE)),
-        cpu: window_cpu,
         cpu_us_per_request: window
             .filter(|_| figures.requests > 0 && window_cpu.total_us() > 0)
             .map(|w| window_cpu.total_us() as f64 / w.requests.max(1) as f64),
@@ -406,27 +412,22 @@ pub fn run_trial(
         peak_threads: peaks.threads,
         connections_opened,
         requests_per_connection: requests_per_connection.filter(|_| figures.window),
-        latency: histogram.as_ref(),
-        latency_uncorrected: None,
-        server: server_cost(
+        // Start-up: spawn to the first request the server answered (or to the
+        // open marker, if printed before any), and the group's CPU until the
+        // window opened, which `window_cpu` leaves out.
+        startup_ms: first_request.map(|t| t.duration_since(started).as_secs_f64() * 1e3),
+        startup_cpu_ms: Some(cpu_start.total_us() as f64 / 1e3),
+        ..with_server_figures(
+            window_figures,
             server_cpu.filter(|_| figures.window),
             server_window.requests,
             server_peaks,
-        ),
-        startup,
-        connection_memory: None,
-        // JMH takes no part in the window: its starvation there is not its
-        // measurement's.
-        starvation: Some(starvation).filter(|_| figures.window),
-        server_run_delay_ns: server_window.run_delay_ns.filter(|_| figures.window),
-    });
-    Ok(TrialRun {
-        metrics,
-        server: Some(server_window),
-        histogram,
-        histogram_uncorrected: None,
-        window_actual_s: Some(window_actual_s),
-    })
+            window.and_then(|w| w.run_delay_ns),
+        )
+    };
+    trial.server = Some(server_window);
+    trial.window_actual_s = Some(window_actual_s);
+    Ok((metrics, (histogram, None)))
 }
 
 /// The program's stdin, on which the window's acknowledgements go.

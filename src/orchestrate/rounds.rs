@@ -31,10 +31,11 @@ use super::progress::Progress;
 use super::server_proc::ServerProcess;
 use super::sut::{probe_http, SutProcess};
 use super::target::Target;
-use super::trial::{self, TrialRun};
+use super::trial::{self, Latencies};
 use crate::config::{ClientKind, Driver, Scenario, ServerSpec, ServerTarget, StopRule, Suite};
 use crate::interrupt;
 use crate::measure::LatencyHistogram;
+use crate::metric::TrialMetrics;
 use crate::report::escape::fence;
 use crate::results::environment::Pinning;
 use crate::results::{client_label, validity, CellResult, RunResults, Trial};
@@ -339,16 +340,19 @@ impl Rounds<'_> {
             cell.fail(trial, reason);
             return;
         }
-        match self.try_trial(scenario, &cell.result, target, round, &log) {
-            Ok(run) => {
+        // What the runner saw of the window goes into `measured`; `trial`
+        // stays as planned, for a failure.
+        let mut measured = trial.clone();
+        match self.try_trial(scenario, &cell.result, target, &log, &mut measured) {
+            Ok((metrics, latencies)) => {
                 if let Some(reason) = server_gone() {
                     progress.finish_trial(None, Some(&reason));
                     cell.fail(trial, reason);
                     return;
                 }
-                progress.finish_trial(Some(&run.metrics), None);
+                progress.finish_trial(Some(&metrics), None);
                 let mut invalid =
-                    validity::assess(&scenario.load, &run.metrics, self.placement(target));
+                    validity::assess(&scenario.load, &metrics, self.placement(target));
                 // A built-in driver opens and closes the server's window
                 // itself, so the server's length of it is the driver's; a
                 // command client's is bracketed by the parent reading its
@@ -358,9 +362,10 @@ impl Rounds<'_> {
                     .client(&cell.result.client)
                     .is_some_and(|c| c.kind.driver() == Driver::Program);
                 let starved = validity::starved(
-                    &run.metrics,
-                    trial.window_planned_s,
-                    run.server
+                    &metrics,
+                    measured.window_planned_s,
+                    measured
+                        .server
                         .as_ref()
                         .filter(|_| !command)
                         .map(|s| s.window_secs),
@@ -369,16 +374,12 @@ impl Rounds<'_> {
                     // Its latencies describe the neighbour: kept out of the
                     // cell's histograms too.
                     Some(mark) => invalid.push(mark),
-                    None => cell
-                        .pending
-                        .push((run.histogram, run.histogram_uncorrected)),
+                    None => cell.pending.push(latencies),
                 }
                 cell.result.trials.push(Trial {
-                    metrics: Some(run.metrics),
-                    server: run.server,
+                    metrics: Some(metrics),
                     invalid,
-                    window_actual_s: run.window_actual_s,
-                    ..trial
+                    ..measured
                 });
             }
             Err(e) => {
@@ -412,15 +413,17 @@ impl Rounds<'_> {
         }
     }
 
-    /// One trial of `cell`'s client (the anchor's, for the anchor's cell).
+    /// One trial of `cell`'s client (the anchor's, for the anchor's cell),
+    /// `trial` as [`planned`] began it; what it saw of its window goes into
+    /// `trial` once it measured.
     fn try_trial(
         &self,
         scenario: &Scenario,
         cell: &CellResult,
         target: &Target,
-        round: u32,
         log: &Path,
-    ) -> anyhow::Result<TrialRun> {
+        trial: &mut Trial,
+    ) -> anyhow::Result<(TrialMetrics, Latencies)> {
         let client = cell.client.as_str();
         if let Some(reason) = self.setup_failed.get(client) {
             bail!("the client's setup step failed: {reason}");
@@ -444,22 +447,18 @@ impl Rounds<'_> {
             scenario: scenario.clone(),
             client: client.clone(),
             base_url,
-            round,
+            round: trial.round,
             control_url: target.reference.map(|s| s.control_url.clone()),
             threads: self.client_threads,
             server_watch: target.watch,
             marker_lag: self.marker_lag,
         };
         let cpus = &self.pinning.client_cpus;
-        match (&spec.client.kind, target.reference) {
-            (ClientKind::Command(cmd), Some(server)) => {
-                command::run_trial(cmd, &spec, server, target.watch, cpus, self.scratch, log)
+        match &spec.client.kind {
+            ClientKind::Command(cmd) => {
+                command::run_trial(cmd, &spec, target, cpus, self.scratch, log, trial)
             }
-            // Validation rejects this combination; a suite built in code may not.
-            (ClientKind::Command(_), None) => {
-                bail!("{}", crate::config::server::NO_COMMAND_CLIENTS)
-            }
-            _ => trial::run_trial(self.exe, &spec, target, cpus, self.scratch, log),
+            _ => trial::run_trial(self.exe, &spec, target, cpus, self.scratch, log, trial),
         }
     }
 }
@@ -512,7 +511,7 @@ struct CellAcc {
     hist_uncorrected: Option<LatencyHistogram>,
     /// The histograms of the round being measured, merged once the round is
     /// kept ([`CellAcc::keep_round`]); a round run again drops them.
-    pending: Vec<(Option<LatencyHistogram>, Option<LatencyHistogram>)>,
+    pending: Vec<Latencies>,
 }
 
 impl CellAcc {

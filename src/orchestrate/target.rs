@@ -12,7 +12,7 @@ use super::server_proc::ServerProcess;
 use crate::measure::resources::{
     sample_group, sample_process, CpuTimes, GroupSampler, PeakSampler,
 };
-use crate::metric::trial::ServerCost;
+use crate::metric::TrialMetrics;
 
 /// How often the server's threads and RSS are sampled during a trial.
 const SAMPLE_EVERY: Duration = Duration::from_millis(20);
@@ -111,19 +111,25 @@ impl PeakWatch {
     }
 }
 
-/// The server's cost in a trial: CPU in the window per request completed in
-/// it, and the peaks. Whatever was not measured stays `None`.
-pub fn server_cost(
+/// `metrics` with the server's figures in the trial: its CPU in the window
+/// per request completed in it, its peaks ([`PeakWatch::finish`]), and its
+/// threads' run delay in the window (the reference server's count). Whatever
+/// was not measured stays absent (never estimated).
+pub fn with_server_figures(
+    metrics: TrialMetrics,
     window_cpu: Option<CpuTimes>,
     requests: u64,
     peaks: Option<(u64, u64)>,
-) -> ServerCost {
-    ServerCost {
-        cpu_us_per_request: window_cpu
+    run_delay_ns: Option<u64>,
+) -> TrialMetrics {
+    TrialMetrics {
+        server_run_delay_ms: run_delay_ns.map(|ns| ns as f64 / 1e6),
+        server_cpu_us_per_request: window_cpu
             .filter(|_| requests > 0)
             .map(|c| c.total_us() as f64 / requests as f64),
-        peak_rss_bytes: peaks.map(|p| p.1),
-        peak_threads: peaks.map(|p| p.0),
+        server_peak_rss_bytes: peaks.map(|p| p.1),
+        server_peak_threads: peaks.map(|p| p.0),
+        ..metrics
     }
 }
 
@@ -152,15 +158,35 @@ mod tests {
     }
 
     #[test]
-    fn cost_is_absent_unless_measured() {
+    fn server_figures_are_absent_unless_measured() {
         let cpu = CpuTimes {
             user_us: 300,
             sys_us: 100,
         };
-        let c = server_cost(Some(cpu), 100, Some((3, 5 << 20)));
-        assert_eq!(c.cpu_us_per_request, Some(4.0));
-        assert_eq!((c.peak_threads, c.peak_rss_bytes), (Some(3), Some(5 << 20)));
-        assert_eq!(server_cost(Some(cpu), 0, None), ServerCost::default());
+        let none = crate::metric::trial::every_field_measured();
+        let c = with_server_figures(
+            none.clone(),
+            Some(cpu),
+            100,
+            Some((3, 5 << 20)),
+            Some(5e6 as u64),
+        );
+        assert_eq!(c.server_cpu_us_per_request, Some(4.0));
+        assert_eq!(c.server_run_delay_ms, Some(5.0));
+        assert_eq!(
+            (c.server_peak_threads, c.server_peak_rss_bytes),
+            (Some(3), Some(5 << 20))
+        );
+        let c = with_server_figures(none, Some(cpu), 0, None, None);
+        assert_eq!(
+            (
+                c.server_cpu_us_per_request,
+                c.server_peak_threads,
+                c.server_peak_rss_bytes,
+                c.server_run_delay_ms
+            ),
+            (None, None, None, None)
+        );
         assert_eq!(window_cpu(None, Some(cpu)), None);
         assert_eq!(window_cpu(Some(cpu), Some(cpu)).unwrap().total_us(), 0);
     }

@@ -21,26 +21,20 @@ use anyhow::{bail, Context as _};
 
 use super::capture::{Capture, Sink};
 use super::driver::{DriverReport, TrialSpec};
-use super::target::{server_cost, PeakWatch, Target};
+use super::target::{with_server_figures, PeakWatch, Target};
 use crate::config::StopRule;
 use crate::interrupt;
 use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
 use crate::measure::LatencyHistogram;
-use crate::metric::trial::{ConnectionMemory, Measured, Startup, Throughput};
+use crate::metric::trial::{ConnectionMemory, Throughput};
 use crate::metric::TrialMetrics;
+use crate::results::Trial;
 use crate::server::ServerCounters;
 
-/// A finished trial, as measured.
-pub struct TrialRun {
-    pub metrics: TrialMetrics,
-    /// The reference server's counters for the window (`None`: server under test).
-    pub server: Option<ServerCounters>,
-    pub histogram: Option<LatencyHistogram>,
-    pub histogram_uncorrected: Option<LatencyHistogram>,
-    /// How long the window actually lasted at benchgate's side, seconds
-    /// (`results::Trial::window_actual_s`).
-    pub window_actual_s: Option<f64>,
-}
+/// A trial's latency histograms: as measured (for open loop, from each
+/// request's intended start) and, for open loop, from the actual send. They
+/// join the cell's, not the trial's record.
+pub type Latencies = (Option<LatencyHistogram>, Option<LatencyHistogram>);
 
 /// How long a trial may take before its process is killed: warmup +
 /// duration (10 minutes for a request-count stop) + the request timeout +
@@ -58,7 +52,9 @@ pub(super) fn trial_limit(spec: &TrialSpec) -> Duration {
 /// (a command client's trial is its own program: [`super::command`]).
 ///
 /// `log`: where the driver's whole output is kept if it fails (the failure
-/// names it; [`super::failure`]).
+/// names it; [`super::failure`]). What the trial saw of its window (the
+/// server's counters, the window's actual length) goes into `trial`, and
+/// only once it measured; its metrics and histograms are returned.
 pub fn run_trial(
     exe: &Path,
     spec: &TrialSpec,
@@ -66,7 +62,8 @@ pub fn run_trial(
     cpus: &[usize],
     scratch: &Path,
     log: &Path,
-) -> anyhow::Result<TrialRun> {
+    trial: &mut Trial,
+) -> anyhow::Result<(TrialMetrics, Latencies)> {
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
     let output_path = scratch.join("trial-driver.out");
@@ -155,40 +152,38 @@ pub fn run_trial(
     let histogram = decode(&report.histogram)?;
     let histogram_uncorrected = decode(&report.histogram_uncorrected)?;
 
-    let elapsed = report.elapsed_s.max(f64::MIN_POSITIVE);
-    let counts = report.counts;
-    let requests = counts.requests();
-    let metrics = TrialMetrics::new(Measured {
-        throughput: Throughput::Window,
-        counts,
-        elapsed_s: report.elapsed_s,
-        bytes_per_sec: Some((counts.bytes_received + counts.bytes_sent) as f64 / elapsed),
-        cpu: report.cpu,
-        cpu_us_per_request: (requests > 0).then(|| report.cpu.total_us() as f64 / requests as f64),
+    let requests = report.counts.requests();
+    let window_figures = TrialMetrics::of_window(
+        report.counts,
+        report.elapsed_s,
+        Throughput::Window,
+        report.cpu,
+        report.starvation.as_ref(),
+    )
+    .with_latency(histogram.as_ref());
+    let metrics = TrialMetrics {
         peak_rss_bytes: usage.max_rss_bytes,
         peak_threads,
         connections_opened,
         requests_per_connection,
-        latency: histogram.as_ref(),
-        latency_uncorrected: histogram_uncorrected.as_ref(),
-        server: server_cost(report.server_cpu, requests, server_peaks),
-        startup: Startup {
-            ms: report
-                .first_response_ns
-                .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
-            cpu_ms: report.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
-        },
-        connection_memory: connection_memory(&report, window.as_ref()),
-        starvation: report.starvation,
-        server_run_delay_ns: window.as_ref().and_then(|w| w.run_delay_ns),
-    });
-    Ok(TrialRun {
-        metrics,
-        server: window,
-        histogram,
-        histogram_uncorrected,
-        window_actual_s: report.window_actual_s,
-    })
+        latency_uncorrected: histogram_uncorrected.as_ref().and_then(|h| h.summary()),
+        startup_ms: report
+            .first_response_ns
+            .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
+        startup_cpu_ms: report.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
+        memory_per_connection_bytes: connection_memory(&report, window.as_ref())
+            .and_then(|c| c.per_connection()),
+        ..with_server_figures(
+            window_figures,
+            report.server_cpu,
+            requests,
+            server_peaks,
+            window.as_ref().and_then(|w| w.run_delay_ns),
+        )
+    };
+    trial.server = window;
+    trial.window_actual_s = report.window_actual_s;
+    Ok((metrics, (histogram, histogram_uncorrected)))
 }
 
 /// The driver's memory before its connections and at its window's close,
