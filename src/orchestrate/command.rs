@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 
 use super::capture::{Capture, Sink};
+use super::child::{Sampled, TrialProcess};
 use super::child_env;
 use super::driver::TrialSpec;
 use super::external;
@@ -41,9 +42,7 @@ use super::target::{window_cpu, with_server_figures, PeakWatch, Target};
 use super::trial::Latencies;
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::interrupt;
-use crate::measure::resources::{
-    group_members, pin_command, sample_group, wait_child, GroupSampler,
-};
+use crate::measure::resources::{group_members, sample_group};
 use crate::measure::schedstat::Edge;
 use crate::measure::{Counts, ErrorCounts, LatencyHistogram};
 use crate::metric::trial::Throughput;
@@ -243,21 +242,15 @@ pub fn run_trial(
         .stdout(out_file)
         .stderr(err_file)
         .process_group(0);
-    if !cpus.is_empty() {
-        pin_command(&mut command, cpus);
-    }
     crate::interrupt::die_with_parent(&mut command);
     let started = Instant::now();
-    let mut child = command
-        .spawn()
+    let (program, mut child) = TrialProcess::spawn(&mut command, cpus, Sampled::Group)
         .with_context(|| format!("starting {:?} in {}", cmd.command, cmd.cwd))?;
-    let pgid = child.id();
+    let pgid = program.pid;
     // From here on, every way out (an error on the way included) kills the group.
     let mut group = GroupKiller(Some((pgid, tag)));
     let mut acks = Acks(child.stdin.take());
-    let sampler = GroupSampler::start(pgid, Duration::from_millis(50));
-    let reaper = std::thread::spawn(move || wait_child(pgid));
-    let exited = |r: &std::thread::JoinHandle<_>| r.is_finished();
+    let exited = |p: &TrialProcess| p.exited();
     let interrupted = || interrupt::received().is_some();
 
     // The window. A program that prints the markers on stdout has its window
@@ -268,7 +261,7 @@ pub fn run_trial(
     let mut first_request = None;
     // A watch that gave up (`marks.behind()`) ends the trial at once.
     while first_request.is_none()
-        && !exited(&reaper)
+        && !exited(&program)
         && !interrupted()
         && !marks.behind()
         && Instant::now() < deadline
@@ -282,9 +275,9 @@ pub fn run_trial(
     let mut window = None;
     if let Some(first) = first_request {
         if !marks.opened {
-            wait_for(first + s.warmup, deadline, &reaper, &mut marks, Mark::Open);
+            wait_for(first + s.warmup, deadline, &program, &mut marks, Mark::Open);
         }
-        if !exited(&reaper) && !interrupted() && !marks.behind() {
+        if !exited(&program) && !interrupted() && !marks.behind() {
             let cpu_start = sample_group(pgid).cpu;
             let starvation_open = Edge::read(&group_members(pgid));
             server.window_start()?;
@@ -296,11 +289,11 @@ pub fn run_trial(
                 // Marked programs close their own window; request counts end at exit.
                 _ => deadline,
             };
-            wait_for(close_at, deadline, &reaper, &mut marks, Mark::Close);
+            wait_for(close_at, deadline, &program, &mut marks, Mark::Close);
             marks.done();
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
-            let cpu_end = (!exited(&reaper)).then(|| sample_group(pgid).cpu);
+            let cpu_end = (!exited(&program)).then(|| sample_group(pgid).cpu);
             // The same for its threads' counters: a group gone reads none
             // (n/a); the host's steal is read either way.
             let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);
@@ -315,20 +308,17 @@ pub fn run_trial(
             window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }
-    while !exited(&reaper) && !interrupted() && !marks.behind() && started.elapsed() < limit {
+    while !exited(&program) && !interrupted() && !marks.behind() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(acks); // end of file on its stdin: nothing more will come
-    let cut_short = !exited(&reaper);
+    let cut_short = !exited(&program);
     capture.stop_pausing();
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);
     let behind = marks.behind();
     let timed_out = cut_short && stopped_by.is_none() && !behind;
-    let usage = reaper
-        .join()
-        .map_err(|_| anyhow::anyhow!("reaper panicked"))??;
-    let peaks = sampler.finish();
+    let (usage, (peak_threads, peak_rss_bytes)) = program.finish()?;
     let server_peaks = server_peaks.finish();
     let after = server.counters()?;
     let [stdout, stderr] = capture.finish();
@@ -408,8 +398,8 @@ pub fn run_trial(
         cpu_us_per_request: window
             .filter(|_| figures.requests > 0 && window_cpu.total_us() > 0)
             .map(|w| window_cpu.total_us() as f64 / w.requests.max(1) as f64),
-        peak_rss_bytes: peaks.rss_bytes.max(usage.max_rss_bytes),
-        peak_threads: peaks.threads,
+        peak_rss_bytes: peak_rss_bytes.max(usage.max_rss_bytes),
+        peak_threads,
         connections_opened,
         requests_per_connection: requests_per_connection.filter(|_| figures.window),
         // Start-up: spawn to the first request the server answered (or to the
@@ -542,16 +532,10 @@ fn read_result(
 
 /// Waits until `t` (at most until `limit`), until the program exits, until
 /// it prints `mark`, or until the markers' watch gives up.
-fn wait_for<T>(
-    t: Instant,
-    limit: Instant,
-    reaper: &std::thread::JoinHandle<T>,
-    marks: &mut Markers,
-    mark: Mark,
-) {
+fn wait_for(t: Instant, limit: Instant, program: &TrialProcess, marks: &mut Markers, mark: Mark) {
     let end = t.min(limit);
     while Instant::now() < end
-        && !reaper.is_finished()
+        && !program.exited()
         && interrupt::received().is_none()
         && !marks.behind()
     {

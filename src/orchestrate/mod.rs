@@ -16,6 +16,7 @@ pub mod base_gate;
 pub mod base_tree;
 mod budget;
 pub mod capture;
+mod child;
 pub mod child_env;
 pub mod command;
 pub mod control;

@@ -14,7 +14,8 @@ use crate::measure::resources::{
 };
 use crate::metric::TrialMetrics;
 
-/// How often the server's threads and RSS are sampled during a trial.
+/// How often a process's threads and RSS are sampled during a trial (the
+/// reference server's, a driver's).
 const SAMPLE_EVERY: Duration = Duration::from_millis(20);
 /// The same for a process group (one pass over /proc costs ~1 ms of the parent).
 const SAMPLE_GROUP_EVERY: Duration = Duration::from_millis(50);
@@ -76,7 +77,8 @@ impl<'a> Target<'a> {
     }
 }
 
-/// Samples a server's peak threads and RSS during a trial.
+/// Samples the peak threads and RSS of a server, or of a trial's client
+/// ([`super::child`]), during a trial.
 pub enum PeakWatch {
     Process(PeakSampler),
     Group(GroupSampler),
@@ -84,16 +86,23 @@ pub enum PeakWatch {
 }
 
 impl PeakWatch {
+    /// Samples the server `watch` names (nothing for a `url` server).
     pub fn start(watch: Option<ServerWatch>) -> PeakWatch {
         match watch {
-            Some(ServerWatch::Process(pid)) => {
-                PeakWatch::Process(PeakSampler::start(pid, SAMPLE_EVERY))
-            }
-            Some(ServerWatch::Group(pgid)) => {
-                PeakWatch::Group(GroupSampler::start(pgid, SAMPLE_GROUP_EVERY))
-            }
+            Some(ServerWatch::Process(pid)) => PeakWatch::process(pid),
+            Some(ServerWatch::Group(pgid)) => PeakWatch::group(pgid),
             None => PeakWatch::Nothing,
         }
+    }
+
+    /// Samples process `pid`.
+    pub fn process(pid: u32) -> PeakWatch {
+        PeakWatch::Process(PeakSampler::start(pid, SAMPLE_EVERY))
+    }
+
+    /// Samples every process of group `pgid` (the sums of their threads and RSS).
+    pub fn group(pgid: u32) -> PeakWatch {
+        PeakWatch::Group(GroupSampler::start(pgid, SAMPLE_GROUP_EVERY))
     }
 
     /// Stops sampling; (peak threads, peak RSS bytes), `None` when nothing

@@ -2,7 +2,8 @@
 //!
 //! The parent writes the trial spec, starts `benchgate __drive` pinned to the
 //! client cores, samples its thread count (and the server's threads and RSS)
-//! from /proc, reaps it with `wait4` (CPU and max RSS), reads the reference
+//! from /proc, reaps it with `wait4` (CPU and max RSS), the three as for a
+//! command client ([`super::child`]), reads the reference
 //! server's total connection count before and after, takes the spawn time
 //! (the start of start-up, `startup_ms`), and turns the driver's
 //! report (with the server's counters and CPU for its window) into
@@ -15,16 +16,16 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
 use super::capture::{Capture, Sink};
+use super::child::{Kill, Sampled, TrialProcess};
 use super::driver::{DriverReport, TrialSpec};
 use super::target::{with_server_figures, PeakWatch, Target};
 use crate::config::StopRule;
-use crate::interrupt;
-use crate::measure::resources::{monotonic_ns, pin_command, wait_child, PeakSampler};
+use crate::measure::resources::monotonic_ns;
 use crate::measure::LatencyHistogram;
 use crate::metric::trial::{ConnectionMemory, Throughput};
 use crate::metric::TrialMetrics;
@@ -97,19 +98,12 @@ pub fn run_trial(
             cmd.env("RUST_LIB_BACKTRACE", "0");
         }
     }
-    if !cpus.is_empty() {
-        pin_command(&mut cmd, cpus);
-    }
     let spawned_ns = monotonic_ns();
-    let child = cmd.spawn().context("starting the driver process")?;
-    let pid = child.id();
-    let sampler = PeakSampler::start(pid, Duration::from_millis(20));
-    let killer = Watchdog::arm(pid, trial_limit(spec));
-
-    let usage = wait_child(pid).context("waiting for the driver process")?;
-    let killed = killer.disarm();
+    let (driver, _child) = TrialProcess::spawn(&mut cmd, cpus, Sampled::Process)
+        .context("starting the driver process")?;
+    let killed = driver.wait_or_kill(Instant::now() + trial_limit(spec));
+    let (usage, (peak_threads, _peak_sampled_rss)) = driver.finish()?;
     let [output] = capture.finish();
-    let (peak_threads, _peak_sampled_rss) = sampler.finish();
     let server_peaks = server_peaks.finish();
 
     match killed {
@@ -214,53 +208,4 @@ pub(super) fn server_side(
         ),
         (window.connections_used > 0).then_some(window.requests_per_connection),
     )
-}
-
-/// Why the [`Watchdog`] killed the process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kill {
-    TimedOut,
-    /// SIGINT/SIGTERM reached benchgate ([`interrupt`]).
-    Interrupted(interrupt::Signal),
-}
-
-/// Kills a process that outlives its time limit, or at once when benchgate
-/// is interrupted.
-struct Watchdog {
-    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
-    handle: std::thread::JoinHandle<Option<Kill>>,
-}
-
-impl Watchdog {
-    fn arm(pid: u32, limit: Duration) -> Watchdog {
-        use std::sync::atomic::Ordering;
-        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = done.clone();
-        let handle = std::thread::spawn(move || {
-            let deadline = std::time::Instant::now() + limit;
-            while !flag.load(Ordering::Acquire) {
-                let kill = match interrupt::received() {
-                    Some(signal) => Some(Kill::Interrupted(signal)),
-                    None if std::time::Instant::now() >= deadline => Some(Kill::TimedOut),
-                    None => None,
-                };
-                if kill.is_some() {
-                    // SAFETY: kill(2) on our own, not yet reaped, child.
-                    unsafe {
-                        libc::kill(pid as libc::pid_t, libc::SIGKILL);
-                    }
-                    return kill;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            None
-        });
-        Watchdog { done, handle }
-    }
-
-    /// Stops the watchdog; why it killed the process, if it did.
-    fn disarm(self) -> Option<Kill> {
-        self.done.store(true, std::sync::atomic::Ordering::Release);
-        self.handle.join().unwrap_or(None)
-    }
 }
