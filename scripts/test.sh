@@ -32,6 +32,14 @@ cd "$(dirname "$0")/.."
 if [ -n "${CI:-}" ] && [ -z "${CARGO_INCREMENTAL:-}" ]; then
   export CARGO_INCREMENTAL=0
 fi
+# For the same reason, on CI the debug builds split each crate into 4 code
+# generation units instead of 16 (less work repeated per unit): the whole
+# test build, in a fresh target directory, took 414 and 434 CPU-s against 446
+# and 452 (alternating, 2026-12-04, docs/measurements.md). At a desk, where
+# incremental builds reuse small units, the default stays.
+if [ -n "${CI:-}" ] && [ -z "${CARGO_PROFILE_DEV_CODEGEN_UNITS:-}" ]; then
+  export CARGO_PROFILE_DEV_CODEGEN_UNITS=4
+fi
 
 STAGE="" STAGE_T0=$SECONDS ALL_T0=$SECONDS STAGE_TIMES=""
 # stage "NAME": ends the running stage (prints its time) and starts NAME.

@@ -136,7 +136,7 @@ fn install(h: &Harness, project: &Path, env: &[(&str, &OsStr)]) {
 /// failed trial, every measured request answered, a latency histogram.
 fn measure(clients: &[(&str, &Path, &str)]) {
     let mut toml = String::from(
-        "[run]\nrounds = 1\nwarmup = \"300ms\"\nduration = \"1s\"\n\n\
+        "[run]\nrounds = 1\nwarmup = \"1s\"\nduration = \"1s\"\n\n\
          [[scenario]]\nname = \"closed\"\npath = \"/bytes/22\"\nconcurrency = 2\n",
     );
     for (name, dir, command) in clients {
