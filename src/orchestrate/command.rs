@@ -250,7 +250,6 @@ pub fn run_trial(
     // From here on, every way out (an error on the way included) kills the group.
     let mut group = GroupKiller(Some((pgid, tag)));
     let mut acks = Acks(child.stdin.take());
-    let exited = |p: &TrialProcess| p.exited();
     let interrupted = || interrupt::received().is_some();
 
     // The window. A program that prints the markers on stdout has its window
@@ -261,7 +260,7 @@ pub fn run_trial(
     let mut first_request = None;
     // A watch that gave up (`marks.behind()`) ends the trial at once.
     while first_request.is_none()
-        && !exited(&program)
+        && !program.exited()
         && !interrupted()
         && !marks.behind()
         && Instant::now() < deadline
@@ -277,7 +276,7 @@ pub fn run_trial(
         if !marks.opened {
             wait_for(first + s.warmup, deadline, &program, &mut marks, Mark::Open);
         }
-        if !exited(&program) && !interrupted() && !marks.behind() {
+        if !program.exited() && !interrupted() && !marks.behind() {
             let cpu_start = sample_group(pgid).cpu;
             let starvation_open = Edge::read(&group_members(pgid));
             server.window_start()?;
@@ -293,7 +292,7 @@ pub fn run_trial(
             marks.done();
             // A program that exited before the window closed is gone from
             // /proc: its CPU is read from wait4 below instead.
-            let cpu_end = (!exited(&program)).then(|| sample_group(pgid).cpu);
+            let cpu_end = (!program.exited()).then(|| sample_group(pgid).cpu);
             // The same for its threads' counters: a group gone reads none
             // (n/a); the host's steal is read either way.
             let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);
@@ -308,11 +307,11 @@ pub fn run_trial(
             window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
         }
     }
-    while !exited(&program) && !interrupted() && !marks.behind() && started.elapsed() < limit {
+    while !program.exited() && !interrupted() && !marks.behind() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
     drop(acks); // end of file on its stdin: nothing more will come
-    let cut_short = !exited(&program);
+    let cut_short = !program.exited();
     capture.stop_pausing();
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);

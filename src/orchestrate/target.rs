@@ -172,9 +172,9 @@ mod tests {
             user_us: 300,
             sys_us: 100,
         };
-        let none = crate::metric::trial::every_field_measured();
+        let measured = crate::metric::trial::every_field_measured();
         let c = with_server_figures(
-            none.clone(),
+            measured.clone(),
             Some(cpu),
             100,
             Some((3, 5 << 20)),
@@ -186,7 +186,7 @@ mod tests {
             (c.server_peak_threads, c.server_peak_rss_bytes),
             (Some(3), Some(5 << 20))
         );
-        let c = with_server_figures(none, Some(cpu), 0, None, None);
+        let c = with_server_figures(measured, Some(cpu), 0, None, None);
         assert_eq!(
             (
                 c.server_cpu_us_per_request,
