@@ -6,15 +6,17 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use super::Slot;
 use crate::client::Exchange;
-use crate::measure::resources::CpuTimes;
+use crate::measure::resources::{monotonic_ns_at, CpuTimes};
 use crate::measure::{Counts, ErrorClass, LatencyHistogram};
 
 /// Measurements of one shard (or, merged, of a whole trial).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Recorder {
     /// Latency from the intended start (== the actual send in a closed loop).
     pub latency: LatencyHistogram,
@@ -22,8 +24,10 @@ pub struct Recorder {
     pub latency_uncorrected: Option<LatencyHistogram>,
     pub counts: Counts,
     /// When the first response (any status, warmup included) arrived: the
-    /// end of the client's start-up.
-    pub first_response: Option<Instant>,
+    /// end of the client's start-up, on the system-wide monotonic clock
+    /// ([`monotonic_ns_at`]), so that the parent of a driver process can
+    /// subtract its spawn time.
+    pub first_response_ns: Option<u64>,
 }
 
 impl Recorder {
@@ -43,8 +47,8 @@ impl Recorder {
         done: Instant,
         result: Result<Exchange, ErrorClass>,
     ) {
-        if self.first_response.is_none() && responded(&result) {
-            self.first_response = Some(done);
+        if self.first_response_ns.is_none() && responded(&result) {
+            self.first_response_ns = Some(monotonic_ns_at(done.into_std()));
         }
         match slot {
             Slot::Warmup => self.counts.warmup_requests += 1,
@@ -71,7 +75,7 @@ impl Recorder {
             a.merge(b);
         }
         self.counts.merge(&other.counts);
-        self.first_response = match (self.first_response, other.first_response) {
+        self.first_response_ns = match (self.first_response_ns, other.first_response_ns) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -139,8 +143,10 @@ impl Shards {
     }
 }
 
-/// Everything one trial measured in-process.
-#[derive(Debug, Clone)]
+/// Everything one trial measured in-process. A driver process reports it
+/// as is, with what it saw of its window (`orchestrate::driver`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Outcome {
     pub recorder: Recorder,
     /// Length of the measurement window.

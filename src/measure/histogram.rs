@@ -109,6 +109,22 @@ impl LatencyHistogram {
     }
 }
 
+/// A histogram crosses a process boundary (the driver's report) as its
+/// encoded text ([`LatencyHistogram::encode`]), read back with the same
+/// bounds as any other ([`LatencyHistogram::decode`]).
+impl Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.encode())
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        LatencyHistogram::decode(&text).map_err(serde::de::Error::custom)
+    }
+}
+
 /// Longest histogram text decoded (base64 characters). A benchgate histogram
 /// is a few KiB; the largest any port writes within [`MAX_COUNTS`] is about 1 MiB.
 pub const MAX_ENCODED_CHARS: usize = 2 * 1024 * 1024;
@@ -363,6 +379,25 @@ mod tests {
         assert_eq!(back.summary(), a.summary());
         assert!(LatencyHistogram::decode("not base64 !!").is_err());
         assert!(LatencyHistogram::decode("AAAA").is_err());
+    }
+
+    /// As a driver's report carries it: the encoded text, read back with
+    /// decode's bounds; an empty histogram crosses too.
+    #[test]
+    fn serde_carries_the_encoding() {
+        let mut a = LatencyHistogram::new();
+        a.record(Duration::from_micros(250));
+        a.record(Duration::from_millis(3));
+        let json = serde_json::to_string(&a).unwrap();
+        assert_eq!(json, format!("\"{}\"", a.encode()));
+        let back: LatencyHistogram = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.summary(), a.summary());
+        let empty: LatencyHistogram =
+            serde_json::from_str(&serde_json::to_string(&LatencyHistogram::new()).unwrap())
+                .unwrap();
+        assert!(empty.is_empty());
+        let junk = serde_json::from_str::<LatencyHistogram>("\"AAAA\"").unwrap_err();
+        assert!(junk.to_string().contains(NOT_OURS), "{junk}");
     }
 
     /// A V2 header (cookie included) with the given fields.

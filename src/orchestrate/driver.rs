@@ -26,11 +26,8 @@ use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, RequestTemplate};
 use crate::config::{ClientSpec, Driver, Scenario};
 use crate::engine::{self, Outcome, TrialPlan, WindowHooks};
-use crate::measure::resources::{
-    monotonic_ns_at, sample_process, self_cpu, self_peak_rss_bytes, CpuTimes,
-};
+use crate::measure::resources::{sample_process, self_cpu, self_peak_rss_bytes, CpuTimes};
 use crate::measure::schedstat::{Edge, Starvation};
-use crate::measure::Counts;
 use crate::server::ServerCounters;
 
 /// What the parent asks a driver process to do.
@@ -56,67 +53,44 @@ pub struct TrialSpec {
     pub marker_lag: Option<std::time::Duration>,
 }
 
-/// What a driver process measured.
+/// What a driver process measured: the engine's [`Outcome`] as it is (its
+/// counts, histograms, window length, own CPU and first response) plus what
+/// the driver saw of its window around the engine.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverReport {
-    /// The recorder's counts, as the engine counted them.
-    pub counts: Counts,
-    pub elapsed_s: f64,
-    /// The driver's own CPU during the window, all threads.
-    pub cpu: CpuTimes,
-    pub histogram: Option<String>,
-    pub histogram_uncorrected: Option<String>,
+    pub outcome: Outcome,
     /// The server's counters for the same window.
     pub server: Option<ServerCounters>,
     /// Why the server's window could not be bracketed, if it could not.
     pub server_error: Option<String>,
     /// The server process (tree)'s CPU during the window, when it was watched.
     pub server_cpu: Option<CpuTimes>,
-    /// When the first response arrived, on the system-wide monotonic clock (the
-    /// parent subtracts its spawn time: the start-up time).
-    #[serde(default)]
-    pub first_response_ns: Option<u64>,
     /// The driver's own CPU from its start until the window opened.
-    #[serde(default)]
     pub startup_cpu: Option<CpuTimes>,
     /// The driver's resident set size just before it opened its first
     /// connection (runtime and client built), bytes.
-    #[serde(default)]
     pub rss_before_connections_bytes: Option<u64>,
     /// The driver's peak resident set size from its start until its window
     /// closed (the kernel's high-water mark), bytes.
-    #[serde(default)]
     pub peak_rss_at_close_bytes: Option<u64>,
     /// How long the window actually lasted, seconds: from the moment the
     /// driver opened it to the moment it closed it (monotonic clock). It is
     /// timed to last the planned duration from that opening, however late;
     /// a stall inside it reads longer.
-    #[serde(default)]
     pub window_actual_s: Option<f64>,
     /// What the machine withheld from the driver's threads in its window,
     /// read from /proc at both edges (`measure::schedstat`).
-    #[serde(default)]
     pub starvation: Option<Starvation>,
 }
 
 impl DriverReport {
-    pub fn from_outcome(o: &Outcome, window: ServerWindow) -> DriverReport {
-        let r = &o.recorder;
+    pub fn new(outcome: Outcome, window: ServerWindow) -> DriverReport {
         DriverReport {
-            counts: r.counts,
-            elapsed_s: o.elapsed.as_secs_f64(),
-            cpu: o.cpu,
-            histogram: (!r.latency.is_empty()).then(|| r.latency.encode()),
-            histogram_uncorrected: r
-                .latency_uncorrected
-                .as_ref()
-                .filter(|h| !h.is_empty())
-                .map(|h| h.encode()),
+            outcome,
             server_cpu: window_cpu(window.cpu_start, window.cpu_end),
             server: window.counters,
             server_error: window.error,
-            first_response_ns: r.first_response.map(|t| monotonic_ns_at(t.into_std())),
             startup_cpu: window.client_cpu_at_open,
             rss_before_connections_bytes: window.rss_before_connections,
             peak_rss_at_close_bytes: window.peak_rss_at_close,
@@ -206,7 +180,7 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
         ..ServerWindow::default()
     };
     let outcome = drive(&spec, &mut window)?;
-    let json = serde_json::to_vec(&DriverReport::from_outcome(&outcome, window))?;
+    let json = serde_json::to_vec(&DriverReport::new(outcome, window))?;
     std::fs::write(out_path, json).with_context(|| format!("writing {}", out_path.display()))?;
     Ok(())
 }

@@ -25,6 +25,7 @@ use super::child::{Kill, Sampled, TrialProcess};
 use super::driver::{DriverReport, TrialSpec};
 use super::target::{with_server_figures, PeakWatch, Target};
 use crate::config::StopRule;
+use crate::engine::Outcome;
 use crate::measure::resources::monotonic_ns;
 use crate::measure::LatencyHistogram;
 use crate::metric::trial::{ConnectionMemory, Throughput};
@@ -137,22 +138,31 @@ pub fn run_trial(
         _ => (None, None, None),
     };
 
-    let decode = |h: &Option<String>| -> anyhow::Result<Option<LatencyHistogram>> {
-        h.as_deref()
-            .map(LatencyHistogram::decode)
-            .transpose()
-            .map_err(|e| anyhow::anyhow!("driver histogram: {e}"))
-    };
-    let histogram = decode(&report.histogram)?;
-    let histogram_uncorrected = decode(&report.histogram_uncorrected)?;
+    let memory_per_connection_bytes =
+        connection_memory(&report, window.as_ref()).and_then(|c| c.per_connection());
+    let DriverReport {
+        outcome: Outcome {
+            recorder,
+            elapsed,
+            cpu,
+        },
+        server_cpu,
+        startup_cpu,
+        window_actual_s,
+        starvation,
+        ..
+    } = report;
+    // An empty histogram is no histogram: the trial measured no latency.
+    let histogram = Some(recorder.latency).filter(|h| !h.is_empty());
+    let histogram_uncorrected = recorder.latency_uncorrected.filter(|h| !h.is_empty());
 
-    let requests = report.counts.requests();
+    let requests = recorder.counts.requests();
     let window_figures = TrialMetrics::of_window(
-        report.counts,
-        report.elapsed_s,
+        recorder.counts,
+        elapsed.as_secs_f64(),
         Throughput::Window,
-        report.cpu,
-        report.starvation.as_ref(),
+        cpu,
+        starvation.as_ref(),
     )
     .with_latency(histogram.as_ref());
     let metrics = TrialMetrics {
@@ -161,22 +171,21 @@ pub fn run_trial(
         connections_opened,
         requests_per_connection,
         latency_uncorrected: histogram_uncorrected.as_ref().and_then(|h| h.summary()),
-        startup_ms: report
+        startup_ms: recorder
             .first_response_ns
             .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
-        startup_cpu_ms: report.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
-        memory_per_connection_bytes: connection_memory(&report, window.as_ref())
-            .and_then(|c| c.per_connection()),
+        startup_cpu_ms: startup_cpu.map(|c| c.total_us() as f64 / 1e3),
+        memory_per_connection_bytes,
         ..with_server_figures(
             window_figures,
-            report.server_cpu,
+            server_cpu,
             requests,
             server_peaks,
             window.as_ref().and_then(|w| w.run_delay_ns),
         )
     };
     trial.server = window;
-    trial.window_actual_s = report.window_actual_s;
+    trial.window_actual_s = window_actual_s;
     Ok((metrics, (histogram, histogram_uncorrected)))
 }
 
