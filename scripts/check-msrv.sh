@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the crate's lib and bins (what `cargo install` and the image's builder
-# compile; tests and dev-dependencies are built with the current Rust only) with
+# compile) with
 # exactly the Rust that Cargo.toml's `rust-version` declares, with default
 # features and without, so that a dependency update that needs a newer compiler
 # fails here instead of in users' builds and the image's builder
@@ -20,10 +20,11 @@
 #     the allocator only musl builds use, mimalloc, and by the target's own
 #     code paths in dependencies);
 #   --no-default-features: the check without default features only;
-#   --install: only installs that Rust when missing (run it before two of the
-#     above run at once, so that they never both install it).
-# scripts/test.sh runs the last two side by side (the check beside its test
-# build, the packaging at nice 19 in the background).
+#   --install: only installs that Rust when missing, with clippy and rustfmt.
+# scripts/test.sh calls --install, then formats, lints, builds and tests with
+# that Rust (RUSTUP_TOOLCHAIN): its test build is also this check with default
+# features, its build without them the check without; and it calls --package
+# at nice 19 in the background.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -56,7 +57,17 @@ if ! rustup run "$msrv" rustc --version >/dev/null 2>&1; then
   }
 fi
 if [ "$mode" = install ]; then
-  say "Rust $msrv is installed"
+  # scripts/test.sh formats, lints and tests with this Rust too.
+  for component in clippy rustfmt; do
+    if ! rustup component list --toolchain "$msrv" --installed 2>/dev/null | grep -q "^$component"; then
+      say "adding $component to Rust $msrv with rustup"
+      rustup component add --toolchain "$msrv" "$component" >&2 || {
+        say "rustup could not add $component to Rust $msrv"
+        exit 2
+      }
+    fi
+  done
+  say "Rust $msrv is installed, with clippy and rustfmt"
   exit 0
 fi
 # What to do when the crate does not build with it (one wording, for both

@@ -5,10 +5,13 @@ Cargo.toml's `rust-version` is the single source. These must agree with it:
 - every `FROM rust:<version>-...` line of every Dockerfile (the image's builder),
 - README.md's "a Rust toolchain (<version>+)",
 - `RUST_VERSION: "<version>"` in .github/workflows/release.yml (the release
-  builds with exactly the declared toolchain), when that workflow exists.
+  builds with exactly the declared toolchain), when that workflow exists;
+- the `toolchain: "<version>"` that .github/workflows/ci.yml installs
+  (scripts/test.sh builds and tests with exactly the declared toolchain), when
+  that workflow exists.
 
-The lock file's need is checked by building, not here: scripts/test.sh runs
-`cargo +<version> check --locked` (scripts/check-msrv.sh). No Docker engine is
+The lock file's need is checked by building, not here: scripts/test.sh builds
+and tests with that version (scripts/check-msrv.sh --install). No Docker engine is
 needed: this reads the files. Run from the repository root (scripts/lint.sh
 does). Exit 0 when all agree, 1 otherwise, naming the file, line and fix.
 """
@@ -54,12 +57,16 @@ def main() -> int:
     if os.path.exists(".github/workflows/release.yml"):
         check(".github/workflows/release.yml", r"RUST_VERSION:\s*\"?([0-9][0-9.]*)\"?",
               "the release toolchain `RUST_VERSION`", True)
+    if os.path.exists(".github/workflows/ci.yml"):
+        check(".github/workflows/ci.yml", r"toolchain:\s*\"?([0-9][0-9.]*)\"?",
+              "the test job's toolchain", True)
 
     for p in problems:
         print(p)
     if not problems:
         print(f"rust-version {declared}: Cargo.toml, {len(dockerfiles)} Dockerfile(s), README.md"
-              + (", release.yml" if os.path.exists(".github/workflows/release.yml") else "") + " agree")
+              + (", release.yml" if os.path.exists(".github/workflows/release.yml") else "")
+              + (", ci.yml" if os.path.exists(".github/workflows/ci.yml") else "") + " agree")
     return 1 if problems else 0
 
 

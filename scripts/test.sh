@@ -7,13 +7,14 @@
 # harness and example clients), tests the harness packages in their own
 # runners (scripts/test-harness.sh), checks fmt, and builds every test binary
 # with clippy's lints as errors in one build (scripts/test-binaries.py
-# --clippy), beside the declared rust-version's check without default
-# features. Then, with moto's CloudWatch-compatible server from PyPI on a free
+# --clippy). Every cargo call here uses the Rust that Cargo.toml's
+# rust-version declares (below). Then, with moto's CloudWatch-compatible server from PyPI on a free
 # loopback port: the test binaries that tolerate a neighbour, two at a time,
 # while the release packaging, built with the declared rust-version, builds at
 # nice 19 in the background;
 # then, while that build ends, the build without default features (clippy and
-# its two tests) and the kits `benchgate init` writes, linted; then the
+# its two tests, also the declared Rust's check without default features) and
+# the kits `benchgate init` writes, linted; then the
 # binaries that must have no other test binary beside them, one at a time,
 # beside the end of that build; last, any binary that failed beside a
 # neighbour, again, with the machine alone.
@@ -75,6 +76,19 @@ stage "installing test dependencies"
 
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 
+# Every cargo call below (fmt, clippy, the test builds, the packaging) uses
+# exactly the Rust that Cargo.toml's rust-version declares, installed here
+# with clippy and rustfmt (rustup, when missing): the release archives and the
+# image are built with it, so the tests test the compiler that ships, and
+# its builds are also that version's checks (with default features, and
+# without them in the build below), so no separate `cargo check` runs. Before,
+# the current stable built the tests and the declared Rust checked the
+# library and binary without default features on the side (about 150 CPU-s).
+./scripts/check-msrv.sh --install
+RUSTUP_TOOLCHAIN="$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["package"]["rust-version"])')"
+export RUSTUP_TOOLCHAIN
+echo "scripts/test.sh: $(cargo --version), $(rustc --version) (RUSTUP_TOOLCHAIN=$RUSTUP_TOOLCHAIN, Cargo.toml's rust-version)"
+
 # The release packaging, in its own target directory, at nice 19 in the
 # background from here until the last stage (at nice 19 a build takes the CPU
 # the stages below leave: the harness tests, the single-threaded ends of the
@@ -86,12 +100,9 @@ MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 #   target/dist, stripped, archived into dist/, its --version and static
 #   linking checked. That build is also the rust-version check of the default
 #   features' lib and bins (scripts/check-msrv.sh --package). That Rust's check
-#   without default features runs beside the test build, below. The binaries
-#   that failed beside a neighbour run again after it, with the machine to
-#   themselves.
-# The declared Rust, installed once here (rustup, when missing), before the
-# packaging and the check below use it at once.
-./scripts/check-msrv.sh --install
+#   without default features is the build without default features, below.
+#   The binaries that failed beside a neighbour run again after it, with the
+#   machine to themselves.
 BACKGROUND_LOG="$(mktemp -t benchgate-background.XXXXXX)"
 (
   set -e
@@ -128,20 +139,9 @@ stage "harness packages: Java runner, pytest, node --test (scripts/test-harness.
 
 stage "cargo fmt --check"
 cargo fmt --all -- --check
-# Beside the test build, at the same priority: the declared Rust's check
-# without default features (scripts/check-msrv.sh, target/msrv, about 150
-# CPU-s). Two builds share the cores here, where no test is measuring; in the
-# background at nice 19, after the packaging, it held up the end of the run by
-# as much (the packaging ended 141-226 s after everything else).
-stage "cargo clippy --all-targets -D warnings and the test build, in one (scripts/test-binaries.py --clippy --no-run), beside the declared Rust's check without default features (scripts/check-msrv.sh)"
-MSRV_LOG="$(mktemp -t benchgate-msrv.XXXXXX)"
-./scripts/check-msrv.sh --no-default-features >"$MSRV_LOG" 2>&1 &
-MSRV_PID=$!
-stop_builds() { stop_background; stop_job "$MSRV_PID" "$MSRV_LOG"; }
-CLEANUP=stop_builds
+stage "cargo clippy --all-targets -D warnings and the test build, in one (scripts/test-binaries.py --clippy --no-run)"
 TEST_BUILD=(--clippy -- --all-targets --locked)
 ./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
-end_job "$MSRV_PID" "$MSRV_LOG" "the rust-version check without default features" stop_background
 
 stage "moto[server]==$MOTO_VERSION on 127.0.0.1"
 PYTHON="${PYTHON:-python3}"
@@ -199,9 +199,10 @@ stage "cargo test: the binaries that tolerate a neighbour, ${BENCHGATE_TEST_JOBS
 # dev-dependencies too (Cargo.toml; tests/feature_sets.rs keeps it so), which
 # unifies every shared crate's features as the default build does (before,
 # tokio, hyper, reqwest, octocrab and twenty more were built again: 115 s
-# against 44 s). The library and binary without the feature, and with no
-# dev-dependency, are what the declared Rust's `cargo check` beside the test
-# build checks. This build replaces target/debug/benchgate, which the tests
+# against 44 s). Built with the declared Rust, it is also that version's
+# check without default features (the library and binary get `test-knobs`
+# here, from the tests' dev-dependency, which changes a constant only:
+# tests/feature_sets.rs keeps it so). This build replaces target/debug/benchgate, which the tests
 # drive, so the default build runs again after it: every unit is fresh, and
 # cargo only puts the default binary back (half a second).
 stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build, beside the end of the background build"

@@ -168,3 +168,69 @@ fn the_build_without_default_features_shares_the_default_builds_crates() {
     );
     assert_eq!(not_shared_with_the_default_build(&without), ["aws-config"]);
 }
+
+/// Where src/ makes code depend on the `test-knobs` feature other than
+/// through a constant (`cfg!(feature = "test-knobs")`), and whether the
+/// feature enables a crate. The test command's build without default
+/// features is also the declared Rust's check of the library and binary
+/// without them (scripts/test.sh), but it builds them with `test-knobs` on
+/// (the tests' dev-dependency on the crate turns it on); that is the code
+/// shipped builds compile only while the feature changes a constant.
+fn test_knobs_beyond_a_constant(root: &Path, manifest: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let marks = line.matches("feature = \"test-knobs\"").count();
+            if marks > line.matches("cfg!(feature = \"test-knobs\")").count() {
+                found.push(format!("{rel}:{}", n + 1));
+            }
+        }
+    }
+    let manifest: toml::Table = manifest.parse().unwrap();
+    let enables = manifest["features"]["test-knobs"].as_array().unwrap();
+    if !enables.is_empty() {
+        found.push(format!("Cargo.toml: test-knobs = {enables:?}"));
+    }
+    found
+}
+
+#[test]
+fn the_test_knobs_feature_changes_a_constant_only() {
+    let manifest = std::fs::read_to_string(Path::new(ROOT).join("Cargo.toml")).unwrap();
+    assert_eq!(
+        test_knobs_beyond_a_constant(Path::new(ROOT), &manifest),
+        Vec::<String>::new(),
+        "`test-knobs` gates code here: the declared Rust's build without default features \
+         (scripts/test.sh) no longer checks what shipped builds compile; read the feature \
+         through `TestKnobs::COMPILED` (src/knobs.rs) instead"
+    );
+    // The check sees an item the feature gates, and a crate it enables.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/knobs.rs"),
+        "const A: bool = cfg!(feature = \"test-knobs\");\n#[cfg(feature = \"test-knobs\")]\nfn b() {}\n",
+    )
+    .unwrap();
+    let enabling = manifest.replacen("test-knobs = []", "test-knobs = [\"dep:memchr\"]", 1);
+    assert_ne!(
+        enabling, manifest,
+        "Cargo.toml's test-knobs line moved: update this test"
+    );
+    assert_eq!(
+        test_knobs_beyond_a_constant(dir.path(), &enabling),
+        [
+            "src/knobs.rs:2",
+            "Cargo.toml: test-knobs = [String(\"dep:memchr\")]"
+        ]
+    );
+}

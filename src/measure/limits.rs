@@ -48,6 +48,8 @@ pub fn raise_nofile_limit() -> Option<(u64, u64)> {
                 break;
             }
         }
+        // `rlim_t` is u64 on the targets benchgate ships, not on every one.
+        #[allow(clippy::unnecessary_cast)]
         Some((lim.rlim_cur as u64, lim.rlim_max as u64))
     }
 }
