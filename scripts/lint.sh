@@ -168,7 +168,7 @@ if ((${#kinds[@]})); then
     "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh
 fi
 if repo_checks; then
-  run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README and release workflow" \
+  run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README, release workflow and CI's test job" \
     "$VENV/bin/python" scripts/check-rust-version.py
 fi
 

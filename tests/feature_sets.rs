@@ -43,20 +43,32 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The Rust files under `dirs` of `root`, sorted, each with its path from
+/// `root` ('/'-separated).
+fn rust_files_under(root: &Path, dirs: &[&str]) -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|file| {
+            let rel = file
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, file)
+        })
+        .collect()
+}
+
 /// Every (file, line, mark) in the test, bench and example targets outside
 /// the list.
 fn marked_outside_the_list(root: &Path) -> Vec<String> {
-    let mut files = Vec::new();
-    for dir in ["tests", "benches", "examples"] {
-        rust_files(&root.join(dir), &mut files);
-    }
     let mut found = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, file) in rust_files_under(root, &["tests", "benches", "examples"]) {
         if BUILT_WITHOUT_DEFAULT_FEATURES
             .iter()
             .any(|listed| rel == *listed || (listed.ends_with('/') && rel.starts_with(listed)))
@@ -177,16 +189,8 @@ fn the_build_without_default_features_shares_the_default_builds_crates() {
 /// (the tests' dev-dependency on the crate turns it on); that is the code
 /// shipped builds compile only while the feature changes a constant.
 fn test_knobs_beyond_a_constant(root: &Path, manifest: &str) -> Vec<String> {
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    files.sort();
     let mut found = Vec::new();
-    for file in files {
-        let rel = file
-            .strip_prefix(root)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
+    for (rel, file) in rust_files_under(root, &["src"]) {
         let text = std::fs::read_to_string(&file).unwrap();
         for (n, line) in text.lines().enumerate() {
             let marks = line.matches("feature = \"test-knobs\"").count();
