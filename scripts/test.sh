@@ -174,15 +174,12 @@ unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 # test binary or a build, 2026-12-02); a flooding client read as fast as it
 # writes, the reference server's service time and idle cut-off within their
 # bounds (failed at load 7.5, 2026-12-03); sub-microsecond CPU per request
-# (failed at load 8.1, 2026-12-03); the harness packages' own tests in fresh
-# clones and their quick starts (a JVM's count in its 1 s window, the node
-# harness's duration-mode count; each failed beside a neighbour in a timed
-# run of the test command, 2026-12-04, the last at load 7.5). They run one at a time with no other
+# (failed at load 8.1, 2026-12-03). They run one at a time with no other
 # test binary beside them, but beside the end of the background build at nice
 # 19, which takes only the CPU they leave (2026-12-04: each passed in two
 # passes beside a nice-19 release build, docs/measurements.md); one that fails
 # there runs again with the machine alone, as below.
-ALONE=(action_act harness_packages harness_install window_ack validity server_under_test capped_output server server_hostile inject_cpu)
+ALONE=(action_act harness_packages window_ack validity server_under_test capped_output server server_hostile inject_cpu)
 # A binary that fails beside a neighbour runs again alone, after the others:
 # it passes only if it passes there, and the run's end names it (its first
 # output stays in the log). A bug that shows only under load is still printed.
