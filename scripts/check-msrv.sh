@@ -20,9 +20,10 @@
 #     the allocator only musl builds use, mimalloc, and by the target's own
 #     code paths in dependencies);
 #   --no-default-features: the check without default features only;
-#   --install: only installs that Rust when missing, with clippy and rustfmt.
+#   --install: only installs that Rust when missing, with clippy and rustfmt,
+#     and prints its toolchain name (the rust-version) on stdout, alone.
 # scripts/test.sh calls --install, then formats, lints, builds and tests with
-# that Rust (RUSTUP_TOOLCHAIN): its test build is also this check with default
+# that Rust (RUSTUP_TOOLCHAIN set to what --install printed): its test build is also this check with default
 # features, its build without them the check without; and it calls --package
 # at nice 19 in the background.
 set -euo pipefail
@@ -68,6 +69,7 @@ if [ "$mode" = install ]; then
     fi
   done
   say "Rust $msrv is installed, with clippy and rustfmt"
+  echo "$msrv"
   exit 0
 fi
 # What to do when the crate does not build with it (one wording, for both

@@ -84,8 +84,7 @@ MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 # without them in the build below), so no separate `cargo check` runs. Before,
 # the current stable built the tests and the declared Rust checked the
 # library and binary without default features on the side (about 150 CPU-s).
-./scripts/check-msrv.sh --install
-RUSTUP_TOOLCHAIN="$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["package"]["rust-version"])')"
+RUSTUP_TOOLCHAIN="$(./scripts/check-msrv.sh --install)"
 export RUSTUP_TOOLCHAIN
 echo "scripts/test.sh: $(cargo --version), $(rustc --version) (RUSTUP_TOOLCHAIN=$RUSTUP_TOOLCHAIN, Cargo.toml's rust-version)"
 

@@ -11,8 +11,10 @@ use benchgate::results::budget::{ScenarioBudget, Stop};
 use benchgate::results::RunResults;
 
 /// Two mock clients side by side, `head` burning `inject` of CPU per
-/// request; `throughput` is the gate's throughput threshold.
-fn config(budget: &str, inject: &str, throughput: &str) -> String {
+/// request; `throughput` is the gate's throughput threshold, `alpha` the
+/// gate's (`None`: the default, 0.05).
+fn config(budget: &str, inject: &str, throughput: &str, alpha: Option<f64>) -> String {
+    let alpha = alpha.map_or(String::new(), |a| format!("alpha = {a}\n"));
     format!(
         r#"
 [run]
@@ -41,7 +43,7 @@ concurrency = 1
 baseline_client = "base"
 
 [gate]
-cpu_us_per_request = {{ fail = "+200%", gating = false }}
+{alpha}cpu_us_per_request = {{ fail = "+200%", gating = false }}
 latency_p99_us = {{ fail = "+25%", floor = "1s", gating = false }}
 latency_p50_us = {{ fail = "+25%", gating = false }}
 throughput_rps = "{throughput}"
@@ -76,16 +78,12 @@ fn run(toml: &str) -> (RunResults, ScenarioBudget, String) {
     (r, b, format!("{stderr}\n{stdout}"))
 }
 
-/// `toml` gating at `alpha`: an A/A (`inject` 1ns) at the default 0.05
-/// decides at about that rate, "improved" or "regressed" (it did once, head
-/// above base in 7 of 8 paired rounds). At 0.0001 no look of 8 pairs can
-/// (the smallest exact p is 2/256) and one of 16 only when all 16 differ
-/// the same way, ranked in order (2/65536), so the undecided paths stay so.
-fn gating_at(toml: &str, alpha: &str) -> String {
-    let with = toml.replacen("[gate]\n", &format!("[gate]\nalpha = {alpha}\n"), 1);
-    assert_ne!(with, toml, "config() has no [gate] line: update this test");
-    with
-}
+/// The alpha of the A/A runs whose paths stay undecided: at the default
+/// 0.05 an A/A (`inject` 1ns) decides at about that rate, "improved" or
+/// "regressed" (it did once, head above base in 7 of 8 paired rounds). At
+/// 0.0001 no look of 8 pairs can (the smallest exact p is 2/256) and one of
+/// 16 only when all 16 differ the same way, ranked in order (2/65536).
+const UNDECIDABLE_ALPHA: f64 = 0.0001;
 
 fn look_rounds(b: &ScenarioBudget) -> Vec<u32> {
     b.looks.iter().map(|l| l.round).collect()
@@ -98,7 +96,7 @@ fn spent(b: &ScenarioBudget) -> f64 {
 #[test]
 fn a_decided_comparison_stops_at_the_first_look() {
     // +3 ms of CPU per 300 µs request: throughput falls far beyond -25%.
-    let (_, b, log) = run(&config("2m", "3ms", "-25%"));
+    let (_, b, log) = run(&config("2m", "3ms", "-25%", None));
     assert_eq!((b.rounds, b.stopped), (8, Stop::Decided), "{b:?}\n{log}");
     assert_eq!(look_rounds(&b), [8]);
     // Looks planned at 8 and 16: each spends half of 0.05.
@@ -110,10 +108,10 @@ fn a_decided_comparison_stops_at_the_first_look() {
 #[test]
 fn an_undecided_comparison_runs_to_the_next_look_and_to_max_rounds() {
     // A/A against a threshold no noise fits inside: never decided.
-    let (_, b, log) = run(&gating_at(&config("2m", "1ns", "-0.0001%"), "0.0001"));
+    let (_, b, log) = run(&config("2m", "1ns", "-0.0001%", Some(UNDECIDABLE_ALPHA)));
     assert_eq!((b.rounds, b.stopped), (16, Stop::MaxRounds), "{b:?}\n{log}");
     assert_eq!(look_rounds(&b), [8, 16]);
-    assert!((spent(&b) - 0.0001).abs() < 1e-12, "{b:?}");
+    assert!((spent(&b) - UNDECIDABLE_ALPHA).abs() < 1e-12, "{b:?}");
     assert!(
         log.contains("undecided at the look after 8 rounds"),
         "{log}"
@@ -124,10 +122,13 @@ fn an_undecided_comparison_runs_to_the_next_look_and_to_max_rounds() {
 fn a_spent_budget_stops_with_a_last_look_spending_the_alpha_left() {
     // A budget shorter than the configured rounds: they all run, then one
     // look at all of alpha, and no more rounds.
-    let (r, b, log) = run(&gating_at(&config("100ms", "1ns", "-0.0001%"), "0.0001"));
+    let (r, b, log) = run(&config("100ms", "1ns", "-0.0001%", Some(UNDECIDABLE_ALPHA)));
     assert_eq!((b.rounds, b.stopped), (8, Stop::Budget), "{b:?}\n{log}");
     assert_eq!(look_rounds(&b), [8]);
-    assert!((b.looks[0].alpha - 0.0001).abs() < 1e-12, "{b:?}");
+    assert!(
+        (b.looks[0].alpha - UNDECIDABLE_ALPHA).abs() < 1e-12,
+        "{b:?}"
+    );
     assert!(b.elapsed_s > b.share_s, "{b:?}");
-    assert_eq!(r.look_alpha("get"), Some(0.0001));
+    assert_eq!(r.look_alpha("get"), Some(UNDECIDABLE_ALPHA));
 }

@@ -43,6 +43,17 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// A temporary tree holding `files` (path from its root, text).
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
 /// The Rust files under `dirs` of `root`, sorted, each with its path from
 /// `root` ('/'-separated).
 fn rust_files_under(root: &Path, dirs: &[&str]) -> Vec<(String, PathBuf)> {
@@ -111,18 +122,13 @@ fn the_listed_targets_exist_and_the_check_sees_a_mark() {
         );
     }
     // The scan finds a mark where there is one (a copy of the tree with one).
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("tests/common")).unwrap();
-    std::fs::write(
-        dir.path().join("tests/common/aws.rs"),
-        "use benchgate::publish::cloudwatch::PublishOptions;\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.path().join("tests/cloudwatch.rs"),
-        "#[cfg(feature = \"cloudwatch\")]\n",
-    )
-    .unwrap();
+    let dir = tree(&[
+        (
+            "tests/common/aws.rs",
+            "use benchgate::publish::cloudwatch::PublishOptions;\n",
+        ),
+        ("tests/cloudwatch.rs", "#[cfg(feature = \"cloudwatch\")]\n"),
+    ]);
     assert_eq!(
         marked_outside_the_list(dir.path()),
         ["tests/common/aws.rs:1: publish::cloudwatch"]
@@ -218,13 +224,10 @@ fn the_test_knobs_feature_changes_a_constant_only() {
          through `TestKnobs::COMPILED` (src/knobs.rs) instead"
     );
     // The check sees an item the feature gates, and a crate it enables.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("src")).unwrap();
-    std::fs::write(
-        dir.path().join("src/knobs.rs"),
+    let dir = tree(&[(
+        "src/knobs.rs",
         "const A: bool = cfg!(feature = \"test-knobs\");\n#[cfg(feature = \"test-knobs\")]\nfn b() {}\n",
-    )
-    .unwrap();
+    )]);
     let enabling = manifest.replacen("test-knobs = []", "test-knobs = [\"dep:memchr\"]", 1);
     assert_ne!(
         enabling, manifest,
