@@ -41,14 +41,6 @@ fi
 if [ -n "${CI:-}" ] && [ -z "${CARGO_PROFILE_DEV_CODEGEN_UNITS:-}" ]; then
   export CARGO_PROFILE_DEV_CODEGEN_UNITS=4
 fi
-# And on CI the debug builds carry no line tables (Cargo.toml keeps them for
-# a desk's RUST_BACKTRACE): a panic still names its file and line (the
-# message's location needs no debug info), and a backtrace its functions.
-# The test build, in a fresh target directory, took 488 CPU-s against 525
-# and 1.8 GB against 2.8 (2026-12-04, docs/measurements.md).
-if [ -n "${CI:-}" ] && [ -z "${CARGO_PROFILE_DEV_DEBUG:-}" ]; then
-  export CARGO_PROFILE_DEV_DEBUG=false
-fi
 
 STAGE="" STAGE_T0=$SECONDS ALL_T0=$SECONDS STAGE_TIMES=""
 # stage "NAME": ends the running stage (prints its time) and starts NAME.
