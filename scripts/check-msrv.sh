@@ -23,9 +23,9 @@
 #   --install: only installs that Rust when missing, with clippy and rustfmt,
 #     and prints its toolchain name (the rust-version) on stdout, alone.
 # scripts/test.sh calls --install, then formats, lints, builds and tests with
-# that Rust (RUSTUP_TOOLCHAIN set to what --install printed): its test build is also this check with default
-# features, its build without them the check without; and it calls --package
-# at nice 19 in the background.
+# that Rust (RUSTUP_TOOLCHAIN set to what --install printed): its test build
+# is also this check with default features, its build without them the check
+# without; and it calls --package at nice 19 in the background.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -14,8 +14,9 @@ pub use super::PY_CLIENT as CLIENT;
 /// base side. CPU per request of a sleeping client is scheduler noise. The
 /// scenario is open loop at 200 requests/s, which only the built-in client
 /// follows (the Python client paces itself): the tests look at its having no
-/// base side, never at its figures, and flat out it took a third of the
-/// tests' CPU (86 CPU-s for `tests/base_vs_head.rs`, 64 at this rate).
+/// base side, never at its figures, and flat out it took about a quarter of
+/// `tests/base_vs_head.rs`'s CPU (86 CPU-s alone, 64 at this rate;
+/// docs/measurements.md, 2026-12-04).
 pub fn config(compare: &str, setup: &str) -> String {
     format!(
         r#"[run]
