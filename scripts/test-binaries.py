@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""Builds the test binaries with cargo, then runs them JOBS at a time.
+"""Builds the test binaries with cargo, then runs their units JOBS at a time.
 
-`cargo test` runs its test binaries one after another; this can run them
+A unit is what runs in one process: a test binary built from a folder
+(tests/NAME/main.rs: tests/ci, tests/run, tests/gate, tests/house) runs once
+per top-level module, `EXE --exact TEST...` with that module's tests (from
+`EXE --list`), named by the module (each module was a test binary of its own:
+cargo links the crate once per binary, so fewer binaries build faster); any
+other binary (the unit tests, tests/NAME.rs) is one unit, named by its target.
+`cargo test` runs its test binaries one after another; this can run the units
 JOBS at a time (default 1: on a 2-core machine two at a time failed
-load-sensitive tests). What stays as cargo does it: every test of every binary runs, each binary with
-its own tests in parallel threads as cargo would, from the package root, with
+load-sensitive tests). What stays as cargo does it: every test of every binary runs, each unit with
+its own tests in parallel threads as cargo runs a binary, from the package root, with
 cargo's environment (CARGO_MANIFEST_DIR, CARGO_PKG_*). What differs: a failing
-binary does not stop the others (like `cargo test --no-fail-fast`), each
-binary's output is printed whole when it ends (never interleaved), and a
-table of every binary's time and CPU (with the processes it started and waited
+unit does not stop the others (like `cargo test --no-fail-fast`), each
+unit's output is printed whole when it ends (never interleaved), and a
+table of every unit's time and CPU (with the processes it started and waited
 for, from wait4) ends the run.
 
 Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--only NAME ...] [--skip NAME ...]
@@ -20,22 +26,23 @@ Usage: scripts/test-binaries.py [--jobs N] [--alone NAME ...] [--only NAME ...] 
   sets it), so the crate is linted and built in one pass instead of two; a
   canary with a known lint first proves that this clippy still takes its
   arguments that way (CLIPPY_ARGS) and fails the run if not. --no-run: build
-  and stop (a later run with the same arguments builds nothing). --alone NAME: run that binary by itself, after
+  and stop (a later run with the same arguments builds nothing). --alone NAME: run that unit by itself, after
   the others (for a test that must not share the machine; none by default).
-  --only NAME: run only the named binaries; --skip NAME: run all but these
-  (scripts/test.sh runs the binaries that tolerate a neighbour beside its
+  NAME: a unit's name (`memory`), or a binary's for all its units (`run`).
+  --only NAME: run only the named units; --skip NAME: run all but these
+  (scripts/test.sh runs the units that tolerate a neighbour beside its
   background builds, then the others alone: the same build, two calls).
-  --again-alone FILE: a binary that fails is not counted failed here: its name
+  --again-alone FILE: a unit that fails is not counted failed here: its name
   is added to FILE (its output stays in the log, marked so), for a later call
   with --only-file FILE to run it again by itself; --only-file FILE: also run
-  the binaries FILE names (scripts/test.sh: a binary that failed beside a
+  the units FILE names (scripts/test.sh: a unit that failed beside a
   neighbour on a loaded 2-core machine passes only if it passes alone, and the
   end of the run names it). JOBS: --jobs, else BENCHGATE_TEST_JOBS, else 1. --timeout S (BENCHGATE_TEST_TIMEOUT,
-  default 1200): a binary still running after S seconds is killed with what it
+  default 1200): a unit still running after S seconds is killed with what it
   started and counted failed.
 Order: longest first, from the times of the previous run on this checkout
-(target/test-binary-times.json); binaries without a time start first.
-Exit: 0 every binary passed, 1 one failed, 2 the build failed.
+(target/test-binary-times.json); units without a time start first.
+Exit: 0 every unit passed, 1 one failed, 2 the build failed.
 """
 import argparse
 import json
@@ -82,7 +89,7 @@ def clippy_env():
 
 
 def build(cargo_args, env=None):
-    """`cargo test --no-run`: [(name, kind, executable)] of the test binaries."""
+    """`cargo test --no-run`: [(name, kind, executable, manifest, source)] of the test binaries."""
     cmd = ["cargo", "test", "--no-run", "--message-format=json-render-diagnostics", *cargo_args]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)
     bins = []
@@ -93,10 +100,46 @@ def build(cargo_args, env=None):
             continue
         if msg.get("reason") == "compiler-artifact" and msg.get("executable") and msg["profile"]["test"]:
             target = msg["target"]
-            bins.append((target["name"], target["kind"][0], msg["executable"], msg.get("manifest_path")))
+            bins.append((target["name"], target["kind"][0], msg["executable"], msg.get("manifest_path"),
+                         target.get("src_path", "")))
     if proc.wait() != 0:
         sys.exit(f"test-binaries: `{' '.join(cmd)}` failed (exit {proc.returncode})")
     return bins
+
+
+def units(bins):
+    """What runs, each in a process of its own: [(name, kind, binary, executable, manifest, filters)].
+
+    A test binary built from a folder (tests/NAME/main.rs) holds one module
+    per former test binary: each of its top-level modules is a unit named by
+    the module, run as `EXE --exact TEST...` with that module's tests (from
+    `EXE --list`); tests at its root form a unit named by the binary. Any other
+    binary (the unit tests, tests/NAME.rs) is one unit, named by its target.
+    """
+    out = []
+    for name, kind, exe, manifest, src in bins:
+        rel = os.path.relpath(src, ROOT) if src else ""
+        parts = rel.split(os.sep)
+        if kind != "test" or len(parts) != 3 or parts[0] != "tests" or parts[2] != "main.rs":
+            out.append((name, kind, name, exe, manifest, []))
+            continue
+        listed = subprocess.run([exe, "--list", "--format", "terse"], cwd=ROOT, env=cargo_env(manifest),
+                                capture_output=True, text=True)
+        if listed.returncode != 0:
+            sys.exit(f"test-binaries: `{exe} --list` failed (exit {listed.returncode}):\n{listed.stderr}")
+        modules = {}
+        for line in listed.stdout.splitlines():
+            test, sep, what = line.rpartition(": ")
+            if sep and what in ("test", "bench"):
+                modules.setdefault(test.split("::")[0] if "::" in test else name, []).append(test)
+        for module, tests in sorted(modules.items()):
+            out.append((module, kind, name, exe, manifest, ["--exact", *tests]))
+    seen = {}
+    for u in out:
+        if seen.setdefault((u[0], u[1]), u[2]) != u[2]:
+            sys.exit(f"test-binaries: two test binaries ({seen[(u[0], u[1])]}, {u[2]}) hold a unit named {u[0]}: "
+                     "rename one module")
+    return out
 
 
 def cargo_env(manifest_path):
@@ -119,8 +162,10 @@ def cargo_env(manifest_path):
     return env
 
 
-def label(name, kind):
-    return f"{name} ({'unit tests' if kind in ('lib', 'bin') else kind})"
+def label(name, kind, binary):
+    if kind in ("lib", "bin"):
+        return f"{name} (unit tests)"
+    return f"{name} ({kind})" if binary == name else f"{name} ({kind}, in tests/{binary}/)"
 
 
 def main():
@@ -130,10 +175,10 @@ def main():
     ap.add_argument("--only", action="append", default=[], metavar="NAME")
     ap.add_argument("--skip", action="append", default=[], metavar="NAME")
     ap.add_argument("--again-alone", metavar="FILE",
-                    help="a failing binary is named in FILE to run again alone, not counted failed here")
-    ap.add_argument("--only-file", metavar="FILE", help="also run the binaries FILE names (one per line)")
+                    help="a failing unit is named in FILE to run again alone, not counted failed here")
+    ap.add_argument("--only-file", metavar="FILE", help="also run the units FILE names (one per line)")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("BENCHGATE_TEST_TIMEOUT", "1200")),
-                    help="seconds a binary may run before it is killed and counted failed")
+                    help="seconds a unit may run before it is killed and counted failed")
     ap.add_argument("--clippy", action="store_true",
                     help="build with clippy's lints as errors (the build is `cargo clippy -- -D warnings` too)")
     ap.add_argument("--no-run", action="store_true", help="build the test binaries and stop")
@@ -152,7 +197,7 @@ def main():
             pass
         args.only = args.only + again_alone
         if not args.only:
-            print(f"test-binaries: nothing to run (no --only, and {args.only_file} names no binary)")
+            print(f"test-binaries: nothing to run (no --only, and {args.only_file} names no unit)")
             return 0
 
     t0 = time.monotonic()
@@ -160,15 +205,18 @@ def main():
     if args.no_run:
         print(f"test-binaries: built {len(bins)} test binaries in {time.monotonic() - t0:.0f}s", flush=True)
         return 0
+    todo = units(bins)
     print(f"test-binaries: built {len(bins)} test binaries in {time.monotonic() - t0:.0f}s; "
-          f"running them {args.jobs} at a time", flush=True)
+          f"running their {len(todo)} units {args.jobs} at a time", flush=True)
+    # A name is a unit's, or a binary's (all its units).
+    picks = lambda u, names: u[0] in names or u[2] in names
     for flag, names in (("--alone", args.alone), ("--only", args.only), ("--skip", args.skip)):
-        unknown = set(names) - {b[0] for b in bins}
+        unknown = {n for n in names if not any(picks(u, [n]) for u in todo)}
         if unknown:
-            sys.exit(f"test-binaries: {flag} names no test binary: {', '.join(sorted(unknown))}")
+            sys.exit(f"test-binaries: {flag} names no test binary or unit: {', '.join(sorted(unknown))}")
     if args.only and args.skip:
         sys.exit("test-binaries: --only and --skip together: give one of them")
-    bins = [b for b in bins if (not args.only or b[0] in args.only) and b[0] not in args.skip]
+    todo = [u for u in todo if (not args.only or picks(u, args.only)) and not picks(u, args.skip)]
 
     times_path = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
                               "test-binary-times.json")
@@ -179,20 +227,20 @@ def main():
         previous = {}
     key = lambda b: f"{b[0]}:{b[1]}"
     # Longest first (no time yet counts as longest): the pool ends together.
-    ordered = sorted(bins, key=lambda b: -previous.get(key(b), float("inf")))
-    shared = [b for b in ordered if b[0] not in args.alone]
-    alone = [b for b in ordered if b[0] in args.alone]
+    ordered = sorted(todo, key=lambda u: -previous.get(key(u), float("inf")))
+    shared = [u for u in ordered if not picks(u, args.alone)]
+    alone = [u for u in ordered if picks(u, args.alone)]
 
     lock = threading.Lock()
     results = {}
 
-    def run(b):
-        name, kind, exe, manifest = b
+    def run(u):
+        name, kind, binary, exe, manifest, filters = u
         start = time.monotonic()
-        proc = subprocess.Popen([exe], cwd=ROOT, env=cargo_env(manifest), stdout=subprocess.PIPE,
+        proc = subprocess.Popen([exe, *filters], cwd=ROOT, env=cargo_env(manifest), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, errors="replace",
                                 start_new_session=True)
-        # Its output is read beside the wait, which is wait4's: the binary's
+        # Its output is read beside the wait, which is wait4's: the unit's
         # CPU with that of every process it started and waited for (the
         # benchgate runs, their drivers, the clients), for the table below.
         chunks = []
@@ -201,7 +249,7 @@ def main():
         hung = threading.Event()
 
         def kill():
-            # A hung binary (or what it left holding its output open): stop
+            # A hung unit (or what it left holding its output open): stop
             # it and whatever it started, say so, go on. Its output at an end,
             # it finished in time, whatever the clock says now.
             if reader.is_alive():
@@ -226,14 +274,14 @@ def main():
         took = time.monotonic() - start
         cpu = usage.ru_utime + usage.ru_stime
         with lock:
-            results[key(b)] = (label(name, kind), code, took, cpu)
+            results[key(u)] = (label(name, kind, binary), code, took, cpu)
             if code == 0:
                 status = "ok"
             elif args.again_alone:
                 status = f"FAILED beside a neighbour ({status}), to run again alone"
             else:
                 status = f"FAILED ({status})"
-            print(f"\n---- {label(name, kind)}: {status} in {took:.1f}s, {cpu:.1f} CPU-s "
+            print(f"\n---- {label(name, kind, binary)}: {status} in {took:.1f}s, {cpu:.1f} CPU-s "
                   f"(load average {os.getloadavg()[0]:.1f})\n{out.rstrip()}", flush=True)
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -251,7 +299,7 @@ def main():
         with open(args.again_alone, "a") as f:
             f.writelines(f"{n}\n" for n in names)
     total_cpu = sum(v[3] for v in results.values())
-    print(f"\n== test binaries, {len(results)} in {time.monotonic() - t0:.0f}s and {total_cpu:.0f} CPU-s, "
+    print(f"\n== test units, {len(results)} in {time.monotonic() - t0:.0f}s and {total_cpu:.0f} CPU-s, "
           f"{args.jobs} at a time (time and CPU each, with what they started; longest first):")
     for lbl, code, took, cpu in sorted(results.values(), key=lambda v: -v[2]):
         print(f"{took:7.1f}s {cpu:7.1f} CPU-s  {lbl}{'' if code == 0 else '  FAILED'}")
@@ -264,7 +312,7 @@ def main():
     if failed:
         print(f"\ntest-binaries: {len(failed)} failed: {', '.join(failed)}", flush=True)
         return 1
-    print("test-binaries: every test binary passed")
+    print("test-binaries: every test unit passed")
     return 0
 
 

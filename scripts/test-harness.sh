@@ -5,8 +5,8 @@
 #   Java    sh harness/java/test.sh (javac + a small runner: "N passed, M failed")
 #   Python  python3 -m pytest harness/python/tests (the python3 the package is installed in)
 #   Node    node --test harness/node/test/
-# Their end-to-end runs through `benchgate run` are tests/harness_packages.rs; their
-# documented installs, tests/harness_install.rs.
+# Their end-to-end runs through `benchgate run` are tests/run/harness_packages.rs; their
+# documented installs, tests/run/harness_install.rs.
 # Usage: bash scripts/test-harness.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -9,14 +9,14 @@
 # with clippy's lints as errors in one build (scripts/test-binaries.py
 # --clippy). Every cargo call here uses the Rust that Cargo.toml's
 # rust-version declares (below). Then, with moto's CloudWatch-compatible server from PyPI on a free
-# loopback port: the test binaries that tolerate a neighbour, two at a time,
+# loopback port: the test units that tolerate a neighbour, two at a time,
 # while the release packaging, built with the declared rust-version, builds at
 # nice 19 in the background;
 # then, while that build ends, the build without default features (clippy and
 # its two tests, also the declared Rust's check without default features) and
 # the kits `benchgate init` writes, linted; then the
-# binaries that must have no other test binary beside them, one at a time,
-# beside the end of that build; last, any binary that failed beside a
+# units that must have no other test unit beside them, one at a time,
+# beside the end of that build; last, any unit that failed beside a
 # neighbour, again, with the machine alone.
 # All servers are local (127.0.0.1).
 # Each stage's wall-clock time is printed when it ends and, in a table, at the
@@ -100,7 +100,7 @@ echo "scripts/test.sh: $(cargo --version), $(rustc --version) (RUSTUP_TOOLCHAIN=
 #   linking checked. That build is also the rust-version check of the default
 #   features' lib and bins (scripts/check-msrv.sh --package). That Rust's check
 #   without default features is the build without default features, below.
-#   The binaries that failed beside a neighbour run again after it, with the
+#   The units that failed beside a neighbour run again after it, with the
 #   machine to themselves.
 BACKGROUND_LOG="$(mktemp -t benchgate-background.XXXXXX)"
 (
@@ -166,7 +166,8 @@ export BENCHGATE_TEST_MOTO_URL="http://127.0.0.1:$MOTO_PORT"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 
-# The binaries that fail beside a second test binary: a real Java client's stored A/A
+# The test units (modules of tests/*/, scripts/test-binaries.py) that fail
+# beside a second one: a real Java client's stored A/A
 # within threshold in 5 rounds, harness counts within 1% of the server's,
 # window acknowledgements under a forced marker lag, a validity check's
 # starvation figures, a server under test's rounds (each failed beside a second
@@ -179,29 +180,29 @@ unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 # passes beside a nice-19 release build, docs/measurements.md); one that fails
 # there runs again with the machine alone, as below.
 ALONE=(action_act harness_packages window_ack validity server_under_test capped_output server server_hostile inject_cpu)
-# A binary that fails beside a neighbour runs again alone, after the others:
+# A unit that fails beside a neighbour runs again alone, after the others:
 # it passes only if it passes there, and the run's end names it (its first
 # output stays in the log). A bug that shows only under load is still printed.
 AGAIN_ALONE=target/test-again-alone.txt
 : >"$AGAIN_ALONE"
 SKIP_ALONE=() ONLY_ALONE=()
 for name in "${ALONE[@]}"; do SKIP_ALONE+=(--skip "$name"); ONLY_ALONE+=(--only "$name"); done
-stage "cargo test: the binaries that tolerate a neighbour, ${BENCHGATE_TEST_JOBS:-2} at a time, beside the background builds (scripts/test-binaries.py)"
+stage "cargo test: the units that tolerate a neighbour, ${BENCHGATE_TEST_JOBS:-2} at a time, beside the background builds (scripts/test-binaries.py)"
 ./scripts/test-binaries.py --jobs "${BENCHGATE_TEST_JOBS:-2}" --again-alone "$AGAIN_ALONE" "${SKIP_ALONE[@]}" "${TEST_BUILD[@]}"
 # While the background build ends (its last part, the release crate's own
 # compile and link, leaves a core idle much of the time): the build without
 # default features and its two tests, then the kits' lint. The feature changes
 # src/publish/mod.rs, src/pipeline/cloudwatch.rs and tests/cloudwatch
-# (tests/feature_sets.rs keeps it so), so these targets are every one whose
+# (tests/gate/feature_sets.rs keeps it so), so these targets are every one whose
 # code differs without default features. It compiles only those targets:
 # every dependency is the default build's, since the feature's crates are
-# dev-dependencies too (Cargo.toml; tests/feature_sets.rs keeps it so), which
+# dev-dependencies too (Cargo.toml; tests/gate/feature_sets.rs keeps it so), which
 # unifies every shared crate's features as the default build does (before,
 # tokio, hyper, reqwest, octocrab and twenty more were built again: 115 s
 # against 44 s). Built with the declared Rust, it is also that version's
 # check without default features (the library and binary get `test-knobs`
 # here, from the tests' dev-dependency, which changes a constant only:
-# tests/feature_sets.rs keeps it so). This build replaces target/debug/benchgate, which the tests
+# tests/gate/feature_sets.rs keeps it so). This build replaces target/debug/benchgate, which the tests
 # drive, so the default build runs again after it: every unit is fresh, and
 # cargo only puts the default binary back (half a second).
 stage "cargo clippy --no-default-features -D warnings and cargo test --no-default-features --test cloudwatch --test publish_config, in one build, beside the end of the background build"
@@ -211,10 +212,10 @@ ND_BUILD=(--clippy -- --locked --no-default-features --lib --bins --test cloudwa
 ./scripts/test-binaries.py --no-run "${TEST_BUILD[@]}"
 stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
 LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
-stage "cargo test: the load-sensitive binaries, one at a time (no other test binary beside them), beside the end of the background build at nice 19"
+stage "cargo test: the load-sensitive units, one at a time (no other test unit beside them), beside the end of the background build at nice 19"
 ./scripts/test-binaries.py --jobs 1 --again-alone "$AGAIN_ALONE" "${ONLY_ALONE[@]}" "${TEST_BUILD[@]}"
 stage "waiting for the background build: release packaging with the declared Rust"
 end_job "$BACKGROUND_PID" "$BACKGROUND_LOG" "the background build" stop_moto
-stage "cargo test: any binary that failed beside a neighbour, again, one at a time with the machine alone"
+stage "cargo test: any unit that failed beside a neighbour, again, one at a time with the machine alone"
 ./scripts/test-binaries.py --jobs 1 --only-file "$AGAIN_ALONE" "${TEST_BUILD[@]}"
 stage_end

@@ -15,7 +15,7 @@ use anyhow::Context;
 
 /// Milliseconds benchgate waits after seeing a window marker of a command
 /// client before acting on it, as a loaded machine's scheduler might; the
-/// acknowledgements must keep the counts exact anyway (tests/window_ack.rs).
+/// acknowledgements must keep the counts exact anyway (tests/run/window_ack.rs).
 pub const MARKER_LAG_VAR: &str = "BENCHGATE_TEST_MARKER_LAG_MS";
 
 /// How the mock driver's process fails: `[CLIENT=]HOW`, where HOW is

@@ -11,7 +11,7 @@
 //! ends in `Action::cancelled` instead: summary and outputs only, exit 130/143.
 //!
 //! Pure pieces (inputs, event, mode, output formatting) are in their own files
-//! with unit tests; `tests/action.rs` runs the binary exactly as the container
+//! with unit tests; `tests/ci/action.rs` runs the binary exactly as the container
 //! does. The GitHub REST pieces are constructed only in [`github`].
 
 mod cancel;

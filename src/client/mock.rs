@@ -16,7 +16,7 @@ pub struct MockClient {
     script: MockScript,
     sent: AtomicU64,
     /// `inject_cpu`: CPU burned per request, as in the built-in drivers (a
-    /// mock's own CPU per request is small and steady: tests/inject_cpu.rs
+    /// mock's own CPU per request is small and steady: tests/run/inject_cpu.rs
     /// measures the knob's precision on it).
     spin: super::CpuSpin,
     /// `inject_tail`: a share of requests delayed, as in the built-in drivers.

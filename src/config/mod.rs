@@ -151,7 +151,7 @@ pub enum Driver {
 impl ClientKind {
     /// The built-in drivers: what the config accepts besides `"command"` (the
     /// mock is hidden, for tests), by [`ClientKind::name`]. Config validation
-    /// reads this list, and tests/client_matrix.rs runs every entry over
+    /// reads this list, and tests/run/client_matrix.rs runs every entry over
     /// HTTP/1.1 and HTTP/2, plain and TLS.
     pub const BUILT_IN: [ClientKind; 4] = [
         ClientKind::Hyper,

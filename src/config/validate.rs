@@ -38,7 +38,7 @@ pub const MAX_PATH_CHARS: usize = 2048;
 /// Most workers (closed-loop connections, open-loop requests in flight) of a trial.
 ///
 /// Why 50,000: issue 19's 20,000-connection study (the count
-/// tests/many_connections.rs drives) with room to spare, while the driver and
+/// tests/run/many_connections.rs drives) with room to spare, while the driver and
 /// the reference server, one socket per connection each, still fit a 65,536
 /// open-file limit (`LimitNOFILE=65536`, `--ulimit nofile=65536`) with
 /// [`OPEN_FILE_RESERVE`](crate::measure::limits::OPEN_FILE_RESERVE) to spare.

@@ -15,7 +15,7 @@ pub use super::PY_CLIENT as CLIENT;
 /// scenario is open loop at 200 requests/s, which only the built-in client
 /// follows (the Python client paces itself): the tests look at its having no
 /// base side, never at its figures, and flat out it took about a quarter of
-/// `tests/base_vs_head.rs`'s CPU (86 CPU-s alone, 64 at this rate;
+/// `tests/ci/base_vs_head.rs`'s CPU (86 CPU-s alone, 64 at this rate;
 /// docs/measurements.md, 2026-12-04).
 pub fn config(compare: &str, setup: &str) -> String {
     format!(

@@ -1,5 +1,5 @@
 //! The real JMH result files of fixtures/jmh and `benchgate compare` on
-//! them (tests/jmh_results.rs, tests/jmh_config.rs, tests/jmh_merge.rs).
+//! them (tests/gate/jmh_results.rs, tests/gate/jmh_config.rs, tests/gate/jmh_merge.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,0 +1,134 @@
+//! Issue 29, point 5: `[run] budget`. Rounds stop at the first planned look
+//! that decides every gating metric, continue through the planned looks
+//! (rounds, then every doubling) while one is undecided, and stop when the
+//! scenario's share of the budget cannot hold another round, with a last
+//! look that spends the alpha left. Every look is in the results file, and
+//! the verdict tests at the last look's alpha.
+
+use crate::common;
+
+use benchgate::results::budget::{ScenarioBudget, Stop};
+use benchgate::results::RunResults;
+
+/// Two mock clients side by side, `head` burning `inject` of CPU per
+/// request; `throughput` is the gate's throughput threshold, `alpha` the
+/// gate's (`None`: the default, 0.05).
+fn config(budget: &str, inject: &str, throughput: &str, alpha: Option<f64>) -> String {
+    let alpha = alpha.map_or(String::new(), |a| format!("alpha = {a}\n"));
+    format!(
+        r#"
+[run]
+rounds = 8
+max_rounds = 16
+budget = "{budget}"
+warmup = "20ms"
+requests = 20
+pin = false
+
+[[client]]
+name = "base"
+kind = "hyper"
+
+[[client]]
+name = "head"
+kind = "hyper"
+inject_cpu = "{inject}"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+concurrency = 1
+
+[compare]
+baseline_client = "base"
+
+[gate]
+{alpha}cpu_us_per_request = {{ fail = "+200%", gating = false }}
+latency_p99_us = {{ fail = "+25%", floor = "1s", gating = false }}
+latency_p50_us = {{ fail = "+25%", gating = false }}
+throughput_rps = "{throughput}"
+"#
+    )
+}
+
+fn run(toml: &str) -> (RunResults, ScenarioBudget, String) {
+    let run = common::run_config(toml, &["--mock-latencies-us", "300"]);
+    let stderr = String::from_utf8_lossy(&run.output.stderr).to_string();
+    let stdout = String::from_utf8_lossy(&run.output.stdout).to_string();
+    assert!(
+        matches!(run.output.status.code(), Some(0..=1)),
+        "{stderr}\n{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(common::schema_path()).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "not valid:\n{}", errors.join("\n"));
+    let r = RunResults::read(&run.out).unwrap();
+    assert_eq!(r.budget.len(), 1, "{:?}", r.budget);
+    let b = r.budget[0].clone();
+    // Every trial the record counts is in the file, both sides.
+    for c in &r.results {
+        assert_eq!(c.trials.len() as u32, b.rounds, "{}", c.client);
+    }
+    (r, b, format!("{stderr}\n{stdout}"))
+}
+
+/// The alpha of the A/A runs whose paths stay undecided: at the default
+/// 0.05 an A/A (`inject` 1ns) decides at about that rate, "improved" or
+/// "regressed" (it did once, head above base in 7 of 8 paired rounds). At
+/// 0.0001 no look of 8 pairs can (the smallest exact p is 2/256) and one of
+/// 16 only when all 16 differ the same way, ranked in order (2/65536).
+const UNDECIDABLE_ALPHA: f64 = 0.0001;
+
+fn look_rounds(b: &ScenarioBudget) -> Vec<u32> {
+    b.looks.iter().map(|l| l.round).collect()
+}
+
+fn spent(b: &ScenarioBudget) -> f64 {
+    b.looks.iter().map(|l| l.alpha).sum()
+}
+
+#[test]
+fn a_decided_comparison_stops_at_the_first_look() {
+    // +3 ms of CPU per 300 µs request: throughput falls far beyond -25%.
+    let (_, b, log) = run(&config("2m", "3ms", "-25%", None));
+    assert_eq!((b.rounds, b.stopped), (8, Stop::Decided), "{b:?}\n{log}");
+    assert_eq!(look_rounds(&b), [8]);
+    // Looks planned at 8 and 16: each spends half of 0.05.
+    assert!((b.looks[0].alpha - 0.025).abs() < 1e-12, "{b:?}");
+    assert!(log.contains("FAIL"), "{log}");
+    assert!(log.contains("budget:"), "{log}");
+}
+
+#[test]
+fn an_undecided_comparison_runs_to_the_next_look_and_to_max_rounds() {
+    // A/A against a threshold no noise fits inside: never decided.
+    let (_, b, log) = run(&config("2m", "1ns", "-0.0001%", Some(UNDECIDABLE_ALPHA)));
+    assert_eq!((b.rounds, b.stopped), (16, Stop::MaxRounds), "{b:?}\n{log}");
+    assert_eq!(look_rounds(&b), [8, 16]);
+    assert!((spent(&b) - UNDECIDABLE_ALPHA).abs() < 1e-12, "{b:?}");
+    assert!(
+        log.contains("undecided at the look after 8 rounds"),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_spent_budget_stops_with_a_last_look_spending_the_alpha_left() {
+    // A budget shorter than the configured rounds: they all run, then one
+    // look at all of alpha, and no more rounds.
+    let (r, b, log) = run(&config("100ms", "1ns", "-0.0001%", Some(UNDECIDABLE_ALPHA)));
+    assert_eq!((b.rounds, b.stopped), (8, Stop::Budget), "{b:?}\n{log}");
+    assert_eq!(look_rounds(&b), [8]);
+    assert!(
+        (b.looks[0].alpha - UNDECIDABLE_ALPHA).abs() < 1e-12,
+        "{b:?}"
+    );
+    assert!(b.elapsed_s > b.share_s, "{b:?}");
+    assert_eq!(r.look_alpha("get"), Some(UNDECIDABLE_ALPHA));
+}

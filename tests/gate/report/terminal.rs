@@ -1,0 +1,68 @@
+//! Snapshots of the terminal comparison table, plain and coloured.
+
+use benchgate::report::run_table::Width;
+use benchgate::report::terminal;
+
+use super::cases;
+
+#[test]
+fn comparison_table_plain() {
+    insta::assert_snapshot!(terminal::render_comparison(&cases::mixed().cmp, false));
+}
+
+#[test]
+fn comparison_table_coloured() {
+    let out = terminal::render_comparison(&cases::mixed().cmp, true);
+    assert!(out.contains("\x1b[31m"), "regressions red");
+    assert!(out.contains("\x1b[32m"), "improvements green");
+    insta::assert_snapshot!(out.escape_debug().to_string().replace("\\n", "\n"));
+}
+
+#[test]
+fn comparison_table_modes() {
+    let mut out = String::new();
+    for c in [
+        cases::side_by_side(),
+        cases::no_baseline(),
+        cases::not_comparable(),
+        cases::hostile(),
+    ] {
+        out.push_str(&terminal::render_comparison(&c.cmp, false));
+        out.push_str("----\n");
+    }
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn every_trial_failed_table() {
+    let mut out = String::new();
+    for c in [
+        cases::every_trial_failed(),
+        cases::every_baseline_trial_failed_side_by_side(),
+    ] {
+        let table = terminal::render_comparison(&c.cmp, false);
+        assert!(
+            table.starts_with("benchgate: FAIL (every trial failed in "),
+            "{table}"
+        );
+        let reason = &c.cmp.metrics[0].reason;
+        assert_eq!(table.matches(reason.as_str()).count(), 1, "{table}");
+        out.push_str(&table);
+        out.push_str("----\n");
+    }
+    let coloured = terminal::render_comparison(&cases::every_trial_failed().cmp, true);
+    assert!(
+        coloured.contains("\x1b[31mevery trial failed (3 of 3)"),
+        "{coloured:?}"
+    );
+    insta::assert_snapshot!(out);
+}
+
+#[test]
+fn run_table_is_kept() {
+    insta::assert_snapshot!(terminal::render(
+        &cases::mixed().current,
+        false,
+        Width::Wide
+    ));
+}

@@ -1,0 +1,46 @@
+//! Runs end to end, through the real binary against real servers on
+//! loopback: the engine's accuracy and memory, coordinated omission, the
+//! built-in, command, example and JMH clients, the harness packages, fault
+//! injection, starvation and validity, window markers, captured output,
+//! failing drivers, error classes, interrupts, the reference server and
+//! servers under test, counterbalanced order, anchors and shards.
+//!
+//! One test binary per folder of tests/: each module here was a test binary of
+//! its own, and cargo links the crate once per binary (docs/development.md).
+//! `scripts/test-binaries.py` runs each module in a process of its own
+//! (`--only NAME` picks one), as the test command schedules them: plain `cargo
+//! test` would run load-sensitive modules side by side. One module alone:
+//! `cargo test --test run NAME::` (a substring filter: mind nested modules).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod accuracy;
+mod anchor;
+mod capped_output;
+mod client_matrix;
+mod command_clients;
+mod coordinated_omission;
+mod driver_failure;
+mod error_classes;
+mod example_clients;
+mod harness_install;
+mod harness_packages;
+mod inject_cpu;
+mod inject_tail;
+mod interrupt;
+mod jmh_client;
+mod lean;
+mod many_connections;
+mod memory;
+mod order;
+mod run_e2e;
+mod server;
+mod server_hostile;
+mod server_misbehaving;
+mod server_under_test;
+mod shards;
+mod starvation;
+mod starved;
+mod validity;
+mod window_ack;
