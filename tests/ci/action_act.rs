@@ -178,7 +178,7 @@ impl Harness {
             dir: tempfile::tempdir().unwrap(),
             runs: 0,
         };
-        for d in ["repo", "home", "dump", "out"] {
+        for d in ["repo", "home", "dump", "out", "tmp"] {
             std::fs::create_dir_all(h.path(d)).unwrap();
         }
         h.lay_out_repository(asset);
@@ -296,6 +296,10 @@ impl Harness {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", self.path("home"))
+            // act's and the job's temporary files (benchgate's scratch
+            // directory too, which a SIGKILL from act leaves behind) in this
+            // case's directory, removed with it, not in the machine's /tmp.
+            .env("TMPDIR", self.path("tmp"))
             .env("LANG", "C.UTF-8")
             // No look-up of act's release notices (api.nektosact.com): offline.
             .env("ACT_DISABLE_VERSION_CHECK", "1")
