@@ -46,14 +46,8 @@ concurrency = 1
 # measured +50% [+14%, +98%], and [-53%, +234%] under a loaded CI run), so it
 # informs and does not gate: a pass could not be shown on it. The injected
 # 3 ms of CPU per request is +3000%, and throughput gates it.
-[gate]
-cpu_us_per_request = {{ fail = "+200%", gating = false }}
-# A pass must be shown: the interval's worse end inside the threshold. The
-# mock's throughput and p99 move by several % between short trials on a busy
-# 2-core machine, so an A/A run here is decided only with wide thresholds.
-throughput_rps = "-25%"
-latency_p99_us = {{ fail = "+25%", floor = "20ms" }}
-"#
+{gate}"#,
+        gate = common::MOCK_AA_GATE
     )
 }
 

@@ -37,7 +37,7 @@ const MOCK: (&str, &str) = ("BENCHGATE_TEST_MOCK_LATENCIES_US", "2000");
 /// pass on a loaded machine even where nothing is compared during the run
 /// (the fork-safe split's measure step); a pull request's run compared with
 /// the stored one buys rounds (looks after 8 and 16) while it is undecided.
-const SUITE: &str = r#"
+const SUITE_RUN: &str = r#"
 [run]
 rounds = 8
 max_rounds = 16
@@ -55,15 +55,12 @@ name = "get-22b"
 path = "/bytes/22"
 concurrency = 1
 
-# The mock driver sleeps: its CPU per request is scheduler noise (see tests/ci/action.rs).
-[gate]
-cpu_us_per_request = { fail = "+200%", gating = false }
-# A pass must be shown: the interval's worse end inside the threshold. The
-# mock's throughput and p99 move by several % between short trials on a busy
-# 2-core machine, so an A/A run here is decided only with wide thresholds.
-throughput_rps = "-25%"
-latency_p99_us = { fail = "+25%", floor = "20ms" }
 "#;
+
+/// The suite, under the mock's A/A gate ([`common::MOCK_AA_GATE`]).
+fn suite() -> String {
+    format!("{SUITE_RUN}{}", common::MOCK_AA_GATE)
+}
 
 /// A fake runner: the fake GitHub, a workspace, output and summary files.
 struct Runner {
@@ -85,7 +82,7 @@ impl Runner {
             fake,
             env: ActionEnv::new("github/workspace"),
         };
-        std::fs::write(r.workspace().join("benchgate.toml"), SUITE).unwrap();
+        std::fs::write(r.workspace().join("benchgate.toml"), suite()).unwrap();
         r
     }
 
@@ -317,11 +314,11 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
 #[test]
 fn the_split_report_compares_side_by_side_when_the_config_says_so() {
     let r = Runner::new();
-    let side_by_side = SUITE.replace(
+    let side_by_side = suite().replace(
         "[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n",
         "[[client]]\nname = \"base\"\nkind = \"hyper\"\n\n[[client]]\nname = \"head\"\nkind = \"hyper\"\n\n[compare]\nbaseline_client = \"base\"\n",
     );
-    assert_ne!(side_by_side, SUITE);
+    assert_ne!(side_by_side, suite());
     std::fs::write(r.workspace().join("benchgate.toml"), side_by_side).unwrap();
     r.fork_measure_then_report();
     let comments = comments_on(&r.fake, 43);

@@ -20,6 +20,20 @@ use std::process::{Command, Output};
 
 use benchgate::results::{CellResult, RunResults};
 
+/// The `[gate]` of an A/A run of the mock driver (a built-in client under
+/// `--mock-latencies-us` or `BENCHGATE_TEST_MOCK_LATENCIES_US`, which sleeps
+/// its latency): its CPU per request is scheduler noise, gated far beyond it
+/// and never failing the run; a pass must be shown (the interval's worse end
+/// inside the threshold), and the mock's throughput and p99 move by several %
+/// between short trials on a busy 2-core machine, so an A/A run is decided
+/// only with wide thresholds.
+pub const MOCK_AA_GATE: &str = r#"
+[gate]
+cpu_us_per_request = { fail = "+200%", gating = false }
+throughput_rps = "-25%"
+latency_p99_us = { fail = "+25%", floor = "20ms" }
+"#;
+
 /// A closed-loop Python client (standard library only, one keep-alive
 /// connection) that prints the window markers, waits for their
 /// acknowledgements on stdin (no request is in flight meanwhile, so its count

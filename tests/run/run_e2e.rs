@@ -501,15 +501,8 @@ concurrency = 1
 [compare]
 baseline_client = "base"
 
-# The mock driver's CPU per request is scheduler noise: gate far beyond it.
-[gate]
-cpu_us_per_request = {{ fail = "+200%", gating = false }}
-# A pass must be shown: the interval's worse end inside the threshold. The
-# mock's throughput and p99 move by several % between short trials on a busy
-# 2-core machine, so an A/A run here is decided only with wide thresholds.
-throughput_rps = "-25%"
-latency_p99_us = {{ fail = "+25%", floor = "20ms" }}
-"#
+{gate}"#,
+            gate = common::MOCK_AA_GATE
         )
     };
     let run = run_config(&toml("1ns"), &["--mock-latencies-us", "300"]);
