@@ -18,27 +18,30 @@
 //! The anchor stays first in every round (outside the counterbalancing): it is
 //! the round's yardstick, not a side of any comparison.
 
+mod cell;
+mod extra;
+mod servers;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::{bail, Context as _};
 
-use super::budget::{Next, Spend};
+use super::budget::Spend;
 use super::command;
 use super::driver::TrialSpec;
 use super::extend::Extend;
 use super::progress::Progress;
 use super::server_proc::ServerProcess;
-use super::sut::{probe_http, SutProcess};
 use super::target::Target;
 use super::trial::{self, Latencies};
-use crate::config::{ClientKind, Driver, Scenario, ServerSpec, ServerTarget, StopRule, Suite};
+use crate::config::{ClientKind, Driver, Scenario, StopRule, Suite};
 use crate::interrupt;
-use crate::measure::LatencyHistogram;
 use crate::metric::TrialMetrics;
 use crate::report::escape::fence;
 use crate::results::environment::Pinning;
-use crate::results::{client_label, validity, CellResult, RunResults, Trial};
+use crate::results::{validity, CellResult, RunResults, Trial};
+use cell::CellAcc;
 
 /// What every trial of a run shares.
 pub(super) struct Rounds<'a> {
@@ -176,137 +179,6 @@ impl Rounds<'_> {
             .chain(anchor.map(|(_, c)| c))
             .map(CellAcc::finish)
             .collect()
-    }
-
-    /// One scenario against every server under test: one cell per (server,
-    /// client), servers in config order.
-    pub fn servers(
-        &self,
-        scenario: &Scenario,
-        progress: &mut Progress,
-        mut spend: Option<&mut Spend>,
-    ) -> Vec<CellResult> {
-        let servers = &self.suite.servers;
-        let mut cells: Vec<Vec<CellAcc>> = servers
-            .iter()
-            .map(|s| {
-                scenario
-                    .clients
-                    .iter()
-                    .map(|c| CellAcc::new(&scenario.name, c, Some(&s.name)))
-                    .collect()
-            })
-            .collect();
-        let mut round = 0;
-        'rounds: loop {
-            round += 1;
-            let mut order: Vec<usize> = (0..servers.len()).collect();
-            if round % 2 == 0 {
-                order.reverse();
-            }
-            for i in order {
-                self.server_round(scenario, i, &mut cells[i], round, progress);
-                if interrupt::received().is_some() {
-                    break 'rounds;
-                }
-            }
-            if !self.another_round(
-                round,
-                cells.iter().flatten(),
-                progress,
-                spend.as_deref_mut(),
-            ) {
-                break;
-            }
-        }
-        cells.into_iter().flatten().map(CellAcc::finish).collect()
-    }
-
-    /// One round on server `index`: start it (command), run every client's
-    /// trial, stop it. A server that cannot start fails this round's trials.
-    fn server_round(
-        &self,
-        scenario: &Scenario,
-        index: usize,
-        cells: &mut [CellAcc],
-        round: u32,
-        progress: &mut Progress,
-    ) {
-        let spec = &self.suite.servers[index];
-        let started = match self.start_server(spec, index) {
-            Ok(s) => s,
-            Err(e) => {
-                let reason = format!("{e:#}");
-                for cell in cells.iter_mut() {
-                    let rounds = self.suite.run.rounds;
-                    progress.start(&scenario.name, &cell.label(), round, rounds);
-                    progress.finish_trial(None, Some(&reason));
-                    cell.fail(planned(scenario, round), reason.clone());
-                }
-                return;
-            }
-        };
-        let (mut process, url) = match started {
-            Started::Process(p) => {
-                let url = p.url.clone();
-                (Some(p), url)
-            }
-            Started::Url(url) => (None, url),
-        };
-        let target = Target {
-            name: Some(&spec.name),
-            http_url: url,
-            https_url: None,
-            reference: None,
-            watch: process.as_ref().map(SutProcess::watch),
-        };
-        // A server that dies mid-run fails the trial it died in, and the
-        // round's later trials, with its exit status and output (its clients
-        // would otherwise just count connection errors).
-        let mut gone = || process.as_mut().and_then(SutProcess::exited);
-        for cell in cells.iter_mut() {
-            self.run_one(scenario, cell, &target, round, progress, &mut gone);
-            // Servers under test are not run again: a starved trial keeps
-            // its mark and stays out of the medians.
-            cell.keep_round(round, 0);
-            if interrupt::received().is_some() {
-                break;
-            }
-        }
-        if let Some(p) = process {
-            if let Err(e) = p.stop() {
-                if !self.quiet {
-                    // It may quote the server's output.
-                    eprintln!("{}", fence(&format!("benchgate: warning: {e}")));
-                }
-            }
-        }
-    }
-
-    fn start_server(&self, spec: &ServerSpec, index: usize) -> anyhow::Result<Started> {
-        if let Some(reason) = self.server_setup_failed.get(&spec.name) {
-            bail!("the server's setup step failed: {reason}");
-        }
-        match &spec.target {
-            ServerTarget::Command(cmd) => {
-                let dir = self.scratch.join(format!("server-{index}"));
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("creating {}", dir.display()))?;
-                Ok(Started::Process(SutProcess::start(
-                    &spec.name,
-                    cmd,
-                    &self.pinning.server_cpus,
-                    &dir,
-                )?))
-            }
-            ServerTarget::Url(url) => match probe_http(url) {
-                Ok(()) => Ok(Started::Url(url.clone())),
-                Err(e) => bail!(
-                    "server {:?} at {url} does not answer HTTP: {e}",
-                    spec.name.escape_debug().to_string()
-                ),
-            },
-        }
     }
 
     /// Runs one trial and records it in the cell, failed or not. The trial
@@ -496,179 +368,6 @@ pub(super) fn round_order(n: usize, round: u32) -> Vec<usize> {
         order.reverse();
     }
     order
-}
-
-/// A server under test, ready for a round.
-enum Started {
-    Process(SutProcess),
-    Url(String),
-}
-
-/// Accumulates one (scenario, client, server) across rounds.
-struct CellAcc {
-    result: CellResult,
-    hist: Option<LatencyHistogram>,
-    hist_uncorrected: Option<LatencyHistogram>,
-    /// The histograms of the round being measured, merged once the round is
-    /// kept ([`CellAcc::keep_round`]); a round run again drops them.
-    pending: Vec<Latencies>,
-}
-
-impl CellAcc {
-    fn new(scenario: &str, client: &str, server: Option<&str>) -> CellAcc {
-        CellAcc {
-            result: CellResult {
-                scenario: scenario.to_string(),
-                client: client.to_string(),
-                server: server.map(String::from),
-                anchor: false,
-                trials: vec![],
-                summary: BTreeMap::new(),
-                histogram: None,
-                histogram_uncorrected: None,
-            },
-            hist: None,
-            hist_uncorrected: None,
-            pending: Vec::new(),
-        }
-    }
-
-    /// The cell of the anchor's trials in the rounds of `scenario`.
-    fn anchor(scenario: &str) -> CellAcc {
-        let mut cell = CellAcc::new(scenario, crate::config::anchor::NAME, None);
-        cell.result.anchor = true;
-        cell
-    }
-
-    fn label(&self) -> String {
-        client_label(&self.result.client, self.result.server.as_deref())
-    }
-
-    /// Records `trial` (as [`planned`] began it) as failed for `reason`.
-    fn fail(&mut self, trial: Trial, reason: String) {
-        self.result.trials.push(Trial {
-            failure: Some(reason),
-            ..trial
-        });
-    }
-
-    /// Keeps round `round` as measured: its histograms join the cell's, and
-    /// its trials say how many attempts before them were dropped.
-    fn keep_round(&mut self, round: u32, reruns: u32) {
-        fn add(acc: &mut Option<LatencyHistogram>, h: Option<LatencyHistogram>) {
-            if let Some(h) = h {
-                acc.get_or_insert_with(LatencyHistogram::new).merge(&h);
-            }
-        }
-        for (h, hu) in std::mem::take(&mut self.pending) {
-            add(&mut self.hist, h);
-            add(&mut self.hist_uncorrected, hu);
-        }
-        for t in self.result.trials.iter_mut().filter(|t| t.round == round) {
-            t.reruns = reruns;
-        }
-    }
-
-    /// Drops round `round`'s trials, to run the round again.
-    fn drop_round(&mut self, round: u32) {
-        self.result.trials.retain(|t| t.round != round);
-        self.pending.clear();
-    }
-
-    /// Why a trial of round `round` was starved, if one was.
-    fn starved_in(&self, round: u32) -> Option<String> {
-        self.result
-            .trials
-            .iter()
-            .filter(|t| t.round == round)
-            .flat_map(|t| &t.invalid)
-            .find(|m| m.is_starved())
-            .map(|m| format!("{}: {}", self.label(), m.describe()))
-    }
-
-    fn finish(mut self) -> CellResult {
-        self.result.summary = crate::results::summarize(&self.result.trials);
-        self.result.histogram = self.hist.map(|h| h.encode());
-        self.result.histogram_uncorrected = self.hist_uncorrected.map(|h| h.encode());
-        self.result
-    }
-}
-
-impl Rounds<'_> {
-    /// After round `round`: whether to run another. Always up to `rounds`;
-    /// beyond it, while the run's comparison of these cells is inconclusive,
-    /// up to `max_rounds`.
-    fn another_round<'c>(
-        &self,
-        round: u32,
-        cells: impl IntoIterator<Item = &'c CellAcc>,
-        progress: &mut Progress,
-        spend: Option<&mut Spend>,
-    ) -> bool {
-        if let Some(spend) = spend {
-            return self.budgeted_round(round, cells, progress, spend);
-        }
-        let run = &self.suite.run;
-        if round < run.rounds {
-            return true;
-        }
-        let Some(extend) = self.extend else {
-            return false;
-        };
-        if round >= run.max_rounds.max(run.rounds) {
-            return false;
-        }
-        let cells: Vec<CellResult> = cells.into_iter().map(|c| c.result.clone()).collect();
-        if !extend.needs_more(self.header, &cells, None) {
-            return false;
-        }
-        progress.extend(cells.len() as u64);
-        if !self.quiet && round == run.rounds {
-            let line = format!(
-                "benchgate: {}: the comparison is still inconclusive after {round} rounds; measuring more (up to {})",
-                cells.first().map_or("", |c| c.scenario.as_str()),
-                run.max_rounds
-            );
-            eprintln!("{}", fence(&line));
-        }
-        true
-    }
-
-    /// [`Self::another_round`] under `[run] budget`: the scenario's
-    /// [`Spend`] says when to look, at which alpha, and when to stop.
-    fn budgeted_round<'c>(
-        &self,
-        round: u32,
-        cells: impl IntoIterator<Item = &'c CellAcc>,
-        progress: &mut Progress,
-        spend: &mut Spend,
-    ) -> bool {
-        let beyond = round >= self.suite.run.rounds;
-        let cells: Vec<&CellAcc> = cells.into_iter().collect();
-        let more = match spend.after(round) {
-            Next::Round => true,
-            Next::Stop => false,
-            Next::Look(alpha) => {
-                let results: Vec<CellResult> = cells.iter().map(|c| c.result.clone()).collect();
-                let undecided = self
-                    .extend
-                    .is_some_and(|e| e.needs_more(self.header, &results, Some(alpha)));
-                let more = spend.looked(undecided);
-                if more && !self.quiet {
-                    let line = format!(
-                        "benchgate: {}: undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget",
-                        results.first().map_or("", |c| c.scenario.as_str()),
-                    );
-                    eprintln!("{}", fence(&line));
-                }
-                more
-            }
-        };
-        if more && beyond {
-            progress.extend(cells.len() as u64);
-        }
-        more
-    }
 }
 
 #[cfg(test)]
