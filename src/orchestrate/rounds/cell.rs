@@ -1,17 +1,17 @@
 //! One cell's trials as its rounds run: kept, dropped (a round run again
 //! after a starved trial) and merged into the cell's histograms.
 
-use crate::measure::LatencyHistogram;
 use std::collections::BTreeMap;
 
+use crate::measure::LatencyHistogram;
 use crate::orchestrate::trial::Latencies;
 use crate::results::{client_label, CellResult, Trial};
 
 /// Accumulates one (scenario, client, server) across rounds.
 pub(super) struct CellAcc {
     pub(super) result: CellResult,
-    pub(super) hist: Option<LatencyHistogram>,
-    pub(super) hist_uncorrected: Option<LatencyHistogram>,
+    hist: Option<LatencyHistogram>,
+    hist_uncorrected: Option<LatencyHistogram>,
     /// The histograms of the round being measured, merged once the round is
     /// kept ([`CellAcc::keep_round`]); a round run again drops them.
     pub(super) pending: Vec<Latencies>,
@@ -47,7 +47,7 @@ impl CellAcc {
         client_label(&self.result.client, self.result.server.as_deref())
     }
 
-    /// Records `trial` (as [`planned`] began it) as failed for `reason`.
+    /// Records `trial` (as [`super::planned`] began it) as failed for `reason`.
     pub(super) fn fail(&mut self, trial: Trial, reason: String) {
         self.result.trials.push(Trial {
             failure: Some(reason),
