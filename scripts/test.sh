@@ -11,7 +11,7 @@
 # rust-version declares (below). Then, with moto's CloudWatch-compatible server from PyPI on a free
 # loopback port: the test units that tolerate a neighbour, three at a time,
 # while the release packaging, built with the declared rust-version, builds at
-# nice 19 in the background;
+# nice 19 (and SCHED_IDLE where chrt allows it) in the background;
 # then, while that build ends, the build without default features (clippy and
 # its two tests, also the declared Rust's check without default features) and
 # the kits `benchgate init` writes, linted; then the
@@ -19,8 +19,9 @@
 # beside the end of that build; last, any unit that failed beside a
 # neighbour, again, with the machine alone.
 # All servers are local (127.0.0.1).
-# Each stage's wall-clock time is printed when it ends and, in a table, at the
-# end (also when a stage fails), with the load average: the figures issue 33
+# Each stage's wall-clock time and the machine's busy CPU over it are printed
+# when it ends and, in a table, at the end (also when a stage fails), with the
+# load average: the figures issue 33
 # asks for, on whatever machine runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -212,11 +213,14 @@ SKIP_ALONE=() ONLY_ALONE=()
 for name in "${ALONE[@]}"; do SKIP_ALONE+=(--skip "$name"); ONLY_ALONE+=(--only "$name"); done
 # Three at a time: most of a unit's time is spent waiting on fixed-length
 # trials and the processes it starts (the units' CPU over this stage is about
-# one core), so with two at a time the stage's length, not the CPU, set the
-# run's, and the background build ended a minute before the load-sensitive
-# units did, leaving a core idle. Alternating on a clean clone (2026-12-05,
-# docs/measurements.md): two at a time 723 s, 89 CPU-s idle; three 699 s, 41
-# idle, the same CPU.
+# one core), so with two at a time the background build ended about a minute
+# before the load-sensitive units did, leaving a core idle. On clean clones
+# (2026-12-05, docs/measurements.md): two at a time 723 and 699 s, 89 and 84
+# CPU-s idle; three at a time 699, 693, 715 and 672 s, 41, 16, 43 and 22
+# idle. A third neighbour raises the load (6 instead of 4-5): a unit that
+# fails beside them runs again alone, as below (in those four runs: once
+# `inject_tail`, since then among the load-sensitive units, once
+# `action_shards`'s A/A, once `coordinated_omission`'s 200 ms pause).
 stage "cargo test: the units that tolerate a neighbour, ${BENCHGATE_TEST_JOBS:-3} at a time, beside the background builds (scripts/test-binaries.py)"
 ./scripts/test-binaries.py --jobs "${BENCHGATE_TEST_JOBS:-3}" --again-alone "$AGAIN_ALONE" "${SKIP_ALONE[@]}" "${TEST_BUILD[@]}"
 # While the background build ends (its last part, the release crate's own
