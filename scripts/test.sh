@@ -216,9 +216,9 @@ for name in "${ALONE[@]}"; do SKIP_ALONE+=(--skip "$name"); ONLY_ALONE+=(--only 
 # one core), so with two at a time the background build ended about a minute
 # before the load-sensitive units did, leaving a core idle. On clean clones
 # (2026-12-05, docs/measurements.md): two at a time 723 and 699 s, 89 and 84
-# CPU-s idle; three at a time 699, 693, 715 and 672 s, 41, 16, 43 and 22
-# idle. A third neighbour raises the load (6 instead of 4-5): a unit that
-# fails beside them runs again alone, as below (in those four runs: once
+# CPU-s idle; three at a time 699, 693, 715, 672 and 666 s, 41, 16, 43, 22
+# and 16 idle. A third neighbour raises the load (6 instead of 4-5): a unit that
+# fails beside them runs again alone, as below (in those five runs: once
 # `inject_tail`, since then among the load-sensitive units, once
 # `action_shards`'s A/A, once `coordinated_omission`'s 200 ms pause).
 stage "cargo test: the units that tolerate a neighbour, ${BENCHGATE_TEST_JOBS:-3} at a time, beside the background builds (scripts/test-binaries.py)"
