@@ -4,10 +4,9 @@
 //!
 //! One test binary per folder of tests/: each module here was a test binary of
 //! its own, and cargo links the crate once per binary (docs/development.md).
-//! `scripts/test-binaries.py` runs each module in a process of its own
-//! (`--only NAME` picks one), as the test command schedules them: plain `cargo
-//! test` would run load-sensitive modules side by side. One module alone:
-//! `cargo test --test gate NAME::` (a substring filter: mind nested modules).
+//! The test command runs every test in a process of its own (cargo-nextest);
+//! scripts/test.sh names the serial set, run last, one test at a time. One
+//! module alone: `cargo nextest run --test gate -E 'test(/^NAME::/)'`.
 
 #[path = "../common/mod.rs"]
 mod common;
