@@ -55,8 +55,12 @@ def test_duration_mode_accounts_for_every_request_the_server_saw(server: Countin
 def test_open_loop_holds_the_rate(server: CountingServer) -> None:
     w = Workload.from_env(env(server.base_url + "/bytes", rate="200", duration_ms="500", concurrency="4"))
     r = measure(w, stdlib_factory, lambda _: None)
-    assert 95 <= r.requests + r.in_flight_at_deadline <= 101, r.summary()
-    assert 15 <= r.sent_after_window <= 21, "the tail: 100 ms at 200/s"
+    # The schedule holds 200/s for the window and a 100 ms tail: 120 requests in
+    # all. A late wake-up on a loaded machine widens the window (its close marker
+    # is printed late, the server's window too): the window's share follows it.
+    in_window = r.requests + r.in_flight_at_deadline
+    assert 115 <= in_window + r.sent_after_window <= 121, r.summary()
+    assert 200 * r.elapsed_s - 5 <= in_window <= 200 * r.elapsed_s + 1, r.summary()
 
 
 def test_open_loop_latency_runs_from_the_intended_start(server: CountingServer) -> None:
