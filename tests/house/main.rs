@@ -1,12 +1,14 @@
 //! The house's rules, held by tests that read the source: the layers of
-//! README's "Architecture" table ([`layers`]) and where the process
-//! environment may be read ([`env_reads`]). One test binary for both: each
+//! README's "Architecture" table ([`layers`]), where the process
+//! environment may be read ([`env_reads`]) and the modes of the scripts the
+//! workflows and actions run ([`script_modes`]). One test binary for all: each
 //! binary costs the test command a link.
 
 use std::path::{Path, PathBuf};
 
 mod env_reads;
 mod layers;
+mod script_modes;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
