@@ -26,6 +26,7 @@
 # the versions pinned in scripts/lint-requirements.txt, installed once into a venv
 # under ${XDG_CACHE_HOME:-~/.cache}/benchgate-lint (BENCHGATE_LINT_VENV overrides);
 # later runs need no network. Needs Python 3 with venv and pip.
+# `scripts/lint.sh --print-venv` prints the venv's path and exits.
 # Exit 0 clean, 1 a finding, 2 the tools could not be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +40,15 @@ if ! command -v "$PYTHON" >/dev/null; then
   say "needs Python 3 ($PYTHON not found) to install the lint tools from PyPI"
   exit 2
 fi
+key=$({ cat "$REQ"; "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+cache="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/benchgate-lint"
+VENV="${BENCHGATE_LINT_VENV:-$cache/venv-$key}"
+# --print-venv: where the tools are (or would be installed), nothing else
+# (tests/ci/listing.rs runs zizmor and check-jsonschema from it).
+if [[ ${1:-} == --print-venv ]]; then
+  echo "$VENV"
+  exit 0
+fi
 if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
     say "apt-get install python3-venv (for the lint tools' venv)"
@@ -51,9 +61,6 @@ if ! "$PYTHON" -c 'import venv, ensurepip' 2>/dev/null; then
     exit 2
   fi
 fi
-key=$({ cat "$REQ"; "$PYTHON" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
-cache="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/benchgate-lint"
-VENV="${BENCHGATE_LINT_VENV:-$cache/venv-$key}"
 mkdir -p "$(dirname "$VENV")"
 if command -v flock >/dev/null; then
   exec 9>"$(dirname "$VENV")/.lock"

@@ -1,7 +1,7 @@
 //! benchgate in CI, through the real binary: the GitHub Action's flows and
 //! steps (also under `act`), base vs head, the fake GitHub REST API's
 //! comments, pulls, retries and stores, the data branch and its history,
-//! GitLab notes, the installer, `benchgate init`'s kits, the container's init,
+//! GitLab notes, the installer, the action-only tree of the Marketplace listing, `benchgate init`'s kits, the container's init,
 //! what the programs benchgate starts may see, and the log fence.
 //!
 //! One test binary per folder of tests/: each module here was a test binary of
@@ -33,5 +33,6 @@ mod github_store;
 mod gitlab_note;
 mod history;
 mod init;
+mod listing;
 mod log_fence;
 mod setup_install;
