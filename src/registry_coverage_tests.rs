@@ -146,7 +146,7 @@ fn every_entry_is_published_with_its_unit() {
         metrics: METRICS.iter().map(|d| d.name.to_string()).collect(),
         ..CloudWatchSettings::default()
     };
-    let now = crate::publish::cloudwatch_layout::parse_rfc3339(&r.started_at).unwrap();
+    let now = crate::timer::clock::parse_rfc3339(&r.started_at).unwrap();
     let data = layout(&r, &settings, "main", now).unwrap().data;
     for def in METRICS {
         let unit = (def.cloudwatch.unit, def.cloudwatch.factor);

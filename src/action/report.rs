@@ -8,9 +8,10 @@ use crate::compare::{Comparison, GateOutcome, Tier, Verdict};
 use crate::config::gate::InconclusivePolicy;
 use crate::report::escape::{md, sha};
 use crate::report::files::{Frame, ReportFiles, Sides, SummaryFile};
-use crate::report::format::{duration_words, parse_rfc3339};
+use crate::report::format::duration_words;
 use crate::report::{markdown, rows, terminal};
 use crate::results::RunResults;
+use crate::timer::clock::parse_rfc3339;
 
 use super::comment::{CommentResult, CommentSink, MAX_BODY_CHARS};
 use super::inputs::CommentMode;

@@ -296,15 +296,14 @@ impl Drop for TempDir {
     }
 }
 
-use crate::timer::clock::{format_utc, unix_now};
+use crate::timer::clock::now_compact;
 pub use crate::timer::clock::{now_rfc3339, now_rfc3339_micros};
 
 /// A run id: UTC timestamp plus random suffix, e.g. `20261130T010203Z-3f9a1c`.
 fn run_id() -> String {
-    let secs = unix_now();
     format!(
         "{}-{:06x}",
-        format_utc(secs, true),
+        now_compact(),
         rand::random::<u32>() & 0xff_ffff
     )
 }

@@ -12,6 +12,7 @@
 use crate::config::CloudWatchSettings;
 use crate::metric::metric_def;
 use crate::results::RunResults;
+use crate::timer::clock::parse_rfc3339;
 
 use crate::config::cloudwatch_limits::{self as limits, NameKind};
 
@@ -83,7 +84,7 @@ pub fn layout(
 ) -> Result<Layout, String> {
     let timestamp = parse_rfc3339(&results.started_at).ok_or_else(|| {
         format!(
-            "started_at {:?} is not an RFC 3339 UTC time",
+            "started_at {:?} is not an RFC 3339 time",
             results.started_at
         )
     })?;
@@ -209,31 +210,6 @@ pub fn batches<'a>(data: &'a [Datum], namespace: &str) -> Vec<&'a [Datum]> {
         out.push(&data[start..]);
     }
     out
-}
-
-/// Unix seconds of an RFC 3339 UTC time (`2026-11-30T01:02:03Z`, fractional
-/// seconds ignored).
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
-    let s = s.strip_suffix('Z').or_else(|| s.strip_suffix("+00:00"))?;
-    let (date, time) = s.split_once('T')?;
-    let num = |t: &str| t.parse::<i64>().ok();
-    let mut d = date.splitn(3, '-');
-    let (y, mo, day) = (num(d.next()?)?, num(d.next()?)?, num(d.next()?)?);
-    let time = time.split('.').next()?;
-    let mut t = time.splitn(3, ':');
-    let (h, mi, sec) = (num(t.next()?)?, num(t.next()?)?, num(t.next()?)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y.rem_euclid(400);
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3_600 + mi * 60 + sec)
 }
 
 #[cfg(test)]

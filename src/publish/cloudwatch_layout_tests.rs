@@ -279,19 +279,6 @@ fn batches_stay_under_one_megabyte() {
 }
 
 #[test]
-fn rfc3339_parses_what_the_runner_writes() {
-    assert_eq!(parse_rfc3339(START), Some(START_SECS));
-    assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
-    assert_eq!(parse_rfc3339("2000-02-29T00:00:00.250Z"), Some(951_782_400));
-    assert_eq!(
-        parse_rfc3339("2000-02-29T00:00:00+00:00"),
-        Some(951_782_400)
-    );
-    assert_eq!(parse_rfc3339("2000-02-29 00:00:00"), None);
-    assert_eq!(parse_rfc3339("2000-13-01T00:00:00Z"), None);
-}
-
-#[test]
 fn the_default_metrics_have_cloudwatch_units() {
     for m in crate::config::publish::default_metrics() {
         assert!(unit_of(m).is_some(), "{m}");

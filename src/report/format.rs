@@ -138,47 +138,6 @@ pub fn spread_pct(half_range: Option<f64>, n: u32) -> String {
     }
 }
 
-/// Seconds since the Unix epoch of an RFC 3339 timestamp
-/// (`2026-05-01T12:00:00Z`, `2026-05-01T14:00:00.5+02:00`); `None` if malformed.
-pub fn parse_rfc3339(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse().ok() };
-    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
-        return None;
-    }
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let digits = frac.bytes().take_while(u8::is_ascii_digit).count();
-        rest = &frac[digits..];
-    }
-    let offset = match rest {
-        "Z" | "z" => 0,
-        _ if rest.len() == 6 && matches!(&rest[..1], "+" | "-") && &rest[3..4] == ":" => {
-            let v = rest[1..3].parse::<i64>().ok()? * 3600 + rest[4..6].parse::<i64>().ok()? * 60;
-            if rest.starts_with('-') {
-                -v
-            } else {
-                v
-            }
-        }
-        _ => return None,
-    };
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3600 + mi * 60 + sec - offset)
-}
-
 /// A span of seconds in words, two units at most: `45 s`, `3 min`, `2 h 5 min`, `3 d 4 h`.
 pub fn duration_words(secs: i64) -> String {
     let s = secs.abs();
@@ -221,13 +180,6 @@ mod tests {
         assert_eq!(spread_pct(Some(0.031), 3), "±3.1%");
         assert_eq!(spread_pct(Some(0.25), 3), "±25%");
         assert_eq!(spread_pct(Some(0.25), 1), "");
-        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_rfc3339("2000-03-01T00:00:00Z"), Some(951_868_800));
-        assert_eq!(
-            parse_rfc3339("2000-03-01T02:00:00.25+02:00"),
-            Some(951_868_800)
-        );
-        assert_eq!(parse_rfc3339("yesterday"), None);
         assert_eq!(duration_words(45), "45 s");
         assert_eq!(duration_words(7_500), "2 h 5 min");
         assert_eq!(duration_words(3 * 86_400 + 4 * 3600 + 60), "3 d 4 h");

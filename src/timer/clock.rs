@@ -1,56 +1,29 @@
-//! The wall clock as RFC 3339 UTC text: run ids, a run's and a trial's
-//! start. Civil dates from Unix days by Howard Hinnant's algorithm
-//! (<https://howardhinnant.github.io/date_algorithms.html>).
+//! The wall clock as RFC 3339 UTC text (run ids, a run's and a trial's start)
+//! and the one parser of such text, with chrono (already in the tree under
+//! octocrab).
 
-/// Seconds since the Unix epoch (0 if the clock is before it).
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
+use chrono::{DateTime, SecondsFormat, Utc};
 
-/// Current time, RFC 3339 UTC.
+/// Current time, RFC 3339 UTC: `2026-11-30T01:02:03Z`.
 pub fn now_rfc3339() -> String {
-    format_utc(unix_now(), false)
+    Utc::now().to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// Current time, RFC 3339 UTC with microseconds: `2026-11-30T01:02:03.123456Z`
 /// (a trial's `started_at`).
 pub fn now_rfc3339_micros() -> String {
-    let since = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format_utc_micros(since)
+    Utc::now().to_rfc3339_opts(SecondsFormat::Micros, true)
 }
 
-/// [`format_utc`] of a time since the Unix epoch, with its microseconds.
-fn format_utc_micros(since_epoch: std::time::Duration) -> String {
-    let seconds = format_utc(since_epoch.as_secs(), false);
-    let seconds = seconds.strip_suffix('Z').unwrap_or(&seconds);
-    format!("{seconds}.{:06}Z", since_epoch.subsec_micros())
+/// Current time, compact: `20261130T010203Z` (a run id's start).
+pub fn now_compact() -> String {
+    Utc::now().format("%Y%m%dT%H%M%SZ").to_string()
 }
 
-/// Formats Unix seconds as UTC, `2026-11-30T01:02:03Z` or compact `20261130T010203Z`.
-pub fn format_utc(secs: u64, compact: bool) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (h, m, s) = (rem / 3600, rem / 60 % 60, rem % 60);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(mo <= 2);
-    if compact {
-        format!("{y:04}{mo:02}{d:02}T{h:02}{m:02}{s:02}Z")
-    } else {
-        format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
-    }
+/// Unix seconds of an RFC 3339 time (`2026-05-01T12:00:00Z`,
+/// `2026-05-01T14:00:00.5+02:00`; fractional seconds dropped); `None` if malformed.
+pub fn parse_rfc3339(s: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(s).ok().map(|t| t.timestamp())
 }
 
 #[cfg(test)]
@@ -58,18 +31,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn formats_utc_dates() {
-        assert_eq!(format_utc(0, false), "1970-01-01T00:00:00Z");
-        assert_eq!(format_utc(1_796_000_523, false), "2026-11-30T01:02:03Z");
-        assert_eq!(format_utc(951_782_400, true), "20000229T000000Z");
-        let micros = |s, ns| format_utc_micros(std::time::Duration::new(s, ns));
-        assert_eq!(micros(0, 0), "1970-01-01T00:00:00.000000Z");
+    fn formats_and_parses_utc_times() {
+        let before = Utc::now().timestamp();
+        let texts = [now_rfc3339(), now_rfc3339_micros()];
+        let after = Utc::now().timestamp();
+        for text in texts {
+            assert!(text.ends_with('Z'), "{text}");
+            let t = parse_rfc3339(&text).unwrap();
+            assert!(
+                before <= t && t <= after,
+                "{text}: {t} not in {before}..={after}"
+            );
+        }
+        let micros = now_rfc3339_micros();
         assert_eq!(
-            micros(1_796_000_523, 4_567_891),
-            "2026-11-30T01:02:03.004567Z"
+            micros.len(),
+            "2026-11-30T01:02:03.123456Z".len(),
+            "{micros}"
         );
-        assert_eq!(micros(59, 999_999_999), "1970-01-01T00:00:59.999999Z");
-        // Sorting the text sorts the times (fixed width).
-        assert!(micros(9, 0) < micros(10, 0) && micros(10, 1_000) < micros(10, 2_000));
+        let compact = now_compact();
+        assert_eq!(compact.len(), "20261130T010203Z".len(), "{compact}");
+        assert!(
+            compact.as_bytes()[8] == b'T' && compact.ends_with('Z'),
+            "{compact}"
+        );
+
+        assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339("2026-11-30T01:02:03Z"), Some(1_796_000_523));
+        assert_eq!(parse_rfc3339("2000-03-01T00:00:00Z"), Some(951_868_800));
+        assert_eq!(parse_rfc3339("2000-02-29T00:00:00.250Z"), Some(951_782_400));
+        assert_eq!(
+            parse_rfc3339("2000-03-01T02:00:00.25+02:00"),
+            Some(951_868_800)
+        );
+        assert_eq!(parse_rfc3339("2000-02-29 00:00:00"), None);
+        assert_eq!(parse_rfc3339("2000-13-01T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("yesterday"), None);
     }
 }

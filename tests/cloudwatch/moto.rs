@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 
 use aws_sdk_cloudwatch::primitives::DateTime;
 use aws_sdk_cloudwatch::types::{Dimension, Metric, MetricDataQuery, MetricStat, Statistic};
-use benchgate::publish::cloudwatch_layout::{parse_rfc3339, unit_of};
+use benchgate::publish::cloudwatch_layout::unit_of;
 use benchgate::results::RunResults;
+use benchgate::timer::clock::parse_rfc3339;
 
 use super::support::*;
 

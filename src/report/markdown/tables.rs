@@ -6,11 +6,12 @@ use std::fmt::Write as _;
 use super::budget::Table;
 use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
-use crate::report::format::{duration_words, parse_rfc3339};
+use crate::report::format::duration_words;
 use crate::report::rows::{
     change_cell, change_header, change_legend, disagree_note, failed_rows, is_headline_row, mde,
     outcome_text, rank, row_order, sides_disagree, values, verdict_cell,
 };
+use crate::timer::clock::parse_rfc3339;
 
 /// Most environment differences (and failed cells) listed in the head.
 const MAX_DIFFERENCES: usize = 20;

@@ -8,11 +8,12 @@ use std::fmt::Write as _;
 
 use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::files::{shortened, SHOWN_CHARS};
-use crate::report::format::{duration_words, parse_rfc3339};
+use crate::report::format::duration_words;
 use crate::report::rows::{
     change_cell, change_header, disagree_note, failed_rows, is_headline_row, mde, row_order,
     shows_tier, sides_disagree, value, verdict_words,
 };
+use crate::timer::clock::parse_rfc3339;
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
