@@ -20,7 +20,8 @@
 //! on its way out. Child processes start with the default dispositions again
 //! (exec resets handled signals).
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// How a trial that SIGINT/SIGTERM cut short records its failure:
 /// `interrupted by SIGTERM`. Such a trial measured nothing, and it says
@@ -80,51 +81,48 @@ pub fn received() -> Option<Signal> {
     Signal::from_raw(RECEIVED.load(Ordering::SeqCst))
 }
 
-extern "C" fn record(signal: libc::c_int) {
-    // An atomic store only: async-signal-safe.
-    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+/// How many [`Handler`]s are alive; while none is, the signals act as by default.
+static ARMED: AtomicUsize = AtomicUsize::new(0);
+
+/// What SIGINT and SIGTERM do: atomics and emulate_default_handler only
+/// (async-signal-safe).
+fn action(signal: i32) {
+    if ARMED.load(Ordering::SeqCst) == 0 {
+        let _ = signal_hook::low_level::emulate_default_handler(signal);
+    } else {
+        let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
-/// SIGINT and SIGTERM recorded instead of fatal, until dropped (which puts
-/// the previous dispositions back).
-pub struct Handler {
-    previous: Vec<(i32, libc::sigaction)>,
-}
+/// SIGINT and SIGTERM recorded instead of fatal, until dropped.
+pub struct Handler(());
 
 impl Handler {
-    /// Installs the recording handler for SIGINT and SIGTERM.
+    /// Arms the recording; [`action`] is registered with signal-hook once per
+    /// process (SA_RESTART: blocking calls resume; the watchers poll the flag).
     pub fn install() -> std::io::Result<Handler> {
-        let mut handler = Handler {
-            previous: Vec::new(),
-        };
-        for signal in [Signal::Interrupt, Signal::Terminate] {
-            // SAFETY: sigaction(2) with zero-initialised structs we own; the
-            // handler only stores to an atomic. SA_RESTART: blocking calls
-            // (wait4, reads) resume; the watchers poll the flag instead.
-            unsafe {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                action.sa_sigaction = record as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                action.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut action.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal.raw(), &action, &mut old) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                handler.previous.push((signal.raw(), old));
-            }
+        static FAILED: OnceLock<Option<std::io::ErrorKind>> = OnceLock::new();
+        let failed = FAILED.get_or_init(|| {
+            [libc::SIGINT, libc::SIGTERM]
+                .into_iter()
+                .find_map(|signal| {
+                    // SAFETY: the action is async-signal-safe.
+                    unsafe { signal_hook::low_level::register(signal, move || action(signal)) }
+                        .err()
+                        .map(|e| e.kind())
+                })
+        });
+        if let Some(kind) = failed {
+            return Err((*kind).into());
         }
-        Ok(handler)
+        ARMED.fetch_add(1, Ordering::SeqCst);
+        Ok(Handler(()))
     }
 }
 
 impl Drop for Handler {
     fn drop(&mut self) {
-        for (signal, old) in self.previous.drain(..) {
-            // SAFETY: restores the disposition sigaction(2) returned for it.
-            unsafe {
-                libc::sigaction(signal, &old, std::ptr::null_mut());
-            }
-        }
+        ARMED.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
