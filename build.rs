@@ -1,5 +1,16 @@
-//! Records the compiler version for the results file's environment fingerprint.
+//! Stops a build for a target other than Linux with one line (benchgate reads
+//! /proc, uses epoll, timerfd, prctl and Linux's scheduling: elsewhere the crate
+//! would fail with a cascade of compile errors), then records the compiler
+//! version for the results file's environment fingerprint.
 fn main() {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if os != "linux" {
+        println!(
+            "cargo::error=benchgate runs on Linux only (x86_64, aarch64), not on target OS \
+             {os:?}: build it on Linux, or use the container image or the GitHub Action"
+        );
+        return;
+    }
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = std::process::Command::new(rustc)
         .arg("--version")
