@@ -1,8 +1,9 @@
 //! The house's rules, held by tests that read the source: the layers of
 //! README's "Architecture" table ([`layers`]), where the process
 //! environment may be read ([`env_reads`]), the modes of the scripts the
-//! workflows and actions run ([`script_modes`]) and build.rs's refusal of a
-//! target other than Linux ([`build_script`]). One test binary for all: each
+//! workflows and actions run ([`script_modes`]), build.rs's refusal of a
+//! target other than Linux ([`build_script`]) and what the published crate
+//! holds ([`package_list`]). One test binary for all: each
 //! binary costs the test command a link.
 
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 mod build_script;
 mod env_reads;
 mod layers;
+mod package_list;
 mod script_modes;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
