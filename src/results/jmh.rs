@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Suite;
 use crate::files::json::{self, Breach, Cap, Limits, Rule};
+use crate::measure::histogram::MAX_TOTAL_COUNT;
 use crate::metric::{Family, JmhFigures, MetricDef, TrialMetrics};
 
 use super::{CellResult, RunResults, Trial};
@@ -230,7 +231,8 @@ pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<Ru
             anyhow::bail!("{at}: a second {} result of {name}; a JMH result file holds each benchmark, params and mode once: pass the file of one JMH run", e.mode);
         }
         seen.push((name.clone(), mode));
-        let values = figures(e, mode, trials).map_err(|why| anyhow::anyhow!("{at}: {why}"))?;
+        let values =
+            figures(e, mode, trials).map_err(|why| anyhow::anyhow!("{at}: {why}; {fix}"))?;
         let slot = match cells.iter().position(|(n, _)| *n == name) {
             Some(k) => k,
             None => {
@@ -246,7 +248,10 @@ pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<Ru
             merge(forks[k].get_or_insert_with(JmhFigures::default), f);
         }
     }
-    Ok(run(cells, entries[0].jmh_version.clone(), trials, source))
+    let run = run(cells, entries[0].jmh_version.clone(), trials, source);
+    // What was read meets the bar of every results file, as stored files must.
+    super::check::check_values(&run, source)?;
+    Ok(run)
 }
 
 /// `benchmark`, or `benchmark (k1=v1, k2=v2)` with its params in key order.
@@ -278,7 +283,9 @@ fn merge(into: &mut JmhFigures, from: JmhFigures) {
     }
 }
 
-/// The figures of one entry, one per trial (fork or iteration).
+/// The figures of one entry, one per trial (fork or iteration), each finite
+/// and >= 0 once converted to benchgate's units; an error names the field
+/// (`primaryMetric.rawData[1]`).
 fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, String> {
     let unit = e.primary_metric.score_unit.as_str();
     let per = |suffix: bool| {
@@ -303,7 +310,10 @@ fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, 
             )?;
             groups(forks, trials)
                 .into_iter()
-                .map(|pairs| sample(&pairs, ns))
+                .map(|(at, pairs)| {
+                    sample(pairs, ns, unit)
+                        .map_err(|why| format!("primaryMetric.rawDataHistogram{at}: {why}"))
+                })
                 .collect::<Result<_, _>>()?
         }
         _ => {
@@ -314,13 +324,9 @@ fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, 
             let raw = rows(e.primary_metric.raw_data.as_ref(), "primaryMetric")?;
             trial_means(raw, trials)
                 .into_iter()
-                .map(|v| {
-                    let v = v * factor;
-                    if !v.is_finite() || v < 0.0 {
-                        return Err(format!(
-                            "primaryMetric.rawData holds {v} {field}, not a finite value >= 0"
-                        ));
-                    }
+                .map(|(at, v)| {
+                    let v = finite(v * factor, field, Some(unit))
+                        .map_err(|why| format!("primaryMetric.rawData{at} {why}"))?;
                     let mut f = JmhFigures::default();
                     *match mode {
                         Mode::Throughput => &mut f.ops_per_s,
@@ -329,7 +335,7 @@ fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, 
                     } = Some(v);
                     Ok(f)
                 })
-                .collect::<Result<_, _>>()?
+                .collect::<Result<_, String>>()?
         }
     };
     // `-prof gc`'s bytes per operation; older JMH prefixes it with "·".
@@ -341,15 +347,30 @@ fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, 
             format!("secondaryMetrics gc.alloc.rate.norm is not a JMH metric: {err}")
         })?;
         if m.score_unit == "B/op" {
-            let raw = rows(m.raw_data.as_ref(), "secondaryMetrics gc.alloc.rate.norm")?;
-            for (f, v) in out.iter_mut().zip(trial_means(raw, trials)) {
-                if v.is_finite() && v >= 0.0 {
-                    f.alloc_bytes_per_op = Some(v);
-                }
+            let field = "secondaryMetrics gc.alloc.rate.norm";
+            let raw = rows(m.raw_data.as_ref(), field)?;
+            for (f, (at, v)) in out.iter_mut().zip(trial_means(raw, trials)) {
+                let v =
+                    finite(v, "B/op", None).map_err(|why| format!("{field}.rawData{at} {why}"))?;
+                f.alloc_bytes_per_op = Some(v);
             }
         }
     }
     Ok(out)
+}
+
+/// `v` (in `unit`, converted from the file's `from`) when it is finite and
+/// >= 0; else why not.
+fn finite(v: f64, unit: &str, from: Option<&str>) -> Result<f64, String> {
+    if v.is_finite() && v >= 0.0 {
+        return Ok(v);
+    }
+    Err(match from {
+        Some(from) => {
+            format!("gives {v:?} {unit} once converted from {from}, not a finite value >= 0")
+        }
+        None => format!("gives {v:?} {unit}, not a finite value >= 0"),
+    })
 }
 
 fn rows<'a>(raw: Option<&'a Vec<Vec<f64>>>, field: &str) -> Result<&'a [Vec<f64>], String> {
@@ -361,48 +382,78 @@ fn rows<'a>(raw: Option<&'a Vec<Vec<f64>>>, field: &str) -> Result<&'a [Vec<f64>
     }
 }
 
-/// The trials' values: each fork's mean, or every iteration.
-fn trial_means(raw: &[Vec<f64>], trials: TrialUnit) -> Vec<f64> {
+/// The trials' values, each with where it is (`[fork]` or
+/// `[fork][iteration]`): each fork's mean, or every iteration.
+fn trial_means(raw: &[Vec<f64>], trials: TrialUnit) -> Vec<(String, f64)> {
+    let forks = raw.iter().enumerate().filter(|(_, f)| !f.is_empty());
     match trials {
-        TrialUnit::Forks => raw
-            .iter()
-            .filter(|f| !f.is_empty())
-            .map(|f| f.iter().sum::<f64>() / f.len() as f64)
+        TrialUnit::Forks => forks
+            .map(|(k, f)| (format!("[{k}]"), f.iter().sum::<f64>() / f.len() as f64))
             .collect(),
-        TrialUnit::Iterations => raw.iter().flatten().copied().collect(),
+        TrialUnit::Iterations => forks
+            .flat_map(|(k, f)| {
+                f.iter()
+                    .enumerate()
+                    .map(move |(i, v)| (format!("[{k}][{i}]"), *v))
+            })
+            .collect(),
     }
 }
 
-/// The `[value, count]` pairs of each trial: a fork's iterations pooled, or each iteration.
-fn groups(forks: &[Vec<Vec<(f64, u64)>>], trials: TrialUnit) -> Vec<Vec<(f64, u64)>> {
+/// The `[value, count]` pairs of each trial that has samples, with where
+/// they are (`[fork]` or `[fork][iteration]`): a fork's iterations pooled,
+/// or each iteration.
+fn groups(forks: &[Vec<Vec<(f64, u64)>>], trials: TrialUnit) -> Vec<(String, Vec<(f64, u64)>)> {
+    let forks = forks.iter().enumerate();
     match trials {
-        TrialUnit::Forks => forks.iter().map(|f| f.concat()).collect::<Vec<_>>(),
-        TrialUnit::Iterations => forks.iter().flatten().cloned().collect(),
+        TrialUnit::Forks => forks
+            .map(|(k, f)| (format!("[{k}]"), f.concat()))
+            .collect::<Vec<_>>(),
+        TrialUnit::Iterations => forks
+            .flat_map(|(k, f)| {
+                f.iter()
+                    .enumerate()
+                    .map(move |(i, it)| (format!("[{k}][{i}]"), it.clone()))
+            })
+            .collect(),
     }
     .into_iter()
-    .filter(|g| g.iter().any(|(_, c)| *c > 0))
+    .filter(|(_, g)| g.iter().any(|(_, c)| *c > 0))
     .collect()
 }
 
-/// SampleTime figures of one trial's samples (`ns` per score unit): the mean
-/// and the nearest-rank percentiles, in ns.
-fn sample(pairs: &[(f64, u64)], ns: f64) -> Result<JmhFigures, String> {
-    let mut sorted: Vec<(f64, u64)> = Vec::with_capacity(pairs.len());
-    for &(v, c) in pairs {
-        if !v.is_finite() || v < 0.0 {
+/// SampleTime figures of one trial's samples (`ns` per score `unit`): the
+/// mean and the nearest-rank percentiles, in ns. The counts add up to at
+/// most [`MAX_TOTAL_COUNT`] (summed with overflow checks), as in every
+/// histogram benchgate reads from outside.
+fn sample(mut pairs: Vec<(f64, u64)>, ns: f64, unit: &str) -> Result<JmhFigures, String> {
+    let mut n: u64 = 0;
+    for (v, c) in &mut pairs {
+        let converted = *v * ns;
+        if !converted.is_finite() || converted < 0.0 {
             return Err(format!(
-                "primaryMetric.rawDataHistogram holds the value {v}, not a time >= 0"
+                "holds the value {v:?} {unit}, not a finite time >= 0 once converted to ns"
             ));
         }
-        sorted.push((v * ns, c));
+        *v = converted;
+        n = n.checked_add(*c).ok_or_else(|| {
+            format!("its counts add up to more than 2^64 samples (the limit is {MAX_TOTAL_COUNT})")
+        })?;
     }
-    sorted.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let n: u64 = sorted.iter().map(|(_, c)| c).sum();
-    let mean = sorted.iter().map(|(v, c)| v * *c as f64).sum::<f64>() / n as f64;
+    if n > MAX_TOTAL_COUNT {
+        return Err(format!(
+            "its counts add up to {n} samples, over the limit of {MAX_TOTAL_COUNT}"
+        ));
+    }
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mean = pairs.iter().map(|(v, c)| v * *c as f64).sum::<f64>() / n as f64;
+    if !mean.is_finite() {
+        return Err(format!("their mean is {mean:?} ns, not a finite time >= 0"));
+    }
     let at = |q: f64| {
         let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
         let mut seen = 0;
-        sorted
+        pairs
             .iter()
             .find(|(_, c)| {
                 seen += c;
@@ -560,26 +611,30 @@ mod tests {
     fn nearest_rank_percentiles_and_the_mean_of_a_histogram() {
         // 100 samples: 1..=100 us/op, one each.
         let pairs: Vec<(f64, u64)> = (1..=100).map(|v| (v as f64, 1)).collect();
-        let f = sample(&pairs, 1e3).unwrap();
+        let f = sample(pairs, 1e3, "us/op").unwrap();
         assert_eq!(f.sample_p50_ns, Some(50_000.0));
         assert_eq!(f.sample_p99_ns, Some(99_000.0));
         assert_eq!(f.sample_mean_ns, Some(50_500.0));
         // Counts weigh: 99 samples of 1 and 1 of 1000.
-        let f = sample(&[(1000.0, 1), (1.0, 99)], 1.0).unwrap();
+        let f = sample(vec![(1000.0, 1), (1.0, 99)], 1.0, "ns/op").unwrap();
         assert_eq!(
             (f.sample_p99_ns, f.sample_p999_ns),
             (Some(1.0), Some(1000.0))
         );
-        assert!(sample(&[(-1.0, 1)], 1.0).is_err());
+        assert!(sample(vec![(-1.0, 1)], 1.0, "ns/op").is_err());
     }
 
     #[test]
     fn a_fork_is_the_mean_of_its_iterations_unless_iterations_are_trials() {
         let raw = vec![vec![1.0, 3.0], vec![10.0, 20.0, 30.0]];
-        assert_eq!(trial_means(&raw, TrialUnit::Forks), [2.0, 20.0]);
-        assert_eq!(
-            trial_means(&raw, TrialUnit::Iterations),
-            [1.0, 3.0, 10.0, 20.0, 30.0]
-        );
+        let values = |unit| -> Vec<f64> {
+            trial_means(&raw, unit)
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect()
+        };
+        assert_eq!(values(TrialUnit::Forks), [2.0, 20.0]);
+        assert_eq!(values(TrialUnit::Iterations), [1.0, 3.0, 10.0, 20.0, 30.0]);
+        assert_eq!(trial_means(&raw, TrialUnit::Iterations)[3].0, "[1][1]");
     }
 }

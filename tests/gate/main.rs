@@ -21,6 +21,7 @@ mod gate_config;
 mod hostile_inputs;
 mod jmh_config;
 mod jmh_files;
+mod jmh_hostile;
 mod jmh_merge;
 mod jmh_results;
 mod paired_sign;
