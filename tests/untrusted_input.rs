@@ -181,3 +181,82 @@ fn a_megabyte_name_is_refused_quickly() {
     doc["results"][0]["scenario"] = "s".repeat(check::MAX_NAME_BYTES).into();
     RunResults::parse(&doc.to_string(), "fork.json").unwrap();
 }
+
+/// Asserts that the scanner's estimate for `bytes` under `limits` covers
+/// the peak of what `read` allocates (issue 53): the documented bound,
+/// twice the file's size plus the allowance, holds only if it does.
+fn estimate_covers<T>(
+    what: &str,
+    bytes: &[u8],
+    limits: &benchgate::files::json::Limits,
+    read: impl FnOnce() -> anyhow::Result<T>,
+) {
+    let estimate = benchgate::files::json::estimate(bytes, limits).unwrap();
+    let (result, peak) = peak_extra(read);
+    result.unwrap();
+    eprintln!(
+        "{what}: {} bytes, estimate {estimate}, peak {peak}",
+        bytes.len()
+    );
+    assert!(
+        peak as u64 <= estimate,
+        "{what}: reading a {} byte file allocated {peak} bytes at peak, over the estimate of {estimate}",
+        bytes.len()
+    );
+}
+
+/// `n` JMH entries of `mode` with `metric` as their primary metric's raw data.
+fn jmh_file(n: usize, mode: &str, unit: &str, metric: serde_json::Value) -> Vec<u8> {
+    let mut primary = serde_json::json!({ "score": 1.0, "scoreUnit": unit });
+    primary
+        .as_object_mut()
+        .unwrap()
+        .extend(metric.as_object().unwrap().clone());
+    let entries: Vec<serde_json::Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "benchmark": format!("org.example.Bench.m{i}"), "mode": mode,
+                "params": { "size": "10" }, "primaryMetric": primary,
+            })
+        })
+        .collect();
+    serde_json::to_vec(&entries).unwrap()
+}
+
+#[test]
+fn the_estimate_covers_what_jmh_entries_become() {
+    use benchgate::results::jmh::{self, TrialUnit};
+    use benchgate::results::jmh_limits::limits;
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Small entries (each a cell, each fork or iteration a trial), and
+    // SampleTime histograms of a few hundred pairs.
+    let iterations: Vec<f64> = (0..5).map(|i| 1.0 + i as f64 / 10.0).collect();
+    let pairs: Vec<(f64, u64)> = (0..300).map(|i| (1.0 + i as f64, 3)).collect();
+    let files = [
+        (
+            "avgt",
+            jmh_file(
+                3_000,
+                "avgt",
+                "us/op",
+                serde_json::json!({ "rawData": vec![iterations.clone(); 4] }),
+            ),
+        ),
+        (
+            "sample",
+            jmh_file(
+                300,
+                "sample",
+                "us/op",
+                serde_json::json!({ "rawDataHistogram": vec![vec![pairs.clone(); 3]; 2] }),
+            ),
+        ),
+    ];
+    for (what, bytes) in &files {
+        for unit in [TrialUnit::Forks, TrialUnit::Iterations] {
+            estimate_covers(&format!("{what} {unit:?}"), bytes, &limits(unit), || {
+                jmh::parse(bytes, "many.json", unit)
+            });
+        }
+    }
+}

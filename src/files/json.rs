@@ -66,7 +66,7 @@ pub enum Cap {
 
 /// Memory a string takes beyond its bytes: the allocation's header and its
 /// rounding (glibc's smallest chunk is 32 bytes).
-const STRING_BYTES: u64 = 32;
+pub const STRING_BYTES: u64 = 32;
 
 /// What a document broke; shown as `<where> has N <unit>, over the limit of M`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +134,13 @@ impl fmt::Display for Breach {
 
 /// Checks `bytes` against `limits`; reads nothing into memory.
 pub fn scan(bytes: &[u8], limits: &Limits) -> Result<(), Breach> {
+    estimate(bytes, limits).map(|_| ())
+}
+
+/// [`scan`], and the memory the document's items and strings would take
+/// once deserialized, beyond the bytes of the file itself: what it checks
+/// against [`Limits::extra_bytes`].
+pub fn estimate(bytes: &[u8], limits: &Limits) -> Result<u64, Breach> {
     let mut s = Scanner {
         b: bytes,
         pos: 0,
@@ -149,7 +156,7 @@ pub fn scan(bytes: &[u8], limits: &Limits) -> Result<(), Breach> {
             mib: s.extra.div_ceil(1 << 20),
             limit_mib: limits.extra_bytes >> 20,
         }),
-        Ok(()) => Ok(()),
+        Ok(()) => Ok(s.extra),
     }
 }
 

@@ -34,7 +34,7 @@ pub const MAX_EXTRA_BYTES: u64 = 64 << 20;
 
 /// A summary entry: a `BTreeMap` slot (key and [`crate::metric::Spread`])
 /// and its share of a half-full node.
-const SUMMARY_ENTRY_BYTES: u64 = 2 * (24 + 32);
+pub(crate) const SUMMARY_ENTRY_BYTES: u64 = 2 * (24 + 32);
 
 /// The limits of a results file, by place. A `Vec` item is counted twice
 /// its size: a growing `Vec` holds up to twice its length.

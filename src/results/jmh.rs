@@ -19,15 +19,16 @@
 //! `[jmh] iterations_as_trials = true` takes the iterations as trials
 //! instead, which the report calls optimistic.
 //!
-//! The file is untrusted: its bytes are checked against [`LIMITS`] before
-//! serde builds anything, and every value read is checked.
+//! The file is untrusted: its bytes are checked against the limits of
+//! [`super::jmh_limits`] before serde builds anything (at most
+//! [`super::check::MAX_CELLS`] entries), and every value read is checked.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Suite;
-use crate::files::json::{self, Breach, Cap, Limits, Rule};
+use crate::files::json::{self, Breach};
 use crate::measure::histogram::MAX_TOTAL_COUNT;
 use crate::metric::{Family, JmhFigures, MetricDef, TrialMetrics};
 
@@ -84,29 +85,6 @@ pub struct JmhOrigin {
     pub trials: TrialUnit,
 }
 
-/// Largest JMH result file's limits, by place: a SampleTime histogram may
-/// hold millions of `[value, count]` pairs; anything else is small.
-pub const LIMITS: Limits = Limits {
-    // [entry].primaryMetric.rawDataHistogram[fork][iteration][pair][2]
-    depth: 16,
-    values: 64_000_000,
-    key_bytes: 256,
-    text_bytes: 16 * 1024,
-    items: 100_000,
-    // serde_json values (secondary metrics) and numbers in Vecs, with slack.
-    item_bytes: 64,
-    member_bytes: 96,
-    extra_bytes: 512 << 20,
-    rules: &[Rule {
-        path: &["*", "primaryMetric", "rawDataHistogram", "*", "*"],
-        cap: Cap::Items {
-            max: 10_000_000,
-            unit: "[value, count] pairs",
-            bytes: 32,
-        },
-    }],
-};
-
 /// Whether `bytes` hold a JSON array: a JMH result file's shape (every
 /// benchgate results file is an object).
 pub fn is_array(bytes: &[u8]) -> bool {
@@ -116,7 +94,7 @@ pub fn is_array(bytes: &[u8]) -> bool {
 /// One entry of the file, as far as benchgate reads it (other fields skipped).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Entry {
+pub(super) struct Entry {
     jmh_version: Option<String>,
     benchmark: String,
     mode: String,
@@ -124,7 +102,18 @@ struct Entry {
     params: BTreeMap<String, String>,
     primary_metric: Metric,
     #[serde(default)]
-    secondary_metrics: BTreeMap<String, serde_json::Value>,
+    secondary_metrics: Secondary,
+}
+
+/// The secondary metric benchgate reads: `-prof gc`'s bytes per operation
+/// (older JMH prefixes its name with "·"). Every other one is skipped
+/// unbuilt, however many there are.
+#[derive(Default, Deserialize)]
+struct Secondary {
+    #[serde(rename = "gc.alloc.rate.norm")]
+    alloc: Option<Metric>,
+    #[serde(rename = "·gc.alloc.rate.norm")]
+    alloc_before_1_22: Option<Metric>,
 }
 
 /// SampleTime's raw data: `[fork][iteration][(value, count)]`.
@@ -142,7 +131,7 @@ struct Metric {
 
 /// A JMH mode, as a result file spells it (also read by the JMH command
 /// client, `orchestrate::jmh`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Mode {
     Throughput,
     AverageTime,
@@ -192,13 +181,16 @@ pub(crate) fn unit_seconds(unit: &str) -> Option<f64> {
 /// one cell per benchmark and params, trials as `trials` says.
 pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<RunResults> {
     let fix = "JMH writes it with -rf json; pass the file JMH wrote, unchanged";
-    match json::scan(bytes, &LIMITS) {
+    match json::scan(bytes, &super::jmh_limits::limits(trials)) {
         Ok(()) => {}
         Err(Breach::Syntax(e)) => {
             anyhow::bail!(
                 "{source} is a JSON array, read as a JMH result file, but is not valid JSON: {e}"
             )
         }
+        Err(Breach::Items { n, limit, .. }) if limit == super::check::MAX_CELLS => anyhow::bail!(
+            "{source} (a JMH result file) holds {n} results (a benchmark with its params in one mode each), over the limit of {limit} cells a results file may hold; run the benchmarks in parts (a benchmark regexp on JMH's command line) and gate each part's file on its own"
+        ),
         Err(b) => anyhow::bail!("{source} (a JMH result file): {b}; {fix}"),
     }
     let entries: Vec<Entry> = serde_json::from_slice(bytes).map_err(|e| {
@@ -209,8 +201,10 @@ pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<Ru
     if entries.is_empty() {
         anyhow::bail!("{source} is an empty JMH result file: JMH ran no benchmark; check the benchmark filter of the JMH run");
     }
+    // Each cell once, in the file's order, found by name; each (cell, mode) read once.
     let mut cells: Vec<(String, Vec<Option<JmhFigures>>)> = Vec::new();
-    let mut seen: Vec<(String, Mode)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    let mut seen: HashSet<(usize, Mode)> = HashSet::new();
     for (i, e) in entries.iter().enumerate() {
         let at = format!("{source}: [{i}] ({})", e.benchmark);
         let mode = Mode::parse(&e.mode).ok_or_else(|| {
@@ -227,19 +221,19 @@ pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<Ru
                 super::check::MAX_NAME_BYTES
             );
         }
-        if seen.contains(&(name.clone(), mode)) {
-            anyhow::bail!("{at}: a second {} result of {name}; a JMH result file holds each benchmark, params and mode once: pass the file of one JMH run", e.mode);
-        }
-        seen.push((name.clone(), mode));
-        let values =
-            figures(e, mode, trials).map_err(|why| anyhow::anyhow!("{at}: {why}; {fix}"))?;
-        let slot = match cells.iter().position(|(n, _)| *n == name) {
-            Some(k) => k,
+        let slot = match index.get(&name) {
+            Some(&k) => k,
             None => {
+                index.insert(name.clone(), cells.len());
                 cells.push((name, Vec::new()));
                 cells.len() - 1
             }
         };
+        if !seen.insert((slot, mode)) {
+            anyhow::bail!("{at}: a second {} result of {}; a JMH result file holds each benchmark, params and mode once: pass the file of one JMH run", e.mode, cells[slot].0);
+        }
+        let values =
+            figures(e, mode, trials).map_err(|why| anyhow::anyhow!("{at}: {why}; {fix}"))?;
         let forks = &mut cells[slot].1;
         for (k, f) in values.into_iter().enumerate() {
             if forks.len() <= k {
@@ -248,6 +242,7 @@ pub fn parse(bytes: &[u8], source: &str, trials: TrialUnit) -> anyhow::Result<Ru
             merge(forks[k].get_or_insert_with(JmhFigures::default), f);
         }
     }
+    drop(index);
     let run = run(cells, entries[0].jmh_version.clone(), trials, source);
     // What was read meets the bar of every results file, as stored files must.
     super::check::check_values(&run, source)?;
@@ -338,14 +333,12 @@ fn figures(e: &Entry, mode: Mode, trials: TrialUnit) -> Result<Vec<JmhFigures>, 
                 .collect::<Result<_, String>>()?
         }
     };
-    // `-prof gc`'s bytes per operation; older JMH prefixes it with "·".
-    let alloc = ["gc.alloc.rate.norm", "·gc.alloc.rate.norm"]
-        .iter()
-        .find_map(|k| e.secondary_metrics.get(*k));
-    if let Some(value) = alloc {
-        let m: Metric = serde_json::from_value(value.clone()).map_err(|err| {
-            format!("secondaryMetrics gc.alloc.rate.norm is not a JMH metric: {err}")
-        })?;
+    let secondary = &e.secondary_metrics;
+    if let Some(m) = secondary
+        .alloc
+        .as_ref()
+        .or(secondary.alloc_before_1_22.as_ref())
+    {
         if m.score_unit == "B/op" {
             let field = "secondaryMetrics gc.alloc.rate.norm";
             let raw = rows(m.raw_data.as_ref(), field)?;

@@ -8,8 +8,13 @@
 //! a benchmark measured in one mode in one file and in another mode in
 //! another (a shard run with another `-bm`): the merged run would compare
 //! a throughput with a time per operation. The trials of every file are of
-//! one kind (`[jmh] iterations_as_trials`, applied when the files are read).
+//! one kind (`[jmh] iterations_as_trials`, applied when the files are read),
+//! and the merged run holds at most [`MAX_CELLS`] cells, as every results
+//! file.
 
+use std::collections::HashMap;
+
+use super::check::MAX_CELLS;
 use super::jmh::{modes, RUN_ID_PREFIX};
 use super::RunResults;
 
@@ -28,23 +33,25 @@ pub fn merge(runs: Vec<(String, RunResults)>) -> anyhow::Result<RunResults> {
         .next()
         .ok_or_else(|| anyhow::anyhow!("no JMH result files given"))?;
     // Where each cell and each benchmark's modes came from.
-    let mut cells: Vec<(String, String)> = merged
+    let mut cells: HashMap<String, String> = merged
         .results
         .iter()
         .map(|c| (c.scenario.clone(), first_name.clone()))
         .collect();
-    let mut benchmarks: Vec<(String, Vec<&'static str>, String)> = Vec::new();
+    let mut benchmarks: HashMap<String, (Vec<&'static str>, String)> = HashMap::new();
     let mut note_modes = |run: &RunResults, name: &str| -> anyhow::Result<()> {
         for cell in &run.results {
             let (bench, m) = (benchmark(&cell.scenario), modes(cell));
-            match benchmarks.iter().find(|(b, _, _)| b == bench) {
-                Some((_, theirs, other)) if *theirs != m && other != name => anyhow::bail!(
+            match benchmarks.get(bench) {
+                Some((theirs, other)) if *theirs != m && other != name => anyhow::bail!(
                     "{name} holds {bench} in JMH mode {}, {other} in mode {}: a benchmark is merged in one mode (-bm) on every shard; run the shards with the same -bm",
                     m.join("+"),
                     theirs.join("+")
                 ),
                 Some(_) => {}
-                None => benchmarks.push((bench.to_string(), m, name.to_string())),
+                None => {
+                    benchmarks.insert(bench.to_string(), (m, name.to_string()));
+                }
             }
         }
         Ok(())
@@ -59,13 +66,21 @@ pub fn merge(runs: Vec<(String, RunResults)>) -> anyhow::Result<RunResults> {
         }
         note_modes(&run, &name)?;
         for cell in &run.results {
-            if let Some((_, other)) = cells.iter().find(|(c, _)| *c == cell.scenario) {
+            if let Some(other) = cells.get(&cell.scenario) {
                 anyhow::bail!(
                     "{other} and {name} both hold {}: a benchmark with its params is merged from one file only; give each shard other benchmarks (or pass one of the files)",
                     cell.scenario
                 );
             }
-            cells.push((cell.scenario.clone(), name.clone()));
+            cells.insert(cell.scenario.clone(), name.clone());
+        }
+        names.push(name);
+        if cells.len() > MAX_CELLS {
+            anyhow::bail!(
+                "{} hold {} cells (a benchmark with its params each), over the limit of {MAX_CELLS} cells a results file may hold; merge fewer files, and gate the rest as a run of their own",
+                names.join(", "),
+                cells.len()
+            );
         }
         if run.started_at < merged.started_at {
             merged.started_at = run.started_at.clone();
@@ -73,7 +88,6 @@ pub fn merge(runs: Vec<(String, RunResults)>) -> anyhow::Result<RunResults> {
         merged.finished_at = merged.finished_at.max(run.finished_at.clone());
         merged.config.scenarios.extend(run.config.scenarios);
         merged.results.extend(run.results);
-        names.push(name);
     }
     merged.config.source = format!("JMH result files {}", names.join(", "));
     debug_assert!(merged.run_id.starts_with(RUN_ID_PREFIX));

@@ -8,6 +8,7 @@ pub mod check;
 pub mod environment;
 pub mod histograms;
 pub mod jmh;
+pub mod jmh_limits;
 pub mod jmh_merge;
 pub mod merge;
 pub mod profile;

@@ -183,3 +183,71 @@ fn an_allocation_rate_that_is_not_finite_or_negative_is_refused_not_dropped() {
         &["secondaryMetrics gc.alloc.rate.norm.rawData[0] gives inf B/op"],
     );
 }
+
+/// A JMH file of `n` AverageTime entries of 4 forks, one benchmark each.
+fn many(n: usize, prefix: &str) -> String {
+    let entries: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut e = entry(
+                "avgt",
+                "us/op",
+                json!({ "rawData": [[1.0], [1.1], [1.2], [1.3]] }),
+            );
+            e["benchmark"] = format!("org.example.{prefix}.m{i}").into();
+            e
+        })
+        .collect();
+    Value::Array(entries).to_string()
+}
+
+#[test]
+fn more_entries_than_a_results_file_has_cells_are_refused_at_load() {
+    let limit = benchgate::results::check::MAX_CELLS;
+    let text = many(limit + 1, "B");
+    let e = refused_text(&text);
+    says(
+        &e,
+        &[
+            "f.json (a JMH result file) holds 10001 results (a benchmark with its params in one mode each), over the limit of 10000 cells",
+            "run the benchmarks in parts",
+        ],
+    );
+    // At the limit: read, one cell each.
+    let text = many(limit, "B");
+    for unit in [TrialUnit::Forks, TrialUnit::Iterations] {
+        let r = benchgate::results::jmh::parse(text.as_bytes(), "f.json", unit).unwrap();
+        assert_eq!(r.results.len(), limit);
+    }
+}
+
+/// The error of reading `text` as a JMH file named `f.json`, both ways.
+fn refused_text(text: &str) -> String {
+    let entries: Vec<Value> = serde_json::from_str(text).unwrap();
+    refused(&entries)
+}
+
+#[test]
+fn a_merge_of_more_cells_than_a_results_file_holds_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    std::fs::write(&a, many(6_000, "A")).unwrap();
+    std::fs::write(&b, many(4_001, "B")).unwrap();
+    let out = dir.path().join("merged.json");
+    let o = Command::new(common::exe())
+        .arg("merge")
+        .args([a.to_str().unwrap(), b.to_str().unwrap()])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    says(
+        &stderr,
+        &[
+            "a.json",
+            "b.json",
+            "hold 10001 cells (a benchmark with its params each), over the limit of 10000",
+        ],
+    );
+    assert!(!out.exists(), "a merged file no reader accepts was written");
+}
