@@ -94,7 +94,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
             raw.clients_span.clone().unwrap_or(raw.end..raw.end),
             "client",
             "no clients are defined",
-            "add at least one [[client]] table with name = \"...\" and kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\" (a config that only gates JMH result files needs a [jmh] or [gate] table instead)",
+            format!("add at least one [[client]] table with name = \"...\" and kind = {} (a config that only gates JMH result files needs a [jmh] or [gate] table instead)", built_in_kinds(&[])),
         ));
     }
     let mut clients = Vec::with_capacity(raw.clients.len());
@@ -182,7 +182,7 @@ fn built_in_clients_only(raw: &RawConfig) -> Result<(), Problem> {
             k.span.clone(),
             format!("{}.kind", c.label),
             super::server::NO_COMMAND_CLIENTS,
-            "drive the server with a built-in client (kind = \"h1-lean\", \"hyper\", \"reqwest\" or \"reqwest-blocking\"), or benchmark this client against the reference server in a config without [[server]]",
+            format!("drive the server with a built-in client (kind = {}), or benchmark this client against the reference server in a config without [[server]]", built_in_kinds(&[])),
         ));
     }
     let tls = raw
@@ -301,7 +301,7 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
             &c.span,
             &path("kind"),
             "kind",
-            "kind = \"hyper\" (or \"reqwest\", \"reqwest-blocking\", \"h1-lean\")",
+            &format!("kind = {}", built_in_kinds(&[])),
             "[[client]]",
         )
     })?;
@@ -310,16 +310,11 @@ fn build_client(c: &RawClient, config_dir: &std::path::Path) -> Result<ClientSpe
         (_, Some(built_in)) => built_in.clone(),
         ("command", None) => ClientKind::Command(super::command::build(c, config_dir)?),
         (other, None) => {
-            let names: Vec<String> = ClientKind::BUILT_IN
-                .iter()
-                .map(|k| format!("{:?}", k.name()))
-                .chain(["\"command\"".to_string()])
-                .collect();
             return Err(Problem::new(
                 kind.span.clone(),
                 path("kind"),
                 format!("unknown client kind {other:?}"),
-                format!("use one of {}", names.join(", ")),
+                format!("use one of {}", built_in_kinds(&["command"])),
             ));
         }
     };
@@ -418,6 +413,21 @@ pub(super) fn required_name(
                 "use 1 to {MAX_NAME_CHARS} characters without control characters, like {example}"
             ),
         )),
+    }
+}
+
+/// The built-in client kinds, then `also`, as a message lists them, from
+/// [`ClientKind::BUILT_IN`]: `"hyper", "reqwest", "reqwest-blocking" or "h1-lean"`.
+fn built_in_kinds(also: &[&'static str]) -> String {
+    let names: Vec<String> = ClientKind::BUILT_IN
+        .iter()
+        .map(ClientKind::name)
+        .chain(also.iter().copied())
+        .map(|name| format!("{name:?}"))
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
     }
 }
 

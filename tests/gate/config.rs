@@ -221,13 +221,14 @@ fn missing_client_name_points_at_the_table() {
 #[test]
 fn missing_client_kind() {
     let text = format!("[[client]]\nname = \"h\"\n{SCENARIO}");
-    invalid(
+    let shown = invalid(
         &text,
         1,
         "client \"h\".kind",
         "missing required field `kind`",
         "kind = \"hyper\"",
     );
+    names_every_built_in_kind(&shown);
 }
 
 #[test]
@@ -325,7 +326,15 @@ fn no_clients() {
         "no clients are defined",
         "add at least one [[client]]",
     );
-    assert!(shown.contains("reqwest-blocking"), "{shown}");
+    names_every_built_in_kind(&shown);
+}
+
+/// The message lists every built-in client kind (`ClientKind::BUILT_IN`).
+#[track_caller]
+fn names_every_built_in_kind(shown: &str) {
+    for kind in ClientKind::BUILT_IN {
+        assert!(shown.contains(&format!("{:?}", kind.name())), "{shown}");
+    }
 }
 
 #[test]
@@ -355,13 +364,15 @@ fn no_scenarios() {
 #[test]
 fn unknown_kind_lists_the_kinds() {
     let text = format!("[[client]]\nname = \"h\"\nkind = \"curl\"\n{SCENARIO}");
-    invalid(
+    let shown = invalid(
         &text,
         3,
         "client \"h\".kind",
         "unknown client kind \"curl\"",
         "\"hyper\", \"reqwest\", \"reqwest-blocking\"",
     );
+    names_every_built_in_kind(&shown);
+    assert!(shown.contains("\"command\""), "{shown}");
 }
 
 #[test]

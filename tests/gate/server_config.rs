@@ -6,7 +6,7 @@ use crate::common;
 use std::path::Path;
 use std::time::Duration;
 
-use benchgate::config::{ConfigError, ServerTarget, Suite};
+use benchgate::config::{ClientKind, ConfigError, ServerTarget, Suite};
 
 const FILE: &str = "conf/bench.toml";
 
@@ -19,8 +19,8 @@ fn load(text: &str) -> Result<Suite, ConfigError> {
 
 /// Asserts an `Invalid` error at `line` on `field` whose text contains `what` and `fix`.
 #[track_caller]
-fn invalid(text: &str, line: usize, field: &str, what: &str, fix: &str) {
-    common::config_errors::invalid(load(text), FILE, line, field, what, fix);
+fn invalid(text: &str, line: usize, field: &str, what: &str, fix: &str) -> String {
+    common::config_errors::invalid(load(text), FILE, line, field, what, fix)
 }
 
 /// HEAD (6 lines) then `servers`: errors in `servers` are on line 7 and later.
@@ -274,13 +274,16 @@ fn tls_and_command_clients_cannot_drive_a_server_under_test() {
     let command = "[[client]]\nname = \"curl\"\nkind = \"command\"\ncommand = [\"curl\"]\n\
                    [[scenario]]\nname = \"s\"\npath = \"/\"\n\
                    [[server]]\nurl = \"http://127.0.0.1:1\"\n";
-    invalid(
+    let shown = invalid(
         command,
         3,
         "client \"curl\".kind",
         "kind = \"command\" clients cannot drive a server under test",
         "drive the server with a built-in client",
     );
+    for kind in ClientKind::BUILT_IN {
+        assert!(shown.contains(&format!("{:?}", kind.name())), "{shown}");
+    }
 }
 
 #[test]

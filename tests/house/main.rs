@@ -1,14 +1,15 @@
 //! The house's rules, held by tests that read the source: the layers of
 //! README's "Architecture" table ([`layers`]), where the process
-//! environment may be read ([`env_reads`]), the modes of the scripts the
-//! workflows and actions run ([`script_modes`]), build.rs's refusal of a
-//! target other than Linux ([`build_script`]) and what the published crate
-//! holds ([`package_list`]). One test binary for all: each
-//! binary costs the test command a link.
+//! environment may be read ([`env_reads`]), the one list of client kinds
+//! ([`client_kinds`]), the modes of the scripts the workflows and actions run
+//! ([`script_modes`]), build.rs's refusal of a target other than Linux
+//! ([`build_script`]) and what the published crate holds ([`package_list`]).
+//! One test binary for all: each binary costs the test command a link.
 
 use std::path::{Path, PathBuf};
 
 mod build_script;
+mod client_kinds;
 mod env_reads;
 mod layers;
 mod package_list;
