@@ -70,3 +70,9 @@ pub mod timer;
 /// Every consumer covers every entry of the metric registry.
 #[cfg(test)]
 mod registry_coverage_tests;
+
+/// The test fixtures under tests/common that the unit tests share with the
+/// integration tests (`results::synthetic`, `metric::measured`) name the
+/// library `benchgate`, as the integration tests do.
+#[cfg(test)]
+extern crate self as benchgate;

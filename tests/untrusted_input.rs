@@ -11,7 +11,12 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use benchgate::measure::LatencyHistogram;
-use benchgate::results::{check, synthetic, RunResults};
+use benchgate::results::{check, RunResults};
+
+/// The shared fixture (tests/common/synthetic.rs), of which this binary uses a part.
+#[allow(dead_code)]
+#[path = "common/synthetic.rs"]
+mod synthetic;
 
 struct Counting;
 
@@ -123,7 +128,7 @@ fn a_results_file_with_100k_cells_is_refused_quickly() {
     doc["results"] = serde_json::Value::Array(vec![cell; 100_000]);
     let text = doc.to_string();
     let t = Instant::now();
-    let e = RunResults::parse(&text, "fork.json")
+    let e = RunResults::parse_bytes(text.as_bytes(), "fork.json")
         .unwrap_err()
         .to_string();
     assert!(
@@ -140,7 +145,7 @@ fn too_many_trials_are_refused() {
     let mut doc = results_json(&small_run());
     let trial = doc["results"][1]["trials"][0].clone();
     doc["results"][1]["trials"] = serde_json::Value::Array(vec![trial; 1_001]);
-    let e = RunResults::parse(&doc.to_string(), "fork.json")
+    let e = RunResults::parse_bytes(doc.to_string().as_bytes(), "fork.json")
         .unwrap_err()
         .to_string();
     assert!(
@@ -158,7 +163,7 @@ fn a_megabyte_name_is_refused_quickly() {
     let mut doc = base.clone();
     doc["results"][0]["client"] = big.clone().into();
     let t = Instant::now();
-    let e = RunResults::parse(&doc.to_string(), "fork.json")
+    let e = RunResults::parse_bytes(doc.to_string().as_bytes(), "fork.json")
         .unwrap_err()
         .to_string();
     assert!(
@@ -169,7 +174,7 @@ fn a_megabyte_name_is_refused_quickly() {
     // A metric key (summary names are free-form keys).
     let mut doc = base.clone();
     doc["results"][0]["summary"][big.as_str()] = doc["results"][0]["summary"]["rps"].clone();
-    let e = RunResults::parse(&doc.to_string(), "fork.json")
+    let e = RunResults::parse_bytes(doc.to_string().as_bytes(), "fork.json")
         .unwrap_err()
         .to_string();
     assert!(
@@ -179,7 +184,7 @@ fn a_megabyte_name_is_refused_quickly() {
     // At the limit: accepted.
     let mut doc = base;
     doc["results"][0]["scenario"] = "s".repeat(check::MAX_NAME_BYTES).into();
-    RunResults::parse(&doc.to_string(), "fork.json").unwrap();
+    RunResults::parse_bytes(doc.to_string().as_bytes(), "fork.json").unwrap();
 }
 
 /// Asserts that the scanner's estimate for `bytes` under `limits` covers

@@ -88,7 +88,8 @@ pub struct Inputs {
 pub const DEFAULT_GITHUB_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The input names this action declares (`action.yml`).
-pub const NAMES: [&str; 16] = [
+#[cfg(test)]
+const NAMES: [&str; 16] = [
     "config",
     "github-token",
     "mode",

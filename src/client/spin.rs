@@ -55,7 +55,8 @@ impl CpuSpin {
     }
 
     /// The amount asked for, ns.
-    pub fn ns(&self) -> u64 {
+    #[cfg(test)]
+    fn ns(&self) -> u64 {
         self.ns
     }
 

@@ -108,10 +108,6 @@ impl GitHub {
         })
     }
 
-    pub fn config(&self) -> &GitHubConfig {
-        &self.config
-    }
-
     /// Removes the token from a text bound for a log or an error.
     pub fn redact(&self, text: &str) -> String {
         match &self.config.token {

@@ -95,7 +95,8 @@ impl MutationBudget {
     }
 
     /// Mutating requests sent so far.
-    pub fn sent(&self) -> u32 {
+    #[cfg(test)]
+    fn sent(&self) -> u32 {
         self.sent.load(Ordering::SeqCst)
     }
 

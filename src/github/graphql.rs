@@ -35,11 +35,6 @@ pub fn graphql_base(rest_base: &str) -> String {
 }
 
 impl GitHub {
-    /// The GraphQL endpoint this client calls.
-    pub fn graphql_url(&self) -> String {
-        format!("{}{GRAPHQL_PATH}", graphql_base(&self.base))
-    }
-
     /// Sends a GraphQL `query` (or mutation) with `variables`; the answer's
     /// `data` when it holds no `errors`. `operation` names the call in errors.
     pub fn graphql(

@@ -45,17 +45,6 @@ impl ErrorClass {
         ErrorClass::Status5xx,
     ];
 
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorClass::Connect => "connect",
-            ErrorClass::Timeout => "timeout",
-            ErrorClass::Read => "read",
-            ErrorClass::Write => "write",
-            ErrorClass::Status4xx => "status_4xx",
-            ErrorClass::Status5xx => "status_5xx",
-        }
-    }
-
     /// Class of an HTTP status that is not a success (2xx/3xx).
     pub fn from_status(status: u16) -> Option<ErrorClass> {
         match status {

@@ -3,6 +3,7 @@
 //! results files that lack the newer fields.
 
 use super::*;
+use crate::metric::every_field_measured;
 use crate::metric::registry::{Direction, METRICS};
 
 #[test]

@@ -172,7 +172,7 @@ mod tests {
             user_us: 300,
             sys_us: 100,
         };
-        let measured = crate::metric::trial::every_field_measured();
+        let measured = crate::metric::every_field_measured();
         let c = with_server_figures(
             measured.clone(),
             Some(cpu),

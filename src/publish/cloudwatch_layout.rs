@@ -60,7 +60,8 @@ impl Datum {
     }
 
     /// Trials this datum stands for.
-    pub fn samples(&self) -> f64 {
+    #[cfg(test)]
+    fn samples(&self) -> f64 {
         self.counts.iter().sum()
     }
 }

@@ -4,9 +4,6 @@
 
 use crate::compare::Comparison;
 
-/// Path of the schema, relative to the repository root.
-pub const SCHEMA_PATH: &str = "schema/comparison.schema.json";
-
 /// Pretty JSON of the comparison, newline-terminated. Non-finite numbers
 /// (which `compare` never produces) would be written as `null`.
 pub fn render(cmp: &Comparison) -> String {

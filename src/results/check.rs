@@ -257,7 +257,7 @@ mod tests {
     fn refused(doc: &serde_json::Value) -> String {
         format!(
             "{:#}",
-            RunResults::parse(&doc.to_string(), "r.json").unwrap_err()
+            RunResults::parse_bytes(doc.to_string().as_bytes(), "r.json").unwrap_err()
         )
     }
 
@@ -275,7 +275,8 @@ mod tests {
             "/environment/cpu_model",
             "/started_at",
         ] {
-            RunResults::parse(&at(path, MAX_TEXT_BYTES).to_string(), "r.json").unwrap();
+            RunResults::parse_bytes(at(path, MAX_TEXT_BYTES).to_string().as_bytes(), "r.json")
+                .unwrap();
             let shown = path[1..].replace('/', ".");
             assert_eq!(
                 refused(&at(path, MAX_TEXT_BYTES + 1)),
@@ -283,7 +284,11 @@ mod tests {
             );
         }
         let failure = "/results/1/trials/1/failure";
-        RunResults::parse(&at(failure, MAX_FAILURE_BYTES).to_string(), "r.json").unwrap();
+        RunResults::parse_bytes(
+            at(failure, MAX_FAILURE_BYTES).to_string().as_bytes(),
+            "r.json",
+        )
+        .unwrap();
         assert!(refused(&at(failure, MAX_FAILURE_BYTES + 1)).starts_with(
             "r.json: results[1].trials[1].failure has 65537 bytes, over the limit of 65536"
         ));
@@ -312,7 +317,7 @@ mod tests {
         // 30 such cells: read.
         doc["results"].as_array_mut().unwrap().truncate(30);
         assert_eq!(
-            RunResults::parse(&doc.to_string(), "r.json")
+            RunResults::parse_bytes(doc.to_string().as_bytes(), "r.json")
                 .unwrap()
                 .results
                 .len(),
@@ -345,7 +350,7 @@ mod tests {
             .starts_with("r.json does not match the results schema v1: unknown field `unknown`"));
         let e = format!(
             "{:#}",
-            RunResults::parse("{\"schema_version\": 1,", "r.json").unwrap_err()
+            RunResults::parse_bytes(b"{\"schema_version\": 1,", "r.json").unwrap_err()
         );
         assert_eq!(
             e,

@@ -12,8 +12,9 @@ pub mod jmh_limits;
 pub mod jmh_merge;
 pub mod merge;
 pub mod profile;
-#[doc(hidden)]
-pub mod synthetic;
+#[cfg(test)]
+#[path = "../../tests/common/synthetic.rs"]
+pub(crate) mod synthetic;
 pub mod validity;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -192,7 +193,7 @@ impl RunResults {
     }
 
     /// Reads and checks a results file: a regular file of bounded size
-    /// ([`crate::files::read_untrusted`]), then [`RunResults::parse`]. A
+    /// ([`crate::files::read_untrusted`]), then [`RunResults::parse_bytes`]. A
     /// JMH result file is read with a fork as a trial ([`Self::read_as`]).
     pub fn read(path: &Path) -> anyhow::Result<RunResults> {
         Self::read_as(path, jmh::TrialUnit::Forks)
@@ -213,12 +214,6 @@ impl RunResults {
             return jmh::parse(&bytes, &source, jmh_trials);
         }
         Self::parse_bytes(&bytes, &source)
-    }
-
-    /// Parses results JSON text; `source` names the input in errors
-    /// ([`RunResults::parse_bytes`]).
-    pub fn parse(text: &str, source: &str) -> anyhow::Result<RunResults> {
-        Self::parse_bytes(text.as_bytes(), source)
     }
 
     /// Parses results JSON; `source` names the input in errors. The bytes
@@ -254,23 +249,6 @@ impl RunResults {
         })?;
         check::check_values(&results, source)?;
         Ok(results)
-    }
-
-    /// The first cell of (scenario, client), on whichever server: the only one
-    /// in a run without servers under test. [`RunResults::cell_at`] names the server.
-    pub fn cell(&self, scenario: &str, client: &str) -> Option<&CellResult> {
-        self.results
-            .iter()
-            .find(|c| c.scenario == scenario && c.client == client)
-    }
-
-    /// The alpha `scenario`'s comparison tests at when the run looked at it
-    /// under a budget (its last look's, [`budget`]); `None`: the gate's.
-    pub fn look_alpha(&self, scenario: &str) -> Option<f64> {
-        self.budget
-            .iter()
-            .find(|b| b.scenario == scenario)
-            .and_then(budget::ScenarioBudget::alpha)
     }
 
     /// The cell of (scenario, client, server); `server` `None` is the reference server.

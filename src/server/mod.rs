@@ -122,11 +122,6 @@ impl Server {
         }))
     }
 
-    /// The options the server was built with.
-    pub fn options(&self) -> &ServerOptions {
-        &self.opts
-    }
-
     /// Current window and cumulative totals (what `GET /__benchgate/counters` answers).
     pub fn counters(&self) -> ServerCounters {
         self.counters.snapshot()
@@ -164,18 +159,6 @@ impl Server {
     }
 }
 
-/// Serves plain HTTP (HTTP/1.1 and h2c prior knowledge) on `listener` and, if given,
-/// HTTPS on `tls_listener`, until `shutdown` resolves; then stops accepting and lets
-/// open connections finish for at most one second.
-pub async fn run(
-    server: Arc<Server>,
-    listener: TcpListener,
-    tls_listener: Option<TcpListener>,
-    shutdown: impl Future<Output = ()>,
-) -> anyhow::Result<()> {
-    run_with_control(server, listener, tls_listener, None, shutdown).await
-}
-
 /// Which listener a connection came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Port {
@@ -186,9 +169,12 @@ enum Port {
     Control,
 }
 
-/// [`run`], plus an optional control listener: plain HTTP whose connections
-/// are not counted (requests to control endpoints never are, on any port).
-pub async fn run_with_control(
+/// Serves plain HTTP (HTTP/1.1 and h2c prior knowledge) on `listener` and, if given,
+/// HTTPS on `tls_listener` and the control listener: plain HTTP whose connections
+/// are not counted (requests to control endpoints never are, on any port); until
+/// `shutdown` resolves, then stops accepting and lets open connections finish for
+/// at most one second.
+pub async fn run(
     server: Arc<Server>,
     listener: TcpListener,
     tls_listener: Option<TcpListener>,

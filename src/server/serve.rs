@@ -10,7 +10,7 @@ use tokio::net::{TcpListener, TcpSocket};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::oneshot;
 
-use super::{run_with_control, Server, ServerOptions};
+use super::{run, Server, ServerOptions};
 
 /// Validated arguments of `benchgate serve`.
 #[derive(Debug, Clone)]
@@ -98,7 +98,7 @@ pub fn serve_main(args: ServeArgs) -> anyhow::Result<()> {
         out.flush()?;
         drop(out);
         let shutdown = shutdown_signal(args.exit_on_stdin_eof)?;
-        run_with_control(server, listener, tls_listener, Some(control), shutdown).await
+        run(server, listener, tls_listener, Some(control), shutdown).await
     })?;
     // Don't wait for the stdin reader thread: it may be blocked in read(2).
     rt.shutdown_background();

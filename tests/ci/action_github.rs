@@ -218,7 +218,7 @@ fn push_pull_request_synchronize_and_report_against_the_fake_github() {
         &format!("baselines/main/{}", index.entries[0].file),
     )
     .expect("the indexed results file is on the data branch");
-    let stored = RunResults::parse(&String::from_utf8_lossy(&stored), "stored").unwrap();
+    let stored = RunResults::parse_bytes(&stored, "stored").unwrap();
     assert_eq!(stored.run_id, index.entries[0].run_id);
     assert_eq!(r.fake.count("POST", "/git/refs"), 1);
     assert!(comments_on(&r.fake, 42).is_empty());

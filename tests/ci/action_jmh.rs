@@ -84,7 +84,7 @@ fn a_jmh_file_is_stored_on_push_read_by_history_and_compared_on_a_pull_request()
         "{}",
         push.log()
     );
-    assert!(found.results.cell(BENCHMARK, "jmh").is_some());
+    assert!(found.results.cell_at(BENCHMARK, "jmh", None).is_some());
 
     // `benchgate history` reads the stored JMH-derived run.
     let dir = tempfile::tempdir().unwrap();

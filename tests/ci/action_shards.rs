@@ -157,7 +157,7 @@ fn two_shard_jobs_and_a_merge_job_store_one_baseline_and_write_one_comment() {
         &format!("baselines/main/{}", index.entries[0].file),
     )
     .unwrap();
-    let stored = RunResults::parse(&String::from_utf8_lossy(&stored), "stored").unwrap();
+    let stored = RunResults::parse_bytes(&stored, "stored").unwrap();
     let mut scenarios: Vec<&str> = stored.results.iter().map(|c| c.scenario.as_str()).collect();
     scenarios.sort();
     assert_eq!(scenarios, ["get-1k", "get-22b"]);

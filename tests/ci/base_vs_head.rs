@@ -37,11 +37,11 @@ fn head_slower_than_base_regresses_and_identical_commits_pass() {
     // The twins take turns running first (issue 29, point 4): in every two
     // rounds, each side once, as their trials' start times show.
     let started = |client: &str, round: u32| {
-        let cell = results.cell("get", client).unwrap();
+        let cell = results.cell_at("get", client, None).unwrap();
         let trial = cell.trials.iter().find(|t| t.round == round).unwrap();
         trial.started_at.clone().expect("started_at")
     };
-    let rounds = results.cell("get", "py").unwrap().trials.len() as u32;
+    let rounds = results.cell_at("get", "py", None).unwrap().trials.len() as u32;
     let head_first: Vec<bool> = (1..=rounds)
         .map(|r| started("py", r) < started("py@base", r))
         .collect();

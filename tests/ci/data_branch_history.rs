@@ -14,7 +14,9 @@ use benchgate::baseline::rotation::HISTORY_COMMITS;
 use benchgate::baseline::{BaselineStore, GitHubStore};
 use benchgate::config::Suite;
 use benchgate::github::GitHub;
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::RunResults;
+
+use crate::common::synthetic;
 use benchgate::retry::RetryPolicy;
 use github::client::{config, repo};
 use github::fake::{FakeGitHub, Fault, FaultAction, State};

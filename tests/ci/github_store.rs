@@ -10,7 +10,9 @@ use std::time::Duration;
 use benchgate::baseline::index::{Index, IndexEntry, V1Layout};
 use benchgate::baseline::{BaselineStore, GitHubStore};
 use benchgate::config::Suite;
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::RunResults;
+
+use crate::common::synthetic;
 use benchgate::retry::RetryPolicy;
 use github::client::{client, repo};
 use github::fake::{FakeGitHub, Fault, FaultAction, State};

@@ -361,7 +361,7 @@ fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
     let r = benchgate::results::RunResults::read(&results).unwrap();
     for name in [client.to_string(), format!("{client}@base")] {
         let c = r
-            .cell("get-22b-c10", &name)
+            .cell_at("get-22b-c10", &name, None)
             .unwrap_or_else(|| panic!("no cell {name}"));
         assert!(!c.trials.is_empty(), "{name}: no trial");
         for t in &c.trials {

@@ -8,7 +8,7 @@ use crate::common;
 
 use std::process::{Command, Output};
 
-use benchgate::results::synthetic;
+use crate::common::synthetic;
 use common::exe;
 
 /// A scenario name that is a workflow command, and a client name that holds
@@ -32,7 +32,7 @@ fn commands(text: &str) -> Vec<&str> {
 /// `benchgate compare` of a one-cell run, named [`SCENARIO`] / [`CLIENT`],
 /// with itself; `actions` sets `GITHUB_ACTIONS=true`, else it is unset.
 fn compare_hostile_names(actions: bool) -> Output {
-    let mut run = synthetic::one_cell_run(|_| {});
+    let mut run = synthetic::one_cell_run(common::measured::every_field_measured());
     run.config.scenarios[0].name = SCENARIO.into();
     run.config.clients[0].name = CLIENT.into();
     run.config.scenarios[0].clients = vec![CLIENT.into()];

@@ -2,6 +2,24 @@
 
 use benchgate::config::{ConfigError, Suite};
 
+/// Line and column (1-based) `err` points at, if it is about the content.
+pub fn location(err: &ConfigError) -> Option<(usize, usize)> {
+    match err {
+        ConfigError::Read { .. } => None,
+        ConfigError::Syntax { line, column, .. } | ConfigError::Invalid { line, column, .. } => {
+            Some((*line, *column))
+        }
+    }
+}
+
+/// The field path of an `Invalid` error.
+pub fn field(err: &ConfigError) -> Option<&str> {
+    match err {
+        ConfigError::Invalid { field, .. } => Some(field),
+        _ => None,
+    }
+}
+
 /// Asserts that `loaded` (a config read as `file`) failed with an `Invalid`
 /// error at `line` on `field` whose message contains `what` and whose fix
 /// contains `fix`, shown as `file:line:…`. Returns the error as shown.

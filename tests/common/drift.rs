@@ -11,7 +11,9 @@
 
 use benchgate::baseline::BaselineStore;
 use benchgate::config::Suite;
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::RunResults;
+
+use super::synthetic;
 
 /// One real run's medians.
 #[derive(Debug, Clone, Copy)]

@@ -3,7 +3,9 @@
 //! its `GITHUB_OUTPUT` (`outputs`); check a config's errors (`config_errors`);
 //! build and serve a release archive of the test build (`release`); a git
 //! repository with a command client at two commits (`git_repo`); stored
-//! histories of real noise with planted shifts (`drift`).
+//! histories of real noise with planted shifts (`drift`); synthetic runs
+//! (`synthetic`) and trial metrics with every field set (`measured`), which
+//! the library's unit tests include too.
 
 #![allow(dead_code)]
 
@@ -12,8 +14,10 @@ pub mod config_errors;
 pub mod drift;
 pub mod git_repo;
 pub mod jmh;
+pub mod measured;
 pub mod outputs;
 pub mod release;
+pub mod synthetic;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -146,7 +150,7 @@ pub fn run_config_with(exe: &Path, toml: &str, extra: &[&str]) -> Run {
 }
 
 pub fn cell<'a>(r: &'a RunResults, scenario: &str, client: &str) -> &'a CellResult {
-    r.cell(scenario, client)
+    r.cell_at(scenario, client, None)
         .unwrap_or_else(|| panic!("no cell {scenario}/{client}"))
 }
 

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::RunResults;
+
+use crate::common::synthetic;
 
 const BIN: &str = env!("CARGO_BIN_EXE_benchgate");
 const MIB: u64 = 1 << 20;

@@ -9,7 +9,9 @@ use std::process::{Command, Output};
 
 use benchgate::compare::{Comparison, GateOutcome, Verdict};
 use benchgate::config::Suite;
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::RunResults;
+
+use crate::common::synthetic;
 use common::exe;
 
 fn suite() -> Suite {

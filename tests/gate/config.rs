@@ -1149,7 +1149,7 @@ fn missing_file_is_a_read_error() {
     let err = Suite::from_file(Path::new("fixtures/configs/does-not-exist.toml")).unwrap_err();
     assert!(matches!(err, ConfigError::Read { .. }), "{err:?}");
     assert!(err.to_string().contains("does-not-exist.toml"));
-    assert_eq!(err.location(), None);
+    assert_eq!(common::config_errors::location(&err), None);
 }
 
 #[test]

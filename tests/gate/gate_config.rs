@@ -368,7 +368,7 @@ fn gate_errors_name_the_line_field_and_fix() {
 #[test]
 fn override_errors() {
     let err = Suite::from_toml(&format!("gate = 3\n{BASE}"), FILE).unwrap_err();
-    assert_eq!(err.field(), Some("gate"), "{err}");
+    assert_eq!(common::config_errors::field(&err), Some("gate"), "{err}");
     assert!(err.to_string().contains("expected a table"), "{err}");
     invalid(
         "[[gate.override]]\nscenario = \"sha1-16k\"\n",
@@ -451,8 +451,12 @@ fn inject_cpu_us_knob() {
     let s = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = 50\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap();
     assert_eq!(s.clients[0].inject_cpu_ns, 50_000);
     let err = Suite::from_toml("[[client]]\nname = \"h\"\nkind = \"hyper\"\ninject_cpu_us = -1\n[[scenario]]\nname = \"s\"\npath = \"/\"\n", FILE).unwrap_err();
-    assert_eq!(err.field(), Some("client \"h\".inject_cpu_us"), "{err}");
-    assert_eq!(err.location().unwrap().0, 4);
+    assert_eq!(
+        common::config_errors::field(&err),
+        Some("client \"h\".inject_cpu_us"),
+        "{err}"
+    );
+    assert_eq!(common::config_errors::location(&err).unwrap().0, 4);
 }
 
 #[test]

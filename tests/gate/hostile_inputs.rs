@@ -9,7 +9,9 @@ use benchgate::measure::histogram::MAX_TOTAL_COUNT;
 use benchgate::measure::LatencyHistogram;
 use benchgate::orchestrate::external;
 use benchgate::results::check::{MAX_CELLS, MAX_NAME_BYTES};
-use benchgate::results::{synthetic, RunResults, MAX_RESULTS_BYTES};
+use benchgate::results::{RunResults, MAX_RESULTS_BYTES};
+
+use crate::common::synthetic;
 use serde_json::{json, Value};
 
 const FILE: &str = "bench.toml";
@@ -196,14 +198,16 @@ fn results_doc() -> Value {
 
 #[track_caller]
 fn results_err(doc: &Value) -> String {
-    let e = RunResults::parse(&doc.to_string(), "results.json").expect_err("should be rejected");
+    let e = RunResults::parse_bytes(doc.to_string().as_bytes(), "results.json")
+        .expect_err("should be rejected");
     format!("{e:#}")
 }
 
 #[test]
 fn a_results_file_with_a_repeated_cell_is_refused() {
     let mut doc = results_doc();
-    RunResults::parse(&doc.to_string(), "results.json").expect("the original is valid");
+    RunResults::parse_bytes(doc.to_string().as_bytes(), "results.json")
+        .expect("the original is valid");
     let cell = doc["results"][0].clone();
     doc["results"].as_array_mut().unwrap().push(cell);
     says(
@@ -371,7 +375,7 @@ fn the_results_fixtures_parse_and_their_histograms_decode() {
     for name in ["two-clients.json", "every-field.json"] {
         let path = format!("{dir}/{name}");
         let text = std::fs::read_to_string(&path).unwrap();
-        let r = RunResults::parse(&text, &path).unwrap_or_else(|e| panic!("{e:#}"));
+        let r = RunResults::parse_bytes(text.as_bytes(), &path).unwrap_or_else(|e| panic!("{e:#}"));
         for cell in &r.results {
             for h in [&cell.histogram, &cell.histogram_uncorrected]
                 .into_iter()
@@ -421,7 +425,7 @@ fn histogram_counts_adding_up_past_u64_are_refused() {
     // In a fork's results file, the report says which cell's histogram.
     let mut doc = results_doc();
     doc["results"][0]["histogram"] = json!(text);
-    let run = RunResults::parse(&doc.to_string(), "results.json").unwrap();
+    let run = RunResults::parse_bytes(doc.to_string().as_bytes(), "results.json").unwrap();
     let cmp = benchgate::compare::compare(Some(&run), &run, &run.config.gate);
     let md = benchgate::report::markdown::render(&cmp, &run, None, &Default::default());
     assert!(md.contains("invalid histogram"), "{md}");

@@ -80,7 +80,7 @@ fn shards_of_a_jmh_suite_merge_into_the_cells_of_the_whole_file() {
     assert_eq!(names(&merged), names(&whole));
     assert_eq!(merged.jmh.as_ref().unwrap().trials, TrialUnit::Forks);
     for cell in &whole.results {
-        let m = merged.cell(&cell.scenario, "jmh").unwrap();
+        let m = merged.cell_at(&cell.scenario, "jmh", None).unwrap();
         // The same forks (serde_json reads a written double back within
         // an ulp, not always bit for bit: no `float_roundtrip`).
         let (got, want) = (m.values("jmh.ops_per_s"), cell.values("jmh.ops_per_s"));

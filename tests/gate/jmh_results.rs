@@ -140,9 +140,10 @@ fn sample_time_percentiles_come_from_the_raw_histogram() {
         .unwrap();
     let run = RunResults::read(&path).unwrap();
     let cell = run
-        .cell(
+        .cell_at(
             "com.raiser.benchmark.client.ClientBenchmark.createUser",
             "jmh",
+            None,
         )
         .unwrap();
     let p99_ns = cell.summary["jmh.sample_p99_ns"];

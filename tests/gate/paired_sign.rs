@@ -8,10 +8,10 @@ use crate::common;
 
 use std::process::Command;
 
+use crate::common::synthetic;
 use benchgate::compare::{Comparison, Verdict};
 use benchgate::config::gate::{PairedTest, Threshold};
 use benchgate::config::Suite;
-use benchgate::results::synthetic;
 use common::exe;
 
 /// Per-round ln(reqwest / hyper) of cpu_us_per_request: 12 rounds between

@@ -7,7 +7,9 @@
 use benchgate::action::event::{parse_event, Event};
 use benchgate::config::Suite;
 use benchgate::orchestrate::external;
-use benchgate::results::{synthetic, RunResults};
+use benchgate::results::RunResults;
+
+use crate::common::{self, synthetic};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -165,7 +167,7 @@ fn mutation() -> impl Strategy<Value = (Vec<usize>, Value, bool)> {
 fn results_doc() -> Value {
     let suite = Suite::from_toml(MINIMAL, "bench.toml").unwrap();
     let r = synthetic::run(suite, 2, |_, _, _| {
-        Some(benchgate::metric::every_field_measured())
+        Some(common::measured::every_field_measured())
     });
     serde_json::to_value(&r).unwrap()
 }
@@ -179,7 +181,7 @@ fn config_outcome(text: &str) -> Result<(), TestCaseError> {
     if let Err(e) = Suite::from_toml(text, "bench.toml") {
         let shown = e.to_string();
         prop_assert!(shown.starts_with("bench.toml:"), "{}", shown);
-        prop_assert!(e.location().is_some(), "{}", shown);
+        prop_assert!(common::config_errors::location(&e).is_some(), "{}", shown);
     }
     Ok(())
 }
@@ -207,7 +209,7 @@ proptest! {
     ) {
         let mut doc = results_doc();
         mutate(&mut doc, &choices, new, remove);
-        match RunResults::parse(&doc.to_string(), "results.json") {
+        match RunResults::parse_bytes(doc.to_string().as_bytes(), "results.json") {
             Err(e) => {
                 let shown = format!("{e:#}");
                 prop_assert!(shown.contains("results.json"), "{}", shown);
@@ -215,14 +217,14 @@ proptest! {
             // What is accepted is what benchgate itself would write and read back.
             Ok(r) => {
                 let again = serde_json::to_string(&r).unwrap();
-                prop_assert!(RunResults::parse(&again, "again.json").is_ok());
+                prop_assert!(RunResults::parse_bytes(again.as_bytes(), "again.json").is_ok());
             }
         }
     }
 
     #[test]
     fn random_text_as_results_never_panics(text in chars(200)) {
-        let shown = format!("{:#}", RunResults::parse(&text, "results.json").unwrap_err());
+        let shown = format!("{:#}", RunResults::parse_bytes(text.as_bytes(), "results.json").unwrap_err());
         prop_assert!(shown.contains("results.json"), "{}", shown);
     }
 

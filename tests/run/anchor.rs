@@ -100,10 +100,12 @@ fn an_anchored_run_carries_the_anchor_and_every_trial_s_anchored_figures() {
         schema_path(),
     );
     assert!(results.config.run.anchor.is_some());
-    let anchor = results.cell("mocked", "anchor").expect("the anchor's cell");
+    let anchor = results
+        .cell_at("mocked", "anchor", None)
+        .expect("the anchor's cell");
     assert!(anchor.anchor);
     assert_eq!(anchor.trials.len(), 3, "one anchor trial per round");
-    let cell = results.cell("mocked", "scripted").unwrap();
+    let cell = results.cell_at("mocked", "scripted", None).unwrap();
     assert!(!cell.anchor);
     for t in &cell.trials {
         let m = t.metrics.as_ref().unwrap();

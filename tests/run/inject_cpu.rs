@@ -105,7 +105,7 @@ fn check_recorded(out: &std::path::Path, client: &str, ns: u64) {
         c["inject_cpu_us"] = (ns.and_then(|v| v.as_u64()).unwrap_or(0) / 1000).into();
     }
     assert_eq!(schema_errors(&old), Vec::<String>::new());
-    let read = RunResults::parse(&old.to_string(), "old.json").unwrap();
+    let read = RunResults::parse_bytes(old.to_string().as_bytes(), "old.json").unwrap();
     assert_eq!(
         read.config.client(client).unwrap().inject_cpu_ns,
         ns / 1000 * 1000
@@ -113,7 +113,7 @@ fn check_recorded(out: &std::path::Path, client: &str, ns: u64) {
     let mut both = doc;
     both["config"]["clients"][at]["inject_cpu_us"] = (ns / 1000).into();
     assert!(!schema_errors(&both).is_empty());
-    assert!(RunResults::parse(&both.to_string(), "both.json").is_err());
+    assert!(RunResults::parse_bytes(both.to_string().as_bytes(), "both.json").is_err());
 }
 
 /// Per round, `metric` of `client` less that of `plain`; their median.

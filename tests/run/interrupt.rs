@@ -280,17 +280,17 @@ fn sigterm_stops_a_run_and_keeps_the_finished_trials() {
     let results = read_valid(&out);
     assert_eq!(results.interrupted.as_deref(), Some("SIGTERM"));
     assert!(results.finished_at.is_some());
-    let quick = results.cell("quick", "hyper").unwrap();
+    let quick = results.cell_at("quick", "hyper", None).unwrap();
     assert_eq!(quick.trials.len(), 2);
     assert!(quick.trials.iter().all(|t| t.failure.is_none()));
     assert!(quick.summary.contains_key("throughput_rps"));
-    let long = results.cell("long", "hyper").unwrap();
+    let long = results.cell_at("long", "hyper", None).unwrap();
     assert_eq!(long.trials.len(), 1, "{:?}", long.trials);
     assert_eq!(
         long.trials[0].failure.as_deref(),
         Some("interrupted by SIGTERM")
     );
-    assert!(results.cell("never", "hyper").is_none());
+    assert!(results.cell_at("never", "hyper", None).is_none());
     assert!(
         run.log().contains("SIGTERM received: stopped the run"),
         "{}",
@@ -340,7 +340,7 @@ fn sigint_kills_a_command_clients_whole_process_group() {
 
     let results = read_valid(&out);
     assert_eq!(results.interrupted.as_deref(), Some("SIGINT"));
-    let cell = results.cell("sleepy", "sleeper").unwrap();
+    let cell = results.cell_at("sleepy", "sleeper", None).unwrap();
     assert_eq!(cell.trials.len(), 1);
     assert_eq!(
         cell.trials[0].failure.as_deref(),
@@ -372,7 +372,14 @@ fn a_cancelled_push_run_writes_the_summary_and_stores_no_baseline() {
 
     let results = read_valid(&results_path);
     assert_eq!(results.interrupted.as_deref(), Some("SIGTERM"));
-    assert_eq!(results.cell("quick", "hyper").unwrap().trials.len(), 2);
+    assert_eq!(
+        results
+            .cell_at("quick", "hyper", None)
+            .unwrap()
+            .trials
+            .len(),
+        2
+    );
     let store = LocalStore::new(workspace.join(".baselines"));
     assert!(
         store.history("main").unwrap().is_empty(),

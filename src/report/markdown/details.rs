@@ -427,7 +427,9 @@ mod tests {
     /// The resources table shows start-up columns only for cells that measured
     /// start-up (results from before it existed render as they did).
     fn render(edit: impl Fn(&mut TrialMetrics)) -> String {
-        let r = synthetic::one_cell_run(edit);
+        let mut m = crate::metric::every_field_measured();
+        edit(&mut m);
+        let r = synthetic::one_cell_run(m);
         let cmp = compare(None, &r, &default_gate());
         markdown::render(&cmp, &r, None, &MarkdownOptions::default())
     }

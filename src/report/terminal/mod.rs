@@ -170,7 +170,9 @@ mod tests {
     use crate::results::synthetic;
 
     fn render(edit: impl Fn(&mut crate::metric::TrialMetrics)) -> String {
-        super::render(&synthetic::one_cell_run(edit), false, Width::Wide)
+        let mut m = crate::metric::every_field_measured();
+        edit(&mut m);
+        super::render(&synthetic::one_cell_run(m), false, Width::Wide)
     }
 
     /// Start-up gets its columns only when some cell measured it (results
@@ -250,7 +252,7 @@ mod tests {
     /// failure reason, as the file may hold) is printed shortened.
     #[test]
     fn free_text_of_a_read_file_is_printed_shortened() {
-        let mut r = synthetic::one_cell_run(|_| {});
+        let mut r = synthetic::one_cell_run(crate::metric::every_field_measured());
         r.environment.cpu_model = "C".repeat(4096);
         r.environment.os = "O".repeat(4096);
         r.environment.kernel = "K".repeat(4096);

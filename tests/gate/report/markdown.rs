@@ -181,8 +181,8 @@ fn truncated_comment_keeps_the_most_important_rows() {
 /// reasons, and in the terminal comparison, as decided by `compare` itself.
 #[test]
 fn invalid_trials_are_marked_in_every_report() {
+    use crate::common::synthetic;
     use benchgate::config::Suite;
-    use benchgate::results::synthetic;
     use benchgate::results::validity::InvalidMark;
 
     let run = || {

@@ -246,6 +246,6 @@ async fn run_refuses_a_tls_listener_without_tls() {
     .unwrap();
     let l1 = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let l2 = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let r = benchgate::server::run(server, l1, Some(l2), std::future::pending()).await;
+    let r = benchgate::server::run(server, l1, Some(l2), None, std::future::pending()).await;
     assert!(r.is_err());
 }

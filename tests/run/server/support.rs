@@ -56,7 +56,7 @@ impl TestServer {
             rt.block_on(async move {
                 let plain = tokio::net::TcpListener::from_std(plain)?;
                 let secure = secure.map(tokio::net::TcpListener::from_std).transpose()?;
-                run(s, plain, secure, async {
+                run(s, plain, secure, None, async {
                     let _ = stopped.await;
                 })
                 .await

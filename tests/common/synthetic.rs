@@ -1,13 +1,15 @@
 //! Synthetic runs for tests of the comparison and the renderers: a run of a
 //! suite where every trial's metrics come from a closure, on a fixed fictional
-//! machine. Not used by the benchmark itself.
+//! machine. A test fixture, not shipped: the integration tests hold it as
+//! `common::synthetic`, the library's unit tests as `crate::results::synthetic`
+//! (src/results/mod.rs includes this file under `#[cfg(test)]`), so it names
+//! the library as `benchgate` only.
 
-use crate::config::Suite;
-use crate::measure::ErrorCounts;
-
-use super::environment::{Environment, GitInfo, Pinning};
-use super::{CellResult, RunResults, Trial, SCHEMA_VERSION};
-use crate::metric::{every_field_measured, TrialMetrics};
+use benchgate::config::Suite;
+use benchgate::measure::ErrorCounts;
+use benchgate::metric::TrialMetrics;
+use benchgate::results::environment::{Environment, GitInfo, Pinning};
+use benchgate::results::{anchor, summarize, CellResult, RunResults, Trial, SCHEMA_VERSION};
 
 /// A run of `suite` with `rounds` trials per (scenario, client); each trial's
 /// metrics are `metrics(scenario, client, round)` (`None`: the trial failed).
@@ -24,7 +26,7 @@ pub fn run(
         .run
         .anchor
         .as_ref()
-        .map(|_| crate::config::anchor::NAME.to_string());
+        .map(|_| benchgate::config::anchor::NAME.to_string());
     for s in &suite.scenarios {
         let first = results.len();
         for c in s.clients.iter().chain(&anchor) {
@@ -41,7 +43,7 @@ pub fn run(
                     }
                 })
                 .collect();
-            let summary = super::summarize(&trials);
+            let summary = summarize(&trials);
             results.push(CellResult {
                 scenario: s.name.clone(),
                 client: c.clone(),
@@ -56,8 +58,8 @@ pub fn run(
         if anchor.is_some() {
             let (cells, anchor_cell) = results[first..].split_at_mut(s.clients.len());
             for cell in cells {
-                super::anchor::normalize_trials(&mut cell.trials, &anchor_cell[0].trials);
-                cell.summary = super::summarize(&cell.trials);
+                anchor::normalize_trials(&mut cell.trials, &anchor_cell[0].trials);
+                cell.summary = summarize(&cell.trials);
             }
         }
     }
@@ -145,16 +147,10 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
     }
 }
 
-/// One scenario, one client, 3 rounds of [`every_field_measured`] as `edit`
-/// leaves it (without the start-up metrics, say: a run from before they
-/// existed).
-pub fn one_cell_run(edit: impl Fn(&mut TrialMetrics)) -> RunResults {
-    let mut suite = crate::config::Suite::default_suite();
+/// One scenario, one client, 3 rounds of `metrics`.
+pub fn one_cell_run(metrics: TrialMetrics) -> RunResults {
+    let mut suite = Suite::default_suite();
     suite.scenarios.truncate(1);
     suite.scenarios[0].clients.truncate(1);
-    run(suite, 3, |_, _, _| {
-        let mut m = every_field_measured();
-        edit(&mut m);
-        Some(m)
-    })
+    run(suite, 3, |_, _, _| Some(metrics.clone()))
 }
