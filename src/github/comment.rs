@@ -18,15 +18,14 @@ use serde_json::json;
 
 use super::client::{GitHub, Identity};
 use super::error::GitHubError;
-use super::marker::{compose, Marker};
+use super::marker::Marker;
+use super::sticky::{composed, ours, post_once, Ours};
 use super::Repo;
 
 /// GitHub's limit on a comment body, in characters.
 pub const MAX_COMMENT_CHARS: usize = 65_536;
 /// Comment pages read at most (100 comments each).
 pub const MAX_COMMENT_PAGES: usize = 50;
-/// POSTs of one new comment at most (each after a re-list).
-const MAX_POSTS: usize = 3;
 
 /// When to write the comment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,13 +104,6 @@ struct IssueComment {
     user: Option<User>,
 }
 
-/// One of our comments, with its parsed marker.
-struct Ours {
-    comment: IssueComment,
-    marker: Marker,
-    text: String,
-}
-
 /// Creates or updates the suite's sticky comment on pull request `pr_number`.
 #[allow(clippy::too_many_arguments)]
 pub fn upsert_comment(
@@ -168,14 +160,7 @@ fn sticky(
     mode: CommentMode,
     create_if_missing: bool,
 ) -> Result<CommentResult, GitHubError> {
-    let full = compose(mine, body);
-    let chars = full.chars().count();
-    if chars > MAX_COMMENT_CHARS {
-        return Err(GitHubError::Invalid(format!(
-            "the comment for suite {:?} is {chars} characters, over GitHub's {MAX_COMMENT_CHARS}; shorten the report",
-            mine.suite
-        )));
-    }
+    let full = composed(mine, body, "the comment")?;
     if mode == CommentMode::Never {
         return Ok(CommentResult::Skipped("comment mode is never".into()));
     }
@@ -237,22 +222,18 @@ fn upsert(
         }
     }
     for duplicate in &ours[1..] {
-        let path = format!(
-            "{}/issues/comments/{}",
-            repo.api_path(),
-            duplicate.comment.id
-        );
+        let path = format!("{}/issues/comments/{}", repo.api_path(), duplicate.item.id);
         match gh.send(Method::DELETE, &path, None) {
             Ok(_) => {}
             Err(e) if e.status() == Some(404) => {}
             Err(e) => return Err(e),
         }
     }
-    let url = keeper.comment.html_url.clone();
+    let url = keeper.item.html_url.clone();
     if w.mode == CommentMode::OnChange && keeper.text.trim_end() == w.body.trim_end() {
         return Ok(CommentResult::Unchanged { url });
     }
-    let path = format!("{}/issues/comments/{}", repo.api_path(), keeper.comment.id);
+    let path = format!("{}/issues/comments/{}", repo.api_path(), keeper.item.id);
     let response = gh.send(Method::PATCH, &path, Some(&json!({ "body": w.full })))?;
     let updated: IssueComment = response.json("the updated comment")?;
     Ok(CommentResult::Updated {
@@ -270,30 +251,16 @@ fn create(
     mine: &Marker,
     full: &str,
 ) -> Result<CommentResult, GitHubError> {
-    let path = format!("{}/issues/{pr}/comments", repo.api_path());
-    let payload = json!({ "body": full });
-    let mut last_error = None;
-    for _ in 0..MAX_POSTS {
-        match gh.send(Method::POST, &path, Some(&payload)) {
-            Ok(response) => {
-                let created: IssueComment = response.json("the new comment")?;
-                return Ok(CommentResult::Created {
-                    url: created.html_url,
-                });
-            }
-            Err(e @ GitHubError::Ambiguous { .. }) => {
-                let ours = list_ours(gh, repo, pr, identity, &mine.suite)?;
-                if let Some(found) = ours.iter().find(|o| &o.marker == mine) {
-                    return Ok(CommentResult::Created {
-                        url: found.comment.html_url.clone(),
-                    });
-                }
-                last_error = Some(e);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last_error.expect("at least one POST was tried"))
+    let url = post_once(
+        gh,
+        &format!("{}/issues/{pr}/comments", repo.api_path()),
+        &json!({ "body": full }),
+        "the new comment",
+        mine,
+        |comment: IssueComment| comment.html_url,
+        || list_ours(gh, repo, pr, identity, &mine.suite),
+    )?;
+    Ok(CommentResult::Created { url })
 }
 
 /// Our comments for `suite`, oldest first.
@@ -303,51 +270,16 @@ fn list_ours(
     pr: u64,
     identity: &Identity,
     suite: &str,
-) -> Result<Vec<Ours>, GitHubError> {
+) -> Result<Vec<Ours<IssueComment>>, GitHubError> {
     let first = format!("{}/issues/{pr}/comments?per_page=100", repo.api_path());
     let comments: Vec<IssueComment> = gh.get_all(&first, MAX_COMMENT_PAGES)?;
-    let mut ours: Vec<Ours> = by_marker(comments, identity, suite, |c| {
-        (c.user.as_ref(), c.body.as_deref())
-    })
-    .into_iter()
-    .map(|(comment, marker, text)| Ours {
-        comment,
-        marker,
-        text,
-    })
-    .collect();
-    ours.sort_by_key(|o| o.comment.id);
-    Ok(ours)
-}
-
-/// Which of `items` (comments, issues) are ours for `suite`: written by
-/// `identity`, with our marker for `suite` on their body's first line; each
-/// with its marker and the text after it, in the order given. The one rule
-/// of the sticky comment and the drift issue ([`super::issue`]).
-pub(super) fn by_marker<T>(
-    items: Vec<T>,
-    identity: &Identity,
-    suite: &str,
-    author_and_body: impl Fn(&T) -> (Option<&User>, Option<&str>),
-) -> Vec<(T, Marker, String)> {
-    items
-        .into_iter()
-        .filter_map(|item| {
-            let (marker, text) = {
-                let (user, body) = author_and_body(&item);
-                if !user.is_some_and(|u| is_identity(u, identity)) {
-                    return None;
-                }
-                let (marker, text) = Marker::parse(body?)?;
-                (marker, text.to_string())
-            };
-            (marker.suite == suite).then_some((item, marker, text))
-        })
-        .collect()
-}
-
-fn is_identity(user: &User, identity: &Identity) -> bool {
-    user.login.eq_ignore_ascii_case(&identity.login) && (!identity.is_bot || user.kind == "Bot")
+    Ok(ours(
+        comments,
+        identity,
+        suite,
+        |c| (c.user.as_ref(), c.body.as_deref()),
+        |c| c.id,
+    ))
 }
 
 /// The pull request's current head sha.
@@ -365,20 +297,5 @@ mod tests {
         assert_eq!("on_change".parse(), Ok(CommentMode::OnChange));
         assert_eq!("Always".parse(), Ok(CommentMode::Always));
         assert!("sometimes".parse::<CommentMode>().is_err());
-    }
-
-    #[test]
-    fn bots_match_by_login_and_type() {
-        let bot = Identity {
-            login: "github-actions[bot]".into(),
-            is_bot: true,
-        };
-        let user = |login: &str, kind: &str| User {
-            login: login.into(),
-            kind: kind.into(),
-        };
-        assert!(is_identity(&user("github-actions[bot]", "Bot"), &bot));
-        assert!(!is_identity(&user("github-actions[bot]", "User"), &bot));
-        assert!(!is_identity(&user("mallory", "User"), &bot));
     }
 }

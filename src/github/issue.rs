@@ -16,13 +16,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::client::{GitHub, Identity};
-use super::comment::{by_marker, User, MAX_COMMENT_CHARS, MAX_COMMENT_PAGES};
+use super::comment::{User, MAX_COMMENT_PAGES};
 use super::error::GitHubError;
-use super::marker::{compose, Marker};
+use super::marker::Marker;
+use super::sticky::{composed, ours, post_once, Ours};
 use super::Repo;
-
-/// POSTs of one new issue at most (each after a re-list).
-const MAX_POSTS: usize = 3;
 
 /// What [`sync_issue`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,12 +64,6 @@ struct Issue {
     pull_request: Option<serde_json::Value>,
 }
 
-struct Ours {
-    issue: Issue,
-    marker: Marker,
-    text: String,
-}
-
 /// Opens or updates (`drifting`) our issue for `mine.suite` with `text`, or
 /// closes it with `text` as its last word (not `drifting`).
 pub fn sync_issue(
@@ -81,14 +73,7 @@ pub fn sync_issue(
     drifting: bool,
     text: IssueText<'_>,
 ) -> Result<IssueResult, GitHubError> {
-    let full = compose(mine, text.body);
-    let chars = full.chars().count();
-    if chars > MAX_COMMENT_CHARS {
-        return Err(GitHubError::Invalid(format!(
-            "the drift issue for suite {:?} is {chars} characters, over GitHub's {MAX_COMMENT_CHARS}; shorten the report",
-            mine.suite
-        )));
-    }
+    let full = composed(mine, text.body, "the drift issue")?;
     let identity = gh.identity()?;
     let ours = list_ours(gh, repo, &identity, &mine.suite)?;
     let Some(keeper) = ours.first() else {
@@ -109,12 +94,12 @@ pub fn sync_issue(
         patch(
             gh,
             repo,
-            duplicate.issue.number,
+            duplicate.item.number,
             &json!({ "state": "closed" }),
         )?;
     }
-    let url = keeper.issue.html_url.clone();
-    let same = keeper.text.trim_end() == text.body.trim_end() && keeper.issue.title == text.title;
+    let url = keeper.item.html_url.clone();
+    let same = keeper.text.trim_end() == text.body.trim_end() && keeper.item.title == text.title;
     if drifting && same {
         return Ok(IssueResult::Unchanged { url });
     }
@@ -123,7 +108,7 @@ pub fn sync_issue(
         payload["state"] = "closed".into();
         payload["state_reason"] = "completed".into();
     }
-    let updated = patch(gh, repo, keeper.issue.number, &payload)?;
+    let updated = patch(gh, repo, keeper.item.number, &payload)?;
     Ok(match drifting {
         true => IssueResult::Updated {
             url: updated.html_url,
@@ -155,30 +140,16 @@ fn open(
     title: &str,
     full: &str,
 ) -> Result<IssueResult, GitHubError> {
-    let path = format!("{}/issues", repo.api_path());
-    let payload = json!({ "title": title, "body": full });
-    let mut last_error = None;
-    for _ in 0..MAX_POSTS {
-        match gh.send(Method::POST, &path, Some(&payload)) {
-            Ok(response) => {
-                let created: Issue = response.json("the new issue")?;
-                return Ok(IssueResult::Opened {
-                    url: created.html_url,
-                });
-            }
-            Err(e @ GitHubError::Ambiguous { .. }) => {
-                let ours = list_ours(gh, repo, identity, &mine.suite)?;
-                if let Some(found) = ours.iter().find(|o| &o.marker == mine) {
-                    return Ok(IssueResult::Opened {
-                        url: found.issue.html_url.clone(),
-                    });
-                }
-                last_error = Some(e);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Err(last_error.expect("at least one POST was tried"))
+    let url = post_once(
+        gh,
+        &format!("{}/issues", repo.api_path()),
+        &json!({ "title": title, "body": full }),
+        "the new issue",
+        mine,
+        |issue: Issue| issue.html_url,
+        || list_ours(gh, repo, identity, &mine.suite),
+    )?;
+    Ok(IssueResult::Opened { url })
 }
 
 /// Our open issues for `suite`, oldest first.
@@ -187,23 +158,18 @@ fn list_ours(
     repo: &Repo,
     identity: &Identity,
     suite: &str,
-) -> Result<Vec<Ours>, GitHubError> {
+) -> Result<Vec<Ours<Issue>>, GitHubError> {
     let first = format!("{}/issues?state=open&per_page=100", repo.api_path());
     let issues: Vec<Issue> = gh.get_all(&first, MAX_COMMENT_PAGES)?;
     let issues: Vec<Issue> = issues
         .into_iter()
         .filter(|i| i.pull_request.is_none())
         .collect();
-    let mut ours: Vec<Ours> = by_marker(issues, identity, suite, |i| {
-        (i.user.as_ref(), i.body.as_deref())
-    })
-    .into_iter()
-    .map(|(issue, marker, text)| Ours {
-        issue,
-        marker,
-        text,
-    })
-    .collect();
-    ours.sort_by_key(|o| o.issue.number);
-    Ok(ours)
+    Ok(ours(
+        issues,
+        identity,
+        suite,
+        |i| (i.user.as_ref(), i.body.as_deref()),
+        |i| i.number,
+    ))
 }

@@ -10,7 +10,7 @@
 //!   marker in a comment written by the authenticated identity; [`update_comment`]
 //!   updates it only when it exists.
 //! - [`issue`]: [`issue::sync_issue`], the sticky drift issue, by the same
-//!   marker and author rules as the comment.
+//!   marker and author rules as the comment (what both share: `sticky`).
 //! - [`pulls`]: [`pull_for_head`], the PR of a head commit, from the API only.
 //! - [`graphql`]: GraphQL calls (the data branch's compare-and-swap ref update),
 //!   on the endpoint derived from the REST base.
@@ -28,6 +28,7 @@ pub mod marker;
 mod pages;
 pub(crate) mod policy;
 pub mod pulls;
+mod sticky;
 mod stop;
 pub mod target;
 

@@ -19,8 +19,9 @@ use crate::measure::{Counts, ErrorCounts, LatencyHistogram, LatencySummary};
 
 /// What one trial measured. Latency fields are `None` when nothing was
 /// recorded (no successful request); resource fields are measured by the parent
-/// process from the outside.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// process from the outside. The default: nothing measured (every count 0,
+/// every optional figure absent).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrialMetrics {
     /// Successful responses per second of the measurement window, or the
@@ -259,7 +260,7 @@ impl TrialMetrics {
             cpu_user_us: cpu.user_us,
             cpu_sys_us: cpu.sys_us,
             jmh: None,
-            ..TrialMetrics::nothing()
+            ..TrialMetrics::default()
         }
     }
 
@@ -290,52 +291,7 @@ impl TrialMetrics {
     pub fn jmh(figures: JmhFigures) -> TrialMetrics {
         TrialMetrics {
             jmh: Some(Box::new(figures)),
-            ..TrialMetrics::nothing()
-        }
-    }
-
-    /// Nothing measured: every count 0, every optional figure absent.
-    fn nothing() -> TrialMetrics {
-        TrialMetrics {
-            throughput_rps: None,
-            bytes_per_sec: None,
-            latency_mean_us: None,
-            latency_stdev_us: None,
-            latency_p50_us: None,
-            latency_p90_us: None,
-            latency_p99_us: None,
-            latency_p999_us: None,
-            latency_max_us: None,
-            error_rate: 0.0,
-            errors: ErrorCounts::default(),
-            cpu_us_per_request: None,
-            throughput_rps_anchored: None,
-            cpu_us_per_request_anchored: None,
-            peak_rss_bytes: 0,
-            peak_threads: 0,
-            connections_opened: None,
-            requests_per_connection: None,
-            server_cpu_us_per_request: None,
-            server_peak_rss_bytes: None,
-            server_peak_threads: None,
-            startup_ms: None,
-            startup_cpu_ms: None,
-            memory_per_connection_bytes: None,
-            run_delay_ms: None,
-            run_delay_share: None,
-            involuntary_context_switches: None,
-            server_run_delay_ms: None,
-            host_steal_ms: None,
-            requests: 0,
-            ok: 0,
-            elapsed_s: 0.0,
-            in_flight_at_deadline: 0,
-            bytes_received: 0,
-            bytes_sent: 0,
-            cpu_user_us: 0,
-            cpu_sys_us: 0,
-            latency_uncorrected: None,
-            jmh: None,
+            ..TrialMetrics::default()
         }
     }
 

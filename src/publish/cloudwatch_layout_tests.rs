@@ -1,6 +1,5 @@
 use super::*;
 use crate::config::Suite;
-use crate::measure::ErrorCounts;
 use crate::metric::TrialMetrics;
 use crate::results::environment::Pinning;
 use crate::results::{CellResult, Environment, GitInfo, Trial};
@@ -20,35 +19,15 @@ fn metrics(rps: f64, p99: Option<f64>) -> TrialMetrics {
         latency_p999_us: p99,
         latency_max_us: p99,
         error_rate: 0.0125,
-        errors: ErrorCounts::default(),
         cpu_us_per_request: Some(12.5),
-        throughput_rps_anchored: None,
-        cpu_us_per_request_anchored: None,
         peak_rss_bytes: 10 << 20,
         peak_threads: 4,
         connections_opened: Some(2),
         requests_per_connection: Some(100.0),
-        server_cpu_us_per_request: None,
-        server_peak_rss_bytes: None,
-        server_peak_threads: None,
-        startup_ms: None,
-        startup_cpu_ms: None,
-        memory_per_connection_bytes: None,
-        run_delay_ms: None,
-        run_delay_share: None,
-        involuntary_context_switches: None,
-        server_run_delay_ms: None,
-        host_steal_ms: None,
         requests: 1000,
         ok: 1000,
         elapsed_s: 1.0,
-        in_flight_at_deadline: 0,
-        bytes_received: 0,
-        bytes_sent: 0,
-        cpu_user_us: 0,
-        cpu_sys_us: 0,
-        latency_uncorrected: None,
-        jmh: None,
+        ..TrialMetrics::default()
     }
 }
 

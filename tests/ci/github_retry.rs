@@ -2,7 +2,7 @@
 //! GitHub server (issue 5): retry-after and rate-limit reset honoured, rate
 //! limits without headers backed off (at least a minute in production, scaled
 //! to 150 ms here), 500 retried, 422 and permission 403 never retried, an
-//! ambiguous POST re-listed instead of duplicated, the token in no URL and no
+//! ambiguous POST (a comment's, an issue's) re-listed instead of duplicated, the token in no URL and no
 //! error, a hung server ends within the budget, mutating requests capped per
 //! run (issue 17).
 
@@ -10,10 +10,12 @@ use crate::github;
 
 use std::time::{Duration, Instant};
 
+use benchgate::github::issue::{sync_issue, IssueResult, IssueText};
+use benchgate::github::marker::Marker;
 use benchgate::github::{
     CommentMode, CommentResult, GitHub, GitHubConfig, GitHubError, MutationBudget,
 };
-use github::client::{client, config};
+use github::client::{client, config, repo};
 use github::comments::{bodies, marked, seed, upsert, upsert_with, BOT, HEAD};
 use github::fake::{FakeGitHub, Fault, FaultAction};
 
@@ -256,6 +258,38 @@ fn an_ambiguous_post_is_followed_by_a_relist_not_a_duplicate() {
             "listed, posted, re-listed"
         );
     }
+}
+
+/// The drift issue's POST takes the comment's path: an outcome it cannot
+/// know is re-listed, and the issue found there is not opened again.
+#[test]
+fn an_ambiguous_issue_post_is_followed_by_a_relist_not_a_duplicate() {
+    let fake = FakeGitHub::start();
+    fake.inject(Fault {
+        method: "POST",
+        path_contains: "/issues".into(),
+        times: 1,
+        action: FaultAction::ApplyThenStatus(502),
+    });
+    let gh = client(&fake, "actions-token");
+    let mine = Marker {
+        suite: "default".into(),
+        head: HEAD.into(),
+        run: "1".into(),
+    };
+    let text = IssueText {
+        title: "drift",
+        body: "table",
+    };
+    let result = sync_issue(&gh, &repo(), &mine, true, text).unwrap();
+    assert!(matches!(result, IssueResult::Opened { .. }), "{result:?}");
+    assert_eq!(
+        fake.state.lock().unwrap().issues.len(),
+        1,
+        "exactly one issue"
+    );
+    assert_eq!(fake.count("POST", "/issues"), 1);
+    assert_eq!(fake.count("GET", "/issues"), 2, "listed, posted, re-listed");
 }
 
 #[test]

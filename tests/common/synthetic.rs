@@ -6,7 +6,6 @@
 //! the library as `benchgate` only.
 
 use benchgate::config::Suite;
-use benchgate::measure::ErrorCounts;
 use benchgate::metric::TrialMetrics;
 use benchgate::results::environment::{Environment, GitInfo, Pinning};
 use benchgate::results::{anchor, summarize, CellResult, RunResults, Trial, SCHEMA_VERSION};
@@ -114,36 +113,17 @@ pub fn metrics(throughput_rps: f64, latency_us: f64, cpu_us_per_request: f64) ->
         latency_p99_us: Some(latency_us * 2.0),
         latency_p999_us: Some(latency_us * 3.0),
         latency_max_us: Some(latency_us * 5.0),
-        error_rate: 0.0,
-        errors: ErrorCounts::default(),
         cpu_us_per_request: Some(cpu_us_per_request),
-        throughput_rps_anchored: None,
-        cpu_us_per_request_anchored: None,
         peak_rss_bytes: 20 << 20,
         peak_threads: 4,
         connections_opened: Some(16),
         requests_per_connection: Some(requests as f64 / 16.0),
-        server_cpu_us_per_request: None,
-        server_peak_rss_bytes: None,
-        server_peak_threads: None,
-        startup_ms: None,
-        startup_cpu_ms: None,
-        memory_per_connection_bytes: None,
-        run_delay_ms: None,
-        run_delay_share: None,
-        involuntary_context_switches: None,
-        server_run_delay_ms: None,
-        host_steal_ms: None,
         requests,
         ok: requests,
         elapsed_s: 1.0,
-        in_flight_at_deadline: 0,
         bytes_received: requests * 22,
-        bytes_sent: 0,
         cpu_user_us: (cpu_us_per_request * requests as f64) as u64,
-        cpu_sys_us: 0,
-        latency_uncorrected: None,
-        jmh: None,
+        ..TrialMetrics::default()
     }
 }
 
