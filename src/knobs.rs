@@ -18,6 +18,12 @@ use anyhow::Context;
 /// acknowledgements must keep the counts exact anyway (tests/run/window_ack.rs).
 pub const MARKER_LAG_VAR: &str = "BENCHGATE_TEST_MARKER_LAG_MS";
 
+/// Milliseconds benchgate waits, as a command client's window closes, before
+/// it samples the process group's CPU there, as a loaded machine's scheduler
+/// might: a program that exits meanwhile must keep its CPU per request
+/// (tests/run/window_edge.rs).
+pub const CLOSE_LAG_VAR: &str = "BENCHGATE_TEST_CLOSE_LAG_MS";
+
 /// How the mock driver's process fails: `[CLIENT=]HOW`, where HOW is
 /// `panic:MESSAGE` (it panics with MESSAGE as it is built), `abort` (SIGABRT)
 /// or `exit:N` (it exits with status N); with `CLIENT=`, only that client's
@@ -30,7 +36,7 @@ pub const MOCK_FAIL_VAR: &str = "BENCHGATE_MOCK_FAIL";
 /// action's tests run without measurement noise.
 pub const MOCK_LATENCIES_VAR: &str = "BENCHGATE_TEST_MOCK_LATENCIES_US";
 
-/// The longest marker lag a test may ask for.
+/// The longest marker (or close) lag a test may ask for.
 const MAX_MARKER_LAG: Duration = Duration::from_secs(10);
 
 /// The knobs of one run; all absent in a shipped build.
@@ -38,6 +44,8 @@ const MAX_MARKER_LAG: Duration = Duration::from_secs(10);
 pub struct TestKnobs {
     /// [`MARKER_LAG_VAR`], at most 10 s; `None` when unset or 0.
     pub marker_lag: Option<Duration>,
+    /// [`CLOSE_LAG_VAR`], likewise.
+    pub close_lag: Option<Duration>,
     /// [`MOCK_FAIL_VAR`], as given.
     pub mock_fail: Option<String>,
     /// [`MOCK_LATENCIES_VAR`], parsed.
@@ -55,15 +63,18 @@ impl TestKnobs {
         if !Self::COMPILED {
             return Ok(TestKnobs::default());
         }
-        let marker_lag = get(MARKER_LAG_VAR)
-            .map(|v| {
-                v.trim()
-                    .parse::<u64>()
-                    .with_context(|| format!("{MARKER_LAG_VAR}={v:?}: give whole milliseconds"))
-            })
-            .transpose()?
-            .filter(|&ms| ms > 0)
-            .map(|ms| Duration::from_millis(ms).min(MAX_MARKER_LAG));
+        let lag = |var: &str| -> anyhow::Result<Option<Duration>> {
+            Ok(get(var)
+                .map(|v| {
+                    v.trim()
+                        .parse::<u64>()
+                        .with_context(|| format!("{var}={v:?}: give whole milliseconds"))
+                })
+                .transpose()?
+                .filter(|&ms| ms > 0)
+                .map(|ms| Duration::from_millis(ms).min(MAX_MARKER_LAG)))
+        };
+        let (marker_lag, close_lag) = (lag(MARKER_LAG_VAR)?, lag(CLOSE_LAG_VAR)?);
         let mock_latencies_us = get(MOCK_LATENCIES_VAR)
             .map(|list| {
                 list.split(',')
@@ -76,6 +87,7 @@ impl TestKnobs {
             .transpose()?;
         Ok(TestKnobs {
             marker_lag,
+            close_lag,
             mock_fail: get(MOCK_FAIL_VAR),
             mock_latencies_us,
         })
@@ -104,12 +116,14 @@ mod tests {
     fn knobs_are_read_only_where_compiled_in() {
         let knobs = read(&[
             (MARKER_LAG_VAR, "250"),
+            (CLOSE_LAG_VAR, "400"),
             (MOCK_FAIL_VAR, "hyper=exit:3"),
             (MOCK_LATENCIES_VAR, "100, 200"),
         ])
         .unwrap();
         if TestKnobs::COMPILED {
             assert_eq!(knobs.marker_lag, Some(Duration::from_millis(250)));
+            assert_eq!(knobs.close_lag, Some(Duration::from_millis(400)));
             assert_eq!(knobs.mock_fail.as_deref(), Some("hyper=exit:3"));
             assert_eq!(knobs.mock_latencies_us, Some(vec![100, 200]));
         } else {
@@ -140,6 +154,8 @@ mod tests {
         }
         let err = read(&[(MARKER_LAG_VAR, "soon")]).unwrap_err();
         assert!(format!("{err:#}").contains(MARKER_LAG_VAR), "{err:#}");
+        let err = read(&[(CLOSE_LAG_VAR, "-1")]).unwrap_err();
+        assert!(format!("{err:#}").contains(CLOSE_LAG_VAR), "{err:#}");
         let err = read(&[(MOCK_LATENCIES_VAR, "1,x")]).unwrap_err();
         assert!(format!("{err:#}").contains(MOCK_LATENCIES_VAR), "{err:#}");
         assert_eq!(read(&[(MARKER_LAG_VAR, "0")]).unwrap().marker_lag, None);

@@ -233,6 +233,7 @@ mod tests {
             gating: true,
             reason: String::new(),
             invalid: vec![],
+            lacking: vec![],
             advice: None,
             undecidable: None,
         }

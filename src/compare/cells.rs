@@ -215,6 +215,7 @@ impl Cell {
             gating: gate.gating,
             reason: decision.reason,
             invalid: Vec::new(),
+            lacking: Vec::new(),
             baseline: Vec::new(),
             current: Vec::new(),
             advice: None,

@@ -42,6 +42,7 @@ pub mod stats;
 pub mod verdict;
 
 mod cells;
+mod lacking;
 mod pairing;
 mod validity;
 
@@ -225,6 +226,7 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
     if let Some(Some(b)) = stored {
         missing_cells(b, current, ctx.current_cells(), gate, &mut metrics);
     }
+    lacking::count(&mut metrics, ctx.current_cells(), ctx.baseline_cells());
     validity::guard(
         &mut metrics,
         ctx.current_cells(),

@@ -93,6 +93,12 @@ pub struct MetricComparison {
     /// open loop reached ...`); absent: every trial valid.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<String>,
+    /// A gating metric: the trials of either side that measured other
+    /// figures but not this one, which another trial of their cell measured
+    /// (`round 2`, `baseline round 4`): left out of the comparison, and
+    /// counted in its reason. Absent: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lacking: Vec<String>,
     /// An undecided gating metric ([`MetricComparison::undecided`]): what
     /// would decide it, from the measured noise. Absent otherwise, and when
     /// no number of rounds could ([`MetricComparison::undecidable`]).

@@ -390,11 +390,22 @@ pub fn sample_group(pgid: u32) -> GroupSample {
     g
 }
 
+/// One sample of a process group's CPU ([`sample_group`]) by a
+/// [`GroupSampler`], and when its pass over /proc began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuSample {
+    pub at: std::time::Instant,
+    pub cpu: CpuTimes,
+}
+
 /// Peaks of a process group (sum of RSS, sum of threads), sampled from /proc
-/// every `every` on a background thread until stopped. One /proc scan costs
-/// about a millisecond of the parent's CPU, not the client's.
+/// every `every` on a background thread until stopped, and the group's CPU
+/// at the latest sample that found a member ([`GroupSampler::latest_cpu`]).
+/// One /proc scan costs about a millisecond of the parent's CPU, not the
+/// client's.
 pub struct GroupSampler {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    latest: std::sync::Arc<std::sync::Mutex<Option<CpuSample>>>,
     handle: Option<std::thread::JoinHandle<GroupSample>>,
 }
 
@@ -402,22 +413,35 @@ impl GroupSampler {
     pub fn start(pgid: u32, every: Duration) -> GroupSampler {
         use std::sync::atomic::{AtomicBool, Ordering};
         let stop = std::sync::Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let latest = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let (flag, last) = (stop.clone(), latest.clone());
         let handle = std::thread::spawn(move || {
             let mut peak = GroupSample::default();
             while !flag.load(Ordering::Relaxed) {
+                let at = std::time::Instant::now();
                 let s = sample_group(pgid);
                 peak.processes = peak.processes.max(s.processes);
                 peak.threads = peak.threads.max(s.threads);
                 peak.rss_bytes = peak.rss_bytes.max(s.rss_bytes);
+                if s.processes > 0 {
+                    let sample = Some(CpuSample { at, cpu: s.cpu });
+                    *last.lock().unwrap_or_else(|p| p.into_inner()) = sample;
+                }
                 std::thread::sleep(every);
             }
             peak
         });
         GroupSampler {
             stop,
+            latest,
             handle: Some(handle),
         }
+    }
+
+    /// The group's CPU at the latest finished sample that found a member of
+    /// it; `None` before the first.
+    pub fn latest_cpu(&self) -> Option<CpuSample> {
+        *self.latest.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Stops sampling; returns the peaks (processes, threads, RSS sums).
@@ -478,6 +502,38 @@ mod tests {
             libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
         }
         let _ = child.wait();
+    }
+
+    #[test]
+    fn a_group_sampler_keeps_the_latest_cpu_it_found() {
+        use std::os::unix::process::CommandExt;
+        let started = std::time::Instant::now();
+        let mut child = Command::new("sh")
+            .args(["-c", "sleep 5"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let pgid = child.id();
+        let sampler = GroupSampler::start(pgid, Duration::from_millis(5));
+        let mut latest = None;
+        for _ in 0..400 {
+            latest = sampler.latest_cpu();
+            if latest.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let latest = latest.expect("a sample of a live group");
+        assert!(latest.at >= started);
+        // SAFETY: kill(2) on the group we created.
+        unsafe {
+            libc::kill(-(pgid as libc::pid_t), libc::SIGKILL);
+        }
+        let _ = child.wait();
+        // A pass that finds the group gone leaves the last sample in place.
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(sampler.latest_cpu().is_some_and(|s| s.at >= latest.at));
+        assert!(sampler.finish().processes >= 1);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use anyhow::Context as _;
 
 use super::target::PeakWatch;
 use crate::interrupt;
-use crate::measure::resources::{pin_command, wait_child, ChildUsage};
+use crate::measure::resources::{pin_command, wait_child, ChildUsage, CpuSample};
 
 /// What is sampled of a trial's process while it runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,6 +72,12 @@ impl TrialProcess {
     /// Whether the process has exited (and been reaped).
     pub fn exited(&self) -> bool {
         self.reaper.is_finished()
+    }
+
+    /// For [`Sampled::Group`], the group's CPU at the latest of the samples
+    /// taken while it runs ([`PeakWatch::latest_group_cpu`]).
+    pub fn latest_group_cpu(&self) -> Option<CpuSample> {
+        self.peaks.latest_group_cpu()
     }
 
     /// Waits for the process to exit; kills it (SIGKILL) at `deadline`, or

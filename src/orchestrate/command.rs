@@ -9,7 +9,9 @@
 //! program's own result file, if it writes one, supplies counts and latency;
 //! without one, throughput and status errors come from the server's window and
 //! latency is absent ("n/a"), never invented. CPU, RSS and threads are those of
-//! the whole process group (a shell wrapper and its JVM alike), from /proc.
+//! the whole process group (a shell wrapper and its JVM alike), from /proc;
+//! its CPU in the window is read at the window's edges, or at the last sample
+//! before the close when the program exits as it closes ([`super::window_cpu`]).
 //! What the program does before its window (start-up, warmup) is reported
 //! apart, as start-up metrics: the time from spawn to the first request the
 //! server answered, and the group's CPU until the window opened. The
@@ -40,9 +42,10 @@ use super::markers::{self, Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::target::{window_cpu, with_server_figures, PeakWatch, Target};
 use super::trial::Latencies;
+use super::window_cpu;
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::interrupt;
-use crate::measure::resources::{group_members, sample_group};
+use crate::measure::resources::{group_members, sample_group, CpuSample};
 use crate::measure::schedstat::Edge;
 use crate::measure::{Counts, ErrorCounts, LatencyHistogram};
 use crate::metric::trial::Throughput;
@@ -277,6 +280,7 @@ pub fn run_trial(
             wait_for(first + s.warmup, deadline, &program, &mut marks, Mark::Open);
         }
         if !program.exited() && !interrupted() && !marks.behind() {
+            let open_at = Instant::now();
             let cpu_start = sample_group(pgid).cpu;
             let starvation_open = Edge::read(&group_members(pgid));
             server.window_start()?;
@@ -290,9 +294,19 @@ pub fn run_trial(
             };
             wait_for(close_at, deadline, &program, &mut marks, Mark::Close);
             marks.done();
-            // A program that exited before the window closed is gone from
-            // /proc: its CPU is read from wait4 below instead.
-            let cpu_end = (!program.exited()).then(|| sample_group(pgid).cpu);
+            // A program that exits as its window closes (or exited before)
+            // is gone from /proc when its group is read here: the last sample
+            // taken before the close stands in for it (`window_cpu`).
+            let closed_at = Instant::now();
+            let before_close = program.latest_group_cpu();
+            if let Some(lag) = spec.close_lag {
+                std::thread::sleep(lag);
+            }
+            let open = CpuSample {
+                at: open_at,
+                cpu: cpu_start,
+            };
+            let cpu = window_cpu::read(open, before_close, closed_at, sample_group(pgid));
             // The same for its threads' counters: a group gone reads none
             // (n/a); the host's steal is read either way.
             let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);
@@ -304,7 +318,7 @@ pub fn run_trial(
             // the disk.
             capture.pause_when_behind(pgid);
             acks.send(ACK_CLOSED);
-            window = Some((counters, cpu_start, cpu_end, server_cpu, actual, starvation));
+            window = Some((counters, cpu_start, cpu, server_cpu, actual, starvation));
         }
     }
     while !program.exited() && !interrupted() && !marks.behind() && started.elapsed() < limit {
@@ -355,7 +369,7 @@ pub fn run_trial(
     if !usage.status.success() {
         bail!("the program failed ({}){}", usage.status, output_tail());
     }
-    let Some((server_window, cpu_start, cpu_end, server_cpu, window_actual_s, starvation)) = window
+    let Some((server_window, cpu_start, cpu, server_cpu, window_actual_s, starvation)) = window
     else {
         bail!(
             "the program never sent a request the reference server saw (or exited before its warmup ended){}",
@@ -363,7 +377,6 @@ pub fn run_trial(
         );
     };
 
-    let window_cpu = cpu_end.unwrap_or(usage.cpu).since(&cpu_start);
     let figures = read_result(&cmd.result, spec, &result_path, &server_window)
         .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?;
     let histogram = figures.histogram;
@@ -385,7 +398,7 @@ pub fn run_trial(
         },
         figures.elapsed_s,
         figures.throughput,
-        window_cpu,
+        cpu.cpu,
         // JMH takes no part in the window: its starvation there is not its
         // measurement's.
         Some(&starvation).filter(|_| figures.window),
@@ -395,8 +408,8 @@ pub fn run_trial(
         bytes_per_sec: window
             .map(|w| (w.bytes_in + w.bytes_out) as f64 / w.window_secs.max(f64::MIN_POSITIVE)),
         cpu_us_per_request: window
-            .filter(|_| figures.requests > 0 && window_cpu.total_us() > 0)
-            .map(|w| window_cpu.total_us() as f64 / w.requests.max(1) as f64),
+            .filter(|_| figures.requests > 0)
+            .and_then(|w| cpu.per_request(w.requests)),
         peak_rss_bytes: peak_rss_bytes.max(usage.max_rss_bytes),
         peak_threads,
         connections_opened,
@@ -416,6 +429,7 @@ pub fn run_trial(
     };
     trial.server = Some(server_window);
     trial.window_actual_s = Some(window_actual_s);
+    trial.cpu_source = figures.window.then_some(cpu.source);
     Ok((metrics, (histogram, None)))
 }
 

@@ -51,6 +51,9 @@ pub struct TrialSpec {
     /// client's window markers (never sent to a driver process).
     #[serde(skip)]
     pub marker_lag: Option<std::time::Duration>,
+    /// The test knob [`crate::knobs::CLOSE_LAG_VAR`], likewise.
+    #[serde(skip)]
+    pub close_lag: Option<std::time::Duration>,
 }
 
 /// What a driver process measured: the engine's [`Outcome`] as it is (its

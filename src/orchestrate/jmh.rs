@@ -383,6 +383,7 @@ mod tests {
             threads: 1,
             server_watch: None,
             marker_lag: None,
+            close_lag: None,
         }
     }
 

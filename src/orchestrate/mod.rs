@@ -35,6 +35,7 @@ pub mod shard;
 pub mod sut;
 pub mod target;
 pub mod trial;
+mod window_cpu;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -206,6 +207,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         header: &results.clone(),
         logs: &failure::log_dir(&opts.out, &results.run_id),
         marker_lag: opts.knobs.marker_lag,
+        close_lag: opts.knobs.close_lag,
     };
     let mut progress = Progress::new(rounds.total_trials(), opts.quiet, opts.progress_bar);
     let mut stopped = None;

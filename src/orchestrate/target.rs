@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::server_proc::ServerProcess;
 use crate::measure::resources::{
-    sample_group, sample_process, CpuTimes, GroupSampler, PeakSampler,
+    sample_group, sample_process, CpuSample, CpuTimes, GroupSampler, PeakSampler,
 };
 use crate::metric::TrialMetrics;
 
@@ -103,6 +103,15 @@ impl PeakWatch {
     /// Samples every process of group `pgid` (the sums of their threads and RSS).
     pub fn group(pgid: u32) -> PeakWatch {
         PeakWatch::Group(GroupSampler::start(pgid, SAMPLE_GROUP_EVERY))
+    }
+
+    /// A process group's CPU at its latest sample ([`GroupSampler::latest_cpu`]);
+    /// `None` for a single process, and before the first sample.
+    pub fn latest_group_cpu(&self) -> Option<CpuSample> {
+        match self {
+            PeakWatch::Group(s) => s.latest_cpu(),
+            PeakWatch::Process(_) | PeakWatch::Nothing => None,
+        }
     }
 
     /// Stops sampling; (peak threads, peak RSS bytes), `None` when nothing

@@ -170,6 +170,30 @@ pub fn failed_rows(cmp: &Comparison) -> Vec<&MetricComparison> {
     rows
 }
 
+/// Gating rows that left out trials without their figure
+/// (`MetricComparison::lacking`), in row order, and the trials they left out.
+pub fn lacking_rows(cmp: &Comparison) -> (Vec<&MetricComparison>, usize) {
+    let mut rows: Vec<_> = cmp
+        .metrics
+        .iter()
+        .filter(|m| !m.lacking.is_empty())
+        .collect();
+    rows.sort_by(|a, b| row_order(a, b));
+    let trials = rows.iter().map(|m| m.lacking.len()).sum();
+    (rows, trials)
+}
+
+/// A row's trials without its figure: `round 2, baseline round 4`, the
+/// first eight, then how many more.
+pub fn lacking_list(m: &MetricComparison) -> String {
+    const LISTED: usize = 8;
+    let mut list = m.lacking[..m.lacking.len().min(LISTED)].join(", ");
+    if m.lacking.len() > LISTED {
+        list.push_str(&format!(" and {} more", m.lacking.len() - LISTED));
+    }
+    list
+}
+
 /// A relative change as a signed percentage: `+12.3%`, `-0.4%`, `n/a`.
 pub fn pct(v: Option<f64>) -> String {
     match v {

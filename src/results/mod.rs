@@ -171,6 +171,12 @@ pub struct Trial {
     /// ran again, so pairs stay pairs. Absent: none (and in older files).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reruns: u32,
+    /// A command client's: where its CPU in the window (`cpu_user_us`,
+    /// `cpu_sys_us`, `cpu_us_per_request`) was read. Absent for the built-in
+    /// drivers (their own clock at their window's edges) and JMH clients, for
+    /// a trial that measured nothing, and in files written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_source: Option<CpuSource>,
     /// `None` when the trial completed; otherwise why it failed.
     pub failure: Option<String>,
     pub metrics: Option<TrialMetrics>,
@@ -183,6 +189,31 @@ pub struct Trial {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<validity::InvalidMark>,
 }
+
+/// Where a command client's CPU in its window was read: its process group's
+/// CPU (`measure::resources::sample_group`) at the window's open, then at
+/// its close, or at the latest of the samples taken every 50 ms while it ran.
+/// A group's CPU only grows while its processes live: a reading below the
+/// one at the open (or below a sample taken before it) lost a process, and
+/// counts as gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpuSource {
+    /// Read at the window's close.
+    Close,
+    /// The program was gone at the close (it exited as its window closed,
+    /// or before): the last sample taken while the window was open, per
+    /// request completed in the share of the window it covers. Never the
+    /// exit's accounting, which would add the program's shutdown.
+    LastSample,
+    /// Gone at the close, and no sample taken while the window was open: the
+    /// trial has no CPU figure (`cpu_us_per_request` absent), and says so.
+    Gone,
+}
+
+/// What a trial whose CPU was gone at its window's close ([`CpuSource::Gone`])
+/// is told by: reports print it beside the trial.
+pub const CPU_GONE: &str = "the program's process group was gone when its window closed, and no sample of its CPU was taken while the window was open: no CPU per request";
 
 impl RunResults {
     /// Writes the document atomically (temp file + rename), so a reader or a
@@ -372,6 +403,12 @@ impl Trial {
         self.invalid.iter().any(validity::InvalidMark::is_starved)
     }
 
+    /// Whether this trial completed without its CPU figure, gone at its
+    /// window's close ([`CpuSource::Gone`]).
+    pub fn cpu_gone(&self) -> bool {
+        self.failure.is_none() && self.cpu_source == Some(CpuSource::Gone)
+    }
+
     /// Whether a signal cut this trial short (the run was stopped), rather
     /// than the client failing it.
     pub fn interrupted(&self) -> bool {
@@ -390,6 +427,27 @@ impl CellResult {
             .filter(|t| t.failure.is_none() && !t.starved())
             .filter_map(|t| Some((t.round, t.metrics.as_ref()?.get(metric)?)))
             .filter(|(_, v)| v.is_finite())
+            .collect()
+    }
+
+    /// Rounds of the trials that count (as in [`Self::values`]) without a
+    /// value of `metric` that another of them measured: a figure lost in
+    /// those trials (a command client's CPU gone at its window's close,
+    /// [`CpuSource::Gone`]), which a comparison counts and names rather than
+    /// leave out silently. Empty when no trial measured it.
+    pub fn lacking(&self, metric: &str) -> Vec<u32> {
+        let counted = || {
+            self.trials
+                .iter()
+                .filter(|t| t.failure.is_none() && !t.starved())
+                .filter_map(|t| Some((t.round, t.metrics.as_ref()?.get(metric))))
+        };
+        if !counted().any(|(_, v)| v.is_some_and(f64::is_finite)) {
+            return Vec::new();
+        }
+        counted()
+            .filter(|(_, v)| !v.is_some_and(f64::is_finite))
+            .map(|(round, _)| round)
             .collect()
     }
 

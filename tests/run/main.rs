@@ -43,3 +43,4 @@ mod starvation;
 mod starved;
 mod validity;
 mod window_ack;
+mod window_edge;

@@ -65,6 +65,8 @@ pub(super) struct Rounds<'a> {
     pub logs: &'a Path,
     /// The test knob [`crate::knobs::MARKER_LAG_VAR`] (command clients).
     pub marker_lag: Option<std::time::Duration>,
+    /// The test knob [`crate::knobs::CLOSE_LAG_VAR`] (command clients).
+    pub close_lag: Option<std::time::Duration>,
 }
 
 impl Rounds<'_> {
@@ -324,6 +326,7 @@ impl Rounds<'_> {
             threads: self.client_threads,
             server_watch: target.watch,
             marker_lag: self.marker_lag,
+            close_lag: self.close_lag,
         };
         let cpus = &self.pinning.client_cpus;
         match &spec.client.kind {

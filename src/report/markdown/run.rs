@@ -54,6 +54,10 @@ pub fn build(run: &RunResults) -> Doc {
         if cell.trials.iter().any(|t| !t.invalid.is_empty()) {
             client.push_str(" (invalid)");
         }
+        let gone = cell.trials.iter().filter(|t| t.cpu_gone()).count();
+        if gone > 0 {
+            let _ = write!(client, " ({gone} without cpu/req)");
+        }
         let rest: Vec<String> = cells[2..].iter().map(|v| md(v)).collect();
         let row = format!("| {client} | {} |\n", rest.join(" | "));
         tables

@@ -8,8 +8,9 @@ use crate::compare::{Comparison, MetricComparison};
 use crate::report::escape::{md, md_n, md_who, sha};
 use crate::report::format::duration_words;
 use crate::report::rows::{
-    change_cell, change_header, change_legend, disagree_note, failed_rows, is_headline_row, mde,
-    outcome_text, rank, row_order, sides_disagree, values, verdict_cell,
+    change_cell, change_header, change_legend, disagree_note, failed_rows, is_headline_row,
+    lacking_list, lacking_rows, mde, outcome_text, rank, row_order, sides_disagree, values,
+    verdict_cell,
 };
 use crate::timer::clock::parse_rfc3339;
 
@@ -100,6 +101,29 @@ pub fn head(cmp: &Comparison) -> String {
             let _ = writeln!(out, "> - {}", super::details::first_line(r, 400));
         }
         let more = failed.len().saturating_sub(MAX_DIFFERENCES);
+        if more > 0 {
+            let _ = writeln!(out, "> - … and {more} more");
+        }
+        out.push('\n');
+    }
+    let (lacking, trials) = lacking_rows(cmp);
+    if trials > 0 {
+        let _ = writeln!(
+            out,
+            "> ⚠️ **{} without a gated figure**, left out of its comparison:",
+            plural(trials as u32, "trial", "trials")
+        );
+        for m in lacking.iter().take(MAX_DIFFERENCES) {
+            let _ = writeln!(
+                out,
+                "> - {} / {} **{}**: {}",
+                md(&m.scenario),
+                md_who(&m.client, m.server.as_deref()),
+                md(&m.metric),
+                lacking_list(m)
+            );
+        }
+        let more = lacking.len().saturating_sub(MAX_DIFFERENCES);
         if more > 0 {
             let _ = writeln!(out, "> - … and {more} more");
         }

@@ -10,8 +10,8 @@ use crate::compare::{Comparison, MetricComparison, Tier, Verdict};
 use crate::files::{shortened, SHOWN_CHARS};
 use crate::report::format::duration_words;
 use crate::report::rows::{
-    change_cell, change_header, disagree_note, failed_rows, is_headline_row, mde, row_order,
-    shows_tier, sides_disagree, value, verdict_words,
+    change_cell, change_header, disagree_note, failed_rows, is_headline_row, lacking_list,
+    lacking_rows, mde, row_order, shows_tier, sides_disagree, value, verdict_words,
 };
 use crate::timer::clock::parse_rfc3339;
 
@@ -217,6 +217,24 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
     }
     if rows.iter().any(|m| sides_disagree(m)) {
         let _ = writeln!(out, "{}", disagree_note(sbs));
+    }
+    let (lacking, trials) = lacking_rows(cmp);
+    if trials > 0 {
+        let _ = writeln!(
+            out,
+            "\n{trials} trial{} without a gated figure, left out of its comparison:",
+            if trials == 1 { "" } else { "s" }
+        );
+        for m in lacking {
+            let _ = writeln!(
+                out,
+                "  {} / {} {}: {}",
+                safe(&m.scenario),
+                safe(&m.who()),
+                safe(&m.metric),
+                lacking_list(m)
+            );
+        }
     }
     let mut reasons: Vec<&str> = Vec::new();
     for m in failed_rows(cmp) {

@@ -130,6 +130,16 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
                     output_text(&shortened(f, MAX_FAILURE_CHARS))
                 );
             }
+            if t.cpu_gone() {
+                let _ = writeln!(
+                    out,
+                    "no cpu/req: {} / {} round {}: {}",
+                    c.scenario.escape_debug(),
+                    c.label().escape_debug(),
+                    t.round,
+                    crate::results::CPU_GONE
+                );
+            }
             for mark in &t.invalid {
                 let _ = writeln!(
                     out,
@@ -173,6 +183,26 @@ mod tests {
         let mut m = crate::metric::every_field_measured();
         edit(&mut m);
         super::render(&synthetic::one_cell_run(m), false, Width::Wide)
+    }
+
+    /// Issue 52, point 6: a trial whose CPU was gone at its window's close
+    /// is named, not left out silently.
+    #[test]
+    fn a_trial_without_its_cpu_is_named() {
+        let mut run = synthetic::one_cell_run(|_| {});
+        assert!(!super::render(&run, false, Width::Wide).contains("no cpu/req"));
+        let t = &mut run.results[0].trials[1];
+        t.cpu_source = Some(crate::results::CpuSource::Gone);
+        t.metrics.as_mut().unwrap().cpu_us_per_request = None;
+        let out = super::render(&run, false, Width::Wide);
+        let c = &run.results[0];
+        let line = format!(
+            "\nno cpu/req: {} / {} round 2: {}\n",
+            c.scenario,
+            c.label(),
+            crate::results::CPU_GONE
+        );
+        assert!(out.contains(&line), "{out}");
     }
 
     /// Start-up gets its columns only when some cell measured it (results

@@ -235,6 +235,7 @@ pub fn metric(
         gating,
         reason: format!("Hodges-Lehmann shift {verdict:?} against a 10% threshold"),
         invalid: vec![],
+        lacking: vec![],
         advice: None,
         undecidable: None,
     }

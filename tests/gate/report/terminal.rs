@@ -66,3 +66,52 @@ fn run_table_is_kept() {
         Width::Wide
     ));
 }
+
+/// Issue 52, point 6: a gating row that left out trials without its figure
+/// says how many and which, below the table, in the terminal and in the
+/// comment's head; a comparison without any says nothing of it.
+#[test]
+fn trials_without_a_gated_figure_are_counted_in_every_report() {
+    let case = cases::mixed();
+    let plain = terminal::render_comparison(&case.cmp, false);
+    assert!(!plain.contains("without a gated figure"), "{plain}");
+    let md = benchgate::report::markdown::render(
+        &case.cmp,
+        &case.current,
+        case.baseline.as_ref(),
+        &Default::default(),
+    );
+    assert!(!md.contains("without a gated figure"), "{md}");
+
+    let mut case = cases::mixed();
+    let row = case
+        .cmp
+        .metrics
+        .iter_mut()
+        .find(|m| m.gating)
+        .expect("a gating row");
+    row.lacking = vec!["round 2".into(), "baseline round 4".into()];
+    let (scenario, client, metric) = (row.scenario.clone(), row.client.clone(), row.metric.clone());
+    let out = terminal::render_comparison(&case.cmp, false);
+    assert!(
+        out.contains(&format!(
+            "\n2 trials without a gated figure, left out of its comparison:\n  {scenario} / {client} {metric}: round 2, baseline round 4\n"
+        )),
+        "{out}"
+    );
+    let md = benchgate::report::markdown::render(
+        &case.cmp,
+        &case.current,
+        case.baseline.as_ref(),
+        &Default::default(),
+    );
+    assert!(
+        md.contains("> ⚠️ **2 trials without a gated figure**, left out of its comparison:\n"),
+        "{md}"
+    );
+    let escaped = metric.replace('_', "\\_");
+    assert!(
+        md.contains(&format!("**{escaped}**: round 2, baseline round 4\n")),
+        "{md}"
+    );
+}
