@@ -43,7 +43,7 @@ fn main() -> ExitCode {
             // The error may quote untrusted text (a results file's names, a
             // program's output).
             let message = format!("benchgate: error: {e:#}");
-            eprintln!("{}", benchgate::report::escape::fence(&message));
+            eprintln!("{}", benchgate::report::untrusted::for_log(&message));
             ExitCode::from(2)
         }
     }

@@ -122,7 +122,8 @@ fn issue(
     };
     match github::drift_issue(&target, suite_id, newest, drifting > 0, text) {
         Ok(IssueResult::Skipped(why)) => {
-            eprintln!("benchgate: drift issue: {why}");
+            let line = format!("benchgate: drift issue: {why}");
+            eprintln!("{}", crate::report::untrusted::for_log(&line));
             None
         }
         Ok(

@@ -234,10 +234,11 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
     };
     let store = a.store()?;
     let key = store.store(branch, sha, &m.results, MAX_HISTORY)?;
-    eprintln!(
+    let line = format!(
         "benchgate: stored the baseline of {branch} at {sha} (run {}); keeping at most {MAX_HISTORY} per branch",
         key.run_id
     );
+    eprintln!("{}", crate::report::untrusted::for_log(&line));
     let code = Report {
         no_baseline_passes: true,
         ..m.report(None)?

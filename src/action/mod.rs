@@ -93,7 +93,7 @@ pub fn main(step: ActionStep) -> u8 {
             }
             // The message may quote untrusted text (a fork's results file, a
             // setup log, a server's output): no line of it may be a command.
-            eprint!("{}", outputs::prefixed_lines("benchgate: error: ", &msg));
+            eprint!("{}", outputs::error_lines(&msg));
             command(&annotation(Level::Error, "benchgate", &msg));
             2
         }

@@ -84,21 +84,19 @@ pub fn scrub(text: &str, secret: Option<&str>) -> String {
     }
 }
 
-/// `text` (which may hold untrusted input: a results file's keys, a setup
-/// log's tail, a server's output) as log lines that each start with `prefix`,
-/// so that none of them is a workflow command (`::set-output`, `::add-mask::`
-/// and the rest are recognised only at the start of a line, on stdout and
-/// stderr alike) and none can close a `::stop-commands::` fence. Carriage
-/// returns end a line for the runner too. The runner's legacy form,
-/// `##[add-mask]x`, is a command anywhere in a line: each line is
-/// [`disarm`]ed (`## [add-mask]x`).
-pub fn prefixed_lines(prefix: &str, text: &str) -> String {
-    let mut out = String::new();
-    for line in text.split(['\n', '\r']) {
-        out.push_str(&disarm(&format!("{prefix}{line}")));
-        out.push('\n');
-    }
-    out
+/// The action's error `text` (which may hold untrusted input: a results
+/// file's keys, a setup log's tail, a server's output) as log lines, through
+/// the one print path for untrusted text ([`crate::report::untrusted`]): its
+/// later lines quoted, every control character but the line feed shown
+/// escaped (a carriage return, which ends a line for the runner too,
+/// included), so that no line is a workflow command (`::set-output`,
+/// `::add-mask::` and the rest are recognised only at the start of a line, on
+/// stdout and stderr alike) and none can close a `::stop-commands::` fence;
+/// the runner's legacy form, `##[add-mask]x`, a command anywhere in a line,
+/// is [`disarm`]ed (`## [add-mask]x`), in and out of a GitHub Actions log.
+pub fn error_lines(text: &str) -> String {
+    let quoted = crate::report::untrusted::quoted(&format!("benchgate: error: {text}"));
+    format!("{}\n", disarm(&quoted))
 }
 
 /// Prints a workflow command line to stdout, flushed before anything else
@@ -117,11 +115,13 @@ mod tests {
     fn untrusted_text_never_starts_a_line() {
         let hostile =
             "bad key\n::set-output name=verdict::pass\r::add-mask::x\n  ::error::y ##[add-mask]z";
-        let text = prefixed_lines("benchgate: error: ", hostile);
-        assert_eq!(text.lines().count(), 4);
-        for line in text.lines() {
-            assert!(line.starts_with("benchgate: error: "), "{line:?}");
+        let text = error_lines(hostile);
+        assert_eq!(text.lines().count(), 3, "{text}");
+        assert!(text.starts_with("benchgate: error: bad key\n"), "{text}");
+        for line in text.lines().skip(1) {
+            assert!(line.starts_with("    | "), "{line:?}");
         }
+        assert!(text.contains("\\r::add-mask::x"), "{text}");
         assert!(!text.contains("##["), "{text}");
         assert!(text.contains("## [add-mask]z"), "{text}");
     }
@@ -166,11 +166,23 @@ mod tests {
             "get, p99: 50%",
             "up 50%\r\n::set-output name=x::y",
         );
+        // A CR before the LF goes with it (issue 53, point 5).
         assert_eq!(
             a,
-            "::error title=get%2C p99%3A 50%25::up 50%25%0D%0A::set-output name=x::y"
+            "::error title=get%2C p99%3A 50%25::up 50%25%0A::set-output name=x::y"
         );
         assert_eq!(a.lines().count(), 1);
+        // Every other control is shown escaped: a log viewer that renders
+        // escape sequences gets none (ESC, OSC 8, a bare CR, BEL, C1, bidi).
+        let a = annotation(
+            Level::Warning,
+            "t\x1b]0;x\x07",
+            "a\x1b[2J \x1b]8;;http://e\x1b\\l\x1b]8;;\x1b\\ x\ry \u{9b}1m \u{202e}z",
+        );
+        assert_eq!(
+            a,
+            "::warning title=t\\u{1b}]0;x\\u{7}::a\\u{1b}[2J \\u{1b}]8;;http://e\\u{1b}\\l\\u{1b}]8;;\\u{1b}\\ x\\ry \\u{9b}1m \\u{202e}z"
+        );
     }
 
     #[test]

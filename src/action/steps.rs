@@ -286,7 +286,7 @@ impl Action {
                 "a benchgate results file"
             }
         );
-        eprintln!("{}", crate::report::escape::fence(&line));
+        eprintln!("{}", crate::report::untrusted::for_log(&line));
         Ok(results)
     }
 }

@@ -62,7 +62,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             "note: {} compares within the run ([compare]), paired by round; these thresholds come from the noise between separate runs, which is larger: they suit comparisons with a stored baseline (push, nightly). For the paired gate, scripts/gate-quality-paired.sh measures detection and false alarms.",
             suite.source
         );
-        println!("{}", fence(&note));
+        println!("{}", crate::report::untrusted::for_log(&note));
     }
     let calibration = cal::calibrate(&runs, &plan.gate, Options::default());
     anyhow::ensure!(

@@ -4,7 +4,7 @@
 //! says which shards ran on another kind of runner than shard 1.
 
 use crate::cli::MergeArgs;
-use crate::report::escape::fence;
+use crate::report::untrusted::for_log;
 use crate::results::jmh::TrialUnit;
 use crate::results::merge;
 
@@ -27,10 +27,10 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
         merged.results.len(),
         args.out.display()
     );
-    eprintln!("{}", fence(&line));
+    eprintln!("{}", for_log(&line));
     // The notes name the shards' runners, from their results files.
     for note in merge::runner_notes(&merged) {
-        eprintln!("{}", fence(&format!("benchgate: note: {note}")));
+        eprintln!("{}", for_log(&format!("benchgate: note: {note}")));
     }
     Ok(0)
 }

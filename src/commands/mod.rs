@@ -24,6 +24,7 @@ use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
 use crate::report::escape::{fence, warn_refused_histograms};
 use crate::report::markdown::MarkdownOptions;
+use crate::report::untrusted::for_log;
 use crate::results::jmh::TrialUnit;
 use crate::results::RunResults;
 
@@ -109,7 +110,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
                 ""
             }
         );
-        eprintln!("{}", fence(&line));
+        eprintln!("{}", for_log(&line));
         return Ok(signal.exit_code());
     }
     let plan = ran.plan.as_ref();
@@ -150,18 +151,16 @@ impl pipeline::Presenter for Terminal<'_> {
             suite.run.rounds,
             self.args.out.display()
         );
-        eprintln!("{}", fence(&line));
+        eprintln!("{}", for_log(&line));
     }
 
     fn unreachable(&self, why: &str) {
-        eprintln!("{}", fence(&format!("benchgate: warning: {why}")));
+        eprintln!("{}", for_log(&format!("benchgate: warning: {why}")));
     }
 
     fn gate_note(&self, note: &str) {
-        eprint!(
-            "{}",
-            fence(&format!("benchgate: {}", note.trim_start_matches("> ")))
-        );
+        let line = format!("benchgate: {}", note.trim_start_matches("> "));
+        eprintln!("{}", for_log(&line));
     }
 
     fn measure(&self, suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
@@ -205,20 +204,22 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
         },
         out.display()
     );
-    eprintln!("{}", fence(&line));
+    eprintln!("{}", for_log(&line));
     for f in failed {
         let line = format!("every trial failed ({0} of {0}): {1}", f.trials, f.first);
-        // A failure may quote a program's output: shown on one line here.
-        let line: String = line
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect();
-        let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        // A failure may quote a program's output: its lines joined into one
+        // here, the rest of its controls shown escaped (`for_log`).
+        let line = line
+            .split('\n')
+            .map(|l| l.strip_suffix('\r').unwrap_or(l).trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         let line = format!(
             "benchgate: error: {}",
             report::escape::truncate_chars(&line, FAILED_CELL_LINE_CHARS)
         );
-        eprintln!("{}", fence(&line));
+        eprintln!("{}", for_log(&line));
     }
     2
 }
@@ -233,7 +234,7 @@ fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
             path.display(),
             shortened(signal, SHOWN_CHARS).escape_debug()
         );
-        eprintln!("{}", fence(&line));
+        eprintln!("{}", for_log(&line));
     }
 }
 

@@ -182,7 +182,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                 name.escape_debug(),
                 argv
             );
-            eprintln!("{}", crate::report::escape::fence(&line));
+            eprintln!("{}", crate::report::untrusted::for_log(&line));
         }
         let log = scratch.path().join("setup.log");
         if let Err(e) = command::run_setup(argv, place, &log) {

@@ -3,7 +3,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::metric::TrialMetrics;
-use crate::report::escape::fence;
+use crate::report::untrusted;
 
 pub struct Progress {
     bar: Option<ProgressBar>,
@@ -48,16 +48,12 @@ impl Progress {
                 m.errors.total()
             ),
             // A failure may quote a program's output (a setup log's tail):
-            // its later lines are indented, to tell them from benchgate's.
-            (None, Some(f)) => format!(
-                "{}: FAILED: {}",
-                self.label,
-                f.replace(['\r', '\n'], "\n    | ")
-            ),
+            // its later lines are quoted, to tell them from benchgate's.
+            (None, Some(f)) => format!("{}: FAILED: {f}", self.label),
             (None, None) => format!("{}: done", self.label),
         };
         // The label names the scenario and the client, from the config.
-        let line = fence(&line).into_owned();
+        let line = untrusted::for_log(&line);
         match &self.bar {
             Some(bar) => {
                 if failure.is_some() {

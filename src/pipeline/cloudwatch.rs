@@ -25,19 +25,24 @@ pub fn publish(
         .build()
         .context("starting the async runtime")?;
     let report = runtime.block_on(publish(results, &opts));
-    use crate::report::escape::fence;
+    use crate::report::escape::{actions_log, annotation, Level};
+    use crate::report::untrusted::for_log;
     // The skipped cells and the summary name the results file's cells.
     for s in &report.skipped {
-        eprintln!("{}", fence(&format!("benchgate: cloudwatch: skipped {s}")));
+        eprintln!(
+            "{}",
+            for_log(&format!("benchgate: cloudwatch: skipped {s}"))
+        );
     }
-    println!("{}", fence(&report.summary()));
+    println!("{}", for_log(&report.summary()));
     match &report.error {
         None => Ok(0),
         Some(e) => {
-            let e = fence(&e.to_string()).into_owned();
-            eprintln!("benchgate: warning: publishing to CloudWatch failed: {e}");
-            if crate::report::escape::actions_log() {
-                println!("::warning title=benchgate CloudWatch publish failed::{e}");
+            let line = format!("benchgate: warning: publishing to CloudWatch failed: {e}");
+            eprintln!("{}", for_log(&line));
+            if actions_log() {
+                let title = "benchgate CloudWatch publish failed";
+                println!("{}", annotation(Level::Warning, title, &e.to_string()));
             }
             Ok(2)
         }

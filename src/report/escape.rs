@@ -18,7 +18,8 @@
 //! And for the log (issue 30, point 3): every print of untrusted text to
 //! stdout or stderr, by the CLI and the action alike, goes through [`fence`],
 //! which under GitHub Actions leaves no line the runner takes for a workflow
-//! command ([`disarm`]).
+//! command ([`disarm`]); a message's control characters are escaped first, by
+//! the one print path for untrusted text ([`super::untrusted`]).
 
 use std::borrow::Cow;
 use std::sync::OnceLock;
@@ -35,10 +36,15 @@ const MD_SPECIAL: &[char] = &[
     '"', '\'', '=',
 ];
 
-/// Whether a character must be shown as a visible escape instead of itself.
+/// Whether a character must be shown as a visible escape instead of itself:
+/// a control (C0, DEL, C1: U+0080-U+009F), a bidi control (embeddings,
+/// overrides, isolates, marks), a line or paragraph separator.
 pub fn is_hidden(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+        || matches!(
+            c,
+            '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}'
+        )
         || c == '\u{2028}'
         || c == '\u{2029}'
 }
@@ -70,13 +76,14 @@ pub fn actions_log() -> bool {
     ACTIONS_LOG.get().copied().unwrap_or(true)
 }
 
-/// Text for stdout or stderr that may hold untrusted text (names from a
-/// config or a results file, failure reasons, a program's output): in a GitHub
+/// Text for stdout or stderr that may hold untrusted text: in a GitHub
 /// Actions log ([`actions_log`]) [`disarm`]ed, so that no line of it is a
 /// workflow command; elsewhere unchanged, since only the runner reads commands
-/// in a log. Every print of such text, by the CLI and the action, goes through
-/// here; lines that are meant as commands (annotations, `::add-mask::`) are
-/// printed beside it.
+/// in a log. A message goes through [`super::untrusted::for_log`], which
+/// escapes its control characters, then here; a rendering whose untrusted
+/// parts its renderer escaped (a report's table, with its own colours) comes
+/// here directly. Lines that are meant as commands (annotations,
+/// `::add-mask::`) are printed beside it.
 pub fn fence(s: &str) -> Cow<'_, str> {
     if actions_log() {
         disarm(s)
@@ -349,8 +356,11 @@ pub enum Level {
     Notice,
 }
 
-/// `::error title=..::message` (and `::warning`, `::notice`), escaped.
+/// `::error title=..::message` (and `::warning`, `::notice`), escaped: the
+/// message keeps its lines, every other control character of either is shown
+/// escaped ([`super::untrusted::visible`]).
 pub fn annotation(level: Level, title: &str, message: &str) -> String {
+    use super::untrusted::visible;
     let cmd = match level {
         Level::Error => "error",
         Level::Warning => "warning",
@@ -358,15 +368,17 @@ pub fn annotation(level: Level, title: &str, message: &str) -> String {
     };
     format!(
         "::{cmd} title={}::{}",
-        escape_property(title),
-        escape_data(message)
+        escape_property(&visible(title)),
+        escape_data(&visible(message))
     )
 }
 
-/// A warning on stderr (fenced), and under Actions also as a warning
-/// annotation titled `title`, so it shows on the run's summary page.
+/// A warning on stderr ([`super::untrusted::for_log`]), and under Actions
+/// also as a warning annotation titled `title`, so it shows on the run's
+/// summary page.
 pub fn warn(title: &str, message: &str) {
-    eprintln!("{}", fence(&format!("benchgate: warning: {message}")));
+    let line = format!("benchgate: warning: {message}");
+    eprintln!("{}", super::untrusted::for_log(&line));
     if actions_log() {
         eprintln!("{}", annotation(Level::Warning, title, message));
     }

@@ -10,7 +10,9 @@
 //!   markdown is in [`markdown`]);
 //! - [`export`]: files for other tools (github-action-benchmark, `.hgrm`);
 //! - [`files`]: the one writer of the report files the CLI and the action
-//!   ask for (the comment's markdown, the job summary, JSON, exports).
+//!   ask for (the comment's markdown, the job summary, JSON, exports);
+//! - [`untrusted`]: the one print path for untrusted text (a program's
+//!   output, names, errors quoting them) to a terminal or a log.
 
 pub mod drift;
 pub mod escape;
@@ -24,6 +26,7 @@ pub mod run_table;
 pub mod spent;
 pub mod terminal;
 pub mod undecided;
+pub mod untrusted;
 
 /// What every report says next to the verdict of an optimistic comparison
 /// ([`crate::compare::Comparison::optimistic`]).

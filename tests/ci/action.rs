@@ -639,3 +639,47 @@ ready_timeout = "10s"
     }
     assert_eq!(run.injected(), Vec::<String>::new(), "{log}");
 }
+
+/// Issue 53, point 5: a failing client's output, with terminal control
+/// sequences in it (ESC, OSC 8, OSC 52, CR, BEL, C1, bidi), is relayed with
+/// every control shown escaped by `benchgate action`: in its progress lines,
+/// its run table, its comparison, its annotations and its error, on stdout
+/// and stderr alike.
+#[test]
+fn a_clients_terminal_controls_are_relayed_escaped() {
+    let r = Runner::new();
+    std::fs::write(r.workspace().join("hostile.txt"), common::CONTROLS).unwrap();
+    std::fs::write(
+        r.workspace().join("benchgate.toml"),
+        r#"
+[run]
+rounds = 1
+warmup = "10ms"
+duration = "100ms"
+
+[[client]]
+name = "cmd"
+kind = "command"
+command = ["sh", "-c", "cat hostile.txt; cat hostile.txt >&2; exit 1"]
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+"#,
+    )
+    .unwrap();
+    let run = r.action(
+        "push",
+        &event_fixture("push_main.json"),
+        "refs/heads/main",
+        &[],
+    );
+    // Every trial failed: the gate fails.
+    assert_eq!(run.code(), 1, "{}", run.log());
+    common::assert_no_raw_controls("stdout", &run.output.stdout);
+    common::assert_no_raw_controls("stderr", &run.output.stderr);
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    for shown in common::CONTROLS_SHOWN {
+        assert!(stderr.contains(shown), "{shown:?} missing:\n{}", run.log());
+    }
+}

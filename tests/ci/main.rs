@@ -36,3 +36,4 @@ mod init;
 mod listing;
 mod log_fence;
 mod setup_install;
+mod terminal_controls;

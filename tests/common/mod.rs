@@ -77,6 +77,41 @@ out = {"benchgate_result": 1, "requests": len(lat), "ok": len(lat), "elapsed_s":
 json.dump(out, open(os.environ["BENCHGATE_RESULT_PATH"], "w"))
 "#;
 
+/// Terminal control sequences that a hostile program's output or a hostile
+/// file may hold (issue 53, point 5): a screen clear, an OSC 8 hyperlink, an
+/// OSC 52 clipboard write, an OSC 0 title with BEL, a bare carriage return,
+/// BEL, a C1 CSI (U+009B) and a bidi override (U+202E).
+pub const CONTROLS: &str = "clear\x1b[2J link\x1b]8;;http://evil.example\x1b\\here\x1b]8;;\x1b\\ \
+    clip\x1b]52;c;ZXZpbA==\x07 title\x1b]0;pwned\x07 over\rwrite bell\x07 csi\u{9b}31m bidi\u{202e}gpj.exe";
+
+/// How each control of [`CONTROLS`] shows in benchgate's output: escaped.
+pub const CONTROLS_SHOWN: [&str; 8] = [
+    "clear\\u{1b}[2J",
+    "link\\u{1b}]8;;http://evil.example\\u{1b}\\here",
+    "clip\\u{1b}]52;c;ZXZpbA==\\u{7}",
+    "title\\u{1b}]0;pwned\\u{7}",
+    "over\\rwrite",
+    "bell\\u{7}",
+    "csi\\u{9b}31m",
+    "bidi\\u{202e}gpj.exe",
+];
+
+/// Panics unless `bytes` (what benchgate printed on `stream`) hold none of
+/// the controls of [`CONTROLS`] raw: no ESC, BEL, carriage return, C1
+/// control or bidi control.
+#[track_caller]
+pub fn assert_no_raw_controls(stream: &str, bytes: &[u8]) {
+    let text = String::from_utf8_lossy(bytes);
+    let raw: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect();
+    assert!(raw.is_empty(), "raw controls {raw:?} on {stream}:\n{text}");
+}
+
 pub fn exe() -> &'static str {
     env!("CARGO_BIN_EXE_benchgate")
 }

@@ -6,7 +6,7 @@ use super::cell::CellAcc;
 use super::Rounds;
 use crate::orchestrate::budget::{Next, Spend};
 use crate::orchestrate::progress::Progress;
-use crate::report::escape::fence;
+use crate::report::untrusted::for_log;
 use crate::results::CellResult;
 
 impl Rounds<'_> {
@@ -44,7 +44,7 @@ impl Rounds<'_> {
                 cells.first().map_or("", |c| c.scenario.as_str()),
                 run.max_rounds
             );
-            eprintln!("{}", fence(&line));
+            eprintln!("{}", for_log(&line));
         }
         true
     }
@@ -74,7 +74,7 @@ impl Rounds<'_> {
                         "benchgate: {}: undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget",
                         results.first().map_or("", |c| c.scenario.as_str()),
                     );
-                    eprintln!("{}", fence(&line));
+                    eprintln!("{}", for_log(&line));
                 }
                 more
             }

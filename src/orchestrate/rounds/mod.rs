@@ -38,7 +38,7 @@ use super::trial::{self, Latencies};
 use crate::config::{ClientKind, Driver, Scenario, StopRule, Suite};
 use crate::interrupt;
 use crate::metric::TrialMetrics;
-use crate::report::escape::fence;
+use crate::report::untrusted::for_log;
 use crate::results::environment::Pinning;
 use crate::results::{validity, CellResult, RunResults, Trial};
 use cell::CellAcc;
@@ -150,7 +150,7 @@ impl Rounds<'_> {
                         scenario.name,
                         validity::MAX_STARVED_RERUNS
                     );
-                    eprintln!("{}", fence(&line));
+                    eprintln!("{}", for_log(&line));
                 }
                 let all = cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c));
                 let mut n = 0;

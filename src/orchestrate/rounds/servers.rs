@@ -12,7 +12,7 @@ use crate::orchestrate::budget::Spend;
 use crate::orchestrate::progress::Progress;
 use crate::orchestrate::sut::{probe_http, SutProcess};
 use crate::orchestrate::target::Target;
-use crate::report::escape::fence;
+use crate::report::untrusted::for_log;
 use crate::results::CellResult;
 
 impl Rounds<'_> {
@@ -115,7 +115,7 @@ impl Rounds<'_> {
             if let Err(e) = p.stop() {
                 if !self.quiet {
                     // It may quote the server's output.
-                    eprintln!("{}", fence(&format!("benchgate: warning: {e}")));
+                    eprintln!("{}", for_log(&format!("benchgate: warning: {e}")));
                 }
             }
         }

@@ -248,10 +248,10 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
     for r in reasons {
         match color {
             true => {
-                let _ = writeln!(out, "{RED}{}{RESET}", super::output_text(r));
+                let _ = writeln!(out, "{RED}{}{RESET}", crate::report::untrusted::quoted(r));
             }
             false => {
-                let _ = writeln!(out, "{}", super::output_text(r));
+                let _ = writeln!(out, "{}", crate::report::untrusted::quoted(r));
             }
         }
     }

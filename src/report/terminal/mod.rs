@@ -18,31 +18,6 @@ use crate::results::RunResults;
 /// tails it quotes (2 KiB each); a results file may hold 64 KiB.
 const MAX_FAILURE_CHARS: usize = 8_000;
 
-/// Untrusted text that may quote a program's output (a failure reason: a
-/// first line, then `stdout tail:` and its lines), for the terminal: the
-/// first line as it is, each further line indented behind `    | ` so that
-/// it reads as quoted, as the progress lines do; carriage returns end lines,
-/// and other control characters (and bidi overrides) are shown escaped, so
-/// the text cannot move the cursor. Workflow commands are the printer's to
-/// disarm ([`crate::report::escape::fence`]).
-pub fn output_text(s: &str) -> String {
-    let text = s.replace("\r\n", "\n").replace('\r', "\n");
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in text.trim_end().split('\n').enumerate() {
-        if i > 0 {
-            out.push_str("\n    | ");
-        }
-        for c in line.chars() {
-            if c != '\t' && crate::report::escape::is_hidden(c) {
-                let _ = write!(out, "\\u{{{:x}}}", c as u32);
-            } else {
-                out.push(c);
-            }
-        }
-    }
-    out
-}
-
 /// The widest line the legend is wrapped to: a CI log or an 120-column
 /// terminal shows it unbroken.
 const LINE: usize = 120;
@@ -127,7 +102,7 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
                     c.scenario.escape_debug(),
                     c.label().escape_debug(),
                     t.round,
-                    output_text(&shortened(f, MAX_FAILURE_CHARS))
+                    crate::report::untrusted::quoted(&shortened(f, MAX_FAILURE_CHARS))
                 );
             }
             if t.cpu_gone() {
