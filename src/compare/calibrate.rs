@@ -13,8 +13,8 @@
 //!   Reasonable Time", ISMM 2013), which no number of trials inside one run removes;
 //! - the **A/A shift** of every pair of runs (Hodges-Lehmann, `stats::two_sample`)
 //!   and its `quantile` (default p95) of absolute values;
-//! - the **minimum detectable effect** (`stats::mde_two_sample`) of each pair at the
-//!   configured rounds and alpha, its median over pairs;
+//! - the **minimum detectable effect** of each pair (`stats::Shift::mde`, from
+//!   its interval) at the configured rounds and alpha, its median over pairs;
 //! - the **false alarms** of the current gate: every ordered pair of runs compared
 //!   with [`super::compare`], counting the pairs where the metric fails the gate.
 //!
@@ -269,11 +269,8 @@ fn cell_noise(
         for b in &tx[i + 1..] {
             if let Some(s) = stats::two_sample(a, b, alpha) {
                 shifts.push(back(s.estimate));
-            }
-            // Nothing is detectable when the trial count cannot reach alpha.
-            let reachable = stats::min_p_two_sample(a.len(), b.len()) <= alpha;
-            if let Some(m) = stats::mde_two_sample(a, b, alpha).filter(|_| reachable) {
-                mdes.push(back(m));
+                // None when the trial count cannot reach alpha.
+                mdes.extend(s.mde.map(back));
             }
         }
     }

@@ -468,4 +468,6 @@ fn run_ref(r: &RunResults) -> RunRef {
 #[cfg(test)]
 mod server_tests;
 #[cfg(test)]
+mod spread_tests;
+#[cfg(test)]
 mod tests;

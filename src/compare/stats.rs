@@ -37,17 +37,16 @@
 //!   p < 0.05, 4 vs 4 can; paired needs 6 rounds. The gate calls such a
 //!   comparison inconclusive.
 //! - **Minimum detectable effect** (MDE) at the observed noise: the shift the test
-//!   detects with 80% power at level alpha, from the normal-theory formula
-//!   `MDE = (t(1-alpha/2, df) + t(0.80, df)) * s * sqrt(1/n + 1/m) * sqrt(pi/3)`,
-//!   with `s` the pooled standard deviation of the (log) values, `df = n+m-2`, and
-//!   `sqrt(pi/3) = 1/sqrt(0.955)` the asymptotic relative efficiency of the rank
-//!   test against the t-test under normality (HWC 4.1, "Comments"). Paired: `s` is
-//!   the standard deviation of the differences, `sqrt(1/n)`, `df = n-1`; the sign
-//!   test's efficiency is `2/pi` instead (HWC 3.4, "Comments"), so `sqrt(pi/2)`.
-//!   Assumptions: roughly normal, equal-variance noise on the comparison scale;
-//!   the t quantiles come from the Cornish-Fisher expansion (Abramowitz and Stegun
-//!   26.7.5), accurate to about 1% for `df >= 3`. It is `None` when the trial count
-//!   cannot reach the level at all.
+//!   detects with 80% power at level alpha, `MDE = (z(1-alpha/2) + z(0.80)) * SE`,
+//!   with `SE` the standard error the test's own interval implies: its width over
+//!   `2 z((1+c)/2)`, `c` its achieved confidence ([`interval_se`]; `1.96` for a 95%
+//!   interval). One spread for the interval, the MDE and the advice built on it:
+//!   a few wild trials inflate a standard deviation many times over but barely
+//!   move a rank interval (statistics primer, "One spread, read robustly,
+//!   everywhere"), and the rank tests' efficiency against the t-test is already
+//!   in the interval's width. Assumption: the estimate is roughly normal, so its
+//!   interval's half-width is `z` standard errors. It is `None` when the trial
+//!   count cannot reach the level at all.
 //!
 //! Callers choose the scale: the gate compares `ln(value)` for ratio-scale metrics
 //! (so +10% and -10% are symmetric and scaling every value by `k` shifts the
@@ -94,18 +93,15 @@ pub fn two_sample(baseline: &[f64], current: &[f64], alpha: f64) -> Option<Shift
     diffs.sort_by(f64::total_cmp);
     let (c, confidence) = two_sample_critical(n, m, alpha);
     let min_p = min_p_two_sample(n, m);
+    let (lo, hi) = (diffs[c - 1], diffs[diffs.len() - c]);
     Some(Shift {
         estimate: median_sorted(&diffs),
-        ci_low: diffs[c - 1],
-        ci_high: diffs[diffs.len() - c],
+        ci_low: lo,
+        ci_high: hi,
         confidence,
         p_value,
         min_p_value: min_p,
-        mde: if min_p <= alpha {
-            mde_two_sample(baseline, current, alpha)
-        } else {
-            None
-        },
+        mde: mde_of_interval(min_p, (lo, hi, confidence), alpha),
         exact,
     })
 }
@@ -127,18 +123,15 @@ pub fn paired(diffs: &[f64], alpha: f64) -> Option<Shift> {
     walsh.sort_by(f64::total_cmp);
     let (c, confidence) = paired_critical(n, alpha);
     let min_p = min_p_paired(n);
+    let (lo, hi) = (walsh[c - 1], walsh[walsh.len() - c]);
     Some(Shift {
         estimate: median_sorted(&walsh),
-        ci_low: walsh[c - 1],
-        ci_high: walsh[walsh.len() - c],
+        ci_low: lo,
+        ci_high: hi,
         confidence,
         p_value,
         min_p_value: min_p,
-        mde: if min_p <= alpha {
-            mde_paired(diffs, alpha)
-        } else {
-            None
-        },
+        mde: mde_of_interval(min_p, (lo, hi, confidence), alpha),
         exact,
     })
 }
@@ -401,51 +394,33 @@ fn exact_critical(counts: &[u128], max: usize, alpha: f64) -> (usize, f64) {
 // ---------------------------------------------------------------------------
 // Minimum detectable effect
 
-/// MDE of the rank-sum test (see the module docs); `None` without a noise estimate.
-pub fn mde_two_sample(x: &[f64], y: &[f64], alpha: f64) -> Option<f64> {
-    let (n, m) = (x.len(), y.len());
-    if n + m < 3 {
+/// The standard error an interval `[low, high]` of achieved confidence
+/// `confidence` implies: `(high - low) / (2 z((1 + confidence) / 2))`, so
+/// `(high - low) / 3.92` for a 95% interval. `None` for a confidence outside
+/// (0, 1) or an interval that is not finite.
+pub fn interval_se(low: f64, high: f64, confidence: f64) -> Option<f64> {
+    let finite = low.is_finite() && high.is_finite() && high >= low;
+    let z = normal_quantile((1.0 + confidence) / 2.0);
+    (finite && confidence > 0.0 && confidence < 1.0 && z > 0.0).then(|| (high - low) / (2.0 * z))
+}
+
+/// The MDE of a test at `alpha` whose estimate has standard error `se`:
+/// `(z(1 - alpha/2) + z(0.80)) * se` (see the module docs).
+pub fn mde_of_se(se: f64, alpha: f64) -> f64 {
+    (normal_quantile(1.0 - alpha / 2.0) + normal_quantile(MDE_POWER)) * se
+}
+
+/// The MDE of a shift whose interval is `(low, high, confidence)`, when the
+/// test can reach `alpha` at all (`min_p`, its smallest p-value).
+fn mde_of_interval(
+    min_p: f64,
+    (low, high, confidence): (f64, f64, f64),
+    alpha: f64,
+) -> Option<f64> {
+    if min_p > alpha {
         return None;
     }
-    let df = (n + m - 2) as f64;
-    let pooled = ((n - 1) as f64 * variance(x) + (m - 1) as f64 * variance(y)) / df;
-    let scale = (1.0 / n as f64 + 1.0 / m as f64).sqrt();
-    Some(effect_multiplier(alpha, df, RANK_EFFICIENCY) * pooled.sqrt() * scale)
-}
-
-/// MDE of the signed-rank test on differences `d`; `None` with fewer than 2 pairs.
-pub fn mde_paired(d: &[f64], alpha: f64) -> Option<f64> {
-    mde_of_differences(d, alpha, RANK_EFFICIENCY)
-}
-
-/// MDE of a one-sample test of differences `d` whose efficiency against the
-/// t-test is `efficiency`; `None` with fewer than 2 pairs.
-fn mde_of_differences(d: &[f64], alpha: f64, efficiency: f64) -> Option<f64> {
-    let n = d.len();
-    if n < 2 {
-        return None;
-    }
-    let df = (n - 1) as f64;
-    Some(effect_multiplier(alpha, df, efficiency) * variance(d).sqrt() / (n as f64).sqrt())
-}
-
-/// Asymptotic relative efficiency of the rank-sum and signed-rank tests
-/// against the t-test under normality (HWC 3.1, 4.1).
-const RANK_EFFICIENCY: f64 = 3.0 / std::f64::consts::PI;
-
-/// `(t(1-alpha/2, df) + t(power, df)) / sqrt(efficiency)`.
-fn effect_multiplier(alpha: f64, df: f64, efficiency: f64) -> f64 {
-    let t = |p: f64| t_quantile(p, df);
-    (t(1.0 - alpha / 2.0) + t(MDE_POWER)) / efficiency.sqrt()
-}
-
-/// Sample variance (n-1 denominator); 0 for fewer than 2 values.
-fn variance(v: &[f64]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64
+    interval_se(low, high, confidence).map(|se| mde_of_se(se, alpha))
 }
 
 // ---------------------------------------------------------------------------
@@ -570,20 +545,8 @@ pub fn normal_quantile(p: f64) -> f64 {
     }
 }
 
-/// Student t quantile by the Cornish-Fisher expansion around the normal quantile
-/// (Abramowitz and Stegun 26.7.5).
-pub fn t_quantile(p: f64, df: f64) -> f64 {
-    let z = normal_quantile(p);
-    let (z3, z5, z7, z9) = (z.powi(3), z.powi(5), z.powi(7), z.powi(9));
-    let g1 = (z3 + z) / 4.0;
-    let g2 = (5.0 * z5 + 16.0 * z3 + 3.0 * z) / 96.0;
-    let g3 = (3.0 * z7 + 19.0 * z5 + 17.0 * z3 - 15.0 * z) / 384.0;
-    let g4 = (79.0 * z9 + 776.0 * z7 + 1482.0 * z5 - 1920.0 * z3 - 945.0 * z) / 92160.0;
-    z + g1 / df + g2 / df.powi(2) + g3 / df.powi(3) + g4 / df.powi(4)
-}
-
 mod sign;
-pub use sign::{mde_sign, paired_sign, sign_critical, sign_null, sign_test_p};
+pub use sign::{paired_sign, sign_critical, sign_null, sign_test_p};
 
 #[cfg(test)]
 mod tests;

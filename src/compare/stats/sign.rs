@@ -1,10 +1,10 @@
 //! The sign test on paired differences (`[gate] paired_test = "sign"`): the
 //! exact binomial test of the signs, the median and its order-statistic
-//! interval, and the test's minimum detectable effect. The parent module's docs
-//! give the methods and sources (HWC 3.4-3.6).
+//! interval (whose width gives the minimum detectable effect, as for every
+//! test). The parent module's docs give the methods and sources (HWC 3.4-3.6).
 
 use super::{
-    exact_critical, mde_of_differences, median_sorted, min_p_paired, normal_quantile,
+    exact_critical, mde_of_interval, median_sorted, min_p_paired, normal_quantile,
     normal_two_sided, two_sided_p, Shift, EXACT_MAX,
 };
 
@@ -23,18 +23,15 @@ pub fn paired_sign(diffs: &[f64], alpha: f64) -> Option<Shift> {
     sorted.sort_by(f64::total_cmp);
     let (k, confidence) = sign_critical(n, alpha);
     let min_p = min_p_paired(n);
+    let (lo, hi) = (sorted[k - 1], sorted[n - k]);
     Some(Shift {
         estimate: median_sorted(&sorted),
-        ci_low: sorted[k - 1],
-        ci_high: sorted[n - k],
+        ci_low: lo,
+        ci_high: hi,
         confidence,
         p_value,
         min_p_value: min_p,
-        mde: if min_p <= alpha {
-            mde_sign(diffs, alpha)
-        } else {
-            None
-        },
+        mde: mde_of_interval(min_p, (lo, hi, confidence), alpha),
         exact,
     })
 }
@@ -90,21 +87,3 @@ pub fn sign_critical(n: usize, alpha: f64) -> (usize, f64) {
     let k = (nf / 2.0 - normal_quantile(1.0 - alpha / 2.0) * (nf / 4.0).sqrt()).floor();
     ((k.max(1.0) as usize).min(n.div_ceil(2)), 1.0 - alpha)
 }
-
-/// MDE of the sign test on differences `d`: [`mde_paired`]'s formula with the
-/// sign test's efficiency, `2/pi` (its power rests on the density of the
-/// differences at their median, `1/(sigma sqrt(2 pi))` under normality).
-/// `None` with fewer than 2 pairs.
-///
-/// A robust scale (1.4826 MAD of the differences in place of their standard
-/// deviation) was tried and not kept: in a simulation of 30 pairs, normal and
-/// with 40% of trials jumping up 20-50%, the standard-deviation form gave the
-/// sign test 79-83% power at its stated MDE (80% intended), the MAD form
-/// 76-80%, and the MAD form varied between samples 1.5-4 times as much.
-pub fn mde_sign(d: &[f64], alpha: f64) -> Option<f64> {
-    mde_of_differences(d, alpha, SIGN_EFFICIENCY)
-}
-
-/// Asymptotic relative efficiency of the sign test against the t-test under
-/// normality (HWC 3.4).
-const SIGN_EFFICIENCY: f64 = 2.0 / std::f64::consts::PI;
