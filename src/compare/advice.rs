@@ -335,6 +335,7 @@ mod tests {
             lacking: vec![],
             advice: None,
             undecidable: None,
+            decided_at: None,
         }
     }
 

@@ -220,6 +220,7 @@ impl Cell {
             current: Vec::new(),
             advice: None,
             undecidable: None,
+            decided_at: None,
         };
         if let Evidence::Measured(m) = evidence {
             out.undecidable = m.undecidable.clone();

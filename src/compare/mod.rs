@@ -44,6 +44,7 @@ pub mod verdict;
 mod cells;
 mod lacking;
 mod pairing;
+mod settled;
 mod validity;
 
 pub use advice::{Advice, ROUNDS_CAP};
@@ -175,50 +176,9 @@ pub fn compare_side_by_side_with(
 /// validity guard and the outcome.
 fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) -> Comparison {
     let ctx = Context::new(pairing, current, gate);
-    let max_rounds = current.config.run.max_rounds;
-    // A scenario the run looked at under `[run] budget` tests at its last
-    // look's alpha (`looks`), never at more than the gate's.
-    let looked: HashMap<&str, GateConfig> = current
-        .budget
-        .iter()
-        .filter_map(|b| {
-            let alpha = b.alpha()?.min(gate.alpha);
-            Some((
-                b.scenario.as_str(),
-                GateConfig {
-                    alpha,
-                    ..gate.clone()
-                },
-            ))
-        })
-        .collect();
-    let mut metrics = Vec::new();
-    for cell in &current.results {
-        let Some(side) = ctx.side(cell) else {
-            continue;
-        };
-        let gate = looked.get(cell.scenario.as_str()).unwrap_or(gate);
-        let base_who = (side.client.as_str(), side.server.as_deref());
-        match ctx.start(cell, &side) {
-            Start::Skip => {}
-            Start::Failed(reason) => {
-                if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
-                    let c = ctx.failed_cell(cell, &side, metric);
-                    let evidence = Evidence::Failed(reason);
-                    metrics.push(c.comparison(cell, base_who, g, &evidence, gate, max_rounds));
-                }
-            }
-            Start::Measure => {
-                for (c, g, evidence, note) in ctx.rows(cell, &side, gate) {
-                    let mut m = c.comparison(cell, base_who, &g, &evidence, gate, max_rounds);
-                    if let Some(note) = note {
-                        m.reason = format!("{note}; {}", m.reason);
-                    }
-                    metrics.push(m);
-                }
-            }
-        }
-    }
+    let looked = settled::last_looks(current, gate);
+    let mut metrics = cell_rows(&ctx, gate, &looked);
+    settled::settle(pairing, current, gate, &mut metrics);
     let stored = match pairing {
         Pairing::Stored(b) => Some(b),
         Pairing::SameRun(_) => None,
@@ -270,34 +230,49 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
             .is_some_and(|o| o.trials == crate::results::jmh::TrialUnit::Iterations)
     };
     cmp.optimistic = iterations(current) || matches!(stored, Some(Some(b)) if iterations(b));
-    if let Some(note) = looks_note(&looked) {
+    if let Some(note) = settled::note(&looked) {
         cmp.method.push_str(&note);
     }
     cmp
 }
 
-/// What the method says when scenarios were judged at their last planned
-/// look's alpha (`[run] budget`), not at the gate's.
-fn looks_note(looked: &HashMap<&str, GateConfig>) -> Option<String> {
-    if looked.is_empty() {
-        return None;
+/// The rows of every cell of the run: a `failed` row for a cell that
+/// measured nothing, else a row per compared metric; a scenario the run
+/// looked at under `[run] budget` at its gate in `looked`.
+fn cell_rows(
+    ctx: &Context<'_>,
+    gate: &GateConfig,
+    looked: &HashMap<&str, GateConfig>,
+) -> Vec<MetricComparison> {
+    let max_rounds = ctx.current.config.run.max_rounds;
+    let mut metrics = Vec::new();
+    for cell in &ctx.current.results {
+        let Some(side) = ctx.side(cell) else {
+            continue;
+        };
+        let gate = looked.get(cell.scenario.as_str()).unwrap_or(gate);
+        let base_who = (side.client.as_str(), side.server.as_deref());
+        match ctx.start(cell, &side) {
+            Start::Skip => {}
+            Start::Failed(reason) => {
+                if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
+                    let c = ctx.failed_cell(cell, &side, metric);
+                    let evidence = Evidence::Failed(reason);
+                    metrics.push(c.comparison(cell, base_who, g, &evidence, gate, max_rounds));
+                }
+            }
+            Start::Measure => {
+                for (c, g, evidence, note) in ctx.rows(cell, &side, gate) {
+                    let mut m = c.comparison(cell, base_who, &g, &evidence, gate, max_rounds);
+                    if let Some(note) = note {
+                        m.reason = format!("{note}; {}", m.reason);
+                    }
+                    metrics.push(m);
+                }
+            }
+        }
     }
-    let alphas = looked.values().map(|g| g.alpha);
-    let low = alphas.clone().fold(f64::INFINITY, f64::min);
-    let high = alphas.fold(0.0, f64::max);
-    let at = if (high - low).abs() < 1e-12 {
-        format!("alpha = {}", looks::show_alpha(low))
-    } else {
-        format!(
-            "alpha {} to {}",
-            looks::show_alpha(low),
-            looks::show_alpha(high)
-        )
-    };
-    Some(format!(
-        "; under [run] budget the evidence was looked at during the run at planned rounds only, alpha split across the looks: {} scenario(s) judged at their last look's {at}",
-        looked.len()
-    ))
+    metrics
 }
 
 /// One `missing` row per cell of `baseline` that `current` lacks (a dropped

@@ -104,10 +104,18 @@ pub struct MetricComparison {
     /// no number of rounds could ([`MetricComparison::undecidable`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advice: Option<super::advice::Advice>,
-    /// Why these trials cannot decide anything, whatever they show (a JMH
-    /// file with too few forks): the inconclusive verdict's cause.
+    /// Why it was left undecided whatever its trials show: a JMH file with
+    /// too few forks (no advice then), or, under `[run] budget`, a metric
+    /// that stopped drawing rounds (undecidable within its scenario's share)
+    /// or whose scenario stopped because another metric failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undecidable: Option<String>,
+    /// Under `[run] budget`, a gating metric decided at a planned look: that
+    /// look (its round and alpha). The decision is final there: the row's
+    /// interval, verdict and values are those of the rounds up to it, tested
+    /// at its alpha. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<crate::results::budget::Look>,
 }
 
 impl MetricComparison {

@@ -675,6 +675,8 @@ fn a_budgeted_run_is_judged_at_its_last_looks_alpha() {
             round: 5,
             alpha: 0.0001,
         }],
+        decided: vec![],
+        undecidable: vec![],
         stopped: Stop::Budget,
     });
     let looked = compare(Some(&base), &cur, &gate);

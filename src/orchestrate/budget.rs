@@ -2,21 +2,38 @@
 //! the answer is still open.
 //!
 //! Each scenario, as it starts, gets what is left of the budget divided by the
-//! scenarios left (one that decides early leaves its time to the rest). Its
+//! scenarios left (one that stops early leaves its time to the rest). Its
 //! configured `rounds` always run; after that, rounds continue while a gating
-//! metric of the comparison made during the run is undecided
-//! ([`crate::compare::MetricComparison::undecided`]), another round fits in
-//! its share (judged by the mean round so far) and `max_rounds` is not
-//! reached. The evidence is looked at only at the planned looks
-//! ([`LookPlan`]: `rounds`, then every doubling), each at its share of alpha;
-//! when the share runs out first, one last look spends what the skipped
-//! looks would have. Every look is recorded ([`ScenarioBudget`]), and the
-//! scenario's final comparison tests at the last look's alpha.
+//! metric of the comparison made during the run is open: undecided
+//! ([`crate::compare::MetricComparison::undecided`]), not decided at an
+//! earlier look, and not undecidable; another round fits in its share (judged
+//! by the mean round so far) and `max_rounds` is not reached. The evidence is
+//! looked at only at the planned looks ([`LookPlan`]: `rounds`, then every
+//! doubling), each at its share of alpha; when the share runs out first, one
+//! last look spends what the skipped looks would have.
+//!
+//! At each look ([`Spend::looked`]):
+//! - a gating metric decided there (regressed, improved, within its
+//!   threshold) is **final**: the Bonferroni split already bounds the error
+//!   over all the looks, whichever decides, so a later look neither re-tests
+//!   nor revokes it. The final comparison reports it with that look's
+//!   interval and alpha (`compare::settled`);
+//! - a gating metric final as regressed beyond its fail threshold stops the
+//!   scenario ([`Stop::Failed`]): it fails whatever the others would show;
+//! - an undecided one is **undecidable** when even the rounds the share still
+//!   buys (capped by `max_rounds`) are unlikely to decide it
+//!   ([`advice::undecidable_within`]): it stops drawing rounds, and when every
+//!   gating metric is final or undecidable the scenario stops
+//!   ([`Stop::Undecidable`]), leaving its time to the scenarios after it.
+//!
+//! Every look and every metric it settled is recorded ([`ScenarioBudget`]).
 
 use std::time::{Duration, Instant};
 
+use crate::compare::advice;
 use crate::compare::looks::LookPlan;
-use crate::results::budget::{Look, ScenarioBudget, Stop};
+use crate::compare::{MetricComparison, Tier, Verdict};
+use crate::results::budget::{Decided, Look, Names, ScenarioBudget, Stop, Undecidable};
 
 /// The budget of the whole run.
 #[derive(Debug, Clone, Copy)]
@@ -38,8 +55,8 @@ impl RunBudget {
 pub(super) enum Next {
     /// Run another round.
     Round,
-    /// Look at the evidence at this alpha: another round if it is undecided
-    /// ([`Spend::looked`] says).
+    /// Look at the evidence at this alpha: another round if a gating metric
+    /// is still open ([`Spend::looked`] says).
     Look(f64),
     /// Stop: the rounds are done.
     Stop,
@@ -58,8 +75,13 @@ pub(super) struct Spend {
     compares: bool,
     looks: Vec<Look>,
     done: u32,
+    /// The rounds the share buys in all, judged after the last round by the
+    /// mean round so far, at most `max_rounds`.
+    buys: u32,
     /// The look in progress is the last one (no further round fits).
     last: bool,
+    decided: Vec<Decided>,
+    undecidable: Vec<Undecidable>,
     stopped: Option<Stop>,
 }
 
@@ -81,7 +103,10 @@ impl Spend {
             compares,
             looks: Vec::new(),
             done: 0,
+            buys: 0,
             last: false,
+            decided: Vec::new(),
+            undecidable: Vec::new(),
             stopped: None,
         }
     }
@@ -101,12 +126,11 @@ impl Spend {
             self.stopped = Some(Stop::NothingToCompare);
             return Next::Stop;
         }
-        let per_round = elapsed / round.max(1);
-        let fits = round < self.max_rounds && elapsed + per_round <= self.share;
+        self.buys = self.rounds_bought(round, elapsed);
         if round < self.rounds {
             return Next::Round;
         }
-        if !fits {
+        if self.buys <= round {
             self.last = true;
             let look = self.plan.last(round, self.looks.len());
             self.looks.push(look);
@@ -121,22 +145,85 @@ impl Spend {
         }
     }
 
-    /// The answer of the look [`Self::after`] asked for: whether it left a
-    /// gating metric undecided. True: another round.
-    pub fn looked(&mut self, undecided: bool) -> bool {
-        if !undecided {
-            self.stopped = Some(Stop::Decided);
+    /// The rounds the share buys in all after `round` rounds in `elapsed`:
+    /// as many more as fit in what is left at the mean round so far, at
+    /// most `max_rounds`.
+    fn rounds_bought(&self, round: u32, elapsed: Duration) -> u32 {
+        let per_round = (elapsed / round.max(1)).as_nanos();
+        let left = self.share.saturating_sub(elapsed).as_nanos();
+        let more = left.checked_div(per_round).unwrap_or(u128::MAX);
+        let more = u32::try_from(more).unwrap_or(u32::MAX);
+        round.saturating_add(more).min(self.max_rounds).max(round)
+    }
+
+    /// The answer of the look [`Self::after`] asked for: the comparison's
+    /// rows of this scenario at that look's alpha (`paired`: by round).
+    /// Records what the look settled; true: another round.
+    pub fn looked(&mut self, rows: &[MetricComparison], paired: bool) -> bool {
+        let Some(look) = self.looks.last().copied() else {
             return false;
+        };
+        let mut failed = false;
+        for m in rows.iter().filter(|m| m.gating) {
+            let key = (m.client.as_str(), m.server.as_deref(), m.metric.as_str());
+            let is = |n: &dyn Names| n.names(key.0, key.1, key.2);
+            if self.decided.iter().any(|d| is(d)) {
+                continue;
+            }
+            if decided(m) {
+                self.undecidable.retain(|u| !is(u));
+                self.decided.push(Decided {
+                    client: m.client.clone(),
+                    server: m.server.clone(),
+                    metric: m.metric.clone(),
+                    round: look.round,
+                    alpha: look.alpha,
+                });
+                failed |= m.verdict == Verdict::Regressed && m.tier == Tier::Fail;
+                continue;
+            }
+            let known = self.undecidable.iter().any(|u| is(u));
+            let hopeless = m.undecided()
+                && !self.last
+                && m.advice
+                    .as_ref()
+                    .is_some_and(|a| advice::undecidable_within(m, a, paired, self.buys));
+            if hopeless && !known {
+                self.undecidable.push(Undecidable {
+                    client: m.client.clone(),
+                    server: m.server.clone(),
+                    metric: m.metric.clone(),
+                    round: look.round,
+                    within: self.buys,
+                });
+            }
         }
-        if self.last {
-            self.stopped = Some(if self.done >= self.max_rounds {
-                Stop::MaxRounds
-            } else {
-                Stop::Budget
-            });
-            return false;
-        }
-        true
+        let open = rows.iter().any(|m| {
+            let is = |n: &dyn Names| n.names(&m.client, m.server.as_deref(), &m.metric);
+            m.undecided()
+                && !self.decided.iter().any(|d| is(d))
+                && !self.undecidable.iter().any(|u| is(u))
+        });
+        let stop = if failed {
+            Stop::Failed
+        } else if !open && self.undecidable.is_empty() {
+            Stop::Decided
+        } else if !open {
+            Stop::Undecidable
+        } else if !self.last {
+            return true;
+        } else if self.done >= self.max_rounds {
+            Stop::MaxRounds
+        } else {
+            Stop::Budget
+        };
+        self.stopped = Some(stop);
+        false
+    }
+
+    /// Why the rounds stopped, once they did.
+    pub fn stopped(&self) -> Option<Stop> {
+        self.stopped
     }
 
     /// The record for the results file; a spend that never stopped was
@@ -148,114 +235,24 @@ impl Spend {
             elapsed_s: self.started.elapsed().as_secs_f64(),
             rounds: self.done,
             looks: self.looks,
+            decided: self.decided,
+            undecidable: self.undecidable,
             stopped: self.stopped.unwrap_or(Stop::Interrupted),
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const S: Duration = Duration::from_secs(1);
-
-    fn spend(share: Duration, compares: bool) -> Spend {
-        Spend::new("get", share, (4, 300), 0.05, compares)
-    }
-
-    /// Runs rounds of `round_time` each, the comparison undecided until
-    /// round `decided_at`; returns the record.
-    fn simulate(s: &mut Spend, round_time: Duration, decided_at: u32) {
-        let mut round = 0;
-        loop {
-            round += 1;
-            match s.after_at(round, round_time * round) {
-                Next::Round => continue,
-                Next::Look(_) => {
-                    if !s.looked(round < decided_at) {
-                        break;
-                    }
-                }
-                Next::Stop => break,
-            }
-        }
-    }
-
-    #[test]
-    fn a_decided_comparison_stops_at_the_first_look() {
-        let mut s = spend(100 * S, true);
-        simulate(&mut s, S, 1);
-        let r = s.finish();
-        assert_eq!((r.rounds, r.stopped), (4, Stop::Decided));
-        assert_eq!(r.looks.len(), 1);
-        assert!(
-            (r.looks[0].alpha - 0.05 / 8.0).abs() < 1e-12,
-            "{:?}",
-            r.looks
-        );
-    }
-
-    #[test]
-    fn an_undecided_one_runs_to_the_next_planned_look_until_decided() {
-        let mut s = spend(100 * S, true);
-        simulate(&mut s, S, 10);
-        let r = s.finish();
-        // Looks at 4, 8 (undecided), 16 (decided).
-        assert_eq!((r.rounds, r.stopped), (16, Stop::Decided));
-        let at: Vec<u32> = r.looks.iter().map(|l| l.round).collect();
-        assert_eq!(at, [4, 8, 16]);
-    }
-
-    #[test]
-    fn the_budget_ends_with_a_last_look_spending_the_rest() {
-        // 30 s for rounds of 1 s: planned looks at 4, 8, 16 (32 would be
-        // next), and after round 30 another would end past 30 s: a last look.
-        let mut s = spend(30 * S, true);
-        simulate(&mut s, S, u32::MAX);
-        let r = s.finish();
-        assert_eq!(r.stopped, Stop::Budget);
-        assert_eq!(r.rounds, 30);
-        let at: Vec<u32> = r.looks.iter().map(|l| l.round).collect();
-        assert_eq!(at, [4, 8, 16, 30]);
-        let spent: f64 = r.looks.iter().map(|l| l.alpha).sum();
-        assert!((spent - 0.05).abs() < 1e-12, "{spent}");
-        assert!(r.elapsed_s >= 0.0);
-    }
-
-    #[test]
-    fn configured_rounds_always_run_and_nothing_compared_means_no_look() {
-        // A share shorter than one round: the 4 rounds still run, then the
-        // one look takes all the alpha.
-        let mut s = spend(Duration::from_millis(1), true);
-        simulate(&mut s, S, u32::MAX);
-        let r = s.finish();
-        assert_eq!((r.rounds, r.stopped), (4, Stop::Budget));
-        assert_eq!(r.looks.len(), 1);
-        assert!((r.looks[0].alpha - 0.05).abs() < 1e-12);
-        let mut s = spend(100 * S, false);
-        simulate(&mut s, S, u32::MAX);
-        let r = s.finish();
-        assert_eq!((r.rounds, r.stopped), (4, Stop::NothingToCompare));
-        assert!(r.looks.is_empty());
-    }
-
-    #[test]
-    fn max_rounds_stops_even_with_time_left() {
-        let mut s = Spend::new("get", 1000 * S, (4, 10), 0.05, true);
-        simulate(&mut s, S, u32::MAX);
-        let r = s.finish();
-        assert_eq!((r.rounds, r.stopped), (10, Stop::MaxRounds));
-        let at: Vec<u32> = r.looks.iter().map(|l| l.round).collect();
-        assert_eq!(at, [4, 8, 10]);
-    }
-
-    #[test]
-    fn the_share_divides_what_is_left() {
-        let b = RunBudget {
-            total: 60 * S,
-            started: Instant::now(),
-        };
-        let share = b.share(3);
-        assert!(share <= 20 * S && share > 19 * S, "{share:?}");
-    }
+/// A gating metric's decision at a look: regressed, improved or within its
+/// threshold, not left undecided (a warn-tier regression whose interval
+/// reaches past the fail threshold is undecided).
+fn decided(m: &MetricComparison) -> bool {
+    !m.undecided()
+        && matches!(
+            m.verdict,
+            Verdict::Regressed | Verdict::Improved | Verdict::Unchanged
+        )
 }
+
+#[cfg(test)]
+#[path = "budget_tests.rs"]
+mod tests;

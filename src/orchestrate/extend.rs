@@ -19,6 +19,7 @@
 //! called within it at one of the looks); the same script counts it, as the
 //! injected arm's passes.
 
+use crate::compare::{Comparison, MetricComparison};
 use crate::config::gate::GateConfig;
 use crate::plan::{Against, ComparisonPlan};
 use crate::results::{CellResult, RunResults};
@@ -50,9 +51,19 @@ impl Extend {
         cells: &[CellResult],
         alpha: Option<f64>,
     ) -> bool {
-        let Some(scenario) = cells.first().map(|c| c.scenario.clone()) else {
-            return false;
-        };
+        self.look(header, cells, alpha)
+            .is_some_and(|c| c.metrics.iter().any(MetricComparison::undecided))
+    }
+
+    /// The comparison of the scenario's cells so far (as [`Self::needs_more`]
+    /// makes it), its rows narrowed to the scenario; `None`: nothing compared.
+    pub fn look(
+        &self,
+        header: &RunResults,
+        cells: &[CellResult],
+        alpha: Option<f64>,
+    ) -> Option<Comparison> {
+        let scenario = cells.first()?.scenario.clone();
         let current = RunResults {
             results: cells
                 .iter()
@@ -68,13 +79,9 @@ impl Extend {
             ..self.plan.gate.clone()
         });
         let gate = at_look.as_ref().unwrap_or(&self.plan.gate);
-        let Some(comparison) = self.plan.compare_under(&current, gate) else {
-            return false;
-        };
-        comparison
-            .metrics
-            .iter()
-            .any(|m| m.scenario == scenario && m.undecided())
+        let mut comparison = self.plan.compare_under(&current, gate)?;
+        comparison.metrics.retain(|m| m.scenario == scenario);
+        Some(comparison)
     }
 }
 

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use crate::compare::looks::show_alpha;
-use crate::report::escape::md;
-use crate::results::budget::ScenarioBudget;
+use crate::report::escape::{md, md_n};
+use crate::results::budget::{ScenarioBudget, Stop};
 use crate::results::RunResults;
 
 /// One scenario's cells: scenario, rounds, time used / given, looks, stop.
@@ -26,8 +26,31 @@ fn row(b: &ScenarioBudget) -> [String; 5] {
         b.rounds.to_string(),
         format!("{} of {}", seconds(b.elapsed_s), seconds(b.share_s)),
         looks,
-        b.stopped.describe().to_string(),
+        stopped(b),
     ]
+}
+
+/// Why the rounds stopped, with the gating metrics that stopped drawing
+/// rounds, undecidable within the share: `budget used; undecidable: head
+/// throughput_rps (round 8)`.
+fn stopped(b: &ScenarioBudget) -> String {
+    let why = b.stopped.describe();
+    if b.undecidable.is_empty() {
+        return why.to_string();
+    }
+    let which: Vec<String> = b
+        .undecidable
+        .iter()
+        .map(|u| {
+            let who = crate::results::client_label(&u.client, u.server.as_deref());
+            format!("{who} {} (round {})", u.metric, u.round)
+        })
+        .collect();
+    let which = which.join(", ");
+    match b.stopped {
+        Stop::Undecidable => format!("{why}: {which}"),
+        _ => format!("{why}; undecidable within its share: {which}"),
+    }
 }
 
 fn seconds(s: f64) -> String {
@@ -46,11 +69,16 @@ pub fn markdown(run: &RunResults) -> String {
     };
     let used: f64 = run.budget.iter().map(|b| b.elapsed_s).sum();
     let mut body = String::from(
-        "Rounds continue while a gating metric is undecided, looking at the evidence at planned rounds only, alpha split across the looks; the last look's alpha is the one the verdict tests at.\n\n| scenario | rounds | time used | looks (round, α) | stopped |\n|:--|--:|--:|:--|:--|\n",
+        "Rounds continue while a gating metric is undecided, looking at the evidence at planned rounds only, alpha split across the looks. A gating metric decided at a look keeps that look's decision and alpha, and one that regressed stops its scenario; one the share could not decide stops drawing rounds; the rest are judged at the last look's alpha.\n\n| scenario | rounds | time used | looks (round, α) | stopped |\n|:--|--:|--:|:--|:--|\n",
     );
     for b in &run.budget {
         let [s, r, t, l, why] = row(b);
-        let _ = writeln!(body, "| {} | {r} | {t} | {l} | {why} |", md(&s));
+        let _ = writeln!(
+            body,
+            "| {} | {r} | {t} | {l} | {} |",
+            md(&s),
+            md_n(&why, 1000)
+        );
     }
     format!(
         "<details><summary>Budget: {} used of {}</summary>\n\n{body}\n</details>\n\n",
@@ -74,8 +102,9 @@ pub fn terminal(run: &RunResults) -> String {
         let [s, r, t, l, why] = row(b);
         let _ = writeln!(
             out,
-            "  {}: {r} rounds, {t}, looks at {l}; {why}",
-            s.escape_debug()
+            "  {}: {r} rounds, {t}, looks at {l}; {}",
+            s.escape_debug(),
+            why.escape_debug()
         );
     }
     out
@@ -84,7 +113,7 @@ pub fn terminal(run: &RunResults) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::budget::{Look, Stop};
+    use crate::results::budget::Look;
 
     #[test]
     fn rounds_time_looks_and_stop_are_shown() {
@@ -109,6 +138,8 @@ mod tests {
                     alpha: 0.05 / 6.0,
                 },
             ],
+            decided: vec![],
+            undecidable: vec![],
             stopped: Stop::Decided,
         });
         let md = markdown(&run);
@@ -121,5 +152,54 @@ mod tests {
         );
         let t = terminal(&run);
         assert!(t.contains("get-22b: 40 rounds, 1m02s of 2m30s"), "{t}");
+    }
+
+    #[test]
+    fn metrics_that_stopped_drawing_rounds_are_named() {
+        let mut run =
+            crate::results::synthetic::run(crate::config::Suite::default_suite(), 2, |_, _, _| {
+                None
+            });
+        run.config.run.budget = Some(std::time::Duration::from_secs(300));
+        let look = Look {
+            round: 8,
+            alpha: 0.05 / 6.0,
+        };
+        let b = ScenarioBudget {
+            scenario: "get-22b".into(),
+            share_s: 150.0,
+            elapsed_s: 7.0,
+            rounds: 8,
+            looks: vec![look],
+            decided: vec![],
+            undecidable: vec![crate::results::budget::Undecidable {
+                client: "head|x".into(),
+                server: None,
+                metric: "throughput_rps".into(),
+                round: 8,
+                within: 11,
+            }],
+            stopped: Stop::Undecidable,
+        };
+        run.budget.push(b.clone());
+        run.budget.push(ScenarioBudget {
+            scenario: "get-20kb".into(),
+            undecidable: vec![],
+            stopped: Stop::Failed,
+            ..b
+        });
+        let md = markdown(&run);
+        assert!(
+            md.contains(
+                "| undecidable within its share: head\\|x throughput\\_rps \\(round 8\\) |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| a gating metric failed |"), "{md}");
+        let t = terminal(&run);
+        assert!(
+            t.contains("; undecidable within its share: head|x throughput_rps (round 8)"),
+            "{t}"
+        );
     }
 }

@@ -43,13 +43,12 @@ pub fn entries(cmp: &Comparison) -> Vec<Entry<'_>> {
                 "missing from this run: the baseline has this cell, the current run does not"
                     .to_string()
             } else {
-                // Why it cannot be decided at all (a JMH file with too few
-                // forks) comes before how many rounds would decide it.
-                let advice = match (&row.undecidable, &row.advice) {
-                    (Some(why), _) => format!("; {why}"),
-                    (None, Some(a)) => format!("; {}", sentence(row, a)),
-                    (None, None) => String::new(),
-                };
+                // Why it was left undecided (a JMH file with too few forks,
+                // a metric undecidable within the budget) comes before how
+                // many rounds would decide it.
+                let why = row.undecidable.iter().map(|w| format!("; {w}"));
+                let advice = row.advice.iter().map(|a| format!("; {}", sentence(row, a)));
+                let advice: String = why.chain(advice).collect();
                 format!("{}{advice}", change_with_ci(row))
             };
             Entry { row, detail }

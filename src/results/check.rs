@@ -198,11 +198,15 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
                 ));
             }
         }
-        for (j, look) in b.looks.iter().enumerate() {
-            if !(look.alpha > 0.0 && look.alpha <= 0.5) {
+        let looks = b.looks.iter().enumerate();
+        let decided = b.decided.iter().enumerate();
+        let alphas = (looks.map(|(j, l)| (format!("looks[{j}]"), l.alpha)))
+            .chain(decided.map(|(j, d)| (format!("decided[{j}]"), d.alpha)));
+        for (name, alpha) in alphas {
+            if !(alpha > 0.0 && alpha <= 0.5) {
                 return Err(bad(
-                    format!("{at}.looks[{j}].alpha"),
-                    look.alpha,
+                    format!("{at}.{name}.alpha"),
+                    alpha,
                     "a look's alpha must be above 0 and at most 0.5",
                 ));
             }
@@ -408,6 +412,14 @@ mod tests {
                 round: 10,
                 alpha: 0.05,
             }],
+            decided: vec![crate::results::budget::Decided {
+                client: "hyper".into(),
+                server: None,
+                metric: "throughput_rps".into(),
+                round: 10,
+                alpha: 0.05,
+            }],
+            undecidable: vec![],
             stopped: crate::results::budget::Stop::Decided,
         });
         assert!(check_values(&r, "f.json").is_ok());
@@ -418,6 +430,13 @@ mod tests {
             "{e}"
         );
         r.budget[0].looks[0].alpha = 0.05;
+        r.budget[0].decided[0].alpha = 0.7;
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(
+            e.contains("budget[0] (scenario \"get-22b\").decided[0].alpha is 0.7"),
+            "{e}"
+        );
+        r.budget[0].decided[0].alpha = 0.05;
         r.budget[0].elapsed_s = f64::NAN;
         assert!(check_values(&r, "f.json").is_err());
         r.budget.clear();

@@ -3,7 +3,9 @@
 //! (rounds, then every doubling) while one is undecided, and stop when the
 //! scenario's share of the budget cannot hold another round, with a last
 //! look that spends the alpha left. Every look is in the results file, and
-//! the verdict tests at the last look's alpha.
+//! the verdict tests at the last look's alpha. Issue 51: a gating metric
+//! that fails at a look stops its scenario there, and one the share cannot
+//! decide stops drawing rounds.
 
 use crate::common;
 
@@ -14,12 +16,23 @@ use benchgate::results::RunResults;
 /// request; `throughput` is the gate's throughput threshold, `alpha` the
 /// gate's (`None`: the default, 0.05).
 fn config(budget: &str, inject: &str, throughput: &str, alpha: Option<f64>) -> String {
+    config_up_to(16, budget, inject, throughput, alpha)
+}
+
+/// [`config`] with `max_rounds` rounds at most.
+fn config_up_to(
+    max_rounds: u32,
+    budget: &str,
+    inject: &str,
+    throughput: &str,
+    alpha: Option<f64>,
+) -> String {
     let alpha = alpha.map_or(String::new(), |a| format!("alpha = {a}\n"));
     format!(
         r#"
 [run]
 rounds = 8
-max_rounds = 16
+max_rounds = {max_rounds}
 budget = "{budget}"
 warmup = "20ms"
 requests = 20
@@ -94,15 +107,59 @@ fn spent(b: &ScenarioBudget) -> f64 {
 }
 
 #[test]
-fn a_decided_comparison_stops_at_the_first_look() {
+fn a_failure_stops_the_scenario_at_the_first_look() {
     // +3 ms of CPU per 300 µs request: throughput falls far beyond -25%.
-    let (_, b, log) = run(&config("2m", "3ms", "-25%", None));
-    assert_eq!((b.rounds, b.stopped), (8, Stop::Decided), "{b:?}\n{log}");
+    let (r, b, log) = run(&config("2m", "3ms", "-25%", None));
+    assert_eq!((b.rounds, b.stopped), (8, Stop::Failed), "{b:?}\n{log}");
     assert_eq!(look_rounds(&b), [8]);
     // Looks planned at 8 and 16: each spends half of 0.05.
     assert!((b.looks[0].alpha - 0.025).abs() < 1e-12, "{b:?}");
+    let rps = b
+        .decided
+        .iter()
+        .find(|d| d.client == "head" && d.metric == "throughput_rps")
+        .unwrap_or_else(|| panic!("{b:?}"));
+    assert_eq!((rps.round, rps.alpha), (8, 0.025));
+    assert!(
+        log.contains("a gating metric failed at the look after 8 rounds"),
+        "{log}"
+    );
     assert!(log.contains("FAIL"), "{log}");
     assert!(log.contains("budget:"), "{log}");
+    assert_eq!(r.look_alpha("get"), Some(0.025));
+}
+
+#[test]
+fn a_metric_the_share_cannot_decide_stops_drawing_rounds() {
+    // At a look's alpha of 0.00005 no look of fewer than 16 pairs can reach
+    // significance, and max_rounds = 9 caps what any share buys: undecidable
+    // at the first look, while the error rate (0 against 0) is decided.
+    let toml = config_up_to(9, "2m", "1ns", "-0.0001%", Some(UNDECIDABLE_ALPHA));
+    let (_, b, log) = run(&toml);
+    assert_eq!(
+        (b.rounds, b.stopped),
+        (8, Stop::Undecidable),
+        "{b:?}\n{log}"
+    );
+    let u = &b.undecidable;
+    assert_eq!(u.len(), 1, "{b:?}");
+    assert_eq!(
+        (
+            u[0].client.as_str(),
+            u[0].metric.as_str(),
+            u[0].round,
+            u[0].within
+        ),
+        ("head", "throughput_rps", 8, 9)
+    );
+    assert!(
+        log.contains("cannot be decided within its share of the budget"),
+        "{log}"
+    );
+    assert!(
+        log.contains("undecidable within the budget: at the look after round 8, the 9 rounds"),
+        "{log}"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ use super::Rounds;
 use crate::orchestrate::budget::{Next, Spend};
 use crate::orchestrate::progress::Progress;
 use crate::report::untrusted::for_log;
+use crate::results::budget::Stop;
 use crate::results::CellResult;
 
 impl Rounds<'_> {
@@ -65,16 +66,28 @@ impl Rounds<'_> {
             Next::Stop => false,
             Next::Look(alpha) => {
                 let results: Vec<CellResult> = cells.iter().map(|c| c.result.clone()).collect();
-                let undecided = self
+                let look = self
                     .extend
-                    .is_some_and(|e| e.needs_more(self.header, &results, Some(alpha)));
-                let more = spend.looked(undecided);
-                if more && !self.quiet {
-                    let line = format!(
-                        "benchgate: {}: undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget",
-                        results.first().map_or("", |c| c.scenario.as_str()),
-                    );
-                    eprintln!("{}", for_log(&line));
+                    .and_then(|e| e.look(self.header, &results, Some(alpha)));
+                let (rows, paired) = look
+                    .as_ref()
+                    .map_or((&[][..], false), |c| (&c.metrics[..], c.mode.paired()));
+                let more = spend.looked(rows, paired);
+                let scenario = results.first().map_or("", |c| c.scenario.as_str());
+                let said = match spend.stopped() {
+                    _ if more => format!(
+                        "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget"
+                    ),
+                    Some(Stop::Failed) => format!(
+                        "a gating metric failed at the look after {round} rounds; no more rounds"
+                    ),
+                    Some(Stop::Undecidable) => format!(
+                        "after {round} rounds, what is undecided cannot be decided within its share of the budget; its time goes to the scenarios after it"
+                    ),
+                    _ => String::new(),
+                };
+                if !said.is_empty() && !self.quiet {
+                    eprintln!("{}", for_log(&format!("benchgate: {scenario}: {said}")));
                 }
                 more
             }

@@ -238,6 +238,7 @@ pub fn metric(
         lacking: vec![],
         advice: None,
         undecidable: None,
+        decided_at: None,
     }
 }
 
