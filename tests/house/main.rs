@@ -3,11 +3,14 @@
 //! environment may be read ([`env_reads`]), the one list of client kinds
 //! ([`client_kinds`]), the modes of the scripts the workflows and actions run
 //! ([`script_modes`]), build.rs's refusal of a target other than Linux
-//! ([`build_script`]) and what the published crate holds ([`package_list`]).
-//! One test binary for all: each binary costs the test command a link.
+//! ([`build_script`]), what the published crate holds ([`package_list`]) and
+//! docs/action.md's table of the action's inputs and outputs against
+//! action.yml ([`action_inputs`]). One test binary for all: each binary costs
+//! the test command a link.
 
 use std::path::{Path, PathBuf};
 
+mod action_inputs;
 mod build_script;
 mod client_kinds;
 mod env_reads;
