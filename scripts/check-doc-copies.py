@@ -26,8 +26,9 @@ looks for it:
 `<!-- example-comment:begin -->` and `<!-- example-comment:end -->`;
 scripts/example-comment.sh writes both. The quoted lines must be that start.
 
-3. Links. Every relative link `[text](target)` in README.md and docs/*.md
-(outside code) must name a file or directory of the repository, and its
+3. Links. Every relative link `[text](target)` in README.md, CHANGELOG.md and
+docs/ (its pages and docs/lab-notes/; outside code) must name a file or
+directory of the repository, and its
 `#anchor`, if any, a heading of the Markdown file it names (GitHub's anchors:
 lower case, punctuation dropped, spaces as hyphens, `-1`, `-2` for repeats) or an
 `<a id="...">`. The README was split into docs/ (issue 27): this keeps every
@@ -117,6 +118,7 @@ def check_comment_excerpt():
 
 
 README = "README.md"
+CHANGELOG = "CHANGELOG.md"
 WORKFLOWS = "examples/workflows/"
 # The pull-request workflow README.md shows in full; the other uses are linked.
 README_SHOWS = ["examples/workflows/pr.yml"]
@@ -231,8 +233,8 @@ def check_links(docs):
 
 
 def main():
-    docs = [README] + sorted(glob.glob("docs/*.md"))
-    problems = check_workflows(docs) + check_comment_excerpt() + check_links(docs)
+    docs = [README] + sorted(glob.glob("docs/**/*.md", recursive=True))
+    problems = check_workflows(docs) + check_comment_excerpt() + check_links(docs + [CHANGELOG])
     for problem in problems:
         print(problem)
     if problems:

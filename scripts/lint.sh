@@ -15,7 +15,7 @@
 #     README.md and docs/ against examples/workflows/ (each shown somewhere,
 #     pr.yml in README.md, every page showing one linked from it), README.md's
 #     quote of docs/example-comment.md, and every relative link and #anchor of
-#     README.md and docs/*.md,
+#     README.md, CHANGELOG.md and docs/ (docs/lab-notes/ too),
 #   - the YAML the docs show (scripts/check-doc-yaml.py): every yaml block parses;
 #     docs/gitlab.md's against GitLab's CI schema, its note job `when: always`, and
 #     its JVM job's install lines run against a local release archive,

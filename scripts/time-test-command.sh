@@ -4,8 +4,8 @@
 # CPU of every process it started (/usr/bin/time: user and system), and the
 # machine's idle and steal time over the run (the first line of /proc/stat), so
 # a reader can tell a run held up by its own CPU from one that waited or had
-# its CPU taken by a neighbour. The figures in docs/measurements.md ("The test
-# command") come from it. The log is kept in the directory it prints; the clone
+# its CPU taken by a neighbour. The test command's figures in git history (the
+# commits that changed it) come from it. The log is kept in the directory it prints; the clone
 # (with its target directories, several GB) is removed at the end.
 #
 # Usage: scripts/time-test-command.sh [LOG_DIR]   (default: a new temporary directory)
