@@ -51,6 +51,7 @@ fn row(
         gating: true,
         reason: String::new(),
         invalid: vec![],
+        lacking: vec![],
         advice: None,
         undecidable: None,
         decided_at: None,

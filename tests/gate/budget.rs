@@ -126,7 +126,8 @@ fn a_failure_stops_the_scenario_at_the_first_look() {
     );
     assert!(log.contains("FAIL"), "{log}");
     assert!(log.contains("budget:"), "{log}");
-    assert_eq!(r.look_alpha("get"), Some(0.025));
+    let look = r.budget.iter().find(|b| b.scenario == "get").unwrap();
+    assert_eq!(look.alpha(), Some(0.025));
 }
 
 #[test]

@@ -164,7 +164,7 @@ mod tests {
     /// is named, not left out silently.
     #[test]
     fn a_trial_without_its_cpu_is_named() {
-        let mut run = synthetic::one_cell_run(|_| {});
+        let mut run = synthetic::one_cell_run(crate::metric::every_field_measured());
         assert!(!super::render(&run, false, Width::Wide).contains("no cpu/req"));
         let t = &mut run.results[0].trials[1];
         t.cpu_source = Some(crate::results::CpuSource::Gone);
