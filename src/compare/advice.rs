@@ -336,6 +336,7 @@ mod tests {
             advice: None,
             undecidable: None,
             decided_at: None,
+            stopped_at: None,
         }
     }
 

@@ -221,6 +221,7 @@ impl Cell {
             advice: None,
             undecidable: None,
             decided_at: None,
+            stopped_at: None,
         };
         if let Evidence::Measured(m) = evidence {
             out.undecidable = m.undecidable.clone();

@@ -44,7 +44,7 @@ pub mod verdict;
 mod cells;
 mod lacking;
 mod pairing;
-mod settled;
+pub mod settled;
 mod validity;
 
 pub use advice::{Advice, ROUNDS_CAP};

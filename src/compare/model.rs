@@ -106,10 +106,15 @@ pub struct MetricComparison {
     pub advice: Option<super::advice::Advice>,
     /// Why it was left undecided whatever its trials show: a JMH file with
     /// too few forks (no advice then), or, under `[run] budget`, a metric
-    /// that stopped drawing rounds (undecidable within its scenario's share)
-    /// or whose scenario stopped because another metric failed.
+    /// that stopped drawing rounds, undecidable within its scenario's share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undecidable: Option<String>,
+    /// Under `[run] budget`, an undecided gating metric whose scenario
+    /// stopped after this round because another gating metric failed at
+    /// that look: "stopped at round k: the scenario failed", not merely
+    /// inconclusive. No advice then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_at: Option<u32>,
     /// Under `[run] budget`, a gating metric decided at a planned look: that
     /// look (its round and alpha). The decision is final there: the row's
     /// interval, verdict and values are those of the rounds up to it, tested

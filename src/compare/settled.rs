@@ -12,13 +12,14 @@
 //! - every other row of the scenario tests at its last look's alpha, never
 //!   above the gate's;
 //! - an undecided gating metric says why it was left so: it stopped drawing
-//!   rounds, undecidable within its share, or its scenario stopped because
-//!   another metric failed ([`MetricComparison::undecidable`]).
+//!   rounds, undecidable within its share ([`MetricComparison::undecidable`]),
+//!   or its scenario stopped because another metric failed
+//!   ([`MetricComparison::stopped_at`]).
 
 use std::collections::HashMap;
 
 use crate::config::gate::GateConfig;
-use crate::results::budget::{Look, Names, ScenarioBudget, Stop};
+use crate::results::budget::{Look, Names, ScenarioBudget, Stop, Undecidable};
 use crate::results::{CellResult, RunResults};
 
 use super::looks::show_alpha;
@@ -138,23 +139,27 @@ fn decides(m: &MetricComparison) -> bool {
 /// Why the undecided gating row `m` of the budgeted scenario `b` was left
 /// undecided, when the budget is why.
 fn mark_undecided(b: &ScenarioBudget, m: &mut MetricComparison) {
-    let why = if b.stopped == Stop::Failed {
+    if b.stopped == Stop::Failed {
         m.advice = None;
-        format!("stopped at round {}: the scenario failed", b.rounds)
-    } else if let Some(u) = b
-        .undecidable
-        .iter()
-        .find(|u| u.names(&m.client, m.server.as_deref(), &m.metric))
-    {
-        format!(
+        m.stopped_at = Some(b.rounds);
+        m.reason = format!("{}; {}", m.reason, stopped_by_failure(b.rounds));
+        return;
+    }
+    let names = |u: &&Undecidable| u.names(&m.client, m.server.as_deref(), &m.metric);
+    if let Some(u) = b.undecidable.iter().find(names) {
+        let why = format!(
             "undecidable within the budget: at the look after round {}, the {} rounds its share could buy in all (at most max_rounds) were unlikely to decide it, so it stopped drawing rounds",
             u.round, u.within
-        )
-    } else {
-        return;
-    };
-    m.reason = format!("{}; {why}", m.reason);
-    m.undecidable = Some(why);
+        );
+        m.reason = format!("{}; {why}", m.reason);
+        m.undecidable = Some(why);
+    }
+}
+
+/// What a metric left undecided by its scenario's failure says: `stopped at
+/// round 8: the scenario failed`.
+pub fn stopped_by_failure(round: u32) -> String {
+    format!("stopped at round {round}: the scenario failed")
 }
 
 /// `current` narrowed to `scenario`'s cells and their trials up to round

@@ -55,6 +55,7 @@ fn row(
         advice: None,
         undecidable: None,
         decided_at: None,
+        stopped_at: None,
     };
     let gate = MetricGate {
         metric: metric.into(),

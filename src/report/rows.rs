@@ -94,15 +94,19 @@ pub fn verdict_text(m: &MetricComparison) -> &'static str {
 /// [`verdict_text`], then `, invalid trials` when the validity guard marked
 /// trials of either side (`compare::validity`): the mark every report shows.
 /// An informative metric's verdict is plain words without a tier
-/// ([`informative_text`]).
+/// ([`informative_text`]); a gating metric left undecided when its budgeted
+/// scenario failed says so (`stopped at round 8: the scenario failed`).
 pub fn verdict_words(m: &MetricComparison) -> String {
-    let text = if shows_tier(m) {
-        verdict_text(m)
-    } else {
-        informative_text(m)
+    let text = match m.stopped_at {
+        // Under a budget, left undecided when another metric failed.
+        Some(round) if m.verdict == Verdict::Inconclusive => {
+            crate::compare::settled::stopped_by_failure(round)
+        }
+        _ if shows_tier(m) => verdict_text(m).to_string(),
+        _ => informative_text(m).to_string(),
     };
     if m.invalid.is_empty() {
-        text.to_string()
+        text
     } else {
         format!("{text}, invalid trials")
     }
@@ -336,5 +340,39 @@ mod tests {
         assert_eq!(value("error_rate", Some(0.0012)), "0.12%");
         assert_eq!(value("peak_threads", Some(17.0)), "17");
         assert_eq!(value("peak_rss_bytes", None), "n/a");
+    }
+
+    #[test]
+    fn a_metric_left_undecided_by_a_failure_says_so() {
+        let run = crate::results::synthetic::run(
+            crate::config::Suite::default_suite(),
+            6,
+            |_, client, round| {
+                // reqwest's throughput 20% either way: undecided.
+                let wobble = match client {
+                    "reqwest" => 1.0 + 0.2 * (f64::from(round % 3) - 1.0),
+                    _ => 1.0,
+                };
+                Some(crate::results::synthetic::metrics(
+                    10_000.0 * wobble,
+                    2000.0,
+                    50.0,
+                ))
+            },
+        );
+        let gate = crate::config::gate::default_gate();
+        let cmp = crate::compare::compare_side_by_side(&run, "hyper", &gate);
+        let mut m = cmp
+            .metrics
+            .into_iter()
+            .find(|m| m.gating && m.verdict == Verdict::Inconclusive)
+            .expect("an undecided gating metric");
+        assert_eq!(verdict_words(&m), "inconclusive (warn)");
+        m.stopped_at = Some(6);
+        assert_eq!(verdict_words(&m), "stopped at round 6: the scenario failed");
+        assert_eq!(
+            verdict_cell(&m),
+            "⚠️ stopped at round 6: the scenario failed"
+        );
     }
 }

@@ -239,6 +239,7 @@ pub fn metric(
         advice: None,
         undecidable: None,
         decided_at: None,
+        stopped_at: None,
     }
 }
 
