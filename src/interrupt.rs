@@ -19,6 +19,18 @@
 //! The flag is never cleared: a process that received one of these signals is
 //! on its way out. Child processes start with the default dispositions again
 //! (exec resets handled signals).
+//!
+//! A closed stdout or stderr stops benchgate the same way (issue 54, point
+//! 4): `benchgate run … 2>&1 | head -2` leaves no reader. Rust ignores
+//! SIGPIPE (a write to a child's closed stdin, or to a peer that hung up, is
+//! an error to handle, not a death), so the standard print macros panic on
+//! the EPIPE instead (exit 101). benchgate prints with [`crate::stdoutln!`] and
+//! [`crate::stderrln!`] (and [`crate::stdout!`], [`crate::stderr!`]) instead, which on a closed
+//! pipe point that stream at `/dev/null` (nothing more is printed, and
+//! nothing panics) and record [`Signal::Pipe`] as if SIGPIPE had arrived: the
+//! run stops as for SIGINT, keeping what was measured, and benchgate exits
+//! with 141 (128 + SIGPIPE, the shell's code for a writer whose reader went
+//! away), printing nothing more.
 
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -38,6 +50,9 @@ pub enum Signal {
     Interrupt,
     /// SIGTERM: `docker stop`, GitHub's second step.
     Terminate,
+    /// SIGPIPE's meaning, without the signal (benchgate ignores it): the
+    /// reader of benchgate's stdout or stderr closed it ([`crate::stdoutln!`]).
+    Pipe,
 }
 
 impl Signal {
@@ -45,6 +60,7 @@ impl Signal {
         match signal {
             libc::SIGINT => Some(Signal::Interrupt),
             libc::SIGTERM => Some(Signal::Terminate),
+            libc::SIGPIPE => Some(Signal::Pipe),
             _ => None,
         }
     }
@@ -54,6 +70,7 @@ impl Signal {
         match self {
             Signal::Interrupt => libc::SIGINT,
             Signal::Terminate => libc::SIGTERM,
+            Signal::Pipe => libc::SIGPIPE,
         }
     }
 
@@ -62,6 +79,7 @@ impl Signal {
         match self {
             Signal::Interrupt => "SIGINT",
             Signal::Terminate => "SIGTERM",
+            Signal::Pipe => "SIGPIPE",
         }
     }
 
@@ -126,6 +144,97 @@ impl Drop for Handler {
     }
 }
 
+/// Which standard stream a print goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Writes `args` to `stream` as the standard print macros do, but never
+/// panics: a closed pipe there (EPIPE) points the stream at `/dev/null` and
+/// stops benchgate as a signal would ([`Signal::Pipe`], module docs); any
+/// other error is ignored, as there is nowhere left to say it. What
+/// [`crate::stdoutln!`] and the other print macros call.
+pub fn write(stream: Stream, args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let written = match stream {
+        Stream::Stdout => std::io::stdout().lock().write_fmt(args),
+        Stream::Stderr => std::io::stderr().lock().write_fmt(args),
+    };
+    if let Err(e) = written {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            pipe_closed(stream);
+        }
+    }
+}
+
+/// The reader of `stream` went away: later writes to it go to `/dev/null`,
+/// and [`received`] says [`Signal::Pipe`] from now on (unless a signal came
+/// first).
+fn pipe_closed(stream: Stream) {
+    let fd = match stream {
+        Stream::Stdout => libc::STDOUT_FILENO,
+        Stream::Stderr => libc::STDERR_FILENO,
+    };
+    // SAFETY: open(2) of a constant path, dup2(2) onto a standard stream
+    // this process owns, close(2) of the descriptor just opened.
+    unsafe {
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if null >= 0 {
+            libc::dup2(null, fd);
+            libc::close(null);
+        }
+    }
+    record(libc::SIGPIPE);
+}
+
+/// `println!` that never panics ([`write`]): a closed stdout stops benchgate
+/// quietly.
+#[macro_export]
+macro_rules! stdoutln {
+    () => {
+        $crate::interrupt::write($crate::interrupt::Stream::Stdout, format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::interrupt::write(
+            $crate::interrupt::Stream::Stdout,
+            format_args!("{}\n", format_args!($($arg)*)),
+        )
+    };
+}
+
+/// `print!` that never panics ([`write`]).
+#[macro_export]
+macro_rules! stdout {
+    ($($arg:tt)*) => {
+        $crate::interrupt::write($crate::interrupt::Stream::Stdout, format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that never panics ([`write`]): a closed stderr stops
+/// benchgate quietly.
+#[macro_export]
+macro_rules! stderrln {
+    () => {
+        $crate::interrupt::write($crate::interrupt::Stream::Stderr, format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::interrupt::write(
+            $crate::interrupt::Stream::Stderr,
+            format_args!("{}\n", format_args!($($arg)*)),
+        )
+    };
+}
+
+/// `eprint!` that never panics ([`write`]).
+#[macro_export]
+macro_rules! stderr {
+    ($($arg:tt)*) => {
+        $crate::interrupt::write($crate::interrupt::Stream::Stderr, format_args!($($arg)*))
+    };
+}
+
 /// Makes a child that runs in its own process group (a command client, a
 /// server under test) die with SIGKILL when the thread that started it dies,
 /// whatever killed benchgate: a SIGKILL to benchgate's own process group (act
@@ -156,5 +265,7 @@ mod tests {
         assert_eq!(Signal::Terminate.reason(), "interrupted by SIGTERM");
         assert_eq!(Signal::from_raw(libc::SIGINT), Some(Signal::Interrupt));
         assert_eq!(Signal::from_raw(libc::SIGHUP), None);
+        assert_eq!(Signal::Pipe.exit_code(), 141);
+        assert_eq!(Signal::from_raw(libc::SIGPIPE), Some(Signal::Pipe));
     }
 }

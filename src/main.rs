@@ -37,14 +37,21 @@ fn main() -> ExitCode {
             benchgate::orchestrate::driver::drive_main(&args.spec, &args.out).map(|_| 0)
         }
     };
-    match result {
-        Ok(code) => ExitCode::from(code),
+    let code = match result {
+        Ok(code) => code,
         Err(e) => {
             // The error may quote untrusted text (a results file's names, a
             // program's output).
             let message = format!("benchgate: error: {e:#}");
-            eprintln!("{}", benchgate::report::untrusted::for_log(&message));
-            ExitCode::from(2)
+            benchgate::stderrln!("{}", benchgate::report::untrusted::for_log(&message));
+            2
         }
+    };
+    // Whoever read stdout or stderr went away: the shell's code for that
+    // (141), whatever the command had to say (`interrupt`).
+    let pipe = benchgate::interrupt::Signal::Pipe;
+    match benchgate::interrupt::received() {
+        Some(s) if s == pipe => ExitCode::from(pipe.exit_code()),
+        _ => ExitCode::from(code),
     }
 }

@@ -47,7 +47,9 @@ impl Action {
         let measured = path.is_file().then(|| path.display().to_string());
         match &self.ctx.summary_path {
             Some(p) => crate::files::append(p, &summary(signal, measured.as_deref()))?,
-            None => eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"),
+            None => crate::stderrln!(
+                "benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"
+            ),
         }
         let mut outs = vec![("verdict", "cancelled".to_string())];
         outs.extend(measured.map(|p| ("results-path", p)));

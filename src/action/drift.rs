@@ -123,7 +123,7 @@ fn issue(
     match github::drift_issue(&target, suite_id, newest, drifting > 0, text) {
         Ok(IssueResult::Skipped(why)) => {
             let line = format!("benchgate: drift issue: {why}");
-            eprintln!("{}", crate::report::untrusted::for_log(&line));
+            crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
             None
         }
         Ok(

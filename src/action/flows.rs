@@ -238,7 +238,7 @@ pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Res
         "benchgate: stored the baseline of {branch} at {sha} (run {}); keeping at most {MAX_HISTORY} per branch",
         key.run_id
     );
-    eprintln!("{}", crate::report::untrusted::for_log(&line));
+    crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
     let code = Report {
         no_baseline_passes: true,
         ..m.report(None)?
@@ -337,7 +337,7 @@ fn publish_cloudwatch(suite: &Suite, results: &RunResults, branch: &str) {
     match result {
         Ok(0) => {}
         // `publish` has printed its own warning.
-        Ok(_) => eprintln!("benchgate: CloudWatch publishing failed; the verdict stands"),
+        Ok(_) => crate::stderrln!("benchgate: CloudWatch publishing failed; the verdict stands"),
         Err(e) => command(&annotation(
             Level::Warning,
             "benchgate CloudWatch publish failed",

@@ -102,7 +102,7 @@ fn measure_child(workdir: &Path) -> anyhow::Result<u8> {
     let euid = unsafe { libc::geteuid() };
     match measure_user(euid, (meta.uid(), meta.gid())) {
         Ok((uid, gid)) => {
-            eprintln!(
+            crate::stderrln!(
                 "benchgate: the measure step runs as uid {uid} (the owner of {}), without {} variable(s) that may hold credentials",
                 workdir.display(),
                 removed.len()
@@ -111,7 +111,7 @@ fn measure_child(workdir: &Path) -> anyhow::Result<u8> {
             cmd.uid(uid).gid(gid);
         }
         Err(why) => {
-            eprintln!(
+            crate::stderrln!(
                 "benchgate: the measure step runs without {} variable(s) that may hold credentials; warning: {why}",
                 removed.len()
             );
@@ -126,8 +126,14 @@ fn measure_child(workdir: &Path) -> anyhow::Result<u8> {
             break status;
         }
         if let (Some(signal), false) = (interrupt::received(), forwarded) {
+            // A closed pipe is no signal the child would act on (it ignores
+            // SIGPIPE): it is stopped as by SIGTERM.
+            let raw = match signal {
+                interrupt::Signal::Pipe => libc::SIGTERM,
+                other => other.raw(),
+            };
             // SAFETY: kill(2) of our own child, which has not been reaped.
-            unsafe { libc::kill(child.id() as libc::pid_t, signal.raw()) };
+            unsafe { libc::kill(child.id() as libc::pid_t, raw) };
             forwarded = true;
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -93,7 +93,7 @@ pub fn main(step: ActionStep) -> u8 {
             }
             // The message may quote untrusted text (a fork's results file, a
             // setup log, a server's output): no line of it may be a command.
-            eprint!("{}", outputs::error_lines(&msg));
+            crate::stderr!("{}", outputs::error_lines(&msg));
             command(&annotation(Level::Error, "benchgate", &msg));
             2
         }
@@ -120,7 +120,7 @@ pub fn run(env: &BTreeMap<String, String>, step: ActionStep) -> anyhow::Result<u
     })?;
     let baseline_branch = mode::baseline_branch(&inputs, &ctx);
     let plan = mode::decide(inputs.mode, &ctx, &baseline_branch)?;
-    eprintln!(
+    crate::stderrln!(
         "benchgate: event {}, plan {}, step {}",
         ctx.event_name,
         plan_name(&plan),
@@ -382,7 +382,9 @@ impl Action {
         ));
         match &self.ctx.summary_path {
             Some(p) => crate::files::append(p, &summary)?,
-            None => eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"),
+            None => crate::stderrln!(
+                "benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written"
+            ),
         }
         self.write_outputs(&[("verdict", "cancelled".into()), ("results-path", path)])?;
         Ok(Some(signal.exit_code()))
@@ -393,7 +395,7 @@ impl Action {
         match &self.ctx.output_path {
             Some(p) => outputs::write_outputs(p, outputs),
             None => {
-                eprintln!("benchgate: GITHUB_OUTPUT is not set; no step outputs written");
+                crate::stderrln!("benchgate: GITHUB_OUTPUT is not set; no step outputs written");
                 Ok(())
             }
         }
@@ -425,7 +427,7 @@ impl pipeline::Presenter for LogGroup {
         if let Ok(r) = &result {
             let table =
                 crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow);
-            print!("{}", crate::report::escape::disarm(&table));
+            crate::stdout!("{}", crate::report::escape::disarm(&table));
         }
         command(&format!("::{token}::"));
         command("::endgroup::");

@@ -42,7 +42,7 @@ pub(crate) struct Report<'a> {
 impl Report<'_> {
     pub fn finish(self, a: &Action) -> anyhow::Result<u8> {
         let cmp = &self.comparison;
-        print!(
+        crate::stdout!(
             "{}",
             untrusted_block(&terminal::render_comparison(cmp, false))
         );
@@ -58,7 +58,7 @@ impl Report<'_> {
             ..ReportFiles::default()
         };
         if files.summary.is_none() {
-            eprintln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written");
+            crate::stderrln!("benchgate: GITHUB_STEP_SUMMARY is not set; no job summary written");
         }
         let opts = markdown::MarkdownOptions {
             max_chars: MAX_BODY_CHARS,
@@ -137,7 +137,7 @@ fn comment(
             None
         }
         Ok(CommentResult::Skipped(why)) => {
-            eprintln!("benchgate: no comment written: {why}");
+            crate::stderrln!("benchgate: no comment written: {why}");
             None
         }
         Ok(r) => r.url().map(str::to_string),

@@ -113,7 +113,7 @@ impl Action {
                 .with_context(|| format!("input `results-path`: creating {}", dir.display()))?;
         }
         merged.write_atomic(&out)?;
-        eprintln!(
+        crate::stderrln!(
             "benchgate: merged {} shards ({} cells) into {}",
             files.len(),
             merged.results.len(),

@@ -143,7 +143,7 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
     let path = meta_path(&a.results_path());
     let json = serde_json::to_string_pretty(&meta).context("serializing the meta file")?;
     std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!(
+    crate::stderrln!(
         "benchgate: measured; upload {} and {} as an artifact for the report workflow",
         a.results_path().display(),
         path.display()

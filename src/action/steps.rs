@@ -286,7 +286,7 @@ impl Action {
                 "a benchgate results file"
             }
         );
-        eprintln!("{}", crate::report::untrusted::for_log(&line));
+        crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
         Ok(results)
     }
 }
@@ -304,7 +304,7 @@ pub fn scrub_secrets() -> anyhow::Result<()> {
     if found.is_empty() {
         return Ok(());
     }
-    eprintln!(
+    crate::stderrln!(
         "benchgate: the measure step runs without {} variable(s) that may hold credentials: {}",
         found.len(),
         found

@@ -137,12 +137,12 @@ impl GitHubStore {
                 .replace('\n', "%0A")
         };
         match warning {
-            Some(title) => eprintln!(
+            Some(title) => crate::stderrln!(
                 "::warning title={}::{}",
                 escape(title).replace(':', "%3A").replace(',', "%2C"),
                 escape(&text)
             ),
-            None => eprintln!("benchgate: note: {text}"),
+            None => crate::stderrln!("benchgate: note: {text}"),
         }
         self.notes
             .lock()

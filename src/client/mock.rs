@@ -48,7 +48,7 @@ pub fn scripted_failure(client: &str, fail: Option<&str>) {
         std::process::abort();
     }
     if let Some(code) = how.strip_prefix("exit:").and_then(|c| c.parse().ok()) {
-        eprintln!("benchgate: error: {MOCK_FAIL_VAR} asked for exit status {code}");
+        crate::stderrln!("benchgate: error: {MOCK_FAIL_VAR} asked for exit status {code}");
         std::process::exit(code);
     }
 }

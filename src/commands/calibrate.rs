@@ -62,7 +62,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             "note: {} compares within the run ([compare]), paired by round; these thresholds come from the noise between separate runs, which is larger: they suit comparisons with a stored baseline (push, nightly). For the paired gate, scripts/gate-quality-paired.sh measures detection and false alarms.",
             suite.source
         );
-        println!("{}", crate::report::untrusted::for_log(&note));
+        crate::stdoutln!("{}", crate::report::untrusted::for_log(&note));
     }
     let calibration = cal::calibrate(&runs, &plan.gate, Options::default());
     anyhow::ensure!(
@@ -70,16 +70,16 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         "no gating metric was measured by at least 2 runs; nothing to calibrate"
     );
     // Both name the results files' scenarios and clients.
-    print!("{}", fence(&cal::render_table(&calibration)));
+    crate::stdout!("{}", fence(&cal::render_table(&calibration)));
     let about = about(&runs);
-    println!("\n{}", fence(&cal::gate_snippet(&calibration, &about)));
+    crate::stdoutln!("\n{}", fence(&cal::gate_snippet(&calibration, &about)));
     if !suite.gate.overrides.is_empty() {
-        println!("note: the config has [[gate.override]] tables; they still apply where they name these metrics");
+        crate::stdoutln!("note: the config has [[gate.override]] tables; they still apply where they name these metrics");
     }
     if args.write {
         let path = config_path.expect("checked above");
         write_config(&path, &calibration)?;
-        println!(
+        crate::stdoutln!(
             "wrote the suggested thresholds into [gate] of {}",
             path.display()
         );
@@ -133,7 +133,7 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             } else {
                 String::new()
             };
-            eprintln!("benchgate calibrate: A/A run {i} of {}{eta}", args.runs);
+            crate::stderrln!("benchgate calibrate: A/A run {i} of {}{eta}", args.runs);
         }
         let opts = RunOptions {
             out: dir.join(format!("calibrate-run-{i}.json")),

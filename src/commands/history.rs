@@ -39,7 +39,7 @@ pub fn run(args: HistoryArgs) -> anyhow::Result<u8> {
         );
     };
     let view = analysed.view(&args.branch, opts);
-    print!("{}", crate::report::escape::fence(&drift::terminal(&view)));
+    crate::stdout!("{}", crate::report::escape::fence(&drift::terminal(&view)));
     if let Some(path) = &args.json {
         write(path, &drift::json(&view), "--json")?;
     }

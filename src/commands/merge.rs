@@ -27,10 +27,10 @@ pub fn merge(args: MergeArgs) -> anyhow::Result<u8> {
         merged.results.len(),
         args.out.display()
     );
-    eprintln!("{}", for_log(&line));
+    crate::stderrln!("{}", for_log(&line));
     // The notes name the shards' runners, from their results files.
     for note in merge::runner_notes(&merged) {
-        eprintln!("{}", for_log(&format!("benchgate: note: {note}")));
+        crate::stderrln!("{}", for_log(&format!("benchgate: note: {note}")));
     }
     Ok(0)
 }

@@ -110,7 +110,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
                 ""
             }
         );
-        eprintln!("{}", for_log(&line));
+        crate::stderrln!("{}", for_log(&line));
         return Ok(signal.exit_code());
     }
     let plan = ran.plan.as_ref();
@@ -151,16 +151,16 @@ impl pipeline::Presenter for Terminal<'_> {
             suite.run.rounds,
             self.args.out.display()
         );
-        eprintln!("{}", for_log(&line));
+        crate::stderrln!("{}", for_log(&line));
     }
 
     fn unreachable(&self, why: &str) {
-        eprintln!("{}", for_log(&format!("benchgate: warning: {why}")));
+        crate::stderrln!("{}", for_log(&format!("benchgate: warning: {why}")));
     }
 
     fn gate_note(&self, note: &str) {
         let line = format!("benchgate: {}", note.trim_start_matches("> "));
-        eprintln!("{}", for_log(&line));
+        crate::stderrln!("{}", for_log(&line));
     }
 
     fn measure(&self, suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
@@ -174,7 +174,7 @@ impl pipeline::Presenter for Terminal<'_> {
                 report::run_table::Width::Narrow
             },
         );
-        print!("{}", fence(&table));
+        crate::stdout!("{}", fence(&table));
         Ok(results)
     }
 }
@@ -204,7 +204,7 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
         },
         out.display()
     );
-    eprintln!("{}", for_log(&line));
+    crate::stderrln!("{}", for_log(&line));
     for f in failed {
         let line = format!("every trial failed ({0} of {0}): {1}", f.trials, f.first);
         // A failure may quote a program's output: its lines joined into one
@@ -219,7 +219,7 @@ fn failed_cells_code(results: &RunResults, out: &std::path::Path) -> u8 {
             "benchgate: error: {}",
             report::escape::truncate_chars(&line, FAILED_CELL_LINE_CHARS)
         );
-        eprintln!("{}", for_log(&line));
+        crate::stderrln!("{}", for_log(&line));
     }
     2
 }
@@ -234,7 +234,7 @@ fn warn_if_partial(run: &RunResults, path: &std::path::Path) {
             path.display(),
             shortened(signal, SHOWN_CHARS).escape_debug()
         );
-        eprintln!("{}", for_log(&line));
+        crate::stderrln!("{}", for_log(&line));
     }
 }
 

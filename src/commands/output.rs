@@ -53,6 +53,6 @@ pub(crate) fn finish_comparison(
 ) -> anyhow::Result<u8> {
     report_files(outputs, json)?.write(c, sides, Frame::default(), &MarkdownOptions::default())?;
     let table = report::terminal::render_comparison(c, color_stdout());
-    print!("{}", report::escape::fence(&table));
+    crate::stdout!("{}", report::escape::fence(&table));
     Ok(c.exit_code)
 }

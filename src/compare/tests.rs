@@ -553,7 +553,7 @@ fn scaling_in_cells_by_hand() {
         });
         let t = std::time::Instant::now();
         let c = compare(Some(&a), &b, &default_gate());
-        eprintln!(
+        crate::stderrln!(
             "{} cells: {:?} ({} rows)",
             a.results.len(),
             t.elapsed(),

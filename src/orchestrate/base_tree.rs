@@ -118,7 +118,7 @@ impl Drop for BaseTree {
         let dir = self.dir.display().to_string();
         if let Err(e) = git(&self.repo, &["worktree", "remove", "--force", &dir]) {
             let line = format!("benchgate: warning: removing the base checkout: {e:#}");
-            eprintln!("{}", crate::report::untrusted::for_log(&line));
+            crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
         }
         if self.dir.exists() {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -147,7 +147,7 @@ pub fn prepare(
         short(&tree.base_sha),
         tree.dir.display()
     );
-    eprintln!("{}", crate::report::untrusted::for_log(&line));
+    crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
     Ok((suite, Some(tree)))
 }
 

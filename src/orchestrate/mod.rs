@@ -182,7 +182,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                 name.escape_debug(),
                 argv
             );
-            eprintln!("{}", crate::report::untrusted::for_log(&line));
+            crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
         }
         let log = scratch.path().join("setup.log");
         if let Err(e) = command::run_setup(argv, place, &log) {
@@ -247,7 +247,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     }
     progress.done();
     if let Some(signal) = stopped {
-        eprintln!(
+        crate::stderrln!(
             "benchgate: {} received: stopped the run; the results file keeps the {} finished trial(s), marked interrupted",
             signal.name(),
             results

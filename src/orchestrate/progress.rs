@@ -61,7 +61,7 @@ impl Progress {
                 }
                 bar.inc(1);
             }
-            None if !self.quiet => eprintln!("{line}"),
+            None if !self.quiet => crate::stderrln!("{line}"),
             None => {}
         }
     }

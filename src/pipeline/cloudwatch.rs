@@ -29,20 +29,20 @@ pub fn publish(
     use crate::report::untrusted::for_log;
     // The skipped cells and the summary name the results file's cells.
     for s in &report.skipped {
-        eprintln!(
+        crate::stderrln!(
             "{}",
             for_log(&format!("benchgate: cloudwatch: skipped {s}"))
         );
     }
-    println!("{}", for_log(&report.summary()));
+    crate::stdoutln!("{}", for_log(&report.summary()));
     match &report.error {
         None => Ok(0),
         Some(e) => {
             let line = format!("benchgate: warning: publishing to CloudWatch failed: {e}");
-            eprintln!("{}", for_log(&line));
+            crate::stderrln!("{}", for_log(&line));
             if actions_log() {
                 let title = "benchgate CloudWatch publish failed";
-                println!("{}", annotation(Level::Warning, title, &e.to_string()));
+                crate::stdoutln!("{}", annotation(Level::Warning, title, &e.to_string()));
             }
             Ok(2)
         }

@@ -197,7 +197,7 @@ async fn send(
         }
         match policy.next_delay(attempts, started.elapsed(), rand::random::<f64>()) {
             Some(wait) => {
-                eprintln!(
+                crate::stderrln!(
                     "benchgate: CloudWatch {label}: {why}; retrying in {:.1}s (attempt {} of at most {})",
                     wait.as_secs_f64(),
                     attempts + 1,

@@ -378,9 +378,9 @@ pub fn annotation(level: Level, title: &str, message: &str) -> String {
 /// summary page.
 pub fn warn(title: &str, message: &str) {
     let line = format!("benchgate: warning: {message}");
-    eprintln!("{}", super::untrusted::for_log(&line));
+    crate::stderrln!("{}", super::untrusted::for_log(&line));
     if actions_log() {
-        eprintln!("{}", annotation(Level::Warning, title, message));
+        crate::stderrln!("{}", annotation(Level::Warning, title, message));
     }
 }
 

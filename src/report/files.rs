@@ -107,7 +107,7 @@ impl ReportFiles {
                 "benchgate: nothing was compared, so no comparison JSON was written to {} (the results file holds every figure)",
                 path.display()
             );
-            eprintln!("{}", report::untrusted::for_log(&line));
+            crate::stderrln!("{}", report::untrusted::for_log(&line));
         }
         if let Some(path) = &self.markdown {
             write_file(path, &markdown::render_run(run, opts), "the run's markdown")?;

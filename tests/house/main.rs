@@ -3,10 +3,10 @@
 //! environment may be read ([`env_reads`]), the one list of client kinds
 //! ([`client_kinds`]), the modes of the scripts the workflows and actions run
 //! ([`script_modes`]), build.rs's refusal of a target other than Linux
-//! ([`build_script`]), what the published crate holds ([`package_list`]) and
+//! ([`build_script`]), what the published crate holds ([`package_list`]),
 //! docs/action.md's table of the action's inputs and outputs against
-//! action.yml ([`action_inputs`]). One test binary for all: each binary costs
-//! the test command a link.
+//! action.yml ([`action_inputs`]) and how benchgate prints ([`prints`]). One
+//! test binary for all: each binary costs the test command a link.
 
 use std::path::{Path, PathBuf};
 
@@ -16,6 +16,7 @@ mod client_kinds;
 mod env_reads;
 mod layers;
 mod package_list;
+mod prints;
 mod script_modes;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");

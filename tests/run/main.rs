@@ -18,6 +18,7 @@ mod accuracy;
 mod anchor;
 mod capped_output;
 mod client_matrix;
+mod closed_pipe;
 mod command_clients;
 mod coordinated_omission;
 mod driver_failure;

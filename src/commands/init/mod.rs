@@ -70,7 +70,7 @@ pub fn init(args: InitArgs) -> anyhow::Result<u8> {
     for (i, step) in kit::next_steps(kind, args.workflow).iter().enumerate() {
         out.push_str(&format!("  {}. {step}\n", i + 1));
     }
-    print!("{out}");
+    crate::stdout!("{out}");
     Ok(0)
 }
 

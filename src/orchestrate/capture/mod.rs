@@ -216,7 +216,7 @@ impl Sink {
 fn cannot_punch(path: &Path, e: io::Error) {
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
-        eprintln!(
+        crate::stderrln!(
             "benchgate: warning: cannot punch holes in {} ({e}): the output of the programs benchgate runs is not capped on disk; point TMPDIR to a file system that can (ext4, xfs, btrfs, tmpfs)",
             path.parent().unwrap_or(path).display()
         );

@@ -45,7 +45,7 @@ impl Rounds<'_> {
                 cells.first().map_or("", |c| c.scenario.as_str()),
                 run.max_rounds
             );
-            eprintln!("{}", for_log(&line));
+            crate::stderrln!("{}", for_log(&line));
         }
         true
     }
@@ -87,7 +87,7 @@ impl Rounds<'_> {
                     _ => String::new(),
                 };
                 if !said.is_empty() && !self.quiet {
-                    eprintln!("{}", for_log(&format!("benchgate: {scenario}: {said}")));
+                    crate::stderrln!("{}", for_log(&format!("benchgate: {scenario}: {said}")));
                 }
                 more
             }

@@ -150,7 +150,7 @@ impl Rounds<'_> {
                         scenario.name,
                         validity::MAX_STARVED_RERUNS
                     );
-                    eprintln!("{}", for_log(&line));
+                    crate::stderrln!("{}", for_log(&line));
                 }
                 let all = cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c));
                 let mut n = 0;

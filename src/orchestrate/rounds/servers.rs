@@ -115,7 +115,7 @@ impl Rounds<'_> {
             if let Err(e) = p.stop() {
                 if !self.quiet {
                     // It may quote the server's output.
-                    eprintln!("{}", for_log(&format!("benchgate: warning: {e}")));
+                    crate::stderrln!("{}", for_log(&format!("benchgate: warning: {e}")));
                 }
             }
         }

@@ -167,7 +167,7 @@ impl Loop {
         while !self.stop.load(Relaxed) {
             let due = self.accept_again.map_or(next_tick, |at| at.min(next_tick));
             if let Err(e) = self.timer.set(Some(due)) {
-                eprintln!("benchgate serve: lean HTTP/1.1 loop stopped: its timer: {e}");
+                crate::stderrln!("benchgate serve: lean HTTP/1.1 loop stopped: its timer: {e}");
                 break;
             }
             if let Err(e) = self.poll.poll(&mut events, None) {
@@ -175,7 +175,7 @@ impl Loop {
                     continue;
                 }
                 // The epoll set itself failed: nothing can be served on it.
-                eprintln!("benchgate serve: lean HTTP/1.1 loop stopped: {e}");
+                crate::stderrln!("benchgate serve: lean HTTP/1.1 loop stopped: {e}");
                 break;
             }
             self.date.refresh();
