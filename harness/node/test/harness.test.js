@@ -75,21 +75,31 @@ test('request-count mode measures exactly that many', async () => {
 
 test('duration mode accounts for every request the server saw', async () => {
   const before = served;
-  const r = await quiet({ DURATION_MS: '400', CONCURRENCY: '3' });
+  const marked = [];
+  const r = await measure(workloadFromEnv(env('/bytes', { DURATION_MS: '400', CONCURRENCY: '3' })), factory,
+    () => marked.push(performance.now()));
   assert.ok(r.ok > 50, r.summary());
   // Every request is measured or in flight at the deadline, but for at most one per
   // worker sent before the open marker was printed.
   const unmeasured = served - before - (r.requests + r.inFlightAtDeadline + r.sentAfterWindow);
   assert.ok(unmeasured >= 0 && unmeasured <= 3, `${unmeasured} unmeasured: ${r.summary()}`);
   assert.ok(r.sentAfterWindow > 0, 'the load goes on in the tail');
-  assert.ok(Math.abs(r.elapsedS - 0.4) < 0.05, `elapsed ${r.elapsedS}: from the open to the close marker`);
+  // From the open to the close marker: 400 ms, or more when a loaded machine wakes
+  // the closing timer late (the server's window then widens too).
+  const betweenMarkers = (marked[1] - marked[0]) / 1000;
+  assert.ok(r.elapsedS >= 0.395, `elapsed ${r.elapsedS}: shorter than the window`);
+  assert.ok(Math.abs(r.elapsedS - betweenMarkers) < 0.02,
+    `elapsed ${r.elapsedS}, ${betweenMarkers} s between the markers: from the open to the close marker`);
 });
 
 test('open loop holds the rate', async () => {
   const r = await quiet({ RATE: '200', DURATION_MS: '500', CONCURRENCY: '4' });
-  const sent = r.requests + r.inFlightAtDeadline;
-  assert.ok(sent >= 95 && sent <= 101, r.summary());
-  assert.ok(r.sentAfterWindow >= 15 && r.sentAfterWindow <= 21, `the tail: 100 ms at 200/s: ${r.summary()}`);
+  // The schedule holds 200/s for the window and a 100 ms tail: 120 requests in all.
+  // A late wake-up on a loaded machine widens the window: its share follows it.
+  const inWindow = r.requests + r.inFlightAtDeadline;
+  const all = inWindow + r.sentAfterWindow;
+  assert.ok(all >= 115 && all <= 121, r.summary());
+  assert.ok(inWindow >= 200 * r.elapsedS - 5 && inWindow <= 200 * r.elapsedS + 1, r.summary());
 });
 
 test('open loop latency runs from the intended start', async () => {
