@@ -147,7 +147,9 @@ public final class HarnessTests {
 
     static void duration() throws Exception {
         long before = SERVED.get();
-        Result r = quiet(workload("/bytes", "DURATION_MS", "400", "CONCURRENCY", "3"));
+        List<Long> marked = new ArrayList<>();
+        Result r = Harness.measure(workload("/bytes", "DURATION_MS", "400", "CONCURRENCY", "3"),
+                HarnessTests::jdk, m -> marked.add(System.nanoTime()));
         long served = SERVED.get() - before;
         check(r.ok() > 50, "some load: " + r.summary());
         // Every request is measured or in flight at the deadline, but for at most one
@@ -155,14 +157,23 @@ public final class HarnessTests {
         long unmeasured = served - (r.requests() + r.inFlightAtDeadline + r.sentAfterWindow);
         check(unmeasured >= 0 && unmeasured <= 3, "server " + served + " vs " + r.summary());
         check(r.sentAfterWindow > 0, "the load goes on in the tail");
-        check(Math.abs(r.elapsedS - 0.4) < 0.05, "elapsed " + r.elapsedS + ": from the open to the close marker");
+        // From the open to the close marker: 400 ms, or more when a loaded machine
+        // wakes the closing thread late (the server's window then widens too).
+        double betweenMarkers = (marked.get(1) - marked.get(0)) / 1e9;
+        check(r.elapsedS >= 0.395, "elapsed " + r.elapsedS + ": shorter than the window");
+        check(Math.abs(r.elapsedS - betweenMarkers) < 0.02,
+                "elapsed " + r.elapsedS + ", " + betweenMarkers + " s between the markers: from the open to the close marker");
     }
 
     static void openLoopRate() throws Exception {
         Result r = quiet(workload("/bytes", "RATE", "200", "DURATION_MS", "500", "CONCURRENCY", "4"));
-        long sent = r.requests() + r.inFlightAtDeadline;
-        check(sent >= 95 && sent <= 101, "about 100 sent at 200/s in 0.5 s: " + r.summary());
-        check(r.sentAfterWindow >= 15 && r.sentAfterWindow <= 21, "the tail: 100 ms at 200/s: " + r.summary());
+        // The schedule holds 200/s for the window and a 100 ms tail: 120 requests in
+        // all. A late wake-up on a loaded machine widens the window: its share follows it.
+        long inWindow = r.requests() + r.inFlightAtDeadline;
+        long all = inWindow + r.sentAfterWindow;
+        check(all >= 115 && all <= 121, "120 sent at 200/s in 0.6 s: " + r.summary());
+        check(inWindow >= 200 * r.elapsedS - 5 && inWindow <= 200 * r.elapsedS + 1,
+                "200/s over the window measured: " + r.summary());
     }
 
     static void openLoopLatency() throws Exception {
