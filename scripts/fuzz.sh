@@ -10,6 +10,9 @@
 #   histogram       raw HdrHistogram V2 bytes, base64 -> LatencyHistogram::decode
 #   client_result   a command client's result file -> orchestrate::external::parse
 #   jmh             benchmark name, newline, JMH JSON -> orchestrate::jmh::parse
+#   jmh_results     trial byte + a JMH result file -> results::jmh::parse (what compare,
+#                   merge and report mode read), the run read back as a store writes it,
+#                   merged with a copy of itself, compared and rendered
 #   event           event name byte + payload -> action::event::parse_payload, mode::decide
 #   meta            benchgate-meta.json -> action::check_meta
 #   server_request  one connection's bytes -> the reference server (server::serve_bytes)
@@ -155,6 +158,16 @@ EOF
             for f in "$fixtures"/jmh/*.json; do
                 name=$(grep -o '"benchmark" *: *"[^"]*"' "$f" | head -1 | sed 's/.*: *"\(.*\)"/\1/')
                 { printf '%s\n' "$name"; cat "$f"; } >"$dir/seed-$(basename "$f")"
+            done
+            ;;
+        jmh_results)
+            # The first byte picks what a trial is (fuzz_targets/jmh_results.rs):
+            # even a fork, odd an iteration.
+            mkdir -p "$dir"
+            local f
+            for f in "$fixtures"/jmh/*.json; do
+                { printf '\x00'; cat "$f"; } >"$dir/seed-forks-$(basename "$f")"
+                { printf '\x01'; cat "$f"; } >"$dir/seed-iterations-$(basename "$f")"
             done
             ;;
         event)
