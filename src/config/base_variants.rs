@@ -87,6 +87,15 @@ pub fn base_name(name: &str) -> String {
 }
 
 impl Suite {
+    /// Whether the client `name` is the base variant of another client of
+    /// this suite (its name plus [`BASE_SUFFIX`]); meaningful in a suite that
+    /// [`Suite::with_base_variants`] made, which refuses a name of the user's
+    /// that would pass for one.
+    pub fn is_base_variant(&self, name: &str) -> bool {
+        name.strip_suffix(BASE_SUFFIX)
+            .is_some_and(|head| self.clients.iter().any(|c| c.name == head))
+    }
+
     /// The suite with base variants (see the module). An error when nothing
     /// in it lives in the repository: base vs head would compare nothing.
     pub fn with_base_variants(&self, trees: &Trees<'_>) -> anyhow::Result<Suite> {

@@ -110,6 +110,42 @@ pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)
     .collect()
 }
 
+/// Checks that `cmd`'s program can be started before any trial is: a path
+/// (with a `/`) must be an executable file, relative to the client's `cwd`; a
+/// bare name must be one in a directory of the `PATH` the program gets (its
+/// `env`'s, else benchgate's), as the spawn looks it up.
+pub fn find_program(cmd: &CommandSpec) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(program) = cmd.command.first() else {
+        bail!("its command is empty");
+    };
+    let runnable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let path = Path::new(&cmd.cwd).join(program);
+        if !runnable(&path) {
+            bail!(
+                "its program {program:?} is {} ({}): build it in the client's `setup`, or fix `command`",
+                if path.exists() { "not an executable file" } else { "missing" },
+                path.display()
+            );
+        }
+        return Ok(());
+    }
+    let path = match cmd.env.get("PATH") {
+        Some(p) => std::ffi::OsString::from(p),
+        None => std::env::var_os("PATH").unwrap_or_default(),
+    };
+    if !std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
+        bail!(
+            "its program {program:?} is in no directory of the PATH: install it, or give its path in `command`"
+        );
+    }
+    Ok(())
+}
+
 /// How long a trial may run before its process group is killed: the
 /// client's `timeout`, else a built-in driver's limit.
 fn time_limit(cmd: &CommandSpec, spec: &TrialSpec) -> Duration {

@@ -155,8 +155,18 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     };
 
     // Setup steps of command clients and servers under test run once, before
-    // any round; a failed setup fails that client's (or server's) trials, not
-    // the run.
+    // any round. A command client that cannot run (its setup failed, its
+    // program is missing) stops the run before it measures anything: every
+    // trial would fail alike. A base-side twin's or a server's failed setup
+    // fails its trials, not the run: a base commit that does not build has no
+    // baseline, a neutral verdict.
+    let base_vs_head = opts.extend.as_ref().is_some_and(|e| {
+        matches!(
+            e.plan.against,
+            Some(crate::plan::Against::BaseVsHead { .. })
+        )
+    });
+    let head_client = |name: &str| !(base_vs_head && suite.is_base_variant(name));
     let mut setup_failed: BTreeMap<String, String> = BTreeMap::new();
     let mut server_setup_failed: BTreeMap<String, String> = BTreeMap::new();
     let setups = suite
@@ -186,11 +196,27 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         }
         let log = scratch.path().join("setup.log");
         if let Err(e) = command::run_setup(argv, place, &log) {
+            if kind == "client" && head_client(name) {
+                anyhow::bail!(
+                    "client {name:?} cannot run, so nothing was measured: {e:#}\n\
+                     Fix its setup (or what it needs) and run again"
+                );
+            }
             let failed = match kind {
                 "client" => &mut setup_failed,
                 _ => &mut server_setup_failed,
             };
             failed.insert(name.clone(), format!("{e:#}"));
+        }
+    }
+
+    for c in &suite.clients {
+        if let ClientKind::Command(cmd) = &c.kind {
+            if head_client(&c.name) {
+                command::find_program(cmd).with_context(|| {
+                    format!("client {:?} cannot run, so nothing was measured", c.name)
+                })?;
+            }
         }
     }
 

@@ -317,46 +317,63 @@ fn ok(what: &str, cmd: &mut Command) {
 /// One kit measured as its next steps say, at a time (two runs would share 2 cores).
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// The kit for `marker`, its harness put in bench/ by `prepare`, committed, then
-/// `benchgate run --compare-base HEAD` (init's next step) for one short round:
-/// both sides (built by `setup` in their own trees) measure with no failed trial.
-fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
+/// Runs git in `dir` as a user would, or fails the test.
+fn git(dir: &Path, args: &[&str]) {
+    ok(
+        &format!("git {args:?}"),
+        Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir),
+    );
+}
+
+/// The kit for `marker` in a new directory, `prepare`d, committed as the
+/// repository's only commit.
+fn committed_kit(marker: &str, prepare: impl Fn(&Path)) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path();
     std::fs::write(p.join(marker), "").unwrap();
     let out = init(p, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     prepare(p);
-    let git = |args: &[&str]| {
-        ok(
-            &format!("git {args:?}"),
-            Command::new("git")
-                .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-                .args(args)
-                .current_dir(p),
-        )
-    };
-    git(&["init", "-q", "."]);
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "kit"]);
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let results = p.join("results.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+    git(p, &["init", "-q", "."]);
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-qm", "kit"]);
+    dir
+}
+
+/// `benchgate run ARGS` in `dir` for one short round of one scenario, in CI
+/// (a line per trial), writing `dir`/results.json.
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .arg("run")
+        .args(args)
         .args([
-            "run",
-            "--compare-base",
-            "HEAD",
             "--rounds",
             "1",
             "--budget",
             "1s",
+            "--scenario",
+            "get-22b-c10",
         ])
-        .args(["--scenario", "get-22b-c10", "--quiet", "--out"])
-        .arg(&results)
-        .current_dir(p)
+        .arg("--out")
+        .arg(dir.join("results.json"))
+        .current_dir(dir)
         .env("CI", "true")
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+/// The kit for `marker`, its harness put in bench/ by `prepare`, committed, then
+/// `benchgate run --compare-base HEAD` (init's next step) for one short round:
+/// both sides (built by `setup` in their own trees) measure with no failed trial.
+fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
+    let dir = committed_kit(marker, prepare);
+    let p = dir.path();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let results = p.join("results.json");
+    let out = run_in(p, &["--compare-base", "HEAD", "--quiet"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let r = benchgate::results::RunResults::read(&results).unwrap();
     for name in [client.to_string(), format!("{client}@base")] {
@@ -410,4 +427,24 @@ fn the_node_kit_builds_and_measures_at_base_and_head() {
                 .arg(Path::new(ROOT).join("harness/node")),
         );
     });
+}
+
+/// Issue 54, point 3: the Java kit run before its harness jars are in bench/lib
+/// stops before measuring, with build.sh's message once (it was a failed trial
+/// per round and side, exit 1 as if the gate had failed): exit 2, no trial, no
+/// results file.
+#[test]
+fn a_kit_without_its_harness_stops_once_before_measuring() {
+    let dir = committed_kit("pom.xml", |_| {});
+    let p = dir.path();
+    let out = run_in(p, &["--compare-base", "HEAD"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert_eq!(all.matches("bench/build.sh: ").count(), 1, "{all}");
+    assert!(
+        all.contains("client \"java-client\" cannot run, so nothing was measured"),
+        "{all}"
+    );
+    assert!(!all.contains("round 1/"), "a trial ran: {all}");
+    assert!(!p.join("results.json").exists(), "{all}");
 }

@@ -172,40 +172,52 @@ command = ["sh", "-c", "end=$(( $(date +%s) + 2 )); while [ $(date +%s) -lt $end
     assert!(good.trials[0].metrics.as_ref().unwrap().ok > 0);
 }
 
-/// Issue 28, point 5: a run compared with nothing whose only client's program
-/// does not exist measured nothing: it exits 2, naming the cell and its first
-/// failure on one line, and still writes the results file. Side by side, the
-/// same cell fails the gate instead (exit 1), as before.
+/// Issue 54, point 3 (was issue 28, point 5: a failed trial per round, exit
+/// 1 side by side as if the gate failed): a command client whose program does
+/// not exist, or is not executable, stops the run before it measures
+/// anything, with one error naming the client and the program: exit 2, compared
+/// with nothing or side by side, and no results file.
 #[test]
-fn a_program_that_does_not_exist_fails_the_run() {
-    let missing =
-        "[[client]]\nname = \"missing\"\nkind = \"command\"\ncommand = [\"./no-such-program\"]\n";
+fn a_program_that_does_not_exist_stops_the_run_once_before_measuring() {
     let short = |clients: &str| {
         config(clients, "")
             .replace("\"300ms\"", "\"50ms\"")
             .replace("\"1500ms\"", "\"100ms\"")
     };
-    let run = run_config(&short(missing), &[]);
-    let r = run.results_with_failed_cells(&["get / missing"]);
-    let stderr = String::from_utf8_lossy(&run.output.stderr);
-    let line = stderr
-        .lines()
-        .find(|l| l.starts_with("benchgate: error: every trial failed (2 of 2): get / missing round 1/2: FAILED: starting [\"./no-such-program\"]"))
-        .unwrap_or_else(|| panic!("{stderr}"));
-    assert!(line.contains("No such file or directory"), "{line}");
-    let c = cell(&r, "get", "missing");
-    assert_eq!(c.trials.len(), 2);
-    assert!(c.trials.iter().all(|t| t.failure.is_some()));
-
-    let both = format!("[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n{missing}");
-    let run = run_config(&short(&both), &["--side-by-side", "hyper"]);
-    let stdout = String::from_utf8_lossy(&run.output.stdout);
-    assert_eq!(
-        run.output.status.code(),
-        Some(1),
-        "the gate fails: {stdout}"
-    );
-    assert!(stdout.contains("every trial failed (2 of 2): get / missing round 1/2"));
+    let client = |command: &str| {
+        format!("[[client]]\nname = \"missing\"\nkind = \"command\"\ncommand = [{command:?}]\n")
+    };
+    for (command, why) in [
+        ("./no-such-program", "is missing"),
+        ("no-such-program-on-path", "is in no directory of the PATH"),
+        ("/dev/null", "is not an executable file"),
+    ] {
+        for extra in [&[][..], &["--side-by-side", "hyper"]] {
+            let both = format!(
+                "[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n{}",
+                client(command)
+            );
+            let run = run_config(&short(&both), extra);
+            let stderr = String::from_utf8_lossy(&run.output.stderr);
+            assert_eq!(
+                run.output.status.code(),
+                Some(2),
+                "{command} {extra:?}: {stderr}"
+            );
+            let errors: Vec<&str> = stderr
+                .lines()
+                .filter(|l| l.starts_with("benchgate: error:"))
+                .collect();
+            assert_eq!(errors.len(), 1, "{stderr}");
+            assert!(
+                errors[0].contains("client \"missing\" cannot run, so nothing was measured")
+                    && errors[0].contains(&format!("{command:?} {why}")),
+                "{stderr}"
+            );
+            assert!(!stderr.contains("round 1/"), "a trial ran: {stderr}");
+            assert!(!run.out.exists(), "a results file was written");
+        }
+    }
 }
 
 /// Burns one second of CPU (busy loop on the process clock) before the

@@ -51,7 +51,9 @@ pub(super) struct Rounds<'a> {
     /// Runtime threads for async drivers.
     pub client_threads: usize,
     pub scratch: &'a Path,
-    /// Command clients whose setup step failed, with the reason.
+    /// Base-side twins of command clients whose setup step failed (the base
+    /// commit does not build: no baseline), with the reason; a head client's
+    /// failed setup stopped the run before the rounds.
     pub setup_failed: &'a BTreeMap<String, String>,
     /// Servers under test whose setup step failed, with the reason: every
     /// round on them fails.
