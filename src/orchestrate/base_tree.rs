@@ -58,15 +58,34 @@ pub(super) fn repo_of(start: &Path) -> anyhow::Result<PathBuf> {
     std::fs::canonicalize(&top).with_context(|| format!("resolving {top}"))
 }
 
-/// `base_ref` as a full commit SHA, or an error that says how to fetch it.
+/// `base_ref` as a full commit SHA, or an error that says what to do: commit
+/// (no commit yet), compare with HEAD (HEAD^ of a first commit), or fetch it.
 pub(super) fn resolve_base(repo: &Path, base_ref: &str) -> anyhow::Result<String> {
     git(
         repo,
         &["rev-parse", "--verify", "--end-of-options", &format!("{base_ref}^{{commit}}")],
     )
     .map_err(|e| {
+        if git(repo, &["rev-parse", "--verify", "HEAD^{commit}"]).is_err() {
+            return anyhow::anyhow!(
+                "base vs head: the repository {} has no commit yet, so no base to measure: \
+                 commit your project first (`git add -A && git commit`), then run again",
+                repo.display()
+            );
+        }
         let shallow =
             git(repo, &["rev-parse", "--is-shallow-repository"]).is_ok_and(|s| s == "true");
+        // A repository's first commit has no parent to fetch: HEAD^ never exists.
+        let first_commit = !shallow
+            && base_ref.starts_with("HEAD")
+            && git(repo, &["rev-list", "--count", "HEAD"]).is_ok_and(|n| n == "1");
+        if first_commit {
+            return anyhow::anyhow!(
+                "base vs head: the base commit {base_ref:?} does not exist: HEAD is this repository's first commit, which has no parent. \
+                 Compare your working tree with it: `benchgate run --compare-base HEAD` (the uncommitted changes against the last commit), \
+                 or commit a change on top of it and run again"
+            );
+        }
         anyhow::anyhow!(
             "base vs head: the base commit {base_ref:?} is not in this clone{}: fetch it (`git fetch --depth=1 origin <sha>`), or with actions/checkout on a pull request set `fetch-depth: 2`, which brings the merge commit's parents ({e})",
             if shallow { " (a shallow clone)" } else { "" }

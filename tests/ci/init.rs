@@ -448,3 +448,31 @@ fn a_kit_without_its_harness_stops_once_before_measuring() {
     assert!(!all.contains("round 1/"), "a trial ran: {all}");
     assert!(!p.join("results.json").exists(), "{all}");
 }
+
+/// Issue 54, point 3: `benchgate run` in a repository of one commit, where the
+/// kit's base (`HEAD^`) cannot exist, says so and gives the command that works
+/// there (it said to fetch HEAD^); a repository with no commit says to commit.
+#[test]
+fn a_repository_of_one_commit_gets_advice_that_works_there() {
+    let dir = committed_kit("pom.xml", |_| {});
+    let out = run_in(dir.path(), &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr.contains("first commit") && stderr.contains("--compare-base HEAD`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("fetch"), "{stderr}");
+
+    let empty = tempfile::tempdir().unwrap();
+    std::fs::write(empty.path().join("pom.xml"), "").unwrap();
+    assert_eq!(init(empty.path(), &[]).status.code(), Some(0));
+    git(empty.path(), &["init", "-q", "."]);
+    let out = run_in(empty.path(), &["--compare-base", "HEAD"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        stderr.contains("no commit yet") && stderr.contains("git commit"),
+        "{stderr}"
+    );
+}
