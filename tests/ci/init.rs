@@ -141,6 +141,24 @@ fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
     }
 }
 
+/// Issue 54, point 3: every kit's config says what its settings do in plain
+/// words, without the statistics' jargon (it said "the first planned look
+/// (alpha 0.05 / 6) needs 9 or more pairs").
+#[test]
+fn the_configs_speak_plain_words() {
+    for &(marker, _, _) in KINDS {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(marker), "").unwrap();
+        assert_eq!(init(dir.path(), &[]).status.code(), Some(0), "{marker}");
+        let config = std::fs::read_to_string(dir.path().join("benchgate.toml")).unwrap();
+        for jargon in ["alpha", "α", "planned look", "pairs"] {
+            assert!(!config.contains(jargon), "{marker}: {jargon:?} in\n{config}");
+        }
+        let rounds = config.lines().find(|l| l.starts_with("rounds = ")).unwrap();
+        assert!(rounds.contains('#'), "{marker}: {rounds}");
+    }
+}
+
 #[test]
 fn an_existing_file_of_the_kit_is_left_as_it_is_and_nothing_is_written() {
     for existing in [
