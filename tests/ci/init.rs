@@ -152,7 +152,10 @@ fn the_configs_speak_plain_words() {
         assert_eq!(init(dir.path(), &[]).status.code(), Some(0), "{marker}");
         let config = std::fs::read_to_string(dir.path().join("benchgate.toml")).unwrap();
         for jargon in ["alpha", "α", "planned look", "pairs"] {
-            assert!(!config.contains(jargon), "{marker}: {jargon:?} in\n{config}");
+            assert!(
+                !config.contains(jargon),
+                "{marker}: {jargon:?} in\n{config}"
+            );
         }
         let rounds = config.lines().find(|l| l.starts_with("rounds = ")).unwrap();
         assert!(rounds.contains('#'), "{marker}: {rounds}");
@@ -425,6 +428,57 @@ fn the_java_kit_builds_and_measures_at_base_and_head() {
             std::fs::copy(&jar, lib.join(jar.file_name().unwrap()))
                 .unwrap_or_else(|e| panic!("{}: {e}", jar.display()));
         }
+    });
+}
+
+/// A Java program that already speaks benchgate's protocol without the
+/// harness: a black box (no result file) that keeps sending the scenario's
+/// GETs for the warmup and the duration, measured from the server's side.
+const OWN_CLIENT: &str = r#"import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+
+public final class Own {
+    public static void main(String[] args) throws Exception {
+        long ms = Long.parseLong(System.getenv("BENCHGATE_WARMUP_MS"))
+                + Long.parseLong(System.getenv("BENCHGATE_DURATION_MS")) + 500;
+        long end = System.nanoTime() + ms * 1_000_000L;
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        HttpRequest request = HttpRequest.newBuilder(URI.create(System.getenv("BENCHGATE_URL"))).build();
+        Thread[] workers = new Thread[Integer.parseInt(System.getenv("BENCHGATE_CONCURRENCY"))];
+        for (int i = 0; i < workers.length; i++) {
+            workers[i] = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < end) {
+                        client.send(request, BodyHandlers.discarding());
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            workers[i].start();
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+    }
+}
+"#;
+
+/// Issue 54, point 3: the Java kit's path for a program that already speaks
+/// the protocol, as bench/run.sh describes it (its main class named there,
+/// QuickStart.java deleted), builds and measures with no jar in bench/lib/.
+#[test]
+fn the_java_kit_runs_a_program_of_its_own_without_the_harness_jars() {
+    kit_measures("pom.xml", "java-client", |p| {
+        std::fs::remove_file(p.join("bench/QuickStart.java")).unwrap();
+        std::fs::write(p.join("bench/Own.java"), OWN_CLIENT).unwrap();
+        let run = p.join("bench/run.sh");
+        let text = std::fs::read_to_string(&run).unwrap();
+        assert!(text.contains("\nmain=QuickStart\n"), "{text}");
+        std::fs::write(&run, text.replace("\nmain=QuickStart\n", "\nmain=Own\n")).unwrap();
+        assert!(!p.join("bench/lib").exists());
     });
 }
 

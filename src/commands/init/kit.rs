@@ -73,15 +73,19 @@ const JAVA: Lang = Lang {
     build: include_str!("templates/jvm-build.sh"),
     run: include_str!("templates/jvm-run.sh"),
     ignore: "out/\n",
-    note: "# The harness jar: bench/build.sh compiles the client against bench/lib/*.jar,\n\
-           # where benchgate-harness.jar (built in a clone of benchgate by\n\
-           # `sh harness/java/build.sh`) and HdrHistogram 2.1.x must be committed.",
+    note: "# The harness: bench/QuickStart.java needs two jars committed in bench/lib/,\n\
+           # benchgate-harness.jar (built in a clone of benchgate by\n\
+           # `sh harness/java/build.sh`) and HdrHistogram 2.1.x; bench/build.sh stops,\n\
+           # naming them, while one is missing. A program of your own that already\n\
+           # speaks the protocol needs neither: bench/run.sh says how to run it.",
     extra: "env = { JAVA_OPTS = \"-Xmx256m\" }   # extra JVM flags (bench/run.sh)\n",
     setup_steps: "      - uses: actions/setup-java@b6effb05e454b25005698d916606bdc6ffcbf961 # v5.7.0\n\
                   \x20       with:\n\
                   \x20         distribution: temurin\n\
                   \x20         java-version: \"21\"\n",
-    first: "copy benchgate-harness.jar (sh harness/java/build.sh in a clone of benchgate) and an HdrHistogram 2.1.x jar into bench/lib/",
+    first: "copy benchgate-harness.jar (sh harness/java/build.sh in a clone of benchgate) and an HdrHistogram 2.1.x jar into bench/lib/; \
+            or, for a program of your own that already speaks benchgate's protocol, name its main class in bench/run.sh \
+            and delete bench/QuickStart.java (no jar needed then)",
 };
 
 const PYTHON: Lang = Lang {
