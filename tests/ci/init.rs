@@ -162,6 +162,39 @@ fn the_configs_speak_plain_words() {
     }
 }
 
+/// Issue 54, point 3: the Gradle kit gives a recipe for the runtime classpath
+/// (the project's classes and every dependency's jar), as the Maven kit does
+/// with dependency:build-classpath: an init script, so the build is left as it
+/// is, and the bench/build.sh line that runs it.
+#[test]
+fn the_gradle_kit_has_a_runtime_classpath_recipe() {
+    for marker in ["build.gradle", "build.gradle.kts", "settings.gradle"] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(marker), "").unwrap();
+        assert_eq!(init(dir.path(), &[]).status.code(), Some(0), "{marker}");
+        let build = std::fs::read_to_string(dir.path().join("bench/build.sh")).unwrap();
+        assert!(
+            build.contains(
+                "#   CP=$(./gradlew -q --init-script bench/classpath.gradle benchgateClasspath)"
+            ),
+            "{marker}: {build}"
+        );
+        let script = std::fs::read_to_string(dir.path().join("bench/classpath.gradle"))
+            .unwrap_or_else(|e| panic!("{marker}: bench/classpath.gradle: {e}"));
+        assert!(
+            script.contains("tasks.register('benchgateClasspath')")
+                && script.contains("sourceSets.main.runtimeClasspath")
+                && script.contains("println classpath.asPath"),
+            "{marker}: {script}"
+        );
+    }
+    // The Maven kit has its own recipe and no Gradle file.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("pom.xml"), "").unwrap();
+    assert_eq!(init(dir.path(), &[]).status.code(), Some(0));
+    assert!(!dir.path().join("bench/classpath.gradle").exists());
+}
+
 #[test]
 fn an_existing_file_of_the_kit_is_left_as_it_is_and_nothing_is_written() {
     for existing in [

@@ -127,8 +127,9 @@ const NODE: Lang = Lang {
 fn build_hint(kind: ProjectKind) -> &'static str {
     match kind {
         ProjectKind::Gradle => {
-            "#   ./gradlew -q classes        # or: gradle -q classes\n\
-             #   CP=\"build/classes/java/main\"  # and your dependencies' jars"
+            "#   CP=$(./gradlew -q --init-script bench/classpath.gradle benchgateClasspath)\n\
+             # (your classes and every runtime dependency's jar: bench/classpath.gradle;\n\
+             # or gradle -q ...; in a multi-project build :app:benchgateClasspath)"
         }
         _ => {
             "#   mvn -q -DskipTests package\n\
@@ -199,6 +200,10 @@ pub fn files(kind: ProjectKind, workflow: bool) -> Vec<KitFile> {
                 l.client.to_string(),
                 false,
             ));
+            if kind == ProjectKind::Gradle {
+                let script = include_str!("templates/gradle-classpath.gradle");
+                out.push(file("bench/classpath.gradle", fill(script, &[]), false));
+            }
             out.push(file(
                 "bench/.gitignore",
                 format!("# What bench/build.sh builds\n{}", l.ignore),
