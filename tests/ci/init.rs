@@ -162,6 +162,45 @@ fn the_configs_speak_plain_words() {
     }
 }
 
+/// Issue 54, point 3: each command kit's workflows set up its runtime before
+/// benchgate builds and runs the client, the Node kit's too (it had no
+/// setup-node and ran on whatever Node the runner image has).
+#[test]
+fn the_workflows_set_up_the_kits_runtime() {
+    for (marker, action, version) in [
+        ("pom.xml", "actions/setup-java@", "java-version: \"21\""),
+        (
+            "build.gradle",
+            "actions/setup-java@",
+            "java-version: \"21\"",
+        ),
+        (
+            "pyproject.toml",
+            "actions/setup-python@",
+            "python-version: \"3.12\"",
+        ),
+        (
+            "package.json",
+            "actions/setup-node@",
+            "node-version: \"24\"",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(marker), "").unwrap();
+        assert_eq!(init(dir.path(), &["--workflow"]).status.code(), Some(0));
+        for name in ["benchgate-pr.yml", "benchgate-main.yml"] {
+            let yml =
+                std::fs::read_to_string(dir.path().join(".github/workflows").join(name)).unwrap();
+            let setup = yml.find(&format!("- uses: {action}"));
+            let benchgate = yml.find("- uses: OWNER/benchgate@").unwrap();
+            assert!(
+                setup.is_some_and(|s| s < benchgate) && yml.contains(version),
+                "{marker} {name}: no {action} step before benchgate's:\n{yml}"
+            );
+        }
+    }
+}
+
 /// Issue 54, point 3: the Gradle kit gives a recipe for the runtime classpath
 /// (the project's classes and every dependency's jar), as the Maven kit does
 /// with dependency:build-classpath: an init script, so the build is left as it
@@ -279,12 +318,20 @@ fn declared_inputs() -> Vec<String> {
         .collect()
 }
 
-/// Every `uses:` line of this repository's own checked workflows.
-fn checked_pins() -> String {
-    let mut all = String::new();
+/// Every `uses: action@ref # comment` of this repository's own checked
+/// workflows, as action and the rest.
+fn checked_pins() -> Vec<(String, String)> {
+    let mut all = Vec::new();
     for d in ["examples/workflows", ".github/workflows"] {
         for e in std::fs::read_dir(Path::new(ROOT).join(d)).unwrap() {
-            all.push_str(&std::fs::read_to_string(e.unwrap().path()).unwrap());
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            for line in text.lines() {
+                if let Some(uses) = line.trim_start().strip_prefix("- uses: ") {
+                    if let Some((action, pin)) = uses.split_once('@') {
+                        all.push((action.to_string(), pin.to_string()));
+                    }
+                }
+            }
         }
     }
     all
@@ -323,7 +370,14 @@ fn the_workflows_pin_every_action_and_use_only_declared_inputs() {
                     "{marker} {name}: `{uses}` is not pinned to a full commit SHA"
                 );
                 if !uses.starts_with("OWNER/benchgate@") {
-                    assert!(pins.contains(line.trim_start()), "{marker} {name}: `{uses}` is pinned nowhere in this repository's workflows");
+                    // One commit per action: the one this repository's workflows pin.
+                    let (action, pin) = uses.split_once('@').unwrap();
+                    for (_, other) in pins.iter().filter(|(a, _)| a == action) {
+                        assert_eq!(
+                            pin, other,
+                            "{marker} {name}: {action} is pinned at another commit in this repository's workflows"
+                        );
+                    }
                     continue;
                 }
                 benchgate_steps += 1;

@@ -118,8 +118,10 @@ const NODE: Lang = Lang {
            # tarball committed in bench/ (`npm pack --pack-destination bench\n\
            # \"$BENCHGATE/harness/node\"` from a clone of benchgate); no dependencies.",
     extra: "",
-    // ubuntu-latest has Node; pin actions/setup-node by commit SHA for another version.
-    setup_steps: "",
+    setup_steps: "      - uses: actions/setup-node@820762786026740c76f36085b0efc47a31fe5020 # v7.0.0\n\
+                  \x20       with:\n\
+                  \x20         node-version: \"24\"\n\
+                  \x20         package-manager-cache: false   # bench/build.sh installs the harness from bench/\n",
     first: "put the harness tarball in bench/ (npm pack --pack-destination bench \"$BENCHGATE/harness/node\", $BENCHGATE a clone of benchgate)",
 };
 
