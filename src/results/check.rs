@@ -352,6 +352,13 @@ mod tests {
         doc["schema_version"] = 1.into();
         assert!(refused(&doc)
             .starts_with("r.json does not match the results schema v1: unknown field `unknown`"));
+        // Twice, even with the same value: called duplicated, not missing.
+        let twice = doc.to_string().replacen("{", "{\"schema_version\":1,", 1);
+        let e = RunResults::parse(&twice, "r.json").unwrap_err().to_string();
+        assert!(
+            e.starts_with("r.json has schema_version twice (duplicate field `schema_version` at line 1 column "),
+            "{e}"
+        );
         let e = format!(
             "{:#}",
             RunResults::parse_bytes(b"{\"schema_version\": 1,", "r.json").unwrap_err()

@@ -266,12 +266,17 @@ impl RunResults {
         // An object's field, as before a version is looked for.
         let object = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
         let version = serde_json::from_slice::<Head>(bytes).map(|h| h.schema_version);
-        match version.ok().flatten().filter(|_| object) {
-            Some(v) if v == u64::from(SCHEMA_VERSION) => {}
-            Some(v) => anyhow::bail!(
+        match version {
+            Ok(Some(v)) if object && v == u64::from(SCHEMA_VERSION) => {}
+            Ok(Some(v)) if object => anyhow::bail!(
                 "{source} has schema_version {v}, but this benchgate reads version {SCHEMA_VERSION}; re-run the benchmark with this version or use the matching benchgate"
             ),
-            None => anyhow::bail!(
+            // Its one field is read leniently: what refuses an object is a
+            // second `schema_version`.
+            Err(e) if object && e.is_data() => anyhow::bail!(
+                "{source} has schema_version twice ({e}): it is corrupt or was not written by benchgate"
+            ),
+            _ => anyhow::bail!(
                 "{source} has no numeric schema_version: it is not a benchgate results file"
             ),
         }
