@@ -15,12 +15,12 @@ use thiserror::Error;
 /// I/O problem, `Syntax` is not TOML at all, `Invalid` is TOML that benchgate rejects.
 #[derive(Debug, Error)]
 pub enum ConfigError {
-    /// The file could not be read.
-    #[error("cannot read config file {path}: {source}")]
+    /// The file could not be read. The reason is in the message, and not
+    /// a source too: a chain of causes shown would say it twice.
+    #[error("cannot read config file {path}: {reason}")]
     Read {
         path: String,
-        #[source]
-        source: std::io::Error,
+        reason: std::io::Error,
     },
     /// The text is not valid TOML (or uses a TOML feature benchgate never accepts).
     #[error("{source_name}:{line}:{column}: TOML syntax error: {message}; {fix}")]

@@ -425,7 +425,7 @@ impl Suite {
             crate::files::read_untrusted(path, "config file", MAX_CONFIG_BYTES).map_err(|e| {
                 ConfigError::Read {
                     path: path.display().to_string(),
-                    source: match e.refusal {
+                    reason: match e.refusal {
                         crate::files::Refusal::Io(io) => io,
                         other => {
                             Error::other(format!("{other}; pass the path of the TOML config file"))
@@ -443,7 +443,7 @@ impl Suite {
         use std::io::{Error, ErrorKind};
         let read = |source_error: Error| ConfigError::Read {
             path: source.to_string(),
-            source: source_error,
+            reason: source_error,
         };
         if bytes.len() as u64 > MAX_CONFIG_BYTES {
             return Err(read(Error::new(

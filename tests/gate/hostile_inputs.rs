@@ -105,6 +105,33 @@ fn an_endless_or_oversized_config_file_is_refused_unread() {
     );
 }
 
+/// A config refused as it is read says why once, shown as the command line
+/// shows an error (with its chain of causes).
+#[test]
+fn a_config_refused_unread_says_its_reason_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (big, latin1) = (dir.path().join("big.toml"), dir.path().join("l.toml"));
+    std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
+    std::fs::write(&latin1, b"# caf\xe9\n").unwrap();
+    let cases = [
+        (dir.path().join("missing.toml"), "No such file or directory"),
+        (dir.path().to_path_buf(), "is a directory"),
+        (big, "byte limit"),
+    ];
+    for (path, why) in cases {
+        let shown = format!(
+            "{:#}",
+            anyhow::Error::new(Suite::from_file(&path).unwrap_err())
+        );
+        assert_eq!(shown.matches(why).count(), 1, "{shown}");
+    }
+    let shown = format!(
+        "{:#}",
+        anyhow::Error::new(Suite::from_file(&latin1).unwrap_err())
+    );
+    assert_eq!(shown.matches("not UTF-8").count(), 1, "{shown}");
+}
+
 #[test]
 fn integers_beyond_i64_and_at_its_edges_name_the_field_and_the_range() {
     let shown = config_err(&format!("[run]\nrounds = 9223372036854775808\n{MINIMAL}"));
