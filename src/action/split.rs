@@ -7,9 +7,9 @@
 //! the artifact), skips when the PR's head moved on, compares and comments.
 //!
 //! Report mode refuses an artifact without its meta file, one measured for
-//! another head than the workflow run's, and results whose `git.sha` is not
-//! the commit the meta says was measured ([`check_artifact`]), with the
-//! reason in the job summary. Meta and results come in the same artifact, so
+//! another head than the workflow run's, results whose `git.sha` is not
+//! the commit the meta says was measured ([`check_artifact`]), and results
+//! the reader refuses, with the reason in the job summary. Meta and results come in the same artifact, so
 //! this catches accidents (a stale or mixed-up download, a hand-made
 //! artifact), not a hostile fork, which can write both to agree.
 
@@ -175,8 +175,12 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
             ),
         );
     }
-    // A sharded measure's artifacts are merged (input `shards`).
-    let (results, files) = super::shards::downloaded(a)?;
+    // A sharded measure's artifacts are merged (input `shards`); results
+    // the reader refuses are refused as the artifact's other faults are.
+    let (results, files) = match super::shards::downloaded(a) {
+        Ok(read) => read,
+        Err(e) => return refuse(a, e),
+    };
     if let Err(e) = check_artifact(&results, &files, &run.head_sha) {
         return refuse(a, e);
     }

@@ -420,6 +420,16 @@ fn report_refuses_an_artifact_without_its_meta_or_of_another_commit() {
 
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    // Results the reader refuses (a field over its limit): said in the summary too.
+    let mut long = doc.clone();
+    long["run_id"] = "7".repeat(5000).into();
+    std::fs::write(&results, long.to_string()).unwrap();
+    refused(
+        &report(),
+        "run_id has 5000 bytes, over the limit of 4096",
+        "has 5000 bytes, over the limit of 4096",
+    );
+
     doc["git"]["sha"] = "5555555555555555555555555555555555555555".into();
     std::fs::write(&results, doc.to_string()).unwrap();
     refused(
