@@ -61,7 +61,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 pub struct ServerOptions {
     /// Largest request head (HTTP/1.1: at least 8 KiB, hyper's minimum buffer).
     pub max_header_bytes: usize,
-    /// Largest `/upload` body and `/bytes/{n}` size.
+    /// Largest `/upload` body and `/bytes/{n}` size. Default: the largest
+    /// `body` a config may give ([`MAX_BODY_BYTES`](crate::config::limits::MAX_BODY_BYTES));
+    /// an upload is counted as it streams, never held.
     pub max_body_bytes: u64,
     /// A connection without traffic or request in flight for this long is closed;
     /// one that only receives (a trickled head), after twice this long.
@@ -86,7 +88,7 @@ impl Default for ServerOptions {
     fn default() -> Self {
         ServerOptions {
             max_header_bytes: 16 * 1024,
-            max_body_bytes: 64 << 20,
+            max_body_bytes: crate::config::limits::MAX_BODY_BYTES,
             idle_timeout: Duration::from_secs(30),
             max_connections: crate::config::validate::MAX_WORKERS as usize * 11 / 10,
             tls: true,
