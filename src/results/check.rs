@@ -354,7 +354,9 @@ mod tests {
             .starts_with("r.json does not match the results schema v1: unknown field `unknown`"));
         // Twice, even with the same value: called duplicated, not missing.
         let twice = doc.to_string().replacen("{", "{\"schema_version\":1,", 1);
-        let e = RunResults::parse(&twice, "r.json").unwrap_err().to_string();
+        let e = RunResults::parse_bytes(twice.as_bytes(), "r.json")
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("r.json has schema_version twice (duplicate field `schema_version` at line 1 column "),
             "{e}"

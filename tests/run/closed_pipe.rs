@@ -89,7 +89,7 @@ fn a_run_whose_reader_goes_away_stops_quietly_with_141() {
 fn a_compare_whose_stdout_is_closed_ends_quietly_with_141() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
-    benchgate::results::synthetic::one_cell_run(|_| {})
+    common::synthetic::one_cell_run(common::measured::every_field_measured())
         .write_atomic(&path)
         .unwrap();
     let (reader, writer) = std::io::pipe().unwrap();
