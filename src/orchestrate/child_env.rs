@@ -122,6 +122,15 @@ pub fn scrub(cmd: &mut Command, pass: &[String]) {
     }
 }
 
+/// The `PATH` a started program gets: its own `env`'s `PATH` (`own`), else
+/// benchgate's (never withheld).
+pub fn program_path(own: Option<&str>) -> OsString {
+    match own {
+        Some(p) => OsString::from(p),
+        None => std::env::var_os("PATH").unwrap_or_default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

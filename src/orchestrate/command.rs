@@ -134,10 +134,7 @@ pub fn find_program(cmd: &CommandSpec) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    let path = match cmd.env.get("PATH") {
-        Some(p) => std::ffi::OsString::from(p),
-        None => std::env::var_os("PATH").unwrap_or_default(),
-    };
+    let path = super::child_env::program_path(cmd.env.get("PATH").map(String::as_str));
     if !std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))) {
         bail!(
             "its program {program:?} is in no directory of the PATH: install it, or give its path in `command`"

@@ -578,8 +578,8 @@ path = "/bytes/22"
         "refs/heads/main",
         &[],
     );
-    // The setup failure fails the client's every trial: the gate fails.
-    assert_eq!(run.code(), 1, "{}", run.log());
+    // The setup failure stops the run before measuring, once: an error.
+    assert_eq!(run.code(), 2, "{}", run.log());
     assert!(run.log().contains("injected-by-setup"), "{}", run.log());
     assert_eq!(injected(&run), Vec::<String>::new(), "{}", run.log());
 }
