@@ -12,11 +12,13 @@
 //! branch then holds no workflow files (its commits trigger no `push` workflows)
 //! and no source.
 //!
-//! Writes: the results file, then the index by compare-and-swap (PUT with the
-//! sha read; on 409/422 re-read, re-merge, retry with jitter, bounded), then the
-//! files dropped from the bounded history are deleted, then the index is read
-//! back to check that it holds exactly one entry for the commit, ours, then the
-//! data branch's commit history is kept bounded ([`super::rotation`]). A stored
+//! Writes: the results file (read as a lookup reads it before the data branch
+//! is touched, [`super::check_readable`]), then the index by compare-and-swap
+//! (PUT with the sha read; on 409/422 re-read, re-merge, retry with jitter,
+//! bounded), then the files dropped from the bounded history are deleted, then
+//! the index is read back to check that it holds exactly one entry for the
+//! commit, ours, then the data branch's commit history is kept bounded
+//! ([`super::rotation`]). A stored
 //! file that does not parse or has an unknown schema stops the write with an
 //! error naming it; it is never replaced.
 //!
@@ -298,9 +300,10 @@ impl BaselineStore for GitHubStore {
         if branch.is_empty() || max_history == 0 {
             anyhow::bail!("storing a baseline needs a branch name and a history of at least 1");
         }
-        self.ensure_branch()?;
         let (bytes, stripped) = prepare(results)?;
         let sha = sha.to_ascii_lowercase();
+        super::check_readable(results, &bytes, &super::describe(branch, &sha, results))?;
+        self.ensure_branch()?;
         let short = &sha[..7];
         let message = format!(
             "benchgate: baseline {branch}@{short} (run {})",

@@ -8,7 +8,8 @@
 //! Every write goes to a temporary file that is renamed into place, under an
 //! exclusive `flock` on `<dir>/<branch-escaped>/.lock`, so a reader or a crash
 //! never sees half a file and two writers never lose each other's entry. The
-//! index is the commit point: a results file is written first, then the index
+//! index is the commit point: a results file is written first (once its bytes
+//! read back as a lookup reads them, [`super::check_readable`]), then the index
 //! that names it; files dropped from the bounded history are deleted after the
 //! new index is in place.
 //!
@@ -104,6 +105,8 @@ impl BaselineStore for LocalStore {
             max_history >= 1,
             "baseline history bound {max_history}: keep at least 1 entry per branch"
         );
+        let json = serde_json::to_vec_pretty(results).context("serializing the baseline")?;
+        super::check_readable(results, &json, &super::describe(branch, sha, results))?;
         let dir = self.branch_dir(branch)?;
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("creating the baseline directory {}", dir.display()))?;
@@ -111,7 +114,6 @@ impl BaselineStore for LocalStore {
         let mut index = self.read_index(branch)?;
         let before = index.entries.len();
         let file = unique_file_name(&dir, sha, &results.run_id);
-        let json = serde_json::to_vec_pretty(results).context("serializing the baseline")?;
         crate::files::write_atomic(&dir.join(&file), &json)?;
         let entry = IndexEntry {
             sha: sha.to_string(),

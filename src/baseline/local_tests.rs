@@ -275,3 +275,48 @@ fn an_index_of_another_branch_is_refused() {
     let err = format!("{:#}", st.lookup("dev", &sha(1), &[]).unwrap_err());
     assert!(err.contains("index of branch \"main\""), "{err}");
 }
+
+/// `run(id)` with a figure no reader accepts: an infinite throughput in a
+/// trial and so in its cell's summary (JSON has no infinity: `null`).
+fn poisoned(id: &str) -> RunResults {
+    let mut r = run(id);
+    let cell = &mut r.results[0];
+    cell.trials[0].metrics.as_mut().unwrap().throughput_rps = Some(f64::INFINITY);
+    cell.summary = crate::results::summarize(&cell.trials);
+    r
+}
+
+#[test]
+fn a_run_no_reader_accepts_is_refused_and_the_old_baseline_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = LocalStore::new(dir.path());
+    st.store("main", &sha(1), &run("good"), 10).unwrap();
+    let files = || {
+        let mut names: Vec<_> = std::fs::read_dir(st.branch_dir("main").unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    let (before, index) = (files(), st.read_index("main").unwrap());
+    // Another commit, and the same one (which would replace the good file).
+    for at in [sha(2), sha(1)] {
+        let e = format!(
+            "{:#}",
+            st.store("main", &at, &poisoned("bad"), 10).unwrap_err()
+        );
+        assert!(
+            e.starts_with("refusing to store the baseline of main@0000000 (run bad): the file it would be does not read back as a results file; nothing was written"),
+            "{e}"
+        );
+        assert!(
+            e.contains(".trials[0].metrics.throughput_rps is inf"),
+            "names the field: {e}"
+        );
+    }
+    assert_eq!(files(), before);
+    assert_eq!(st.read_index("main").unwrap(), index);
+    let found = st.lookup("main", &sha(2), &[]).unwrap().unwrap();
+    assert_eq!((found.key.sha, found.results), (sha(1), run("good")));
+}

@@ -11,6 +11,9 @@
 //!   on that branch (and says which, with its age);
 //! - a stored file that does not parse, or has an unknown schema, stops a write
 //!   with an error and is never replaced (nothing stored is lost or corrupted);
+//! - what a store writes is read back as lookups read it before anything is
+//!   written ([`check_readable`]): a run no reader accepts is refused, and the
+//!   stored baselines stay as they were;
 //! - pull-request runs never write.
 
 mod github_files;
@@ -23,6 +26,8 @@ use serde::{Deserialize, Serialize};
 
 pub use github_store::GitHubStore;
 pub use local::LocalStore;
+
+use anyhow::Context as _;
 
 use crate::results::RunResults;
 
@@ -91,4 +96,26 @@ pub trait BaselineStore {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// Reads `bytes`, the results file a store is about to write of `results`
+/// as the baseline `what`, as a lookup will read it. Called before anything
+/// is written: a run whose file no reader accepts (a figure serialized as
+/// `null`, more cells than a results file holds) would break every later
+/// lookup on its branch, so it is refused and the stored baselines stay.
+/// The run's own values are checked first, so that the error names the field.
+fn check_readable(results: &RunResults, bytes: &[u8], what: &str) -> anyhow::Result<()> {
+    crate::results::check::check_values(results, what)
+        .and_then(|()| RunResults::parse_bytes(bytes, what).map(|_| ()))
+        .with_context(|| {
+            format!(
+                "refusing to store {what}: the file it would be does not read back as a results file; nothing was written and the stored baselines are unchanged (a later run on the branch stores one)"
+            )
+        })
+}
+
+/// How [`check_readable`] names the baseline of (`branch`, `sha`) of `results`.
+fn describe(branch: &str, sha: &str, results: &RunResults) -> String {
+    let short = sha.get(..7).unwrap_or(sha);
+    format!("the baseline of {branch}@{short} (run {})", results.run_id)
 }

@@ -519,3 +519,37 @@ fn a_missing_data_branch_is_said_loudly_and_told_apart_from_a_missing_index() {
     assert!(existing.lookup("main", &sha(1), &[]).unwrap().is_some());
     assert_eq!(existing.notes().len(), 1);
 }
+
+/// Issue 53: a run whose file no reader accepts (an infinite figure, which
+/// JSON writes as `null`) was stored, and every later lookup on the branch
+/// failed. It is refused before the data branch is touched, for another
+/// commit and for the same one; the old baseline stays.
+#[test]
+fn a_run_no_reader_accepts_is_never_stored_and_the_old_baseline_stays() {
+    let fake = FakeGitHub::start();
+    let good = results("1");
+    store(&fake).store("main", &sha(1), &good, 100).unwrap();
+    let (index_before, writes) = (file(&fake, INDEX).unwrap(), fake.count("PUT", ""));
+    let mut bad = results("2");
+    let cell = &mut bad.results[0];
+    cell.trials[0].metrics.as_mut().unwrap().throughput_rps = Some(f64::INFINITY);
+    cell.summary = benchgate::results::summarize(&cell.trials);
+    for at in [sha(2), sha(1)] {
+        let e = format!(
+            "{:#}",
+            store(&fake).store("main", &at, &bad, 100).unwrap_err()
+        );
+        assert!(
+            e.starts_with("refusing to store the baseline of main@aaaaaaa (run 2): the file it would be does not read back as a results file; nothing was written"),
+            "{e}"
+        );
+        assert!(
+            e.contains(".trials[0].metrics.throughput_rps is inf"),
+            "{e}"
+        );
+    }
+    assert_eq!(fake.count("PUT", ""), writes, "nothing written");
+    assert_eq!(file(&fake, INDEX).unwrap(), index_before);
+    let found = store(&fake).lookup("main", &sha(3), &[]).unwrap().unwrap();
+    assert_eq!((found.key.sha, found.results), (sha(1), good));
+}
