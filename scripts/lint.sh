@@ -116,11 +116,11 @@ esac
 if [[ $LINT_INIT_KITS == only ]]; then workflows=(); actions=(); fi
 initdir=$(mktemp -d -t benchgate-lint-init.XXXXXX)
 trap 'rm -rf "$initdir"' EXIT
-benchgate_init() { # kind
+benchgate_init() { # dir kind
   if [[ -n ${BENCHGATE_BIN:-} ]]; then
-    "$BENCHGATE_BIN" init --dir "$initdir/$1" --kind "$1" --workflow
+    "$BENCHGATE_BIN" init --dir "$1" --kind "$2" --workflow
   elif command -v cargo >/dev/null; then
-    cargo run --quiet --locked --bin benchgate -- init --dir "$initdir/$1" --kind "$1" --workflow
+    cargo run --quiet --locked --bin benchgate -- init --dir "$1" --kind "$2" --workflow
   else
     say "needs cargo (or BENCHGATE_BIN, a benchgate binary of this checkout) to lint the workflows benchgate init writes"
     exit 2
@@ -133,12 +133,23 @@ if [[ $LINT_INIT_KITS == skip ]]; then
 fi
 for kind in "${kinds[@]}"; do
   mkdir "$initdir/$kind"
-  if ! benchgate_init "$kind" >/dev/null; then
+  if ! benchgate_init "$initdir/$kind" "$kind" >/dev/null; then
     say "benchgate init --kind $kind --workflow failed (above)"
     exit 1
   fi
   workflows+=("$initdir/$kind"/.github/workflows/*.yml)
 done
+# A project in a subdirectory of a repository: the workflows at the repository's
+# root, their paths pointing into the project's directory.
+if ((${#kinds[@]})); then
+  mkdir -p "$initdir/repo/client"
+  git -C "$initdir/repo" init -q
+  if ! benchgate_init "$initdir/repo/client" maven >/dev/null; then
+    say "benchgate init --dir client --kind maven --workflow failed (above)"
+    exit 1
+  fi
+  workflows+=("$initdir/repo"/.github/workflows/*.yml)
+fi
 mapfile -t dockerfiles < <(found Dockerfile 'Dockerfile.*' '*.Dockerfile')
 if [[ $LINT_INIT_KITS == only ]]; then dockerfiles=(); fi
 # repo_checks: the checks of the repository's own files (not LINT_INIT_KITS=only).
@@ -172,7 +183,7 @@ if repo_checks; then
 fi
 if ((${#kinds[@]})); then
   run "shellcheck -s sh: the bench/ scripts benchgate init writes" \
-    "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh
+    "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh "$initdir"/repo/*/bench/*.sh
 fi
 if repo_checks; then
   run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README, release workflow and CI's test job" \

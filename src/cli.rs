@@ -69,7 +69,8 @@ pub struct InitArgs {
     #[arg(long, value_enum, value_name = "KIND")]
     pub kind: Option<ProjectKind>,
     /// Also write the pull-request and main-branch workflows
-    /// (.github/workflows/benchgate-pr.yml, benchgate-main.yml).
+    /// (.github/workflows/benchgate-pr.yml, benchgate-main.yml), at the root
+    /// of the git repository DIR lies in, pointing into DIR.
     #[arg(long)]
     pub workflow: bool,
 }

@@ -201,6 +201,56 @@ fn the_workflows_set_up_the_kits_runtime() {
     }
 }
 
+/// Issue 54, point 3: `--dir client --workflow` in a repository writes the
+/// workflows where GitHub reads them, in .github/workflows/ at the
+/// repository's root (it wrote client/.github/workflows/), with their paths
+/// pointing into client/; the rest of the kit goes into client/.
+#[test]
+fn the_workflows_of_a_project_in_a_subdirectory_go_to_the_repository_root() {
+    let repo = tempfile::tempdir().unwrap();
+    git(repo.path(), &["init", "-q", "."]);
+    let client = repo.path().join("client");
+    std::fs::create_dir(&client).unwrap();
+    std::fs::write(client.join("pom.xml"), "").unwrap();
+    // --dir as a user gives it: relative to where benchgate runs.
+    let out = Command::new(env!("CARGO_BIN_EXE_benchgate"))
+        .args(["init", "--dir", "client", "--workflow"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("client/benchgate.toml")
+            && stdout.contains(".github/workflows/benchgate-pr.yml")
+            && stdout.contains("cd client && benchgate run --compare-base HEAD"),
+        "{stdout}"
+    );
+    assert!(!client.join(".github").exists(), "{stdout}");
+    for file in ["benchgate.toml", "bench/build.sh", "bench/run.sh"] {
+        assert!(client.join(file).is_file(), "no client/{file}: {stdout}");
+    }
+    Suite::from_file(&client.join("benchgate.toml")).unwrap();
+    for name in ["benchgate-pr.yml", "benchgate-main.yml"] {
+        let path = repo.path().join(".github/workflows").join(name);
+        let yml = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}\n{stdout}", path.display()));
+        assert!(
+            yml.contains("          working-directory: client   # ")
+                && yml.contains("          config: benchgate.toml\n"),
+            "{name}:\n{yml}"
+        );
+    }
+    let pr =
+        std::fs::read_to_string(repo.path().join(".github/workflows/benchgate-pr.yml")).unwrap();
+    assert!(
+        pr.contains(
+            "            client/benchgate-results.json\n            client/benchgate-report.md\n"
+        ),
+        "{pr}"
+    );
+}
+
 /// Issue 54, point 3: the Gradle kit gives a recipe for the runtime classpath
 /// (the project's classes and every dependency's jar), as the Maven kit does
 /// with dependency:build-classpath: an init script, so the build is left as it

@@ -216,7 +216,10 @@ fn the_action_tree_alone_installs_the_release_binary() {
 
 #[test]
 fn the_examples_pin_the_action_as_init_does() {
-    let pin = format!("uses: {}", benchgate::commands::init::kit::action_ref());
+    let pin = format!(
+        "uses: {}",
+        benchgate::commands::init::workflows::action_ref()
+    );
     let mut uses = 0;
     for path in example_workflows() {
         let yaml = std::fs::read_to_string(&path).unwrap();

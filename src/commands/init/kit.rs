@@ -4,7 +4,11 @@
 
 use std::path::Path;
 
+use super::workflows;
 use crate::cli::ProjectKind;
+
+/// The config's file name, in the project's directory.
+pub const CONFIG: &str = "benchgate.toml";
 
 /// The version written into every file's header and the workflows' pin comment.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -163,7 +167,7 @@ fn lang(kind: ProjectKind) -> Option<&'static Lang> {
 
 /// `template` with every `@@KEY@@` replaced; a key left over is a bug in the
 /// templates, caught by the tests below.
-fn fill(template: &str, values: &[(&str, &str)]) -> String {
+pub(super) fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut text = template.replace("@@VERSION@@", VERSION);
     for (key, value) in values {
         text = text.replace(&format!("@@{key}@@"), value);
@@ -171,10 +175,12 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
     text
 }
 
-/// The files of the kit for `kind`, the workflows too with `workflow`.
-pub fn files(kind: ProjectKind, workflow: bool) -> Vec<KitFile> {
+/// The files of the kit for `kind`, the workflows too with `workflow`; `sub`
+/// is the project's directory from the repository's root (`client/`, or
+/// empty), where every file but the workflows goes. Paths are from the root.
+pub fn files(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<KitFile> {
     let file = |path: &str, text: String, executable: bool| KitFile {
-        path: path.to_string(),
+        path: format!("{sub}{path}"),
         text,
         executable,
     };
@@ -194,7 +200,7 @@ pub fn files(kind: ProjectKind, workflow: bool) -> Vec<KitFile> {
                 ],
             );
             let hint = [("BUILD_HINT", build_hint(kind))];
-            out.push(file("benchgate.toml", config, false));
+            out.push(file(CONFIG, config, false));
             out.push(file("bench/build.sh", fill(l.build, &hint), true));
             out.push(file("bench/run.sh", fill(l.run, &[]), true));
             out.push(file(
@@ -213,62 +219,29 @@ pub fn files(kind: ProjectKind, workflow: bool) -> Vec<KitFile> {
             ));
         }
         None => out.push(file(
-            "benchgate.toml",
+            CONFIG,
             fill(include_str!("templates/builtin.toml"), &[]),
             false,
         )),
     }
     if workflow {
-        let pr_what = match lang {
-            Some(_) => {
-                "base vs head (`[compare] base = \"git\"`\n\
-                 # in benchgate.toml): benchgate checks out the PR's base commit beside the\n\
-                 # merge commit, builds (the client's `setup`) and measures the client at both\n\
-                 # in this one run, paired by round, and gates head against base."
+        out.extend(match lang {
+            Some(l) => {
+                workflows::pull_request_and_main(workflows::BASE_VS_HEAD, l.setup_steps, sub)
             }
-            None => {
+            None => workflows::pull_request_and_main(
                 "the suite's run compared with the stored\n\
-                 # baseline of the PR's base commit (benchgate-main.yml stores them)."
-            }
-        };
-        let values = [
-            ("PR_WHAT", pr_what),
-            ("SETUP_STEPS", lang.map_or("", |l| l.setup_steps)),
-            ("PIN_TODO", &pin_todo()),
-            ("ACTION", &action_ref()),
-        ];
-        out.push(file(
-            ".github/workflows/benchgate-pr.yml",
-            fill(include_str!("templates/pr.yml"), &values),
-            false,
-        ));
-        out.push(file(
-            ".github/workflows/benchgate-main.yml",
-            fill(include_str!("templates/main.yml"), &values),
-            false,
-        ));
+                 # baseline of the PR's base commit (benchgate-main.yml stores them).",
+                "",
+                sub,
+            ),
+        });
     }
     out
 }
 
-/// The benchgate action as the workflows pin it.
-pub fn action_ref() -> String {
-    format!("OWNER/benchgate@{PLACEHOLDER_SHA} # v{VERSION}")
-}
-
-/// The comment above the pinned action: what to replace, and how to find it.
-fn pin_todo() -> String {
-    format!(
-        "      # TODO: pin benchgate. Replace OWNER with the action's owner and the zeros\n\
-         \x20     # with the commit its tag v{VERSION} points at: git ls-remote\n\
-         \x20     # https://github.com/OWNER/benchgate 'refs/tags/v{VERSION}^{{}}'. Until then\n\
-         \x20     # this step fails (no such commit). Before the first release any commit\n\
-         \x20     # works, built from source in about 7 minutes (needs Rust on the runner).\n"
-    )
-}
-
-/// What to do after `init`, in order.
-pub fn next_steps(kind: ProjectKind, workflow: bool) -> Vec<String> {
+/// What to do after `init`, in order; `sub` as for [`files`].
+pub fn next_steps(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<String> {
     let mut steps = Vec::new();
     if let Some(l) = lang(kind) {
         steps.push(l.first.to_string());
@@ -277,12 +250,17 @@ pub fn next_steps(kind: ProjectKind, workflow: bool) -> Vec<String> {
             l.client_file
         ));
     }
+    let cd = match sub.trim_end_matches('/') {
+        "" => String::new(),
+        dir => format!("cd {dir} && "),
+    };
     steps.push(match lang(kind) {
-        Some(_) => "benchgate run --compare-base HEAD   (base vs head as in a pull request: \
-                    the working tree against the last commit; a base without bench/ gets \
-                    \"no baseline\")"
-            .to_string(),
-        None => "benchgate run   (measures benchgate.toml's suite here)".to_string(),
+        Some(_) => format!(
+            "{cd}benchgate run --compare-base HEAD   (base vs head as in a pull request: \
+             the working tree against the last commit; a base without bench/ gets \
+             \"no baseline\")"
+        ),
+        None => format!("{cd}benchgate run   (measures benchgate.toml's suite here)"),
     });
     if workflow {
         steps.push(
@@ -309,7 +287,7 @@ mod tests {
     #[test]
     fn every_placeholder_is_filled() {
         for kind in KINDS {
-            for f in files(kind, true) {
+            for f in files(kind, true, "") {
                 assert!(
                     !f.text.contains("@@"),
                     "{kind:?}: {} keeps a @@ key",
@@ -322,7 +300,7 @@ mod tests {
     #[test]
     fn every_config_validates() {
         for kind in KINDS {
-            let kit = files(kind, false);
+            let kit = files(kind, false, "");
             let config = kit.iter().find(|f| f.path == "benchgate.toml").unwrap();
             if let Err(e) = crate::config::Suite::from_toml(&config.text, "benchgate.toml") {
                 panic!("{kind:?}: {e}");

@@ -1,11 +1,14 @@
 //! `benchgate init`: a starting kit for the project in a directory. A commented
 //! `benchgate.toml` for the kind of project found there (a command client with
 //! `bench/` scripts for Maven, Gradle, Python and Node; the built-in clients
-//! otherwise), with `--workflow` the pull-request and main-branch workflows.
+//! otherwise), with `--workflow` the pull-request and main-branch workflows
+//! (at the root of the repository the directory lies in, where GitHub reads
+//! them: [`workflows`]).
 //! Fetches nothing and never overwrites: when any file of the kit exists,
 //! nothing is written. What each kind gets: [`kit`].
 
 pub mod kit;
+pub mod workflows;
 
 use std::fs;
 use std::io::Write as _;
@@ -41,16 +44,23 @@ pub fn init(args: InitArgs) -> anyhow::Result<u8> {
                 .to_string(),
         ),
     };
-    let files = kit::files(kind, args.workflow);
+    // The workflows go where GitHub reads them: the repository's root.
+    let (root, sub) = match args.workflow {
+        true => repository(dir)?,
+        false => (dir.clone(), String::new()),
+    };
+    let files = kit::files(kind, args.workflow, &sub);
     // The templates' config must load as the user's will; a failure is a bug here.
-    let config = files.iter().find(|f| f.path == "benchgate.toml");
+    let config = files
+        .iter()
+        .find(|f| f.path == format!("{sub}{}", kit::CONFIG));
     if let Some(config) = config {
         Suite::from_toml(&config.text, "benchgate init's benchgate.toml")
             .context("benchgate init wrote a config benchgate cannot load (a bug)")?;
     }
-    write_all(dir, &files)?;
+    write_all(&root, &files)?;
 
-    let mut out = format!("benchgate init: {why}; wrote in {}:\n", dir.display());
+    let mut out = format!("benchgate init: {why}; wrote in {}:\n", root.display());
     for f in &files {
         let exec = if f.executable { " (executable)" } else { "" };
         out.push_str(&format!("  {}{exec}\n", f.path));
@@ -67,7 +77,10 @@ pub fn init(args: InitArgs) -> anyhow::Result<u8> {
         ));
     }
     out.push_str("next:\n");
-    for (i, step) in kit::next_steps(kind, args.workflow).iter().enumerate() {
+    for (i, step) in kit::next_steps(kind, args.workflow, &sub)
+        .iter()
+        .enumerate()
+    {
         out.push_str(&format!("  {}. {step}\n", i + 1));
     }
     crate::stdout!("{out}");
@@ -82,6 +95,31 @@ fn name(kind: ProjectKind) -> &'static str {
         ProjectKind::Node => "node",
         ProjectKind::Builtin => "builtin",
     }
+}
+
+/// The repository `dir` lies in (the nearest directory up that holds a
+/// `.git`) and `dir`'s path from its root as a prefix (`client/`); `dir`
+/// itself and no prefix when it is the root or lies in no repository.
+fn repository(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
+    let abs = fs::canonicalize(dir).with_context(|| format!("--dir {}", dir.display()))?;
+    let Some(root) = abs.ancestors().find(|a| a.join(".git").exists()) else {
+        return Ok((dir.to_path_buf(), String::new()));
+    };
+    let Ok(rel) = abs.strip_prefix(root) else {
+        return Ok((dir.to_path_buf(), String::new()));
+    };
+    if rel.as_os_str().is_empty() {
+        return Ok((dir.to_path_buf(), String::new()));
+    }
+    let rel = rel.to_str().with_context(|| {
+        format!(
+            "--dir {}: its path from the repository's root {} is not UTF-8, which the workflows \
+             need as text; rename it, or write the kit without --workflow",
+            dir.display(),
+            root.display()
+        )
+    })?;
+    Ok((root.to_path_buf(), format!("{rel}/")))
 }
 
 /// Maven and Gradle get the same kit.
