@@ -38,41 +38,54 @@ fn text(o: &Output) -> String {
     )
 }
 
-/// A marker file, the kit's client file (None: the built-in clients), and a
-/// word bench/build.sh must hold for that build tool.
-const KINDS: &[(&str, Option<&str>, &str)] = &[
-    ("pom.xml", Some("bench/QuickStart.java"), "mvn -q"),
+/// A marker file, the kit's client file (None: the built-in clients), a
+/// word bench/build.sh must hold for that build tool, and the workflows
+/// `--workflow` writes.
+const KINDS: &[(&str, Option<&str>, &str, &[&str])] = &[
+    ("pom.xml", Some("bench/QuickStart.java"), "mvn -q", PR_MAIN),
     (
         "build.gradle.kts",
         Some("bench/QuickStart.java"),
         "./gradlew",
+        PR_MAIN,
     ),
     (
         "settings.gradle",
         Some("bench/QuickStart.java"),
         "./gradlew",
+        PR_MAIN,
     ),
     (
         "pyproject.toml",
         Some("bench/quickstart.py"),
         "benchgate_harness-",
+        PR_MAIN,
     ),
     (
         "requirements.txt",
         Some("bench/quickstart.py"),
         "benchgate_harness-",
+        PR_MAIN,
     ),
     (
         "package.json",
         Some("bench/quickstart.mjs"),
         "benchgate-harness-",
+        PR_MAIN,
     ),
-    ("README.md", None, ""),
+    (
+        "README.md",
+        None,
+        "",
+        &["benchgate-main.yml", "benchgate-nightly.yml"],
+    ),
 ];
+
+const PR_MAIN: &[&str] = &["benchgate-pr.yml", "benchgate-main.yml"];
 
 #[test]
 fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
-    for &(marker, client_file, build_word) in KINDS {
+    for &(marker, client_file, build_word, workflows) in KINDS {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(marker), "").unwrap();
         let out = init(dir.path(), &["--workflow"]);
@@ -95,12 +108,14 @@ fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
                 _ => None,
             })
             .collect();
-        for path in [
-            ".github/workflows/benchgate-pr.yml",
-            ".github/workflows/benchgate-main.yml",
-        ] {
-            assert!(dir.path().join(path).is_file(), "{marker}: no {path}");
-        }
+        let mut written: Vec<String> = std::fs::read_dir(dir.path().join(".github/workflows"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        written.sort();
+        let mut expected: Vec<String> = workflows.iter().map(|w| w.to_string()).collect();
+        expected.sort();
+        assert_eq!(written, expected, "{marker}");
         let Some(client_file) = client_file else {
             assert!(commands.is_empty(), "{marker}: {commands:?}");
             assert!(!dir.path().join("bench").exists(), "{marker}: wrote bench/");
@@ -146,7 +161,7 @@ fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
 /// (alpha 0.05 / 6) needs 9 or more pairs").
 #[test]
 fn the_configs_speak_plain_words() {
-    for &(marker, _, _) in KINDS {
+    for &(marker, _, _, _) in KINDS {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(marker), "").unwrap();
         assert_eq!(init(dir.path(), &[]).status.code(), Some(0), "{marker}");
@@ -160,6 +175,34 @@ fn the_configs_speak_plain_words() {
         let rounds = config.lines().find(|l| l.starts_with("rounds = ")).unwrap();
         assert!(rounds.contains('#'), "{marker}: {rounds}");
     }
+}
+
+/// Issue 54, point 3: the built-in clients are the same at every commit, so
+/// the empty repository's kit writes no pull-request workflow (it wrote one
+/// that could only measure the runner's noise) and says why: a baseline on
+/// every push to main and a nightly comparison with it, the runner watched.
+#[test]
+fn the_built_in_kit_has_no_pull_request_workflow_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = init(dir.path(), &["--workflow"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let workflows = dir.path().join(".github/workflows");
+    for e in std::fs::read_dir(&workflows).unwrap() {
+        let yml = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        assert!(!yml.contains("pull_request"), "{yml}");
+    }
+    let nightly = std::fs::read_to_string(workflows.join("benchgate-nightly.yml")).unwrap();
+    assert!(
+        nightly.contains("  schedule:\n    - cron: ")
+            && nightly.contains("same at every commit")
+            && nightly.contains("noise"),
+        "{nightly}"
+    );
+    let config = std::fs::read_to_string(dir.path().join("benchgate.toml")).unwrap();
+    assert!(
+        config.contains("same at every commit") && !config.contains("a pull request compares"),
+        "{config}"
+    );
 }
 
 /// Issue 54, point 3: each command kit's workflows set up its runtime before
@@ -396,12 +439,12 @@ fn the_workflows_pin_every_action_and_use_only_declared_inputs() {
     );
     let pins = checked_pins();
     let version = env!("CARGO_PKG_VERSION");
-    for &(marker, _, _) in KINDS {
+    for &(marker, _, _, workflows) in KINDS {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(marker), "").unwrap();
         let out = init(dir.path(), &["--workflow"]);
         assert_eq!(out.status.code(), Some(0), "{marker}: {}", text(&out));
-        for name in ["benchgate-pr.yml", "benchgate-main.yml"] {
+        for name in workflows {
             let yml =
                 std::fs::read_to_string(dir.path().join(".github/workflows").join(name)).unwrap();
             assert!(!yml.contains('\t'), "{marker} {name}: a tab");

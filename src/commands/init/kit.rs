@@ -229,12 +229,7 @@ pub fn files(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<KitFile> {
             Some(l) => {
                 workflows::pull_request_and_main(workflows::BASE_VS_HEAD, l.setup_steps, sub)
             }
-            None => workflows::pull_request_and_main(
-                "the suite's run compared with the stored\n\
-                 # baseline of the PR's base commit (benchgate-main.yml stores them).",
-                "",
-                sub,
-            ),
+            None => workflows::builtin(sub),
         });
     }
     out

@@ -41,6 +41,30 @@ pub fn pull_request_and_main(pr_what: &str, setup_steps: &str, sub: &str) -> Vec
     ]
 }
 
+/// The built-in clients' workflows: a baseline on every push to main and a
+/// nightly comparison with it, no pull-request check (nightly.yml says why).
+pub fn builtin(sub: &str) -> Vec<KitFile> {
+    let with = with_lines(sub);
+    let values = [
+        ("SETUP_STEPS", ""),
+        ("PIN_TODO", &pin_todo()),
+        ("ACTION", &action_ref()),
+        ("WITH", &with),
+    ];
+    vec![
+        workflow(
+            "benchgate-main.yml",
+            include_str!("templates/main.yml"),
+            &values,
+        ),
+        workflow(
+            "benchgate-nightly.yml",
+            include_str!("templates/nightly.yml"),
+            &values,
+        ),
+    ]
+}
+
 fn workflow(name: &str, template: &str, values: &[(&str, &str)]) -> KitFile {
     KitFile {
         path: format!(".github/workflows/{name}"),
