@@ -8,28 +8,33 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::files::json::{self, Breach, Limits};
-
 /// Largest event payload read: GitHub caps a webhook payload at 25 MB.
 pub const MAX_EVENT_BYTES: u64 = 32 << 20;
 
-/// The limits of an event payload's JSON, checked before it is read into a
-/// `serde_json::Value`: GitHub's own layout (a push lists at most 2,048
-/// commits) with text written by users (a pull request body is at most
-/// 65,536 characters; commit messages are longer at times). An array item
-/// of a `Value` takes its 32 bytes twice (a growing `Vec`), an object member
-/// a map slot of key and value in a half-full node.
-const EVENT_LIMITS: Limits = Limits {
-    depth: 64,
-    values: 4_000_000,
-    key_bytes: 1024,
-    text_bytes: 1 << 20,
-    items: 100_000,
-    item_bytes: 64,
-    member_bytes: 160,
-    extra_bytes: 64 << 20,
-    rules: &[],
-};
+/// The fields [`parse_event`] reads, as JSON pointers. Of a payload only
+/// these are built ([`parse_payload`]); the rest (commit messages, file
+/// lists, a pull request's body: text of any length) is read past unbuilt.
+const TAKEN: &[&str] = &[
+    "/ref",
+    "/after",
+    "/deleted",
+    "/number",
+    "/repository/default_branch",
+    "/repository/full_name",
+    "/pull_request/number",
+    "/pull_request/base/sha",
+    "/pull_request/base/ref",
+    "/pull_request/base/repo/full_name",
+    "/pull_request/head/sha",
+    "/pull_request/head/ref",
+    "/pull_request/head/repo/full_name",
+    "/workflow_run/id",
+    "/workflow_run/event",
+    "/workflow_run/head_sha",
+    "/workflow_run/head_branch",
+    "/workflow_run/head_repository/full_name",
+    "/workflow_run/conclusion",
+];
 
 /// The facts taken from a `pull_request` (or `pull_request_target`) payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +145,8 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Context> {
 
 /// Parses the text of the event payload file `path` (named in errors) of
 /// event `name`; returns the event and the repository's default branch.
+/// Only the [`TAKEN`] fields are built, so a payload takes no more memory
+/// than its text and those fields, whatever it holds.
 pub fn parse_payload(
     name: &str,
     text: &str,
@@ -148,15 +155,71 @@ pub fn parse_payload(
     let not_json = || {
         format!("the event payload {path} is not valid JSON; is GITHUB_EVENT_PATH the runner's event file?")
     };
-    match json::scan(text.as_bytes(), &EVENT_LIMITS) {
-        Ok(()) => {}
-        Err(Breach::Syntax(e)) => return Err(anyhow::anyhow!("{e}").context(not_json())),
-        Err(breach) => anyhow::bail!(
-            "the event payload {path}: {breach}; is GITHUB_EVENT_PATH the runner's event file?"
-        ),
-    }
-    let payload: Value = serde_json::from_str(text).with_context(not_json)?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let payload = serde::de::DeserializeSeed::deserialize(Pick(""), &mut de)
+        .and_then(|p| de.end().map(|()| p))
+        .with_context(not_json)?;
     parse_event(name, &payload).with_context(|| format!("the {name} event payload {path}"))
+}
+
+/// A payload's value at a JSON pointer, built only where a [`TAKEN`] field
+/// is or lies below: any other member is skipped as it is read (by
+/// serde_json, without allocating), and so is an array, which no taken
+/// field is inside (it reads as `[]`). A duplicated key keeps its last
+/// value, as a `Value` does.
+struct Pick<'a>(&'a str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Pick<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Pick<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(v.into())
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(Value::Array(Vec::new()))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut taken = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let at = format!("{}/{key}", self.0);
+            let taken_here = TAKEN.iter().any(|t| {
+                t.strip_prefix(at.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+            });
+            if taken_here {
+                let value = map.next_value_seed(Pick(&at))?;
+                taken.insert(key, value);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(Value::Object(taken))
+    }
 }
 
 /// Parses a payload; returns the event and the repository's default branch.
@@ -330,14 +393,86 @@ mod tests {
             e.contains("event payload") && e.contains("is a FIFO, not a file"),
             "{e}"
         );
-        // Text over its cap is refused before the payload is built.
-        let mut p = fixture("pull_request.json");
-        p["pull_request"]["body"] = "x".repeat((1 << 20) + 1).into();
-        let e = parse_payload("pull_request", &p.to_string(), "e.json")
-            .unwrap_err()
-            .to_string();
-        assert!(e.starts_with("the event payload e.json: pull_request.body has 1048577 bytes, over the limit of 1048576"), "{e}");
-        p["pull_request"]["body"] = "x".repeat(1 << 20).into();
-        parse_payload("pull_request", &p.to_string(), "e.json").unwrap();
+    }
+
+    /// What is built of a payload is what [`parse_event`] reads of it.
+    #[test]
+    fn a_payload_reads_as_its_taken_fields() {
+        let fixtures = [
+            "pull_request.json",
+            "pull_request_fork.json",
+            "push_main.json",
+        ];
+        let names = [
+            "pull_request",
+            "pull_request_target",
+            "push",
+            "workflow_run",
+        ];
+        for f in fixtures
+            .into_iter()
+            .chain(["workflow_run.json", "schedule.json"])
+        {
+            let full = fixture(f);
+            for name in names {
+                let whole = parse_event(name, &full).map_err(|e| format!("{e:#}"));
+                let taken = parse_payload(name, &full.to_string(), "e.json")
+                    .map_err(|e| format!("{:#}", e.root_cause()));
+                assert_eq!(whole, taken, "{f} as {name}");
+            }
+        }
+        // Nesting skipped unbuilt, however deep; a payload that is no object.
+        let deep = format!("{}{}", "[".repeat(1 << 20), "]".repeat(1 << 20));
+        let text = format!(
+            r#"{{"ref": "refs/heads/x", "after": "{}", "commits": {deep}}}"#,
+            "3".repeat(40)
+        );
+        assert!(matches!(
+            parse_payload("push", &text, "e.json").unwrap().0,
+            Event::Push { .. }
+        ));
+        let e = parse_payload("push", &deep, "e.json").unwrap_err();
+        assert!(format!("{e:#}").contains("is not a JSON object"), "{e:#}");
+        let e = parse_payload("push", "{\"ref\": 1} x", "e.json").unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("the event payload e.json is not valid JSON"),
+            "{e:#}"
+        );
+    }
+
+    /// Issue 53: GitHub sends payloads up to 25 MB; what benchgate does not
+    /// take (commit messages, file lists, a pull request's body) is read
+    /// past, whatever its size.
+    #[test]
+    fn large_payloads_up_to_githubs_cap_are_read() {
+        let read = |name: &str, p: &Value| {
+            let text = p.to_string();
+            assert!(text.len() as u64 <= MAX_EVENT_BYTES);
+            parse_payload(name, &text, "e.json").unwrap()
+        };
+        // A push whose commit message is 2 MiB.
+        let mut push = fixture("push_main.json");
+        let message = "m".repeat(2 << 20);
+        push["head_commit"]["message"] = message.clone().into();
+        push["commits"] = serde_json::json!([{"id": "1".repeat(40), "message": message}]);
+        let (e, default) = read("push", &push);
+        assert!(matches!(e, Event::Push { ref after, .. } if after == &"1".repeat(40)));
+        assert_eq!(default.as_deref(), Some("main"));
+        // A push of 2,048 commits, each listing 350 files: 16.8 MB of small values.
+        let files: Vec<String> = (0..350)
+            .map(|i| format!("src/module{i:03}/file.rs"))
+            .collect();
+        let commit = serde_json::json!({"id": "2".repeat(40), "message": "fix", "modified": files});
+        push["head_commit"]["message"] = "fix".into();
+        push["commits"] = Value::Array(vec![commit; 2048]);
+        assert!(push.to_string().len() > 16_800_000);
+        assert!(matches!(read("push", &push).0, Event::Push { .. }));
+        // A pull request whose body is 2 MiB.
+        let mut pr = fixture("pull_request.json");
+        pr["pull_request"]["body"] = "b".repeat(2 << 20).into();
+        let Event::PullRequest(pr) = read("pull_request", &pr).0 else {
+            panic!()
+        };
+        assert_eq!(pr.number, 42);
     }
 }

@@ -135,12 +135,28 @@ fn pr_inputs() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
+/// A push as large as GitHub sends them (issue 53): a 2 MiB commit message,
+/// 2,048 commits listing 350 files each, 17 MB in all.
+fn large_push() -> String {
+    let mut push: serde_json::Value =
+        serde_json::from_str(&event_fixture("push_main.json")).unwrap();
+    push["head_commit"]["message"] = "m".repeat(2 << 20).into();
+    let files: Vec<String> = (0..350)
+        .map(|i| format!("src/module{i:03}/file.rs"))
+        .collect();
+    let commit = serde_json::json!({"id": "1".repeat(40), "message": "m", "modified": files});
+    push["commits"] = serde_json::Value::Array(vec![commit; 2048]);
+    let text = push.to_string();
+    assert!(text.len() > 16_800_000);
+    text
+}
+
 #[test]
 fn push_stores_a_baseline_then_a_pull_request_and_a_schedule_compare_with_it() {
     let r = Runner::new();
     let push = r.action(
         "push",
-        &event_fixture("push_main.json"),
+        &large_push(),
         "refs/heads/main",
         &[("INPUT_GITHUB_TOKEN", TOKEN), MOCK],
     );
