@@ -34,8 +34,12 @@ cd "$(dirname "$0")/.."
 # - server, server_hostile: the reference server's service time and idle
 #   cut-off within their bounds;
 # - inject_cpu: sub-microsecond CPU per request;
-# - inject_tail: an injected 20 ms tail against a plain client's p99.
+# - inject_tail: an injected 20 ms tail against a plain client's p99;
+# - verdict_e2e: a Python client's A/A and +15-20% CPU per request in 6 rounds
+#   of 300 ms (beside six tests and the release build, load 13, the A/A's
+#   throughput read -27% in all 6 pairs, and a caused +20% read -40%).
 SERIAL='(binary(ci) & test(/^action_act::/))
+  | (binary(gate) & test(/^verdict_e2e::/))
   | (binary(run) & test(/^(harness_packages|example_clients|window_ack|validity|server_under_test|capped_output|server|server_hostile|inject_cpu|inject_tail)::/))'
 
 # On CI (a clean clone, everything built once) incremental compilation only
