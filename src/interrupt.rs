@@ -108,8 +108,14 @@ fn action(signal: i32) {
     if ARMED.load(Ordering::SeqCst) == 0 {
         let _ = signal_hook::low_level::emulate_default_handler(signal);
     } else {
-        let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        record(signal);
     }
+}
+
+/// Records `signal` unless one came before it (the first wins):
+/// async-signal-safe.
+fn record(signal: i32) {
+    let _ = RECEIVED.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
 }
 
 /// SIGINT and SIGTERM recorded instead of fatal, until dropped.
@@ -186,8 +192,7 @@ fn pipe_closed(stream: Stream) {
             libc::close(null);
         }
     }
-    // The first signal wins, as in [`action`].
-    let _ = RECEIVED.compare_exchange(0, libc::SIGPIPE, Ordering::SeqCst, Ordering::SeqCst);
+    record(libc::SIGPIPE);
 }
 
 /// `println!` that never panics ([`write`]): a closed stdout stops benchgate
