@@ -54,17 +54,22 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         }
         runs
     };
-    // Calibration measures run-to-run noise: the noise of a comparison with
-    // a stored run. A config that compares within the run is told so.
+    // A config that compares within the run (side by side, base vs head):
+    // each run is an A/A comparison of its own, and the thresholds are the
+    // ones its budget can check; otherwise the noise between separate runs.
     let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, &suite.source)?;
-    if let Some(Against::SideBySide { .. } | Against::BaseVsHead { .. }) = &plan.against {
-        let note = format!(
-            "note: {} compares within the run ([compare]), paired by round; these thresholds come from the noise between separate runs, which is larger: they suit comparisons with a stored baseline (push, nightly). For the paired gate, scripts/gate-quality-paired.sh measures detection and false alarms.",
-            suite.source
-        );
-        crate::stdoutln!("{}", crate::report::untrusted::for_log(&note));
-    }
-    let calibration = cal::calibrate(&runs, &plan.gate, Options::default());
+    let calibration = match &plan.against {
+        Some(Against::SideBySide { .. } | Against::BaseVsHead { .. }) => {
+            let note = format!(
+                "note: {} compares within the run ([compare]), paired by round: each run is an A/A comparison of its own, and the thresholds suggested are the smallest its rounds can check (docs/gate.md, \"Thresholds a runner can check\")",
+                suite.source
+            );
+            crate::stdoutln!("{}", crate::report::untrusted::for_log(&note));
+            let comparisons: Vec<_> = runs.iter().filter_map(|r| plan.compare(r)).collect();
+            cal::calibrate_paired(&runs, &comparisons, &plan.gate, Options::default())
+        }
+        _ => cal::calibrate(&runs, &plan.gate, Options::default()),
+    };
     anyhow::ensure!(
         !calibration.cells.is_empty(),
         "no gating metric was measured by at least 2 runs; nothing to calibrate"

@@ -40,7 +40,7 @@
 
 use std::fmt::Write as _;
 
-use crate::compare::model::Tier;
+use crate::compare::model::{Comparison, Tier};
 use crate::config::gate::{GateConfig, Threshold};
 use crate::config::gate_edit::{floor_text, set_gate_entries, threshold_text};
 use crate::config::gate_edit::{EntryUpdate, GateEditError};
@@ -106,6 +106,9 @@ pub struct CellNoise {
     pub false_alarms: usize,
     /// The threshold this cell alone asks for (relative, or absolute).
     pub needed: f64,
+    /// Paired runs: the smallest threshold the rounds the budget buys can
+    /// check, and those rounds ([`paired`]); `None` between separate runs.
+    pub checkable: Option<(f64, u32)>,
 }
 
 /// A suggested `[gate]` entry for one metric.
@@ -135,6 +138,9 @@ pub struct Calibration {
     /// Ordered pairs of runs compared with the current gate, and how many failed it.
     pub comparisons: usize,
     pub failed_comparisons: usize,
+    /// The runs compare within themselves (side by side, base vs head): each
+    /// is an A/A comparison, and the thresholds are the checkable ones.
+    pub paired: bool,
 }
 
 /// Analyses `runs` (A/A: same config) under `gate`. Needs at least 2 runs.
@@ -193,6 +199,29 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
         suggestions,
         comparisons,
         failed_comparisons: failed,
+        paired: false,
+    }
+}
+
+/// Analyses A/A runs of a config that compares within the run: `comparisons[i]`
+/// is `runs[i]`'s own paired comparison under `gate` ([`paired`]).
+pub fn calibrate_paired(
+    runs: &[RunResults],
+    comparisons: &[Comparison],
+    gate: &GateConfig,
+    opts: Options,
+) -> Calibration {
+    let cells = paired::cells(runs, comparisons, opts);
+    let suggestions = suggest(&cells, gate, opts);
+    Calibration {
+        runs: runs.len(),
+        alpha: gate.alpha,
+        quantile: opts.quantile,
+        cells,
+        suggestions,
+        comparisons: comparisons.len(),
+        failed_comparisons: comparisons.iter().filter(|c| c.exit_code == 1).count(),
+        paired: true,
     }
 }
 
@@ -296,6 +325,7 @@ fn cell_noise(
         aa_bound,
         false_alarms,
         needed: aa_bound,
+        checkable: None,
     }
 }
 
@@ -433,8 +463,13 @@ pub fn gate_line(s: &Suggestion) -> String {
 
 /// The ready-to-paste `[gate]` snippet.
 pub fn gate_snippet(c: &Calibration, about: &str) -> String {
+    let rule = if c.paired {
+        "fail = the smallest threshold the budget's rounds check at 93% power (or the largest A/A interval bound, if larger), rounded up"
+    } else {
+        "fail = largest A/A interval bound, rounded up"
+    };
     let mut out = format!(
-        "# benchgate calibrate: {} A/A runs{about}, alpha = {}; fail = largest A/A interval bound, rounded up\n[gate]\n",
+        "# benchgate calibrate: {} A/A runs{about}, alpha = {}; {rule}\n[gate]\n",
         c.runs, c.alpha
     );
     for s in &c.suggestions {
@@ -454,7 +489,7 @@ pub fn gate_snippet(c: &Calibration, about: &str) -> String {
 
 /// The noise table (plain text, one row per cell).
 pub fn render_table(c: &Calibration) -> String {
-    let header = [
+    let mut header = vec![
         "scenario",
         "client",
         "metric",
@@ -466,13 +501,16 @@ pub fn render_table(c: &Calibration) -> String {
         "false alarms",
         "needs",
     ];
+    if c.paired {
+        header.insert(9, "checkable");
+    }
     let mut rows: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for n in &c.cells {
         let v = |x: f64| match n.scale {
             Scale::Log => format!("{:.1}%", x * 100.0),
             Scale::Absolute => format!("{x:.4}"),
         };
-        rows.push(vec![
+        let mut row = vec![
             n.scenario.clone(),
             n.client.clone(),
             n.values_of.clone(),
@@ -486,7 +524,14 @@ pub fn render_table(c: &Calibration) -> String {
             n.mde.map_or("n/a".into(), v),
             format!("{}/{}", n.false_alarms, c.comparisons),
             v(n.needed),
-        ]);
+        ];
+        if c.paired {
+            let shown = n
+                .checkable
+                .map_or("n/a".into(), |(t, rounds)| format!("{} @{rounds}", v(t)));
+            row.insert(9, shown);
+        }
+        rows.push(row);
     }
     let widths: Vec<usize> = (0..header.len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
@@ -512,9 +557,14 @@ pub fn render_table(c: &Calibration) -> String {
             out.push('\n');
         }
     }
+    let compared = if c.paired {
+        "A/A runs (each compared within itself)"
+    } else {
+        "ordered A/A comparisons of these runs"
+    };
     let _ = writeln!(
         out,
-        "\nThe current gate failed {} of {} ordered A/A comparisons of these runs.",
+        "\nThe current gate failed {} of {} {compared}.",
         c.failed_comparisons, c.comparisons
     );
     for s in &c.suggestions {
@@ -550,5 +600,10 @@ pub fn rewrite_gate(
     set_gate_entries(text, source_name, &updates)
 }
 
+mod paired;
+pub use paired::BETA;
+
+#[cfg(test)]
+mod paired_tests;
 #[cfg(test)]
 mod tests;

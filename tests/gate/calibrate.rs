@@ -196,12 +196,13 @@ fn write_keeps_comments_and_sets_a_metric_written_as_a_sub_table() {
     assert!(g("throughput_rps").fail.unwrap().relative >= 0.02);
 }
 
-/// A config that compares within the run is told that calibration measures
-/// the noise between runs, and what measures its own gate.
+/// A config that compares within the run is told what calibration measures
+/// for it: each run is an A/A comparison of its own, and the suggestions are
+/// the thresholds its rounds can check.
 #[test]
 fn calibrate_says_what_it_measures_for_a_side_by_side_config() {
     let dir = tempfile::tempdir().unwrap();
-    let config = CONFIG.replace(
+    let config = CONFIG.replace("rounds = 4", "rounds = 8").replace(
         "[[scenario]]",
         "[[client]]\nname = \"other\"\nkind = \"hyper\"\n\n[compare]\nbaseline_client = \"scripted\"\n\n[[scenario]]",
     );
@@ -219,11 +220,14 @@ fn calibrate_says_what_it_measures_for_a_side_by_side_config() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("scripts/gate-quality-paired.sh"),
+        stdout.contains("checkable") && stdout.contains("% @8 "),
         "{stdout}"
     );
-    // A config without [compare] gets no such note.
+    assert!(stdout.contains("at 93% power"), "{stdout}");
+    // A config without [compare] gets no such note, nor the column.
     std::fs::write(dir.path().join("benchgate.toml"), CONFIG).unwrap();
     let out = calibrate(dir.path(), &["--runs", "2"]);
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("compares within the run"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("compares within the run"), "{stdout}");
+    assert!(!stdout.contains("checkable"), "{stdout}");
 }
