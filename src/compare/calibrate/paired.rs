@@ -22,7 +22,7 @@ use super::{quantile_sorted, CellNoise, Options};
 use crate::compare::looks::LookPlan;
 use crate::compare::model::{Comparison, MetricComparison, Tier};
 use crate::compare::stats::{self, normal_quantile};
-use crate::metric::{scale_of, Direction, Scale};
+use crate::metric::{scale_of, Direction};
 use crate::results::{client_label, RunResults};
 
 /// The miss rate allowed per gating metric (≈ 7%: four gating metrics at
@@ -152,10 +152,7 @@ fn cell(
     let se2 = r.iter().map(|x| x.se.powi(2)).sum::<f64>() / r.len() as f64;
     let aa_bound = r.iter().map(|x| x.worse_bound).fold(0.0, f64::max);
     let mdes: Vec<f64> = r.iter().filter_map(|x| x.mde).collect();
-    let scale = match scale_of(&metric) {
-        Scale::Log => Scale::Log,
-        Scale::Absolute => Scale::Absolute,
-    };
+    let scale = scale_of(&metric);
     CellNoise {
         values_of: metric.clone(),
         scale,
