@@ -3,7 +3,8 @@
 //! environment may be read ([`env_reads`]), the one list of client kinds
 //! ([`client_kinds`]), the modes of the scripts the workflows and actions run
 //! ([`script_modes`]), build.rs's refusal of a target other than Linux
-//! ([`build_script`]), what the published crate holds ([`package_list`]),
+//! ([`build_script`]), what the published crate holds ([`package_list`]), the harness packages'
+//! manifests ([`harness_manifests`]),
 //! docs/action.md's table of the action's inputs and outputs against
 //! action.yml ([`action_inputs`]) and how benchgate prints ([`prints`]). One
 //! test binary for all: each binary costs the test command a link.
@@ -14,6 +15,7 @@ mod action_inputs;
 mod build_script;
 mod client_kinds;
 mod env_reads;
+mod harness_manifests;
 mod layers;
 mod package_list;
 mod prints;
