@@ -32,10 +32,10 @@
 //!   one index type.
 //! - [`github`]: the GitHub REST client, the sticky PR comment, PR lookup.
 //! - [`publish`]: CloudWatch (`benchgate publish cloudwatch`).
-//! - [`pipeline`]: what the two edges share below them: one run (shard,
-//!   plan, base tree, extra rounds, the interrupt check) that each presents
-//!   its own way; a branch's stored history analysed; CloudWatch publishing
-//!   with what happened printed.
+//! - [`pipeline`]: what the two edges share below them: one run in three
+//!   stages (lookup, measure, judge) that each presents its own way; a
+//!   branch's stored history analysed; CloudWatch publishing with what
+//!   happened printed.
 //! - [`commands`]: the CLI's edge: `run`, `compare`, `calibrate`, `serve`,
 //!   `publish`, `history`, and the report files their flags ask for.
 //! - [`action`]: `benchgate action`: the GitHub Action's flows and steps.

@@ -1,13 +1,10 @@
 //! The modes that run the suite in this job: pull request, baseline refresh
 //! (push), and compare-with-latest (schedule, dispatch, other pushes).
 
-use std::process::{Command, Stdio};
-
-use crate::baseline::FoundBaseline;
 use crate::config::Suite;
+use crate::pipeline::{self, Lookup, Where};
 use crate::plan::{Against, ComparisonPlan, GitBase};
 use crate::report::escape::{md, sha};
-use crate::report::markdown::MetricHistory;
 use crate::results::RunResults;
 
 use super::comment::{CommentSink, SummaryOnly};
@@ -18,163 +15,77 @@ use super::history;
 use super::inputs::CommentMode;
 use super::outputs::{annotation, command, Level};
 use super::report::{baseline_note, Report};
-use super::steps::{Looked, Measured};
+use super::steps::Measured;
 use super::{Action, MAX_HISTORY};
 
-/// Most ancestors of the base commit looked up for the nearest older baseline.
-const MAX_ANCESTORS: usize = 200;
-
-/// Where a flow looks its stored baseline up, when its plan compares with
-/// one.
-struct Lookup<'a> {
-    /// The flow's name in the lookup file (the publish step refuses another).
-    flow: &'static str,
-    branch: &'a str,
-    /// The commit whose baseline is wanted ("" for the newest).
-    sha: &'a str,
-    /// Walk `sha`'s ancestors for the nearest older baseline (pull requests).
-    ancestors: bool,
-    /// The pull request's head, named in a base-vs-head note.
-    head: Option<&'a str>,
-    /// Also look the stored baseline up when the plan compares base vs head,
-    /// to show it beside the verdict (informative; pull requests).
-    informative: bool,
-    /// Also read the branch's last stored runs for the comment's trend
-    /// charts (informative; pull requests).
-    trend: bool,
-}
-
-/// What a flow measured, compared as planned.
-struct Measurement {
-    plan: ComparisonPlan,
-    found: Option<FoundBaseline>,
-    results: RunResults,
+/// What a flow measured, with what it was compared with.
+pub(super) struct Measurement {
+    pub lookup: Lookup,
+    pub results: RunResults,
     /// How the baseline was chosen, for the report.
-    note: String,
-    /// Base vs head: the stored baseline of the base branch, shown beside
-    /// the verdict, never gated; with the branch's name.
-    history: Option<(FoundBaseline, String)>,
-    /// The base branch's last stored values, for the trend charts.
-    trend: Vec<MetricHistory>,
+    pub note: String,
+    /// The branch of the informative stored baseline (base vs head).
+    pub branch: String,
 }
 
 impl Measurement {
-    fn report(
+    pub fn report(
         &self,
         comment: Option<(Box<dyn CommentSink>, String)>,
     ) -> anyhow::Result<Report<'_>> {
-        let comparison = self
-            .plan
-            .compare(&self.results)
+        let judged = pipeline::judge(&self.lookup, &self.results);
+        let comparison = judged
+            .comparison
             .ok_or_else(|| anyhow::anyhow!("the action's comparison plan compares nothing"))?;
-        let appendix = match &self.history {
-            Some((found, branch)) => {
-                let cmp = history::compare_with_stored(found, &self.results, &self.plan.gate);
-                history::section(&cmp, found, branch)
-            }
-            None => String::new(),
+        let appendix = match (&judged.informative, &self.lookup.informative) {
+            (Some(cmp), Some(found)) => history::section(cmp, found, &self.branch),
+            _ => String::new(),
         };
         Ok(Report {
             comparison,
             current: &self.results,
-            baseline: self.found.as_ref(),
+            baseline: self.lookup.found.as_ref(),
             note: self.note.clone(),
             appendix,
             comment,
             no_baseline_passes: false,
-            trend: self.trend.clone(),
+            trend: self.lookup.trend.clone(),
         })
     }
 }
 
-/// A flow's steps up to the comparison: the stored baseline looked up when
-/// the plan compares with one (`lookup` ends there), the suite measured
-/// (`measure` ends there) with extra rounds while the plan's comparison is
-/// undecided (`extend`). `Err(code)`: this step is done.
+/// A flow's stages up to the comparison: the lookup in `w` for `flow`
+/// (`lookup` ends there), the suite measured (`measure` ends there), as the
+/// plan compares or not (`compared`: a baseline to store gets exactly its
+/// rounds); `head` is named in a base-vs-head note. `Err(code)`: this step
+/// is done.
 fn measure(
     a: &Action,
     suite: &Suite,
-    plan: ComparisonPlan,
-    lookup: &Lookup<'_>,
-    extend: bool,
+    (stored, git_base): (bool, GitBase),
+    (flow, head): (&str, Option<&str>),
+    w: Where<'_>,
+    compared: bool,
 ) -> anyhow::Result<Result<Measurement, u8>> {
-    let base_vs_head = matches!(plan.against, Some(Against::BaseVsHead { .. }));
-    let look = |informative: bool| {
-        a.looked_up(lookup.flow, || {
-            let read = || -> anyhow::Result<Looked> {
-                let store = a.store()?;
-                let ancestors = match lookup.ancestors {
-                    true => ancestors(lookup.sha),
-                    false => Vec::new(),
-                };
-                let found = store.lookup(lookup.branch, lookup.sha, &ancestors)?;
-                let mut notes = store.notes();
-                let trend = match lookup.trend {
-                    true => store
-                        .load_history(lookup.branch, history::TREND_RUNS)
-                        .map(|runs| history::trend(&runs, &plan.gate))
-                        .unwrap_or_else(|e| {
-                            // Informative only: the charts, never the gate.
-                            notes.push(format!("the trend charts are left out: {e:#}"));
-                            Vec::new()
-                        }),
-                    false => Vec::new(),
-                };
-                Ok(Looked {
-                    found,
-                    history: !ancestors.is_empty(),
-                    notes,
-                    trend,
-                })
-            };
-            match (read(), informative) {
-                // Informative only: a store that cannot be read costs the
-                // section, never the gate.
-                (Err(e), true) => Ok(Looked {
-                    found: None,
-                    history: false,
-                    notes: vec![format!("the stored baseline could not be read: {e:#}")],
-                    trend: Vec::new(),
-                }),
-                (r, _) => r,
-            }
-        })
+    let (branch, sha, ancestors) = (w.branch, w.sha, w.ancestors);
+    let Some(lookup) = a.looked_up(suite, stored, git_base, flow, w)? else {
+        return Ok(Err(0));
     };
-    let mut trend = Vec::new();
-    let (plan, found, note, history) = if plan.wants_stored() {
-        let Some(looked) = look(false)? else {
-            return Ok(Err(0));
-        };
-        let wanted = lookup.ancestors.then_some(lookup.sha);
-        let note = baseline_note(looked.found.as_ref(), lookup.branch, wanted, looked.history)
-            + &store_notes(&looked.notes);
-        let stored = looked.found.as_ref().map(|f| f.results.clone());
-        trend = looked.trend;
-        (plan.with_stored(stored), looked.found, note, None)
-    } else if base_vs_head && lookup.informative {
-        let Some(looked) = look(true)? else {
-            return Ok(Err(0));
-        };
-        let note = side_by_side_note(&plan, lookup.head) + &store_notes(&looked.notes);
-        let history = looked.found.map(|f| (f, lookup.branch.to_string()));
-        trend = looked.trend;
-        (plan, None, note, history)
+    let note = if lookup.plan.wants_stored() {
+        let wanted = ancestors.then_some(sha);
+        baseline_note(lookup.found.as_ref(), branch, wanted, lookup.history)
     } else {
-        // The lookup step has nothing to look up; it measures nothing either.
-        let note = side_by_side_note(&plan, lookup.head);
-        (plan, None, note, None)
-    };
-    let results = match a.measured(suite, extend.then_some(&plan))? {
+        side_by_side_note(&lookup.plan, head)
+    } + &store_notes(&lookup.notes);
+    let results = match a.measured(suite, &lookup, compared)? {
         Measured::Results(r) => *r,
         Measured::Done(code) => return Ok(Err(code)),
     };
     Ok(Ok(Measurement {
-        plan,
-        found,
+        lookup,
         results,
         note,
-        history,
-        trend,
+        branch: branch.to_string(),
     }))
 }
 
@@ -191,17 +102,22 @@ fn store_notes(notes: &[String]) -> String {
 /// Never writes the baseline.
 pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let plan = a.plan(&suite, false, GitBase::Commit(pr.base_sha.clone()))?;
-    let lookup = Lookup {
-        flow: "pull_request",
+    let w = Where {
+        store: &|| a.store(),
         branch: &pr.base_ref,
         sha: &pr.base_sha,
         ancestors: true,
-        head: Some(&pr.head_sha),
         informative: true,
-        trend: true,
     };
-    let m = match measure(a, &suite, plan, &lookup, true)? {
+    let asked = (false, GitBase::Commit(pr.base_sha.clone()));
+    let m = match measure(
+        a,
+        &suite,
+        asked,
+        ("pull_request", Some(&pr.head_sha)),
+        w,
+        true,
+    )? {
         Ok(m) => m,
         Err(code) => return Ok(code),
     };
@@ -216,19 +132,16 @@ pub(super) fn pull_request(a: &Action, pr: &PullRequest) -> anyhow::Result<u8> {
 /// asked (a failure there is a warning).
 pub(super) fn store_baseline(a: &Action, branch: &str, sha: &str) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let plan = a.plan(&suite, true, GitBase::Stored)?;
-    let lookup = Lookup {
-        flow: "push",
+    let w = Where {
+        store: &|| a.store(),
         branch,
         sha,
         ancestors: false,
-        head: None,
         informative: false,
-        trend: false,
     };
     // A stored baseline gets the configured rounds, no more: the comparison
     // with the previous one is shown, never gated on.
-    let m = match measure(a, &suite, plan, &lookup, false)? {
+    let m = match measure(a, &suite, (true, GitBase::Stored), ("push", None), w, false)? {
         Ok(m) => m,
         Err(code) => return Ok(code),
     };
@@ -261,17 +174,21 @@ pub(super) fn compare_latest(
     drift: bool,
 ) -> anyhow::Result<u8> {
     let suite = a.suite()?;
-    let plan = a.plan(&suite, false, GitBase::Stored)?;
-    let lookup = Lookup {
-        flow: "schedule",
+    let w = Where {
+        store: &|| a.store(),
         branch,
         sha: sha.unwrap_or(""),
         ancestors: false,
-        head: None,
         informative: false,
-        trend: false,
     };
-    let m = match measure(a, &suite, plan, &lookup, true)? {
+    let m = match measure(
+        a,
+        &suite,
+        (false, GitBase::Stored),
+        ("schedule", None),
+        w,
+        true,
+    )? {
         Ok(m) => m,
         Err(code) => return Ok(code),
     };
@@ -373,27 +290,4 @@ fn summary_only(reason: &str) -> Box<dyn CommentSink> {
     Box::new(SummaryOnly {
         reason: reason.to_string(),
     })
-}
-
-/// The base commit's ancestors, newest first, from `git` in the working
-/// directory when its history is there (best effort: a shallow checkout, no
-/// git, or an unknown commit give none). Not used in report mode, which runs
-/// nothing in the workspace.
-fn ancestors(base_sha: &str) -> Vec<String> {
-    let out = Command::new("git")
-        .args(["rev-list", "--first-parent"])
-        .arg(format!("--max-count={}", MAX_ANCESTORS + 1))
-        .arg(base_sha)
-        .arg("--")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    match out {
-        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .skip(1)
-            .map(str::to_string)
-            .collect(),
-        _ => Vec::new(),
-    }
 }

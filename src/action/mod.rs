@@ -43,9 +43,9 @@ use crate::config::{MockScript, Suite, SuiteChoice};
 use crate::github::target::GithubTarget;
 use crate::interrupt::Signal;
 use crate::knobs::TestKnobs;
-use crate::orchestrate::{self, RunOptions};
-use crate::pipeline;
-use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
+use crate::orchestrate::RunOptions;
+use crate::pipeline::{self, Baseline, Lookup};
+use crate::plan::{Asked, GitBase, Otherwise};
 use crate::results::RunResults;
 
 use event::Context;
@@ -249,18 +249,18 @@ impl Action {
         }
     }
 
-    /// What this flow's run is compared with ([`pipeline::plan`]):
-    /// the stored baseline, unless the config's `[compare]` asks for side by
-    /// side, or for base vs head (`git_base`: a pull request's base commit;
-    /// other flows keep the stored history); `stored`: the stored baseline
-    /// whatever `[compare]` says (a push shows the change from the previous
-    /// baseline).
-    pub fn plan(
+    /// What this flow's run is compared with ([`pipeline::lookup`]) and the
+    /// stored run that takes in `baseline`: the stored baseline, unless the
+    /// config's `[compare]` asks for side by side, or for base vs head
+    /// (`git_base`: a pull request's base commit; other flows keep the
+    /// stored history); `stored`: the stored baseline whatever `[compare]`
+    /// says (a push shows the change from the previous baseline).
+    pub fn lookup(
         &self,
         suite: &Suite,
-        stored: bool,
-        git_base: GitBase,
-    ) -> anyhow::Result<ComparisonPlan> {
+        (stored, git_base): (bool, GitBase),
+        baseline: Baseline<'_>,
+    ) -> anyhow::Result<Lookup> {
         let asked = Asked {
             stored,
             git_base,
@@ -271,7 +271,7 @@ impl Action {
         let config = SuiteChoice::for_action(self.inputs.config.as_deref())
             .path()
             .map(|p| self.workdir.join(p));
-        pipeline::plan(asked, suite, config.as_deref())
+        pipeline::lookup(suite, asked, config.as_deref(), baseline)
     }
 
     /// The baseline store of `baseline-store`.
@@ -315,15 +315,16 @@ impl Action {
         self.results_path().with_file_name("benchgate-report.md")
     }
 
-    /// Runs the suite ([`pipeline::run`]), its log folded in a group and
-    /// fenced from commands. Scenarios the `plan`'s comparison leaves
-    /// undecided after `rounds` get more rounds, up to `[run] max_rounds`.
-    /// With the results, the SIGINT/SIGTERM that stopped the run (see
-    /// [`Action::cancelled`]).
+    /// Runs the suite ([`pipeline::measure`]), its log folded in a group and
+    /// fenced from commands. `compared`: scenarios the `lookup`'s comparison
+    /// leaves undecided after `rounds` get more rounds, up to `[run]
+    /// max_rounds`. With the results, the SIGINT/SIGTERM that stopped the
+    /// run (see [`Action::cancelled`]).
     pub fn run_suite(
         &self,
         suite: &Suite,
-        plan: Option<&ComparisonPlan>,
+        lookup: &Lookup,
+        compared: bool,
     ) -> anyhow::Result<(RunResults, Option<Signal>)> {
         suite.check_runnable("the action's measure")?;
         let out = self.results_path();
@@ -331,11 +332,11 @@ impl Action {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("input `results-path`: creating {}", dir.display()))?;
         }
-        let run = pipeline::Run {
-            suite: suite.clone(),
+        let opts = pipeline::Options {
             shard: self.inputs.shard.map(|shard| (shard, "input `shard`")),
             start: &self.workdir,
-            opts: RunOptions {
+            compared,
+            run: RunOptions {
                 out,
                 mock: self.mock.clone(),
                 exe: std::env::current_exe().context("finding the benchgate executable")?,
@@ -352,10 +353,10 @@ impl Action {
                 },
             },
         };
-        let ran = pipeline::run(run, |_| Ok(plan.cloned()), &LogGroup)?;
+        let measured = pipeline::measure(suite.clone(), lookup, opts, &LogGroup::default())?;
         // Base vs head: the base commit's checkout goes as the run ends.
-        drop(ran.base);
-        Ok((ran.results, ran.interrupted))
+        drop(measured.base);
+        Ok((measured.results, measured.interrupted))
     }
 
     /// After a run: when SIGINT/SIGTERM stopped it (the job is being
@@ -403,10 +404,11 @@ impl Action {
 }
 
 /// The action's run: warnings as annotations, the run's log folded in a
-/// group and fenced from commands.
-struct LogGroup;
+/// group and fenced from commands (by the token it holds while open).
+#[derive(Default)]
+struct LogGroup(std::cell::RefCell<String>);
 
-impl pipeline::Presenter for LogGroup {
+impl pipeline::Events for LogGroup {
     fn unreachable(&self, why: &str) {
         command(&annotation(
             Level::Warning,
@@ -415,7 +417,7 @@ impl pipeline::Presenter for LogGroup {
         ));
     }
 
-    fn measure(&self, suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
+    fn rounds(&self, suite: &Suite) {
         command(&format!(
             "::group::benchgate run ({} scenarios, {} rounds)",
             suite.scenarios.len(),
@@ -423,14 +425,16 @@ impl pipeline::Presenter for LogGroup {
         ));
         let token = outputs::random_token("benchgate-");
         command(&format!("::stop-commands::{token}"));
-        let result = orchestrate::run(suite, opts);
-        if let Ok(r) = &result {
+        *self.0.borrow_mut() = token;
+    }
+
+    fn measured(&self, results: Option<&RunResults>) {
+        if let Some(r) = results {
             let table =
                 crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow);
             crate::stdout!("{}", crate::report::escape::disarm(&table));
         }
-        command(&format!("::{token}::"));
+        command(&format!("::{}::", self.0.borrow()));
         command("::endgroup::");
-        result
     }
 }

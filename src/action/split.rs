@@ -19,11 +19,13 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use super::event::{PullRequest, WorkflowRun};
+use super::flows::Measurement;
 use super::github;
 use super::outputs::{annotation, command, Level};
-use super::report::{baseline_note, Report};
+use super::report::baseline_note;
 use super::Action;
 use crate::files::json::{self, Limits};
+use crate::pipeline::{Baseline, Where};
 use crate::plan::GitBase;
 use crate::report::escape::{md_n, truncate_chars};
 use crate::results::RunResults;
@@ -123,8 +125,8 @@ pub(super) fn measure(a: &Action, pr: Option<&PullRequest>) -> anyhow::Result<u8
         Some(pr) => GitBase::Commit(pr.base_sha.clone()),
         None => GitBase::Stored,
     };
-    let plan = a.plan(&suite, false, git_base)?;
-    let (results, signal) = a.run_suite(&suite, Some(&plan))?;
+    let lookup = a.lookup(&suite, (false, git_base), Baseline::None)?;
+    let (results, signal) = a.run_suite(&suite, &lookup, true)?;
     if let Some(code) = a.cancelled(&results, signal)? {
         return Ok(code);
     }
@@ -213,33 +215,34 @@ pub(super) fn report(a: &Action, run: &WorkflowRun) -> anyhow::Result<u8> {
     }
     // As the measure step planned it, from this trusted checkout's config:
     // the stored baseline of the base commit, or side by side in the run.
-    let plan = a.plan(&suite, false, GitBase::Commit(pr.base_sha.clone()))?;
-    let (plan, found, note) = if plan.wants_stored() {
-        // No git history here: report mode runs nothing in the workspace.
-        let found = a.store()?.lookup(&pr.base_ref, &pr.base_sha, &[])?;
-        let note = baseline_note(found.as_ref(), &pr.base_ref, Some(&pr.base_sha), false);
-        let stored = found.as_ref().map(|f| f.results.clone());
-        (plan.with_stored(stored), found, note)
-    } else {
-        let note = super::flows::side_by_side_note(&plan, Some(&pr.head_sha));
-        (plan, None, note)
+    // No git history here: report mode runs nothing in the workspace.
+    let w = Where {
+        store: &|| a.store(),
+        branch: &pr.base_ref,
+        sha: &pr.base_sha,
+        ancestors: false,
+        informative: false,
     };
-    let comparison = plan
-        .compare(&results)
-        .ok_or_else(|| anyhow::anyhow!("the action's comparison plan compares nothing"))?;
+    let asked = (false, GitBase::Commit(pr.base_sha.clone()));
+    let lookup = a.lookup(&suite, asked, Baseline::Store(w))?;
+    let note = if lookup.plan.wants_stored() {
+        baseline_note(
+            lookup.found.as_ref(),
+            &pr.base_ref,
+            Some(&pr.base_sha),
+            false,
+        )
+    } else {
+        super::flows::side_by_side_note(&lookup.plan, Some(&pr.head_sha))
+    };
     let sink = super::flows::comment_sink(a, pr.number, &suite.source);
-    Report {
-        comparison,
-        current: &results,
-        baseline: found.as_ref(),
+    let m = Measurement {
+        lookup,
+        results,
         note,
-        appendix: String::new(),
-        comment: Some((sink, pr.head_sha.clone())),
-        no_baseline_passes: false,
-        // Report mode reads the store for the baseline only.
-        trend: Vec::new(),
-    }
-    .finish(a)
+        branch: pr.base_ref.clone(),
+    };
+    m.report(Some((sink, pr.head_sha.clone())))?.finish(a)
 }
 
 /// Checks every downloaded results file's meta file: present, measured for

@@ -8,8 +8,8 @@
 //! enough:
 //!
 //! 1. `lookup` (token): finds the stored baseline the flow compares with and
-//!    writes what it found to [`lookup_path`] (the baseline's results next
-//!    to it);
+//!    records what it found (`pipeline::Lookup::record`: beside the results,
+//!    the baseline's results next to it);
 //! 2. `measure` (no token; [`scrub_secrets`] re-executes itself without any):
 //!    runs the suite and writes the results file (`mode: merge`: merges the
 //!    shard jobs' results instead, `shards`);
@@ -18,98 +18,22 @@
 //!
 //! `all` (the container image) runs the three in turn, the measure step in a
 //! child process that cannot reach the token (`isolate`). Every flow goes through [`Action::looked_up`] and
-//! [`Action::measured`], which alone know the step.
+//! [`Action::measured`], which alone know the step: each step runs one stage
+//! of the pipeline.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use anyhow::Context as _;
-use serde::{Deserialize, Serialize};
 
-use crate::baseline::{BaselineKey, FoundBaseline};
 use crate::cli::ActionStep;
 use crate::config::Suite;
-use crate::files::json::{self, Limits};
-use crate::files::read_untrusted;
 use crate::orchestrate::child_env::secret_vars;
-use crate::plan::ComparisonPlan;
-use crate::report::markdown::MetricHistory;
+use crate::pipeline::{Baseline, Lookup, Where};
+use crate::plan::GitBase;
 use crate::results::RunResults;
 
 use super::inputs::ModeInput;
 use super::Action;
-
-/// What the lookup step found: the baseline (if any) and whether the base
-/// commit's history was available to find the nearest older one.
-pub(crate) struct Looked {
-    pub found: Option<FoundBaseline>,
-    pub history: bool,
-    /// What the store said about the lookup (a missing data branch, ...).
-    pub notes: Vec<String>,
-    /// The base branch's last stored values per gating metric, for the
-    /// comment's trend charts (pull requests; empty otherwise).
-    pub trend: Vec<MetricHistory>,
-}
-
-/// The lookup step's file. The baseline's results are written next to it
-/// ([`baseline_path`]) and read back, checked, by [`RunResults::read`]: the
-/// measure step between runs the pull request's code, which may rewrite both.
-#[derive(Serialize, Deserialize)]
-struct LookupFile {
-    schema: String,
-    /// The plan it was looked up for; the publish step refuses another.
-    plan: String,
-    history: bool,
-    found: Option<FoundFile>,
-    #[serde(default)]
-    notes: Vec<String>,
-    #[serde(default)]
-    trend: Vec<MetricHistory>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct FoundFile {
-    key: BaselineKey,
-    exact: bool,
-}
-
-/// Version 2 keeps the baseline's results in their own file.
-const LOOKUP_SCHEMA: &str = "benchgate-lookup/2";
-
-/// Largest lookup file read (the notes and trend points of one lookup).
-const MAX_LOOKUP_BYTES: u64 = 16 << 20;
-
-/// The limits of the lookup file's JSON: a trend point, `(String, f64)`,
-/// takes 32 bytes twice (a growing `Vec`).
-const LOOKUP_LIMITS: Limits = Limits {
-    depth: 8,
-    values: 1_000_000,
-    key_bytes: 256,
-    text_bytes: 4096,
-    items: 100_000,
-    item_bytes: 64,
-    member_bytes: 0,
-    extra_bytes: 64 << 20,
-    rules: &[],
-};
-
-/// Where the lookup step leaves its result: next to the results file.
-pub(crate) fn lookup_path(results: &std::path::Path) -> PathBuf {
-    let stem = results
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("benchgate-results");
-    results.with_file_name(format!("{stem}.lookup.json"))
-}
-
-/// Where the lookup step leaves the baseline's results it found.
-fn baseline_path(results: &std::path::Path) -> PathBuf {
-    let stem = results
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("benchgate-results");
-    results.with_file_name(format!("{stem}.lookup-baseline.json"))
-}
 
 /// What [`Action::measured`] hands back.
 pub(crate) enum Measured {
@@ -120,77 +44,33 @@ pub(crate) enum Measured {
 }
 
 impl Action {
-    /// The stored baseline for this flow: looked up now (`all`, `lookup`:
-    /// which then writes it and ends the step, `Ok(None)`), or read back from
-    /// the lookup step's file (`measure`, `publish`).
+    /// This flow's [`Lookup`] in the store `w` now (`all`; `lookup`, which
+    /// records it and ends the step: `Ok(None)`), or read back from what the
+    /// lookup step recorded for `flow` (`measure`, `publish`).
     pub(crate) fn looked_up(
         &self,
-        plan: &str,
-        lookup: impl FnOnce() -> anyhow::Result<Looked>,
-    ) -> anyhow::Result<Option<Looked>> {
-        let path = lookup_path(&self.results_path());
-        let baseline = baseline_path(&self.results_path());
-        match self.step {
-            ActionStep::All => lookup().map(Some),
-            ActionStep::Lookup => {
-                let looked = lookup()?;
-                let file = LookupFile {
-                    schema: LOOKUP_SCHEMA.into(),
-                    plan: plan.into(),
-                    history: looked.history,
-                    notes: looked.notes,
-                    trend: looked.trend,
-                    found: match looked.found {
-                        Some(f) => {
-                            f.results.write_atomic(&baseline)?;
-                            Some(FoundFile {
-                                key: f.key,
-                                exact: f.exact,
-                            })
-                        }
-                        None => None,
-                    },
-                };
-                // Replaces a stale file of an earlier run of this job.
-                std::fs::write(&path, serde_json::to_vec(&file)?)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                Ok(None)
-            }
-            ActionStep::Measure | ActionStep::Publish => {
-                let bytes = read_untrusted(&path, "lookup file", MAX_LOOKUP_BYTES).with_context(|| {
-                    format!(
-                        "reading {} (written by `benchgate action --step lookup`, which runs before this step)",
-                        path.display()
-                    )
-                })?;
-                let not_lookup = || format!("{} is not a lookup file", path.display());
-                if let Err(breach) = json::scan(&bytes, &LOOKUP_LIMITS) {
-                    return Err(anyhow::anyhow!("{breach}").context(not_lookup()));
-                }
-                let file: LookupFile = serde_json::from_slice(&bytes).with_context(not_lookup)?;
-                anyhow::ensure!(
-                    file.schema == LOOKUP_SCHEMA && file.plan == plan,
-                    "{} was written for {:?} ({}), not for this step's plan {plan:?}: run the three steps with the same inputs",
-                    path.display(),
-                    file.plan,
-                    file.schema
-                );
-                let found = match file.found {
-                    Some(f) => Some(FoundBaseline {
-                        key: f.key,
-                        exact: f.exact,
-                        results: RunResults::read(&baseline)?,
-                    }),
-                    None => None,
-                };
-                Ok(Some(Looked {
-                    found,
-                    history: file.history,
-                    notes: file.notes,
-                    trend: file.trend,
-                }))
-            }
+        suite: &Suite,
+        stored: bool,
+        git_base: GitBase,
+        flow: &str,
+        w: Where<'_>,
+    ) -> anyhow::Result<Option<Lookup>> {
+        let results = self.results_path();
+        let informative = w.informative;
+        let baseline = match self.step {
+            ActionStep::All | ActionStep::Lookup => Baseline::Store(w),
+            ActionStep::Measure | ActionStep::Publish => Baseline::Recorded {
+                results: &results,
+                flow,
+                informative,
+            },
+        };
+        let lookup = self.lookup(suite, (stored, git_base), baseline)?;
+        if self.step == ActionStep::Lookup {
+            lookup.record(&results, flow, informative)?;
+            return Ok(None);
         }
+        Ok(Some(lookup))
     }
 
     /// The results of this run: measured now (`all`; `measure`, which then
@@ -200,7 +80,8 @@ impl Action {
     pub(crate) fn measured(
         &self,
         suite: &Suite,
-        plan: Option<&ComparisonPlan>,
+        lookup: &Lookup,
+        compared: bool,
     ) -> anyhow::Result<Measured> {
         match self.step {
             ActionStep::Lookup => Ok(Measured::Done(0)),
@@ -213,7 +94,7 @@ impl Action {
                     // the results (`-rf json -rff` at `results-path`).
                     self.given_results(suite)?
                 } else {
-                    let (results, signal) = self.run_suite(suite, plan)?;
+                    let (results, signal) = self.run_suite(suite, lookup, compared)?;
                     if let Some(code) = self.cancelled(&results, signal)? {
                         return Ok(Measured::Done(code));
                     }
@@ -321,21 +202,4 @@ pub fn scrub_secrets() -> anyhow::Result<()> {
     use std::os::unix::process::CommandExt as _;
     let err = cmd.exec();
     Err(anyhow::anyhow!(err).context("re-executing benchgate without the secret variables"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_lookup_file_sits_next_to_the_results() {
-        assert_eq!(
-            lookup_path(std::path::Path::new("/w/out/bench.json")),
-            PathBuf::from("/w/out/bench.lookup.json")
-        );
-        assert_eq!(
-            baseline_path(std::path::Path::new("/w/out/bench.json")),
-            PathBuf::from("/w/out/bench.lookup-baseline.json")
-        );
-    }
 }

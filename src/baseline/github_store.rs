@@ -40,7 +40,7 @@ use anyhow::Context as _;
 
 use super::index::{check_sha, Index, IndexEntry, V1Layout};
 use super::rotation::HISTORY_COMMITS;
-use super::{BaselineKey, BaselineStore, FoundBaseline, StoredRun};
+use super::{BaselineKey, BaselineStore};
 use crate::github::target::{connect, GithubTarget};
 use crate::github::{GitHub, Repo};
 use crate::results::RunResults;
@@ -230,18 +230,6 @@ impl GitHubStore {
     }
 }
 
-impl GitHubStore {
-    /// The results file an index entry of `branch` names (a 404 is read
-    /// again: a replica may lag behind the index that lists it).
-    fn read_entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults> {
-        let path = format!("{}/{}", self.dir(branch), entry.file);
-        let source = self.describe(&path);
-        let listed = format!("{source}, listed in the index,");
-        let remote = self.retry_404(&listed, "when read", || self.read(&path))?;
-        RunResults::parse_bytes(&remote.bytes, &source)
-    }
-}
-
 /// Compact JSON of `results`, without histograms when it would be too large.
 fn prepare(results: &RunResults) -> anyhow::Result<(Vec<u8>, bool)> {
     let bytes = serde_json::to_vec(results).context("serializing results")?;
@@ -268,24 +256,24 @@ impl BaselineStore for GitHubStore {
         self.recorded_notes()
     }
 
-    fn lookup(
-        &self,
-        branch: &str,
-        sha: &str,
-        ancestors: &[String],
-    ) -> anyhow::Result<Option<FoundBaseline>> {
-        let Some((index, _)) = self.read_index(branch)? else {
-            self.say_nothing_stored(branch)?;
-            return Ok(None);
-        };
-        let Some((entry, exact)) = index.find(sha, ancestors) else {
-            return Ok(None);
-        };
-        Ok(Some(FoundBaseline {
-            key: entry.key(branch),
-            exact,
-            results: self.read_entry(branch, entry)?,
-        }))
+    fn index(&self, branch: &str) -> anyhow::Result<Index> {
+        match self.read_index(branch)? {
+            Some((index, _)) => Ok(index),
+            None => {
+                self.say_nothing_stored(branch)?;
+                Ok(Index::new(branch))
+            }
+        }
+    }
+
+    /// The results file an index entry of `branch` names (a 404 is read
+    /// again: a replica may lag behind the index that lists it).
+    fn entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults> {
+        let path = format!("{}/{}", self.dir(branch), entry.file);
+        let source = self.describe(&path);
+        let listed = format!("{source}, listed in the index,");
+        let remote = self.retry_404(&listed, "when read", || self.read(&path))?;
+        RunResults::parse_bytes(&remote.bytes, &source)
     }
 
     fn store(
@@ -377,29 +365,6 @@ impl BaselineStore for GitHubStore {
         }
         self.keep_history_bounded();
         Ok(entry.key(branch))
-    }
-
-    fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>> {
-        Ok(self
-            .read_index(branch)?
-            .map(|(index, _)| index.entries.iter().map(|e| e.key(branch)).collect())
-            .unwrap_or_default())
-    }
-
-    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>> {
-        let Some((index, _)) = self.read_index(branch)? else {
-            self.say_nothing_stored(branch)?;
-            return Ok(Vec::new());
-        };
-        index
-            .newest_oldest_first(last)
-            .map(|e| {
-                Ok(StoredRun {
-                    key: e.key(branch),
-                    results: self.read_entry(branch, e)?,
-                })
-            })
-            .collect()
     }
 }
 

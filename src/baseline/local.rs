@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use super::index::{check_sha, Index, IndexEntry, V1Layout, MAX_INDEX_BYTES};
-use super::{BaselineKey, BaselineStore, FoundBaseline, StoredRun};
+use super::{BaselineKey, BaselineStore};
 use crate::files::read_untrusted;
 use crate::results::RunResults;
 
@@ -59,8 +59,14 @@ impl LocalStore {
             V1Layout::LocalDir,
         )
     }
+}
 
-    fn read_entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults> {
+impl BaselineStore for LocalStore {
+    fn index(&self, branch: &str) -> anyhow::Result<Index> {
+        self.read_index(branch)
+    }
+
+    fn entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults> {
         let path = self.branch_dir(branch)?.join(&entry.file);
         RunResults::read(&path).with_context(|| {
             format!(
@@ -70,26 +76,6 @@ impl LocalStore {
                 path.with_file_name("index.json").display()
             )
         })
-    }
-}
-
-impl BaselineStore for LocalStore {
-    fn lookup(
-        &self,
-        branch: &str,
-        sha: &str,
-        ancestors: &[String],
-    ) -> anyhow::Result<Option<FoundBaseline>> {
-        let index = self.read_index(branch)?;
-        let Some((entry, exact)) = index.find(sha, ancestors) else {
-            return Ok(None);
-        };
-        let results = self.read_entry(branch, entry)?;
-        Ok(Some(FoundBaseline {
-            key: entry.key(branch),
-            exact,
-            results,
-        }))
     }
 
     fn store(
@@ -140,24 +126,6 @@ impl BaselineStore for LocalStore {
             index_path.display()
         );
         Ok(entry.key(branch))
-    }
-
-    fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>> {
-        let index = self.read_index(branch)?;
-        Ok(index.entries.iter().map(|e| e.key(branch)).collect())
-    }
-
-    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>> {
-        let index = self.read_index(branch)?;
-        index
-            .newest_oldest_first(last)
-            .map(|e| {
-                Ok(StoredRun {
-                    key: e.key(branch),
-                    results: self.read_entry(branch, e)?,
-                })
-            })
-            .collect()
     }
 }
 

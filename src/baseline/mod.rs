@@ -30,6 +30,7 @@ pub use local::LocalStore;
 use anyhow::Context as _;
 
 use crate::results::RunResults;
+use index::{Index, IndexEntry};
 
 /// One stored baseline's identity.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,17 +61,16 @@ pub struct StoredRun {
     pub results: RunResults,
 }
 
-/// Where baselines live.
+/// Where baselines live: one [`Index`] per branch, and the results files
+/// it names.
 pub trait BaselineStore {
-    /// The baseline of `sha` on `branch`, or the newest entry of `branch` whose
-    /// commit is in `ancestors` (the commits before `sha`, newest first, as far
-    /// as the caller knows them); with no `ancestors` given, the newest entry.
-    fn lookup(
-        &self,
-        branch: &str,
-        sha: &str,
-        ancestors: &[String],
-    ) -> anyhow::Result<Option<FoundBaseline>>;
+    /// The branch's index; an empty one when none is stored (a store that
+    /// knows why says so in [`Self::notes`]).
+    fn index(&self, branch: &str) -> anyhow::Result<Index>;
+
+    /// The results of `entry` of `branch`'s index; an error naming the file
+    /// when it cannot be read.
+    fn entry(&self, branch: &str, entry: &IndexEntry) -> anyhow::Result<RunResults>;
 
     /// Stores `results` as the baseline of (`branch`, `sha`), keeping at most
     /// `max_history` entries for the branch (oldest dropped first).
@@ -82,19 +82,53 @@ pub trait BaselineStore {
         max_history: usize,
     ) -> anyhow::Result<BaselineKey>;
 
+    /// What lookups found worth telling the reader (a missing data branch,
+    /// a missing index), in plain words; empty by default.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The baseline of `sha` on `branch`, or the newest entry of `branch` whose
+    /// commit is in `ancestors` (the commits before `sha`, newest first, as far
+    /// as the caller knows them); with no `ancestors` given, the newest entry.
+    fn lookup(
+        &self,
+        branch: &str,
+        sha: &str,
+        ancestors: &[String],
+    ) -> anyhow::Result<Option<FoundBaseline>> {
+        let index = self.index(branch)?;
+        let Some((entry, exact)) = index.find(sha, ancestors) else {
+            return Ok(None);
+        };
+        Ok(Some(FoundBaseline {
+            key: entry.key(branch),
+            exact,
+            results: self.entry(branch, entry)?,
+        }))
+    }
+
     /// The branch's entries, newest first (for history charts).
-    fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>>;
+    fn history(&self, branch: &str) -> anyhow::Result<Vec<BaselineKey>> {
+        let index = self.index(branch)?;
+        Ok(index.entries.iter().map(|e| e.key(branch)).collect())
+    }
 
     /// The results of the branch's newest `last` entries, oldest first (the
     /// order they were stored in: commit order on the branch); empty when
     /// the branch has none. A listed file that cannot be read is an error
     /// naming it.
-    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>>;
-
-    /// What lookups found worth telling the reader (a missing data branch,
-    /// a missing index), in plain words; empty by default.
-    fn notes(&self) -> Vec<String> {
-        Vec::new()
+    fn load_history(&self, branch: &str, last: usize) -> anyhow::Result<Vec<StoredRun>> {
+        let index = self.index(branch)?;
+        index
+            .newest_oldest_first(last)
+            .map(|e| {
+                Ok(StoredRun {
+                    key: e.key(branch),
+                    results: self.entry(branch, e)?,
+                })
+            })
+            .collect()
     }
 }
 

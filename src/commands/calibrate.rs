@@ -14,7 +14,8 @@ use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice, MAX_CONFIG_BYTES};
 use crate::files::{shortened, SHOWN_CHARS};
-use crate::orchestrate::{self, RunOptions};
+use crate::orchestrate::RunOptions;
+use crate::pipeline::{self, Lookup};
 use crate::plan::{Against, Asked, ComparisonPlan};
 use crate::report::escape::fence;
 use crate::results::RunResults;
@@ -32,13 +33,14 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     if args.write && config_path.is_none() {
         anyhow::bail!("--write needs a config file to rewrite: pass --config FILE (the built-in suite has none)");
     }
+    let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, &suite.source)?;
     let runs = if args.results.is_empty() {
         anyhow::ensure!(
             (2..=100).contains(&args.runs),
             "--runs {}: use a value from 2 to 100 (every pair of runs is compared)",
             args.runs
         );
-        run_suite(&suite, &args)?
+        run_suite(&suite, &Lookup::new(plan.clone(), None), &args)?
     } else {
         anyhow::ensure!(
             args.results.len() >= 2,
@@ -57,7 +59,6 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     // A config that compares within the run (side by side, base vs head):
     // each run is an A/A comparison of its own, and the thresholds are the
     // ones its budget can check; otherwise the noise between separate runs.
-    let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, &suite.source)?;
     let calibration = match &plan.against {
         Some(Against::SideBySide { .. } | Against::BaseVsHead { .. }) => {
             let note = format!(
@@ -65,7 +66,11 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
                 suite.source
             );
             crate::stdoutln!("{}", crate::report::untrusted::for_log(&note));
-            let comparisons: Vec<_> = runs.iter().filter_map(|r| plan.compare(r)).collect();
+            let lookup = Lookup::new(plan.clone(), None);
+            let comparisons: Vec<_> = runs
+                .iter()
+                .filter_map(|r| pipeline::judge(&lookup, r).comparison)
+                .collect();
             cal::calibrate_paired(&runs, &comparisons, &plan.gate, Options::default())
         }
         _ => cal::calibrate(&runs, &plan.gate, Options::default()),
@@ -108,7 +113,13 @@ fn about(runs: &[RunResults]) -> String {
     )
 }
 
-fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResults>> {
+/// The A/A runs, each exactly `[run] rounds` (`lookup`'s plan is not
+/// compared during them).
+fn run_suite(
+    suite: &Suite,
+    lookup: &Lookup,
+    args: &CalibrateArgs,
+) -> anyhow::Result<Vec<RunResults>> {
     let scratch;
     let dir: &Path = match &args.keep_runs {
         Some(d) => {
@@ -151,11 +162,20 @@ fn run_suite(suite: &Suite, args: &CalibrateArgs) -> anyhow::Result<Vec<RunResul
             knobs: knobs.clone(),
             ci_commit: ci_commit.clone(),
         };
-        let run = orchestrate::run(suite, &opts).with_context(|| format!("A/A run {i}"))?;
+        let out = opts.out.clone();
+        let opts = pipeline::Options {
+            shard: None,
+            start: Path::new("."),
+            run: opts,
+            compared: false,
+        };
+        let run = pipeline::measure(suite.clone(), lookup, opts, &())
+            .with_context(|| format!("A/A run {i}"))?
+            .results;
         if let Some(signal) = &run.interrupted {
             anyhow::bail!(
                 "A/A run {i} was stopped by {signal}; nothing calibrated (its partial results are in {})",
-                opts.out.display()
+                out.display()
             );
         }
         runs.push(run);

@@ -19,7 +19,7 @@ use crate::cli::{CompareArgs, RunArgs, ServeCliArgs};
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice};
 use crate::knobs::TestKnobs;
 use crate::orchestrate::{self, RunOptions};
-use crate::pipeline;
+use crate::pipeline::{self, Baseline, Lookup};
 use crate::plan::{Asked, ComparisonPlan, GitBase, Otherwise};
 use crate::report;
 use crate::report::escape::{fence, warn_refused_histograms};
@@ -32,7 +32,8 @@ use crate::report::files::Sides;
 pub use cloudwatch::publish_cloudwatch;
 use output::{finish_comparison, report_files};
 
-/// `benchgate run`: [`pipeline::run`], presented on the terminal.
+/// `benchgate run`: the pipeline's three stages in a row, presented on the
+/// terminal.
 pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     let choice = SuiteChoice::for_command(args.config.as_deref());
     let suite = choice.load()?.with_overrides(&Overrides {
@@ -64,41 +65,34 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         ci_commit: ci_commit(),
     };
     // Base vs head: the base commit checked out beside this one (removed when
-    // `ran.base` drops, however the run ends) and its variants in the suite.
+    // `measured.base` drops, however the run ends) and its variants in the suite.
     let start = choice
         .path()
         .and_then(|p| p.parent())
         .filter(|p| !p.as_os_str().is_empty())
         .map_or_else(|| PathBuf::from("."), PathBuf::from);
-    let run = pipeline::Run {
-        suite,
+    let asked = Asked {
+        stored: args.baseline.is_some(),
+        side_by_side_client: args.side_by_side.clone(),
+        compare_base: args.compare_base.clone(),
+        ..Asked::default()
+    };
+    // The baseline read before minutes are spent on the run; base vs head
+    // gates with the base commit's `[gate]`.
+    let baseline = match &args.baseline {
+        Some(path) => Baseline::File(path),
+        None => Baseline::None,
+    };
+    let lookup = pipeline::lookup(&suite, asked, choice.path(), baseline)?;
+    let opts = pipeline::Options {
         shard,
         start: &start,
-        opts,
+        run: opts,
+        compared: true,
     };
-    let ran = pipeline::run(
-        run,
-        |suite| {
-            // Read the baseline before spending minutes on the run.
-            let baseline = match &args.baseline {
-                Some(path) => Some(RunResults::read(path)?),
-                None => None,
-            };
-            let asked = Asked {
-                stored: baseline.is_some(),
-                side_by_side_client: args.side_by_side.clone(),
-                compare_base: args.compare_base.clone(),
-                ..Asked::default()
-            };
-            // Base vs head gates with the base commit's `[gate]`.
-            Ok(Some(
-                pipeline::plan(asked, suite, choice.path())?.with_stored(baseline),
-            ))
-        },
-        &Terminal { args: &args },
-    )?;
-    let results = &ran.results;
-    if let Some(signal) = ran.interrupted {
+    let measured = pipeline::measure(suite, &lookup, opts, &Terminal { args: &args })?;
+    let results = &measured.results;
+    if let Some(signal) = measured.interrupted {
         // Partial results gate nothing and export nothing.
         let line = format!(
             "benchgate: stopped by {}; the results measured so far are in {}{}",
@@ -113,8 +107,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         crate::stderrln!("{}", for_log(&line));
         return Ok(signal.exit_code());
     }
-    let plan = ran.plan.as_ref();
-    let Some(comparison) = plan.and_then(|plan| plan.compare(results)) else {
+    let Some(comparison) = pipeline::judge(&lookup, results).comparison else {
         // Nothing to compare: the markdown files (and exports) still show
         // the run, and with no gate to fail a cell that measured nothing is
         // the exit code.
@@ -124,7 +117,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     };
     let sides = Sides {
         current: results,
-        baseline: plan.and_then(ComparisonPlan::stored),
+        baseline: lookup.plan.stored(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }
@@ -135,7 +128,7 @@ struct Terminal<'a> {
     args: &'a RunArgs,
 }
 
-impl pipeline::Presenter for Terminal<'_> {
+impl pipeline::Events for Terminal<'_> {
     fn starting(&self, suite: &Suite) {
         if self.args.quiet {
             return;
@@ -163,10 +156,12 @@ impl pipeline::Presenter for Terminal<'_> {
         crate::stderrln!("{}", for_log(&line));
     }
 
-    fn measure(&self, suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
-        let results = orchestrate::run(suite, opts)?;
+    fn measured(&self, results: Option<&RunResults>) {
+        let Some(results) = results else {
+            return;
+        };
         let table = report::terminal::render(
-            &results,
+            results,
             output::color_stdout(),
             if self.args.wide {
                 report::run_table::Width::Wide
@@ -175,7 +170,6 @@ impl pipeline::Presenter for Terminal<'_> {
             },
         );
         crate::stdout!("{}", fence(&table));
-        Ok(results)
     }
 }
 
@@ -273,14 +267,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         )),
     };
     let source = args.current.display().to_string();
-    let plan =
-        ComparisonPlan::resolve(asked, &config, &current.config, &source)?.with_stored(baseline);
-    let comparison = plan
-        .compare(&current)
+    let plan = ComparisonPlan::resolve(asked, &config, &current.config, &source)?;
+    let lookup = Lookup::new(plan, baseline);
+    let comparison = pipeline::judge(&lookup, &current)
+        .comparison
         .expect("a plan that compares nothing was refused above");
     let sides = Sides {
         current: &current,
-        baseline: plan.stored(),
+        baseline: lookup.plan.stored(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }

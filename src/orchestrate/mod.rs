@@ -1,4 +1,4 @@
-//! `benchgate run`: the pipeline from a validated suite to a results file.
+//! `benchgate run`: the rounds, from a validated suite to a results file.
 //!
 //! Start the reference server in its own process (pinned to its own core), then
 //! for every scenario run `rounds` rounds, each round one fresh trial process per

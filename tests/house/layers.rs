@@ -43,7 +43,7 @@ fn layers_from_readme() -> Vec<Vec<String>> {
 
 /// `src` with comments, string literals and char literals blanked out
 /// (newlines kept, so line numbers stay right).
-fn code_only(src: &str) -> String {
+pub(super) fn code_only(src: &str) -> String {
     let b = src.as_bytes();
     let mut out = String::with_capacity(src.len());
     let mut i = 0;
@@ -131,7 +131,7 @@ fn code_only(src: &str) -> String {
 }
 
 /// The first segment of each path in a `{ ... }` group starting at `s[0]`.
-fn group_heads(s: &str) -> Vec<String> {
+pub(super) fn group_heads(s: &str) -> Vec<String> {
     let mut heads = Vec::new();
     let mut depth = 0;
     let mut at_item = true;

@@ -1,7 +1,8 @@
 //! The house's rules, held by tests that read the source: the layers of
 //! README's "Architecture" table ([`layers`]), where the process
 //! environment may be read ([`env_reads`]), the one list of client kinds
-//! ([`client_kinds`]), the modes of the scripts the workflows and actions run
+//! ([`client_kinds`]), the edges that only call the pipeline's stages
+//! ([`stages`]), the modes of the scripts the workflows and actions run
 //! ([`script_modes`]), build.rs's refusal of a target other than Linux
 //! ([`build_script`]), what the published crate holds ([`package_list`]), the harness packages'
 //! manifests ([`harness_manifests`]),
@@ -20,6 +21,7 @@ mod layers;
 mod package_list;
 mod prints;
 mod script_modes;
+mod stages;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
