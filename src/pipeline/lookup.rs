@@ -1,8 +1,6 @@
 //! The first stage: what a run is compared with, and the stored runs that
-//! takes ([`lookup`] -> [`Lookup`]). The action's lookup step records it in a
-//! file ([`Lookup::record`]) that its measure and publish steps read back
-//! ([`Baseline::Recorded`]): those run the pull request's code, or come after
-//! it, and hold no token.
+//! takes ([`lookup`] -> [`Lookup`]), recorded in a file for the action's
+//! later steps ([`Lookup::record`], [`Baseline::Recorded`]).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -20,9 +18,7 @@ use crate::results::RunResults;
 
 use super::history::{trend, TREND_RUNS};
 
-/// The first stage's record: the resolved plan (with the base commit's gate
-/// under base vs head, and the stored run it compares with handed over),
-/// what the store said, and the base branch's trend.
+/// The first stage's record.
 #[derive(Debug, Clone)]
 pub struct Lookup {
     pub plan: ComparisonPlan,
@@ -31,13 +27,11 @@ pub struct Lookup {
     /// Base vs head: the base branch's stored run, compared with beside the
     /// verdict, never gated ([`super::judge`]).
     pub informative: Option<FoundBaseline>,
-    /// Whether the base commit's git history was there to find the nearest
-    /// older baseline.
+    /// Whether git history was there to find the nearest older baseline.
     pub history: bool,
     /// What the store said about the lookup (a missing data branch, ...).
     pub notes: Vec<String>,
-    /// The base branch's last stored values per gating metric, for the
-    /// comment's trend charts (empty unless asked).
+    /// The base branch's last stored values, for the trend charts.
     pub trend: Vec<MetricHistory>,
 }
 
@@ -49,8 +43,7 @@ pub enum Baseline<'a> {
     File(&'a Path),
     /// A baseline store.
     Store(Where<'a>),
-    /// What an earlier process's lookup recorded beside `results`
-    /// ([`Lookup::record`]) for `flow`; `informative` as that lookup's.
+    /// What [`Lookup::record`] wrote beside `results` for `flow`.
     Recorded {
         results: &'a Path,
         flow: &'a str,
@@ -67,14 +60,12 @@ pub struct Where<'a> {
     pub sha: &'a str,
     /// Walk `sha`'s ancestors for the nearest older baseline.
     pub ancestors: bool,
-    /// Under base vs head, also look the stored baseline up, to show it
-    /// beside the verdict (a store that cannot be read costs only that);
-    /// and read the branch's last stored runs for the trend charts.
+    /// Base vs head: also the stored baseline, shown beside the verdict (an
+    /// unreadable store costs only that); and the trend.
     pub informative: bool,
 }
 
-/// Whether `plan` reads a store: a stored run to compare with, or under
-/// base vs head the informative one.
+/// Whether `plan` reads a store.
 fn consults(plan: &ComparisonPlan, informative: bool) -> bool {
     plan.wants_stored() || (informative && matches!(plan.against, Some(Against::BaseVsHead { .. })))
 }
@@ -109,34 +100,29 @@ pub fn lookup(
     let found = match baseline {
         Baseline::None => return Ok(lookup),
         Baseline::File(_) => return Ok(Lookup::new(lookup.plan, file)),
-        Baseline::Store(w) => match (look(&w, &lookup.plan), w.informative) {
+        Baseline::Store(w) => match look(&w, &mut lookup) {
             // Informative only: a store that cannot be read costs the
             // section, never the gate.
-            (Err(e), true) if !lookup.plan.wants_stored() => Looked {
-                notes: vec![format!("the stored baseline could not be read: {e:#}")],
-                ..Looked::default()
-            },
-            (r, _) => r?,
+            Err(e) if w.informative && !lookup.plan.wants_stored() => {
+                lookup.notes = vec![format!("the stored baseline could not be read: {e:#}")];
+                None
+            }
+            r => r?,
         },
-        Baseline::Recorded { results, flow, .. } => read_record(results, flow)?,
+        Baseline::Recorded { results, flow, .. } => read_record(results, flow, &mut lookup)?,
     };
-    lookup.history = found.history;
-    lookup.notes = found.notes;
-    lookup.trend = found.trend;
     if lookup.plan.wants_stored() {
-        lookup.plan = lookup
-            .plan
-            .with_stored(found.found.as_ref().map(|f| f.results.clone()));
-        lookup.found = found.found;
+        let stored = found.as_ref().map(|f| f.results.clone());
+        lookup.plan = lookup.plan.with_stored(stored);
+        lookup.found = found;
     } else {
-        lookup.informative = found.found;
+        lookup.informative = found;
     }
     Ok(lookup)
 }
 
 impl Lookup {
-    /// `plan` with `stored` handed over (a plan that compares with no
-    /// stored run ignores it), nothing else looked up.
+    /// `plan` with `stored` handed over, nothing else looked up.
     pub fn new(plan: ComparisonPlan, stored: Option<RunResults>) -> Lookup {
         Lookup {
             plan: plan.with_stored(stored),
@@ -148,11 +134,9 @@ impl Lookup {
         }
     }
 
-    /// Records what this lookup found beside `results` (the results file of
-    /// the later steps) for `flow`, when its plan read a store (`false`:
-    /// nothing to record, nothing written). The stored runs go in their own
-    /// file, read back checked ([`RunResults::read`]): the measure step
-    /// runs the pull request's code, which may rewrite both.
+    /// Records this lookup beside `results` for `flow` when its plan read a
+    /// store (`false`: nothing written); the stored run in its own file, read
+    /// back checked: the measure step between may rewrite both.
     pub fn record(&self, results: &Path, flow: &str, informative: bool) -> anyhow::Result<bool> {
         if !consults(&self.plan, informative) {
             return Ok(false);
@@ -183,45 +167,28 @@ impl Lookup {
     }
 }
 
-/// What a store held for a lookup.
-#[derive(Default)]
-struct Looked {
-    found: Option<FoundBaseline>,
-    history: bool,
-    notes: Vec<String>,
-    trend: Vec<MetricHistory>,
-}
-
-/// Looks `w` up in its store.
-fn look(w: &Where<'_>, plan: &ComparisonPlan) -> anyhow::Result<Looked> {
+/// Looks `w` up in its store: the stored run found, and in `lookup` what
+/// the store said and the trend.
+fn look(w: &Where<'_>, lookup: &mut Lookup) -> anyhow::Result<Option<FoundBaseline>> {
     let store = (w.store)()?;
     let ancestors = match w.ancestors {
         true => ancestors(w.sha),
         false => Vec::new(),
     };
     let found = store.lookup(w.branch, w.sha, &ancestors)?;
-    let mut notes = store.notes();
-    let trend = match w.informative {
-        true => store
-            .load_history(w.branch, TREND_RUNS)
-            .map(|runs| trend(&runs, &plan.gate))
-            .unwrap_or_else(|e| {
-                // Informative only: the charts, never the gate.
-                notes.push(format!("the trend charts are left out: {e:#}"));
-                Vec::new()
-            }),
-        false => Vec::new(),
-    };
-    Ok(Looked {
-        found,
-        history: !ancestors.is_empty(),
-        notes,
-        trend,
-    })
+    lookup.history = !ancestors.is_empty();
+    lookup.notes = store.notes();
+    if w.informative {
+        match store.load_history(w.branch, TREND_RUNS) {
+            Ok(runs) => lookup.trend = trend(&runs, &lookup.plan.gate),
+            // Informative only: the charts, never the gate.
+            Err(e) => (lookup.notes).push(format!("the trend charts are left out: {e:#}")),
+        }
+    }
+    Ok(found)
 }
 
-/// The lookup file. The baseline's results are written next to it
-/// ([`baseline_path`]).
+/// The lookup file; the baseline's results beside it ([`baseline_path`]).
 #[derive(Serialize, Deserialize)]
 struct LookupFile {
     schema: String,
@@ -261,12 +228,10 @@ const LOOKUP_LIMITS: Limits = Limits {
     rules: &[],
 };
 
-/// Where the lookup is recorded: next to the results file.
-pub fn lookup_path(results: &Path) -> PathBuf {
+fn lookup_path(results: &Path) -> PathBuf {
     beside(results, "lookup")
 }
 
-/// Where the baseline's results the lookup found are recorded.
 fn baseline_path(results: &Path) -> PathBuf {
     beside(results, "lookup-baseline")
 }
@@ -279,8 +244,13 @@ fn beside(results: &Path, what: &str) -> PathBuf {
     results.with_file_name(format!("{stem}.{what}.json"))
 }
 
-/// Reads back what [`Lookup::record`] wrote beside `results` for `flow`.
-fn read_record(results: &Path, flow: &str) -> anyhow::Result<Looked> {
+/// Reads back what [`Lookup::record`] wrote beside `results` for `flow`
+/// into `lookup`; the stored run found.
+fn read_record(
+    results: &Path,
+    flow: &str,
+    lookup: &mut Lookup,
+) -> anyhow::Result<Option<FoundBaseline>> {
     let path = lookup_path(results);
     let bytes = read_untrusted(&path, "lookup file", MAX_LOOKUP_BYTES).with_context(|| {
         format!(
@@ -300,28 +270,22 @@ fn read_record(results: &Path, flow: &str) -> anyhow::Result<Looked> {
         file.plan,
         file.schema
     );
-    let found = match file.found {
+    (lookup.history, lookup.notes, lookup.trend) = (file.history, file.notes, file.trend);
+    Ok(match file.found {
         Some(f) => Some(FoundBaseline {
             key: f.key,
             exact: f.exact,
             results: RunResults::read(&baseline_path(results))?,
         }),
         None => None,
-    };
-    Ok(Looked {
-        found,
-        history: file.history,
-        notes: file.notes,
-        trend: file.trend,
     })
 }
 
 /// Most ancestors of the base commit looked up for the nearest older baseline.
 const MAX_ANCESTORS: usize = 200;
 
-/// The base commit's ancestors, newest first, from `git` in the working
-/// directory when its history is there (best effort: a shallow checkout, no
-/// git, or an unknown commit give none).
+/// The base commit's ancestors, newest first, from `git` (none from a
+/// shallow checkout, no git, or an unknown commit).
 fn ancestors(base_sha: &str) -> Vec<String> {
     let out = Command::new("git")
         .args(["rev-list", "--first-parent"])

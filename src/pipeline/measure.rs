@@ -38,36 +38,31 @@ impl Events for () {
 
 /// How to measure, beyond the plan.
 pub struct Options<'a> {
-    /// Run only this shard of the suite; and where it was asked for
-    /// (`--shard`, input `shard`), for errors.
+    /// This shard of the suite, and where it was asked for (for errors).
     pub shard: Option<(Shard, &'a str)>,
     /// Where the repository is looked for when base vs head checks the base
     /// commit out (the config file's directory, the workspace).
     pub start: &'a Path,
     /// How to run; [`measure`] sets `shard` and `extend`.
     pub run: RunOptions,
-    /// Measure as the plan compares: its reachability checked, the base
-    /// commit checked out (base vs head), extra rounds while its comparison
-    /// is undecided. `false`: exactly `[run] rounds`, nothing checked (a
-    /// baseline to store).
+    /// Measure for the plan's comparison (reachability, base tree, extra
+    /// rounds); `false`: exactly `[run] rounds` (a baseline to store).
     pub compared: bool,
 }
 
 /// The second stage's record: what a run measured.
 pub struct Measured {
     pub results: RunResults,
-    /// SIGINT/SIGTERM received by the end of the run: `results` are partial
-    /// (marked so when the signal came while measuring) and gate nothing.
+    /// SIGINT/SIGTERM by the end of the run: `results` gate nothing.
     pub interrupted: Option<Signal>,
     /// Base vs head: the base commit's checkout, removed when this drops.
     pub base: Option<BaseTree>,
 }
 
-/// Measures `suite` as `lookup`'s plan wants: cut to its shard (base and
-/// head twins stay together, cut before the base variants join), a warning
-/// when the plan can never reach a verdict (an error under `[gate] strict`),
-/// the base commit checked out for base vs head, extra rounds while the
-/// plan's comparison is undecided, and a SIGINT/SIGTERM noted.
+/// Measures `suite` as `lookup`'s plan wants: cut to its shard (before the
+/// base variants join), a warning when the plan can never reach a verdict
+/// (an error under `[gate] strict`), the base commit checked out for base vs
+/// head, extra rounds while the plan's comparison is undecided.
 pub fn measure(
     suite: Suite,
     lookup: &Lookup,

@@ -29,5 +29,5 @@ mod lookup;
 mod measure;
 
 pub use judge::{judge, Judged};
-pub use lookup::{lookup, lookup_path, Baseline, Lookup, Where};
+pub use lookup::{lookup, Baseline, Lookup, Where};
 pub use measure::{measure, Events, Measured, Options};
