@@ -24,7 +24,9 @@ import java.util.function.Consumer;
  * <p>It reads the {@code BENCHGATE_*} variables, runs the closed or open loop on one
  * platform thread per worker ({@link LoadLoop}), excludes the warmup, prints the
  * window markers, records latency in µs in an HdrHistogram (3 significant digits),
- * writes the result file and exits: {@link #EXIT_OK}, {@link #EXIT_NO_RESPONSE},
+ * writes the result file and exits; or, when benchgate offers the window loop
+ * ({@code BENCHGATE_WINDOWS=loop}), measures every window benchgate asks for in one
+ * process after one warmup ({@link WindowLoop}). Exit codes: {@link #EXIT_OK}, {@link #EXIT_NO_RESPONSE},
  * {@link #EXIT_BAD_WORKLOAD} or {@link #EXIT_UNSUPPORTED}.
  */
 public final class Harness {
@@ -55,6 +57,10 @@ public final class Harness {
 
     /** {@link #run} without the exit: measures, writes the result file, logs; returns the exit code. */
     public static int runAndReport(Workload w, RequestFactory factory) {
+        if (WindowLoop.offered(w, System.getenv("BENCHGATE_WINDOWS"), System.getenv("BENCHGATE_WINDOW_ACK"))) {
+            return loop(w, factory, new java.io.BufferedReader(
+                    new java.io.InputStreamReader(System.in, java.nio.charset.StandardCharsets.UTF_8)));
+        }
         Result result;
         try {
             result = measure(w, factory, markerFor(System.getenv("BENCHGATE_WINDOW_ACK")));
@@ -80,6 +86,25 @@ public final class Harness {
         if (result.answered() == 0) {
             System.err.println(w.name + ": not a single measured request got an HTTP response; is the server at "
                     + w.url + " up?");
+            return EXIT_NO_RESPONSE;
+        }
+        return EXIT_OK;
+    }
+
+    /**
+     * The window loop ({@code BENCHGATE_WINDOWS=loop}): one warmup, then the windows
+     * benchgate opens and closes on {@code in}, each window's result record printed on
+     * one stdout line; no result file. Returns the exit code.
+     */
+    static int loop(Workload w, RequestFactory factory, java.io.BufferedReader in) {
+        try {
+            WindowLoop.run(w, factory, in, Harness::printMarker);
+        } catch (Unsupported e) {
+            System.err.println(w.name + ": unsupported workload: " + e.getMessage());
+            return EXIT_UNSUPPORTED;
+        } catch (Exception e) {
+            System.err.println(w.name + ": the client failed: " + e);
+            e.printStackTrace();
             return EXIT_NO_RESPONSE;
         }
         return EXIT_OK;

@@ -54,6 +54,11 @@ public final class Result {
 
     /** The result file's JSON, latency as {@code latency_histogram} (V2 compressed, base64). */
     public String toJson() {
+        return toJson(0);
+    }
+
+    /** {@link #toJson}, with {@code "window": k} when {@code k > 0} (the window loop's record). */
+    public String toJson(long window) {
         // The compressed form is normally far smaller; the slack covers incompressible input.
         ByteBuffer buf = ByteBuffer.allocate(latencyUs.getNeededByteBufferCapacity() * 2 + 1024);
         int len = latencyUs.encodeIntoCompressedByteBuffer(buf);
@@ -66,7 +71,11 @@ public final class Result {
                     .append(errors[i]);
         }
         json.append("},\"elapsed_s\":").append(String.format(Locale.ROOT, "%.6f", elapsedS));
-        json.append(",\"latency_histogram\":\"").append(b64).append("\"}\n");
+        json.append(",\"latency_histogram\":\"").append(b64).append('"');
+        if (window > 0) {
+            json.append(",\"window\":").append(window);
+        }
+        json.append("}\n");
         return json.toString();
     }
 

@@ -80,6 +80,8 @@ public final class HarnessTests {
         tests.put("bad variables name the variable", HarnessTests::badVariables);
         tests.put("an unsupported workload exits 3", HarnessTests::unsupported);
         tests.put("classify reads the cause chain", HarnessTests::classify);
+        tests.put("the window loop measures each window benchgate opens", HarnessTests::windowLoop);
+        tests.put("the window loop pauses and resumes its workers", HarnessTests::windowLoopPause);
         int passed = 0;
         int failed = 0;
         for (Map.Entry<String, Test> t : tests.entrySet()) {
@@ -261,6 +263,97 @@ public final class HarnessTests {
             throw new AssertionError("accepted an unknown class");
         } catch (IllegalArgumentException e) {
             check(e.getMessage().contains("error class must be one of"), e.getMessage());
+        }
+    }
+
+    /** benchgate's side of the window loop, played by a test: commands in, lines out. */
+    static final class LoopDriver {
+        final java.io.PipedWriter commands = new java.io.PipedWriter();
+        final java.util.concurrent.BlockingQueue<String> lines = new java.util.concurrent.LinkedBlockingQueue<>();
+        final Thread client;
+        final Exception[] failed = {null};
+
+        LoopDriver(Workload w) throws IOException {
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.PipedReader(commands));
+            client = new Thread(() -> {
+                try {
+                    WindowLoop.run(w, HarnessTests::jdk, in, lines::add);
+                } catch (Exception e) {
+                    failed[0] = e;
+                }
+            });
+            client.start();
+        }
+
+        void send(String line) throws IOException {
+            commands.write(line + "\n");
+            commands.flush();
+        }
+
+        String next() throws InterruptedException {
+            String line = lines.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+            check(line != null, "no line from the client within 10 s");
+            return line;
+        }
+
+        void exit() throws Exception {
+            send(WindowLoop.EXIT);
+            client.join(10_000);
+            check(!client.isAlive(), "the client exits on BENCHGATE-EXIT");
+            check(failed[0] == null, "the client failed: " + failed[0]);
+        }
+    }
+
+    static void windowLoop() throws Exception {
+        Workload w = workload("/bytes", "DURATION_MS", "300", "WARMUP_MS", "200", "CONCURRENCY", "3");
+        LoopDriver d = new LoopDriver(w);
+        try {
+            check(d.next().equals(WindowLoop.DECLARE), "the loop declared first");
+            check(d.next().equals(WindowLoop.READY), "ready after the warmup");
+            for (int k = 1; k <= 3; k++) {
+                long before = SERVED.get();
+                d.send("BENCHGATE-WINDOW-OPEN " + k);
+                Thread.sleep(300);
+                d.send("BENCHGATE-WINDOW-CLOSE " + k);
+                long served = SERVED.get() - before;
+                String line = d.next();
+                check(line.startsWith(WindowLoop.RESULT + "{\"benchgate_result\":1,"), line);
+                check(line.endsWith(",\"window\":" + k + "}"), "window " + k + ": " + line);
+                Matcher m = Pattern.compile("\"requests\":(\\d+),\"ok\":(\\d+)").matcher(line);
+                check(m.find(), line);
+                long requests = Long.parseLong(m.group(1));
+                check(requests > 30 && requests == Long.parseLong(m.group(2)), line);
+                // Counted from the reading of OPEN to that of CLOSE: the server's count
+                // between the two writes, but for the requests in flight at the edges.
+                check(Math.abs(requests - served) <= 3 + served / 20, "window " + k + ": the client counted "
+                        + requests + ", the server " + served);
+            }
+        } finally {
+            d.exit();
+        }
+    }
+
+    static void windowLoopPause() throws Exception {
+        Workload w = workload("/bytes", "DURATION_MS", "300", "RATE", "300", "CONCURRENCY", "2");
+        LoopDriver d = new LoopDriver(w);
+        try {
+            d.next();
+            d.next();
+            d.send(WindowLoop.PAUSE);
+            check(d.next().equals(WindowLoop.PAUSED), "PAUSED answers PAUSE");
+            long paused = SERVED.get();
+            Thread.sleep(200);
+            check(SERVED.get() == paused, "no request while paused: " + (SERVED.get() - paused));
+            d.send("BENCHGATE-WINDOW-OPEN 1"); // resumes, then counts
+            Thread.sleep(300);
+            d.send("BENCHGATE-WINDOW-CLOSE 1");
+            Matcher m = Pattern.compile("\"requests\":(\\d+)").matcher(d.next());
+            check(m.find(), "a result");
+            long requests = Long.parseLong(m.group(1));
+            // The schedule starts over at the resume: about 90 at 300/s, no burst of what the pause skipped.
+            check(requests >= 60 && requests <= 110, "300/s over 0.3 s after a resume: " + requests);
+        } finally {
+            d.exit();
         }
     }
 
