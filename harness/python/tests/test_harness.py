@@ -7,7 +7,7 @@ import json
 import socket
 import time
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, Iterator, List, Optional
 
 import pytest
 from conftest import CountingServer, env, stdlib_factory
@@ -151,3 +151,87 @@ def test_classify_reads_the_exception_chain() -> None:
     assert classify(chained(ConnectionResetError())) == "read"
     with pytest.raises(ValueError, match="error class"):
         RequestFailed("boom")
+
+
+class _LoopDriver:
+    """benchgate's side of the window loop, played by a test: commands in, lines out."""
+
+    def __init__(self, w: Workload) -> None:
+        import queue
+        import threading
+
+        from benchgate_harness.window_loop import run_loop
+
+        self.commands: "queue.Queue[Optional[str]]" = queue.Queue()
+        self.lines: "queue.Queue[str]" = queue.Queue()
+        self.failed: List[BaseException] = []
+
+        def commands() -> Iterator[str]:
+            while (line := self.commands.get()) is not None:
+                yield line
+
+        def client() -> None:
+            try:
+                run_loop(w, stdlib_factory, commands(), self.lines.put, lambda _: None)
+            except BaseException as e:  # noqa: BLE001 - reported by exit()
+                self.failed.append(e)
+
+        self.thread = threading.Thread(target=client, daemon=True)
+        self.thread.start()
+
+    def send(self, line: str) -> None:
+        self.commands.put(line + "\n")
+
+    def next(self) -> str:
+        return self.lines.get(timeout=10)
+
+    def exit(self) -> None:
+        self.send("BENCHGATE-EXIT")
+        self.thread.join(10)
+        assert not self.thread.is_alive(), "the client exits on BENCHGATE-EXIT"
+        assert not self.failed, self.failed
+
+
+def test_the_window_loop_measures_each_window_benchgate_opens(server: CountingServer) -> None:
+    w = Workload.from_env(env(server.base_url + "/bytes", duration_ms="300", warmup_ms="200", concurrency="3"))
+    d = _LoopDriver(w)
+    try:
+        assert d.next() == "BENCHGATE-WINDOWS-LOOP"
+        assert d.next() == "BENCHGATE-READY"
+        for k in (1, 2, 3):
+            before = server.count
+            d.send(f"BENCHGATE-WINDOW-OPEN {k}")
+            time.sleep(0.3)
+            d.send(f"BENCHGATE-WINDOW-CLOSE {k}")
+            served = server.count - before
+            word, _, text = d.next().partition(" ")
+            assert word == "BENCHGATE-WINDOW-RESULT"
+            doc = json.loads(text)
+            assert doc["benchgate_result"] == 1 and doc["window"] == k
+            assert doc["requests"] == doc["ok"] > 30, doc
+            assert HdrHistogram.decode(doc["latency_histogram"]).get_total_count() == doc["ok"]
+            # Counted from the reading of OPEN to that of CLOSE: the server's count
+            # between the two sends, but for the requests in flight at the edges.
+            assert abs(doc["requests"] - served) <= 3 + served // 20, (k, doc["requests"], served)
+    finally:
+        d.exit()
+
+
+def test_the_window_loop_pauses_and_resumes_its_workers(server: CountingServer) -> None:
+    w = Workload.from_env(env(server.base_url + "/bytes", duration_ms="300", rate="300", concurrency="2"))
+    d = _LoopDriver(w)
+    try:
+        d.next(), d.next()
+        d.send("BENCHGATE-PAUSE")
+        assert d.next() == "BENCHGATE-PAUSED"
+        paused = server.count
+        time.sleep(0.2)
+        assert server.count == paused, "no request while paused"
+        d.send("BENCHGATE-WINDOW-OPEN 1")  # resumes, then counts
+        time.sleep(0.3)
+        d.send("BENCHGATE-WINDOW-CLOSE 1")
+        doc = json.loads(d.next().partition(" ")[2])
+        # The schedule starts over at the resume: about 90 at 300/s, no burst of what the pause skipped.
+        assert 60 <= doc["requests"] <= 110, doc["requests"]
+    finally:
+        d.exit()

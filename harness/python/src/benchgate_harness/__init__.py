@@ -6,7 +6,10 @@ turns it into a benchgate external client (docs/external-clients.md).
 
 It reads the ``BENCHGATE_*`` variables, runs the closed or open loop on one thread
 per worker, excludes the warmup, prints the window markers, records latency (µs) in
-an HdrHistogram, writes the result file and exits 0, 1, 2 or 3 (:mod:`.runner`).
+an HdrHistogram, writes the result file and exits 0, 1, 2 or 3 (:mod:`.runner`);
+or, when benchgate offers the window loop (``BENCHGATE_WINDOWS=loop``), measures
+every window benchgate asks for in one process after one warmup
+(:mod:`.window_loop`).
 """
 
 from .loop import CLOSE_MARKER, OPEN_MARKER, Factory, Send, measure

@@ -10,6 +10,7 @@ from typing import Callable, Mapping, NoReturn, Optional
 
 from .loop import Factory, measure, stdin_ack
 from .result import write_result
+from .window_loop import offered, run_loop
 from .workload import BadWorkload, Unsupported, Workload
 
 #: Exit codes (docs/external-clients.md, "Exit code").
@@ -67,6 +68,17 @@ def main(
     except BadWorkload as e:
         say(str(e))
         return EXIT_BAD_WORKLOAD
+    if offered(w, os.environ if env is None else env):
+        try:
+            run_loop(w, make, say=say)  # every window's record on stdout, no result file
+        except Unsupported as e:
+            say(f"unsupported workload: {e}")
+            return EXIT_UNSUPPORTED
+        except Exception as e:  # noqa: BLE001 - the client failed: reported, exit 1
+            say(f"the client failed: {e!r}")
+            traceback.print_exc()
+            return EXIT_NO_RESPONSE
+        return EXIT_OK
     try:
         result = measure(w, make, ack=stdin_ack(env))
     except Unsupported as e:
