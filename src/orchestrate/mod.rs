@@ -36,6 +36,7 @@ pub mod sut;
 pub mod target;
 pub mod trial;
 mod window_cpu;
+pub mod window_loop;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

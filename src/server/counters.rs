@@ -106,6 +106,47 @@ impl ServerCounters {
             .map_err(|e| anyhow::anyhow!("service_time_hist: {e}"))?;
         Ok(hist)
     }
+
+    /// Adds a later window's counters (of the same fork, the window loop):
+    /// counts and times summed, service times merged, the peak the larger,
+    /// the cumulative totals the later's.
+    pub fn merge(&mut self, later: &ServerCounters) {
+        self.window_open = later.window_open;
+        self.window_secs += later.window_secs;
+        self.requests += later.requests;
+        self.bytes_in += later.bytes_in;
+        self.bytes_out += later.bytes_out;
+        self.connections_accepted += later.connections_accepted;
+        self.peak_open_connections = self.peak_open_connections.max(later.peak_open_connections);
+        // Connections used in both windows count in each: requests per
+        // connection is per window-connection.
+        self.connections_used += later.connections_used;
+        self.requests_per_connection = if self.connections_used == 0 {
+            0.0
+        } else {
+            self.requests as f64 / self.connections_used as f64
+        };
+        self.status_4xx += later.status_4xx;
+        self.status_5xx += later.status_5xx;
+        self.requests_http1 += later.requests_http1;
+        self.requests_http2 += later.requests_http2;
+        self.requests_tls += later.requests_tls;
+        self.requests_alpn_h2 += later.requests_alpn_h2;
+        self.requests_alpn_http1 += later.requests_alpn_http1;
+        self.run_delay_ns = self
+            .run_delay_ns
+            .zip(later.run_delay_ns)
+            .map(|(a, b)| a + b);
+        if let (Ok(mut a), Ok(b)) = (self.decode_hist(), later.decode_hist()) {
+            if a.add(&b).is_ok() {
+                self.service_time = summarize(&a);
+                self.service_time_hist = encode(&a);
+            }
+        }
+        self.total_requests = later.total_requests;
+        self.total_connections_accepted = later.total_connections_accepted;
+        self.open_connections = later.open_connections;
+    }
 }
 
 /// How one request was served: its HTTP version and its connection's link.
