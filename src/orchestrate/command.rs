@@ -22,6 +22,8 @@
 //! every line goes past the window markers' watch ([`super::markers`]). A
 //! failed trial quotes their tails and keeps what was captured in a log file.
 //! On SIGINT/SIGTERM ([`super::interrupt`]) the group is killed at once.
+//! A program that declares the window loop (offered with a duration, not
+//! to JMH) measures several windows in one process ([`super::command_loop`]).
 //! The program and its setup run without benchgate's credentials, the Actions
 //! runtime and the runner's file commands ([`super::child_env`]).
 
@@ -35,6 +37,7 @@ use anyhow::{bail, Context as _};
 use super::capture::{Capture, Sink};
 use super::child::{Sampled, TrialProcess};
 use super::child_env;
+use super::command_loop::{self, Broken, Loop, Stop};
 use super::driver::TrialSpec;
 use super::external;
 use super::jmh;
@@ -43,6 +46,7 @@ pub use super::markers::{MARK_CLOSE, MARK_OPEN};
 use super::target::{window_cpu, with_server_figures, PeakWatch, Target};
 use super::trial::Latencies;
 use super::window_cpu;
+use super::window_loop::{fork_value, OFFER, OFFER_VAR};
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::interrupt;
 use crate::measure::resources::{group_members, sample_group, CpuSample};
@@ -58,8 +62,16 @@ pub const TAIL_BYTES: usize = 2048;
 /// How long the trial waits for a window marker between its other checks.
 const POLL_EVERY: Duration = Duration::from_millis(2);
 
-/// The `BENCHGATE_*` environment of one trial.
-pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)> {
+/// Whether a trial offers the window loop: with a duration (a request
+/// count ends at the program's exit), to a program that is not JMH.
+fn loop_offered(cmd: &CommandSpec, spec: &TrialSpec) -> bool {
+    matches!(spec.scenario.stop, StopRule::Duration(_))
+        && !matches!(cmd.result, ResultFormat::Jmh { .. })
+}
+
+/// The `BENCHGATE_*` environment of one trial; `offer`: the window loop
+/// (`BENCHGATE_WINDOWS=loop`).
+pub fn environment(spec: &TrialSpec, result_path: &Path, offer: bool) -> Vec<(String, String)> {
     let s = &spec.scenario;
     let ms = |d: Duration| d.as_millis().to_string();
     let (concurrency, rate) = match s.load {
@@ -106,6 +118,7 @@ pub fn environment(spec: &TrialSpec, result_path: &Path) -> Vec<(String, String)
         ("BENCHGATE_ROUND", spec.round.to_string()),
     ]
     .into_iter()
+    .chain(offer.then(|| (OFFER_VAR, OFFER.to_string())))
     .map(|(k, v)| (k.to_string(), v))
     .collect()
 }
@@ -261,7 +274,8 @@ pub fn run_trial(
     // Every line of stdout goes past the markers' watch as it is folded.
     let (out, out_file) = Sink::create(&stdout_path)?;
     let (err, err_file) = Sink::create(&stderr_path)?;
-    let (watch_lines, marks) = markers::channel();
+    let offer = loop_offered(cmd, spec);
+    let (watch_lines, marks) = markers::channel(offer);
     let mut marks = marks.lagging(spec.marker_lag);
     let capture = Capture::start([out.watch_lines(watch_lines), err])?;
 
@@ -272,7 +286,7 @@ pub fn run_trial(
         .args(&argv[1..])
         .current_dir(&cmd.cwd)
         .envs(&cmd.env)
-        .envs(environment(spec, &result_path))
+        .envs(environment(spec, &result_path, offer))
         .env(tag.env().0, tag.env().1)
         .stdin(Stdio::piped())
         .stdout(out_file)
@@ -302,17 +316,44 @@ pub fn run_trial(
         && Instant::now() < deadline
     {
         if marks.poll(POLL_EVERY) == Some(Mark::Open)
+            || marks.declared
             || server.counters()?.total_requests > before.total_requests
         {
             first_request = Some(Instant::now());
         }
     }
     let mut window = None;
+    // The window loop, when the program declared it: its windows, or why
+    // it broke.
+    let mut fork = None;
+    let mut broken = None;
     if let Some(first) = first_request {
-        if !marks.opened {
+        if !marks.opened && !marks.declared {
             wait_for(first + s.warmup, deadline, &program, &mut marks, Mark::Open);
         }
-        if !program.exited() && !interrupted() && !marks.behind() {
+        if let (true, StopRule::Duration(d)) = (marks.declared, s.stop) {
+            let mut run = Loop {
+                program: &program,
+                marks: &mut marks,
+                acks: &mut acks,
+                server,
+                watch,
+                pgid,
+                spec,
+                deadline,
+            };
+            match run.run(first, d, command_loop::WINDOWS) {
+                Ok(f) => fork = Some(f),
+                Err(Stop::Broken(why)) => broken = Some(why),
+                Err(Stop::Failed(e)) => return Err(e),
+            }
+            marks.done();
+            capture.pause_when_behind(pgid);
+            drop(std::mem::replace(&mut acks, Acks(None))); // end of file on its stdin
+            if broken.is_some() {
+                group.kill_now();
+            }
+        } else if !program.exited() && !interrupted() && !marks.behind() {
             let open_at = Instant::now();
             let cpu_start = sample_group(pgid).cpu;
             let starvation_open = Edge::read(&group_members(pgid));
@@ -354,6 +395,12 @@ pub fn run_trial(
             window = Some((counters, cpu_start, cpu, server_cpu, actual, starvation));
         }
     }
+    // A loop's program has been told to exit: it gets the request timeout
+    // and a little more to do so.
+    let limit = match &fork {
+        Some(_) => limit.min(started.elapsed() + s.timeout + Duration::from_secs(5)),
+        None => limit,
+    };
     while !program.exited() && !interrupted() && !marks.behind() && started.elapsed() < limit {
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -363,7 +410,14 @@ pub fn run_trial(
     group.kill_now(); // stragglers of a finished program, or the whole group
     let stopped_by = interrupt::received().filter(|_| cut_short);
     let behind = marks.behind();
-    let timed_out = cut_short && stopped_by.is_none() && !behind;
+    let timed_out = cut_short && stopped_by.is_none() && !behind && broken.is_none();
+    // A program that declared the loop after its window had opened for one.
+    if window.is_some() && marks.declared {
+        broken = Some(format!(
+            "the program declared it ({}) after its first request, once its warmup had ended: print it before the first request",
+            super::window_loop::DECLARE
+        ));
+    }
     let (usage, (peak_threads, peak_rss_bytes)) = program.finish()?;
     let server_peaks = server_peaks.finish();
     let after = server.counters()?;
@@ -393,15 +447,26 @@ pub fn run_trial(
             output_tail()
         );
     }
+    if let Some(why) = broken {
+        return Err(Broken(format!("{why}{}", output_tail())).into());
+    }
     if timed_out {
         bail!(
-            "the program did not finish within {limit:?}; its process group was killed{}",
+            "the program did not finish within {limit:?}{}; its process group was killed{}",
+            match fork {
+                Some(_) => " of the window loop's exit",
+                None => "",
+            },
             output_tail()
         );
     }
     if !usage.status.success() {
         bail!("the program failed ({}){}", usage.status, output_tail());
     }
+    let (window, figures) = match fork {
+        Some(fork) => fork_figures(fork, trial),
+        None => (window, None),
+    };
     let Some((server_window, cpu_start, cpu, server_cpu, window_actual_s, starvation)) = window
     else {
         bail!(
@@ -410,8 +475,11 @@ pub fn run_trial(
         );
     };
 
-    let figures = read_result(&cmd.result, spec, &result_path, &server_window)
-        .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?;
+    let figures = match figures {
+        Some(f) => f,
+        None => read_result(&cmd.result, spec, &result_path, &server_window)
+            .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?,
+    };
     let histogram = figures.histogram;
     let (connections_opened, requests_per_connection) =
         super::trial::server_side(&before, &after, &server_window);
@@ -466,15 +534,69 @@ pub fn run_trial(
     Ok((metrics, (histogram, None)))
 }
 
+/// What a window (or a loop's windows, summed) measured at benchgate's side:
+/// the server's counters, the group's CPU at the first open (start-up) and
+/// in the window, the server's CPU, the window's length, the starvation.
+type Window = (
+    ServerCounters,
+    crate::measure::resources::CpuTimes,
+    window_cpu::WindowCpu,
+    Option<crate::measure::resources::CpuTimes>,
+    f64,
+    crate::measure::schedstat::Starvation,
+);
+
+/// A loop's fork as one trial: its windows summed (the server's counters,
+/// CPU, starvation, the program's counts and histograms), each window's
+/// figures in `trial.windows` and the planned window all of them.
+fn fork_figures(fork: command_loop::Fork, trial: &mut Trial) -> (Option<Window>, Option<Figures>) {
+    let cpu = fork.cpu();
+    let Some(sum) = fork_value(&fork.windows) else {
+        return (None, None);
+    };
+    trial.window_planned_s = trial
+        .window_planned_s
+        .map(|p| p * fork.windows.len() as f64);
+    trial.windows = fork
+        .windows
+        .iter()
+        .zip(&fork.cpu)
+        .map(|(w, c)| crate::results::WindowFigures {
+            throughput_rps: w.counts.ok as f64 / w.elapsed_s.max(f64::MIN_POSITIVE),
+            cpu_us_per_request: c.per_request(w.counts.requests()),
+        })
+        .collect();
+    let figures = Figures {
+        throughput: Throughput::Window,
+        requests: sum.counts.requests(),
+        ok: sum.counts.ok,
+        errors: sum.counts.errors,
+        elapsed_s: sum.elapsed_s,
+        histogram: sum.latency,
+        window: true,
+    };
+    let window = sum.server.map(|server| {
+        (
+            server,
+            fork.cpu_at_first_open,
+            cpu,
+            sum.server_cpu,
+            fork.actual_s,
+            sum.starvation.unwrap_or_default(),
+        )
+    });
+    (window, Some(figures))
+}
+
 /// The program's stdin, on which the window's acknowledgements go.
-struct Acks(Option<std::process::ChildStdin>);
+pub(super) struct Acks(Option<std::process::ChildStdin>);
 
 impl Acks {
     /// Writes `line` and a newline. A program that does not read its stdin
     /// never notices (two short lines fit any pipe buffer); one that closed
     /// it gets nothing more (the write fails with EPIPE, which is ignored:
     /// benchgate does not die of SIGPIPE).
-    fn send(&mut self, line: &str) {
+    pub(super) fn send(&mut self, line: &str) {
         use std::io::Write as _;
         if let Some(stdin) = &mut self.0 {
             let sent = stdin
@@ -577,13 +699,15 @@ fn read_result(
 }
 
 /// Waits until `t` (at most until `limit`), until the program exits, until
-/// it prints `mark`, or until the markers' watch gives up.
+/// it prints `mark` or declares the window loop, or until the markers'
+/// watch gives up.
 fn wait_for(t: Instant, limit: Instant, program: &TrialProcess, marks: &mut Markers, mark: Mark) {
     let end = t.min(limit);
     while Instant::now() < end
         && !program.exited()
         && interrupt::received().is_none()
         && !marks.behind()
+        && !marks.declared
     {
         let wait = end
             .saturating_duration_since(Instant::now())

@@ -1,11 +1,15 @@
 //! Window markers an external program may print on its stdout
 //! (`BENCHGATE-WINDOW-OPEN`, `BENCHGATE-WINDOW-CLOSE`, one per line), found
-//! as its captured output is folded while the trial runs.
+//! as its captured output is folded while the trial runs; and, when the
+//! window loop is offered, its replies ([`super::window_loop`]).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::Duration;
+
+use super::window_loop::{parse_reply, Reply};
 
 /// Optional window markers a program prints on stdout, one per line.
 pub const MARK_OPEN: &str = "BENCHGATE-WINDOW-OPEN";
@@ -24,15 +28,29 @@ pub(super) enum Mark {
     Close,
 }
 
-/// A line longer than this is not a marker.
-const MAX_LINE: usize = 4096;
-/// What both markers contain: a line without it is not one.
-const MARK_TEXT: &str = "BENCHGATE-WINDOW-";
+/// A line longer than this is not a marker. A window's result (its
+/// histogram in base64, up to 2 MiB) fits.
+const MAX_LINE: usize = 3 << 20;
+/// What every marker and reply contains: a line without it is not one.
+const MARK_TEXT: &str = "BENCHGATE-";
+/// Replies read but not yet asked for, at most: a program that prints
+/// more is out of step, and says so by the error that takes their place.
+const MAX_PENDING: usize = 16;
+
+/// A line the watch found.
+#[derive(Debug)]
+enum Seen {
+    Mark(Mark),
+    /// A window-loop reply, or why a line that starts like one is not one.
+    Reply(Result<Reply, String>),
+}
 
 /// A pair: the watch that the capture of the program's stdout feeds every
 /// byte ([`super::capture`]), and the trial's end, which reads the markers
 /// the watch found, in order.
-pub(super) fn channel() -> (Watch, Markers) {
+/// `replies`: whether the window loop is offered, so that its replies are
+/// looked for too.
+pub(super) fn channel(replies: bool) -> (Watch, Markers) {
     let (tx, rx) = std::sync::mpsc::channel();
     let state = Arc::new(State {
         wanted: AtomicBool::new(true),
@@ -43,12 +61,15 @@ pub(super) fn channel() -> (Watch, Markers) {
         overlong: false,
         finder: memchr::memmem::Finder::new(MARK_TEXT),
         tx,
+        replies,
         state: Arc::clone(&state),
     };
     let markers = Markers {
         rx,
         state,
         opened: false,
+        declared: false,
+        pending: VecDeque::new(),
         lag: None,
     };
     (watch, markers)
@@ -71,7 +92,9 @@ pub(super) struct Watch {
     overlong: bool,
     /// Finds [`MARK_TEXT`].
     finder: memchr::memmem::Finder<'static>,
-    tx: Sender<Mark>,
+    tx: Sender<Seen>,
+    /// Whether window-loop replies are looked for.
+    replies: bool,
     state: Arc<State>,
 }
 
@@ -143,21 +166,30 @@ impl Watch {
     }
 
     fn check(&self, line: &[u8]) {
-        let mark = match String::from_utf8_lossy(line).trim() {
-            MARK_OPEN => Mark::Open,
-            MARK_CLOSE => Mark::Close,
+        let text = String::from_utf8_lossy(line);
+        let seen = match text.trim() {
+            MARK_OPEN => Seen::Mark(Mark::Open),
+            MARK_CLOSE => Seen::Mark(Mark::Close),
+            _ if self.replies => match parse_reply(&text) {
+                Some(reply) => Seen::Reply(reply),
+                None => return,
+            },
             _ => return,
         };
         // The trial's end is gone only once the trial is over.
-        let _ = self.tx.send(mark);
+        let _ = self.tx.send(seen);
     }
 }
 
 /// The markers the program printed, as the trial reads them.
 pub(super) struct Markers {
-    rx: Receiver<Mark>,
+    rx: Receiver<Seen>,
     state: Arc<State>,
     pub(super) opened: bool,
+    /// Whether the program declared the window loop.
+    pub(super) declared: bool,
+    /// Window-loop replies read and not yet taken ([`Markers::reply`]).
+    pending: VecDeque<Result<Reply, String>>,
     /// The test knob [`crate::knobs::MARKER_LAG_VAR`]: a wait after each
     /// marker before acting on it, as a loaded machine's scheduler might.
     lag: Option<Duration>,
@@ -188,7 +220,7 @@ impl Markers {
     pub(super) fn poll(&mut self, wait: Duration) -> Option<Mark> {
         let mut found = None;
         let first = match self.rx.recv_timeout(wait) {
-            Ok(mark) => Some(mark),
+            Ok(seen) => Some(seen),
             Err(RecvTimeoutError::Timeout) => None,
             // The watch is gone (it gave up): nothing more will come.
             Err(RecvTimeoutError::Disconnected) => {
@@ -196,7 +228,12 @@ impl Markers {
                 None
             }
         };
-        for mark in first.into_iter().chain(self.rx.try_iter()) {
+        let seen: Vec<Seen> = first.into_iter().chain(self.rx.try_iter()).collect();
+        let marks: Vec<Mark> = seen
+            .into_iter()
+            .filter_map(|s| self.keep_reply(s))
+            .collect();
+        for mark in marks {
             match mark {
                 Mark::Open if !self.opened => {
                     self.opened = true;
@@ -213,6 +250,53 @@ impl Markers {
         }
         found
     }
+
+    /// A marker as it is; a reply kept for [`Markers::reply`] (a
+    /// declaration sets [`Markers::declared`]).
+    fn keep_reply(&mut self, seen: Seen) -> Option<Mark> {
+        let reply = match seen {
+            Seen::Mark(mark) => return Some(mark),
+            Seen::Reply(Ok(Reply::Declare)) if !self.declared => {
+                self.declared = true;
+                return None;
+            }
+            Seen::Reply(reply) => reply,
+        };
+        if self.pending.len() < MAX_PENDING {
+            self.pending.push_back(reply);
+        } else if self.pending.len() == MAX_PENDING {
+            self.pending.push_back(Err(format!(
+                "the program printed more than {MAX_PENDING} window-loop replies that were not asked for"
+            )));
+        }
+        None
+    }
+
+    /// The next window-loop reply (a second declaration included, as one
+    /// out of place), waiting at most `wait` for one; the markers of the
+    /// one-window protocol read meanwhile are ignored.
+    pub(super) fn reply(&mut self, wait: Duration) -> Option<Result<Reply, String>> {
+        if let Some(r) = self.pending.pop_front() {
+            return Some(r);
+        }
+        let first = match self.rx.recv_timeout(wait) {
+            Ok(seen) => Some(seen),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(wait);
+                None
+            }
+        };
+        let seen: Vec<Seen> = first.into_iter().chain(self.rx.try_iter()).collect();
+        for s in seen {
+            self.keep_reply(s);
+        }
+        let reply = self.pending.pop_front();
+        if let (Some(_), Some(lag)) = (&reply, self.lag) {
+            std::thread::sleep(lag);
+        }
+        reply
+    }
 }
 
 #[cfg(test)]
@@ -220,12 +304,54 @@ mod tests {
     use super::*;
 
     fn marks(chunks: &[&[u8]]) -> Vec<Mark> {
-        let (mut watch, markers) = channel();
+        let (mut watch, markers) = channel(false);
         for c in chunks {
             watch.feed(c);
         }
         drop(watch);
-        markers.rx.iter().collect()
+        markers
+            .rx
+            .iter()
+            .filter_map(|s| match s {
+                Seen::Mark(m) => Some(m),
+                Seen::Reply(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn window_loop_replies_are_found_when_the_loop_is_offered() {
+        let out = b"log\nBENCHGATE-WINDOWS-LOOP\nBENCHGATE-READY\nBENCHGATE-WINDOW-OPEN\nBENCHGATE-WINDOW-RESULT {\"window\":1}\nBENCHGATE-WINDOW-RESULT {oops\nBENCHGATE-READY\n";
+        let (mut watch, mut markers) = channel(true);
+        for c in out.chunks(5) {
+            watch.feed(c);
+        }
+        assert_eq!(markers.poll(Duration::ZERO), Some(Mark::Open));
+        assert!(markers.declared);
+        assert_eq!(markers.reply(Duration::ZERO), Some(Ok(Reply::Ready)));
+        assert!(matches!(
+            markers.reply(Duration::ZERO),
+            Some(Ok(Reply::Result { window: 1, .. }))
+        ));
+        let bad = markers.reply(Duration::ZERO).unwrap().unwrap_err();
+        assert!(bad.contains(r#""BENCHGATE-WINDOW-RESULT {oops""#), "{bad}");
+        assert_eq!(markers.reply(Duration::ZERO), Some(Ok(Reply::Ready)));
+        assert_eq!(markers.reply(Duration::ZERO), None);
+        // Not offered: replies are not looked for.
+        let (mut watch, mut markers) = channel(false);
+        watch.feed(out);
+        assert_eq!(markers.poll(Duration::ZERO), Some(Mark::Open));
+        assert!(!markers.declared);
+        assert_eq!(markers.reply(Duration::ZERO), None);
+        // More unasked replies than kept: an error takes the rest's place.
+        let (mut watch, mut markers) = channel(true);
+        watch.feed(&b"BENCHGATE-READY\n".repeat(40));
+        let replies: Vec<_> = std::iter::from_fn(|| markers.reply(Duration::ZERO)).collect();
+        assert_eq!(replies.len(), MAX_PENDING + 1);
+        assert!(replies[MAX_PENDING]
+            .as_ref()
+            .unwrap_err()
+            .contains("not asked for"));
     }
 
     #[test]

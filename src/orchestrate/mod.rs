@@ -19,6 +19,7 @@ pub mod capture;
 mod child;
 pub mod child_env;
 pub mod command;
+mod command_loop;
 pub mod control;
 pub mod driver;
 pub mod escapees;

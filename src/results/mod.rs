@@ -177,6 +177,11 @@ pub struct Trial {
     /// a trial that measured nothing, and in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_source: Option<CpuSource>,
+    /// A command client's windows in the window loop, in order: each one's
+    /// figures, for their trend within the fork ([`WindowFigures`]). Empty:
+    /// one window (and in files written before the loop existed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<WindowFigures>,
     /// `None` when the trial completed; otherwise why it failed.
     pub failure: Option<String>,
     pub metrics: Option<TrialMetrics>,
@@ -188,6 +193,21 @@ pub struct Trial {
     /// before the guard existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<validity::InvalidMark>,
+}
+
+/// A change between a fork's earlier and later windows beyond this share
+/// reads as warming ([`CellResult::still_warming`]).
+pub const WARMING_TREND: f64 = 0.02;
+
+/// One window of a fork in the window loop: what a trend within the fork
+/// ("still warming", [`CellResult::still_warming`]) is read from. The fork's own
+/// figures are its windows' sums, in the trial's metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowFigures {
+    pub throughput_rps: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_request: Option<f64>,
 }
 
 /// Where a command client's CPU in its window was read: its process group's
@@ -454,6 +474,61 @@ impl CellResult {
             .filter(|(_, v)| !v.is_some_and(f64::is_finite))
             .map(|(round, _)| round)
             .collect()
+    }
+
+    /// "Still warming" (issue 52, point 1): the window loop's forks whose
+    /// later windows ran faster, or cheaper per request, than their earlier
+    /// ones. Per fork of 2+ windows, the mean of its later half over the
+    /// mean of its earlier half (the middle window of an odd count in
+    /// neither); the cell is still warming when in at least 3/4 of its
+    /// forks that rise (or fall, for CPU per request) exceeds
+    /// [`WARMING_TREND`]. A note, never a gate: `None` when not.
+    pub fn still_warming(&self) -> Option<String> {
+        let forks: Vec<&[WindowFigures]> = self
+            .trials
+            .iter()
+            .filter(|t| t.failure.is_none() && t.windows.len() >= 2)
+            .map(|t| t.windows.as_slice())
+            .collect();
+        let trend = |value: &dyn Fn(&WindowFigures) -> Option<f64>, sign: f64| {
+            let rises: Vec<f64> = forks
+                .iter()
+                .filter_map(|w| {
+                    let half = w.len() / 2;
+                    let mean = |part: &[WindowFigures]| {
+                        let v: Option<Vec<f64>> = part.iter().map(value).collect();
+                        v.map(|v| v.iter().sum::<f64>() / v.len() as f64)
+                    };
+                    let (early, late) = (mean(&w[..half])?, mean(&w[w.len() - half..])?);
+                    (early > 0.0).then(|| sign * (late / early - 1.0))
+                })
+                .collect();
+            let warming = rises.iter().filter(|r| **r > WARMING_TREND).count();
+            (!rises.is_empty() && warming * 4 >= rises.len() * 3).then(|| {
+                let mut sorted = rises.clone();
+                sorted.sort_by(f64::total_cmp);
+                (sorted[sorted.len() / 2], warming, rises.len())
+            })
+        };
+        let mut notes = Vec::new();
+        if let Some((r, n, of)) = trend(&|w| Some(w.throughput_rps), 1.0) {
+            notes.push(format!(
+                "throughput rose {:.1}% in {n} of {of} forks",
+                r * 100.0
+            ));
+        }
+        if let Some((r, n, of)) = trend(&|w| w.cpu_us_per_request, -1.0) {
+            notes.push(format!(
+                "cpu/req fell {:.1}% in {n} of {of} forks",
+                r * 100.0
+            ));
+        }
+        (!notes.is_empty()).then(|| {
+            format!(
+                "still warming: {} from the first half of a fork's windows to the second (median); lengthen the warmup",
+                notes.join(", ")
+            )
+        })
     }
 
     /// How reports name the cell's client: `client`, or `client @ server` with a

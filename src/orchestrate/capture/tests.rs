@@ -86,7 +86,7 @@ fn race(watch: bool) -> Option<markers::Markers> {
     let path = dir.path().join("out");
     let (sink, program) = Sink::create(&path).unwrap();
     let (sink, markers) = if watch {
-        let (w, m) = markers::channel();
+        let (w, m) = markers::channel(false);
         (sink.watch_lines(w), Some(m))
     } else {
         (sink, None)
@@ -136,7 +136,7 @@ fn a_watch_far_behind_gives_up_and_the_stream_is_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out");
     let (sink, mut program) = Sink::create(&path).unwrap();
-    let (watch, mut markers) = markers::channel();
+    let (watch, mut markers) = markers::channel(false);
     // More than the watch may fall behind, before it reads anything.
     let block = b"x\n".repeat(1 << 19);
     let blocks = MAX_BEHIND / block.len() as u64 + 2;
@@ -165,7 +165,7 @@ fn a_watch_far_behind_gives_up_and_the_stream_is_skipped() {
 fn a_watch_no_longer_wanted_is_skipped_like_any_stream() {
     let dir = tempfile::tempdir().unwrap();
     let (sink, mut program) = Sink::create(&dir.path().join("out")).unwrap();
-    let (watch, mut markers) = markers::channel();
+    let (watch, mut markers) = markers::channel(false);
     markers.done();
     let flood = b"x\n".repeat(MAX_BEHIND as usize);
     program.write_all(&flood).unwrap();

@@ -15,6 +15,8 @@ pub(super) struct CellAcc {
     /// The histograms of the round being measured, merged once the round is
     /// kept ([`CellAcc::keep_round`]); a round run again drops them.
     pub(super) pending: Vec<Latencies>,
+    /// Rounds whose trial failed in a broken window loop (run once more).
+    pub(super) broken: Vec<u32>,
 }
 
 impl CellAcc {
@@ -33,6 +35,7 @@ impl CellAcc {
             hist: None,
             hist_uncorrected: None,
             pending: Vec::new(),
+            broken: Vec::new(),
         }
     }
 
@@ -75,7 +78,28 @@ impl CellAcc {
     /// Drops round `round`'s trials, to run the round again.
     pub(super) fn drop_round(&mut self, round: u32) {
         self.result.trials.retain(|t| t.round != round);
+        self.broken.retain(|r| *r != round);
         self.pending.clear();
+    }
+
+    /// Why a trial of round `round` failed in a broken window loop, if one
+    /// did.
+    pub(super) fn broken_in(&self, round: u32) -> Option<String> {
+        self.broken.contains(&round).then(|| {
+            let failure = self
+                .result
+                .trials
+                .iter()
+                .rev()
+                .find(|t| t.round == round)
+                .and_then(|t| t.failure.as_deref())
+                .unwrap_or_default();
+            format!(
+                "{}: {}",
+                self.label(),
+                failure.lines().next().unwrap_or_default()
+            )
+        })
     }
 
     /// Why a trial of round `round` was starved, if one was.

@@ -29,6 +29,7 @@ use anyhow::{bail, Context as _};
 
 use super::budget::Spend;
 use super::command;
+use super::command_loop::Broken;
 use super::driver::TrialSpec;
 use super::extend::Extend;
 use super::progress::Progress;
@@ -139,18 +140,26 @@ impl Rounds<'_> {
                 }
             }
             // A starved trial: the whole round again (pairs stay pairs), at
-            // most MAX_STARVED_RERUNS times; after that it keeps its mark.
+            // most MAX_STARVED_RERUNS times; after that it keeps its mark. A
+            // broken window loop: once more, then its fork counts as failed.
             let starved = cells
                 .iter()
                 .chain(anchor.as_ref().map(|(_, c)| c))
-                .find_map(|c| c.starved_in(round));
-            if let Some(why) = starved.filter(|_| reruns < validity::MAX_STARVED_RERUNS) {
+                .find_map(|c| c.starved_in(round))
+                .map(|why| (why, validity::MAX_STARVED_RERUNS));
+            let broken = || {
+                cells
+                    .iter()
+                    .find_map(|c| c.broken_in(round))
+                    .map(|why| (why, MAX_BROKEN_LOOP_RERUNS))
+            };
+            let again = starved.or_else(broken).filter(|(_, max)| reruns < *max);
+            if let Some((why, max)) = again {
                 reruns += 1;
                 if !self.quiet {
                     let line = format!(
-                        "benchgate: {} round {round}: {why}; running the round again ({reruns} of {})",
+                        "benchgate: {} round {round}: {why}; running the round again ({reruns} of {max})",
                         scenario.name,
-                        validity::MAX_STARVED_RERUNS
                     );
                     crate::stderrln!("{}", for_log(&line));
                 }
@@ -266,6 +275,9 @@ impl Rounds<'_> {
                     None => format!("{e:#}"),
                 };
                 progress.finish_trial(None, Some(&reason));
+                if interrupt::received().is_none() && e.is::<Broken>() {
+                    cell.broken.push(round);
+                }
                 cell.fail(trial, reason);
             }
         }
@@ -339,6 +351,10 @@ impl Rounds<'_> {
         }
     }
 }
+
+/// How many times a round whose window loop broke ([`Broken`]) runs again
+/// before that fork counts as failed.
+const MAX_BROKEN_LOOP_RERUNS: u32 = 1;
 
 /// A trial of round `round` of `scenario` beginning now: its round, start
 /// time and planned window, nothing measured yet.

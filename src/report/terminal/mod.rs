@@ -94,6 +94,14 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
         }
     }
     for c in &results.results {
+        if let Some(note) = c.still_warming() {
+            let _ = writeln!(
+                out,
+                "note: {} / {}: {note}",
+                c.scenario.escape_debug(),
+                c.label().escape_debug()
+            );
+        }
         for t in &c.trials {
             if let Some(f) = &t.failure {
                 let _ = writeln!(

@@ -1,0 +1,268 @@
+//! The window loop of a command client (docs/external-clients.md, "The
+//! window loop"; issue 52, point 1): a program that declares it
+//! (`BENCHGATE-WINDOWS-LOOP` on stdout, offered by `BENCHGATE_WINDOWS=loop`)
+//! stays alive across [`WINDOWS`] windows after one warmup. benchgate opens
+//! the reference server's window k, tells the program (`BENCHGATE-WINDOW-OPEN
+//! k` on its stdin), closes it `duration` later, tells it, and reads its
+//! record of window k on its stdout; the group's CPU is read at each
+//! window's edges, as for one window ([`super::window_cpu`]). The windows,
+//! back to back in one process, sum to the fork's value
+//! ([`super::window_loop::fork_value`]): the fork stays the statistical unit.
+//!
+//! Untrusted input: a missing READY, a record late, malformed or of another
+//! window, a reply nobody asked for, fails the fork with the line quoted
+//! ([`Broken`]); the round then runs once more (`orchestrate::rounds`).
+
+use std::time::{Duration, Instant};
+
+use super::child::TrialProcess;
+use super::command::Acks;
+use super::driver::TrialSpec;
+use super::external;
+use super::markers::Markers;
+use super::server_proc::ServerProcess;
+use super::target::{window_cpu, ServerWatch};
+use super::window_cpu::{self as cpu_read, WindowCpu};
+use super::window_loop::{quote, strip_window, Command, Reply, WindowRecord, RESULT};
+use crate::interrupt;
+use crate::measure::resources::{group_members, sample_group, CpuSample, CpuTimes};
+use crate::measure::schedstat::Edge;
+use crate::measure::Counts;
+use crate::results::CpuSource;
+
+/// Windows per fork (W). One place until the run config says how many.
+pub const WINDOWS: u32 = 5;
+/// How long a program may take from its declaration to READY beyond its
+/// warmup: a runtime's start (a JVM's, a second or so) and its workers'.
+const STARTUP_ALLOWANCE: Duration = Duration::from_secs(20);
+/// How long a record or PAUSED may come after the request timeout: the
+/// requests in flight end by then, the answer follows at once.
+const ANSWER_ALLOWANCE: Duration = Duration::from_secs(5);
+/// How long the replies a program printed just before it exited are still
+/// looked for: its stdout is folded every 2 ms.
+const EXIT_GRACE: Duration = Duration::from_millis(200);
+const POLL: Duration = Duration::from_millis(2);
+
+/// A window loop that went wrong on the program's side: its fork failed, and
+/// the round runs once more before it counts as failed.
+#[derive(Debug)]
+pub struct Broken(pub String);
+
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "window loop: {}", self.0)
+    }
+}
+
+impl std::error::Error for Broken {}
+
+/// What a fork measured: its windows, and what it spent before the first.
+pub(super) struct Fork {
+    pub windows: Vec<WindowRecord>,
+    /// The group's CPU in each window, as read.
+    pub cpu: Vec<WindowCpu>,
+    /// The windows' summed length at benchgate's side, seconds.
+    pub actual_s: f64,
+    /// The group's CPU when the first window opened: its start-up.
+    pub cpu_at_first_open: CpuTimes,
+}
+
+impl Fork {
+    /// The group's CPU over all windows: the sum when every window's was
+    /// read at its close; gone otherwise (never a partial figure).
+    pub fn cpu(&self) -> WindowCpu {
+        let all_closed = self.cpu.iter().all(|c| c.source == CpuSource::Close);
+        match all_closed && !self.cpu.is_empty() {
+            true => WindowCpu {
+                cpu: self.cpu.iter().fold(CpuTimes::default(), |a, c| CpuTimes {
+                    user_us: a.user_us + c.cpu.user_us,
+                    sys_us: a.sys_us + c.cpu.sys_us,
+                }),
+                share: 1.0,
+                source: CpuSource::Close,
+            },
+            false => WindowCpu {
+                cpu: CpuTimes::default(),
+                share: 0.0,
+                source: CpuSource::Gone,
+            },
+        }
+    }
+}
+
+/// One fork's loop, from its declaration on.
+pub(super) struct Loop<'a> {
+    pub program: &'a TrialProcess,
+    pub marks: &'a mut Markers,
+    pub acks: &'a mut Acks,
+    pub server: &'a ServerProcess,
+    pub watch: Option<ServerWatch>,
+    pub pgid: u32,
+    pub spec: &'a TrialSpec,
+    /// The trial's time limit.
+    pub deadline: Instant,
+}
+
+/// Why the loop stopped early: the program's fault ([`Broken`]'s reason),
+/// or benchgate's (the server's control port).
+pub(super) enum Stop {
+    Broken(String),
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(e: anyhow::Error) -> Stop {
+        Stop::Failed(e)
+    }
+}
+
+impl Loop<'_> {
+    /// Runs `windows` windows of `duration` after READY, then tells the
+    /// program to exit.
+    pub fn run(
+        &mut self,
+        declared: Instant,
+        duration: Duration,
+        windows: u32,
+    ) -> Result<Fork, Stop> {
+        let ready_by = declared + self.spec.scenario.warmup + STARTUP_ALLOWANCE;
+        match self.answer("BENCHGATE-READY", ready_by)? {
+            Reply::Ready => {}
+            other => return Err(Stop::Broken(out_of_place(&other, "BENCHGATE-READY"))),
+        }
+        let mut fork = Fork {
+            windows: Vec::new(),
+            cpu: Vec::new(),
+            actual_s: 0.0,
+            cpu_at_first_open: CpuTimes::default(),
+        };
+        for k in 1..=windows {
+            self.window(k, duration, &mut fork)?;
+        }
+        self.acks.send(&Command::Exit.line());
+        Ok(fork)
+    }
+
+    fn window(&mut self, k: u32, duration: Duration, fork: &mut Fork) -> Result<(), Stop> {
+        let open_at = Instant::now();
+        let cpu_open = sample_group(self.pgid).cpu;
+        if k == 1 {
+            fork.cpu_at_first_open = cpu_open;
+        }
+        let starvation_open = Edge::read(&group_members(self.pgid));
+        self.server.window_start()?;
+        let opened = Instant::now();
+        self.acks.send(&Command::Open(k).line());
+        let server_cpu_start = self.watch.and_then(|w| w.cpu());
+        // Nothing is asked while the window is open: a reply is out of place.
+        let end = opened + duration;
+        while Instant::now() < end {
+            let wait = end.saturating_duration_since(Instant::now()).min(POLL);
+            if let Some(reply) = self.marks.reply(wait) {
+                return Err(Stop::Broken(match reply {
+                    Ok(r) => out_of_place(&r, &format!("nothing while window {k} is open")),
+                    Err(e) => e,
+                }));
+            }
+            self.check_alive(&format!("window {k} was open"))?;
+        }
+        let closed_at = Instant::now();
+        let before_close = self.program.latest_group_cpu();
+        if let Some(lag) = self.spec.close_lag {
+            std::thread::sleep(lag);
+        }
+        let open = CpuSample {
+            at: open_at,
+            cpu: cpu_open,
+        };
+        let cpu = cpu_read::read(open, before_close, closed_at, sample_group(self.pgid));
+        let starvation = Edge::read(&group_members(self.pgid)).since(&starvation_open);
+        let server_cpu = window_cpu(server_cpu_start, self.watch.and_then(|w| w.cpu()));
+        let actual = opened.elapsed().as_secs_f64();
+        let counters = self.server.window_stop()?;
+        self.acks.send(&Command::Close(k).line());
+        let by = Instant::now() + self.spec.scenario.timeout + ANSWER_ALLOWANCE;
+        let what = format!("{RESULT} for window {k}");
+        let json = match self.answer(&what, by)? {
+            Reply::Result { window, json } if window == k => json,
+            other => return Err(Stop::Broken(out_of_place(&other, &what))),
+        };
+        let line = || quote(&format!("{RESULT} {json}"));
+        let record = strip_window(&json)
+            .and_then(|bytes| external::parse(&bytes))
+            .map_err(|e| {
+                Stop::Broken(format!("window {k}'s result: {e}, in the line {}", line()))
+            })?;
+        fork.windows.push(WindowRecord {
+            window: k,
+            counts: Counts {
+                ok: record.ok,
+                errors: record.errors,
+                bytes_received: counters.bytes_out,
+                bytes_sent: counters.bytes_in,
+                ..Counts::default()
+            },
+            elapsed_s: record.elapsed_s,
+            cpu: (cpu.source == CpuSource::Close).then_some(cpu.cpu),
+            server: Some(counters),
+            server_cpu,
+            latency: record.latency,
+            starvation: Some(starvation),
+            ..WindowRecord::default()
+        });
+        fork.cpu.push(cpu);
+        fork.actual_s += actual;
+        Ok(())
+    }
+
+    /// The next reply, by `by` (and the trial's limit): `what` names the
+    /// one expected, for the error when none comes.
+    fn answer(&mut self, what: &str, by: Instant) -> Result<Reply, Stop> {
+        let by = by.min(self.deadline);
+        let allowed = by.saturating_duration_since(Instant::now());
+        loop {
+            if let Some(reply) = self.marks.reply(POLL) {
+                return reply.map_err(Stop::Broken);
+            }
+            if self.program.exited() {
+                let grace = Instant::now() + EXIT_GRACE;
+                while Instant::now() < grace {
+                    if let Some(reply) = self.marks.reply(POLL) {
+                        return reply.map_err(Stop::Broken);
+                    }
+                }
+            }
+            self.check_alive(&format!("benchgate waited for {what}"))?;
+            if Instant::now() >= by {
+                return Err(Stop::Broken(format!(
+                    "no {what} within {:.1} s",
+                    allowed.as_secs_f64()
+                )));
+            }
+        }
+    }
+
+    /// Fails the loop when the program exited, the watch gave up or a signal
+    /// came: `when` says what was going on.
+    fn check_alive(&self, when: &str) -> Result<(), Stop> {
+        if self.program.exited() {
+            return Err(Stop::Broken(format!("the program exited while {when}")));
+        }
+        if self.marks.behind() || interrupt::received().is_some() {
+            // The caller names the cause.
+            return Err(Stop::Broken(String::new()));
+        }
+        Ok(())
+    }
+}
+
+/// A reply where `expected` was: named, with the line quoted.
+fn out_of_place(reply: &Reply, expected: &str) -> String {
+    let line = match reply {
+        Reply::Declare => super::window_loop::DECLARE.to_string(),
+        Reply::Ready => super::window_loop::READY.to_string(),
+        Reply::Paused => super::window_loop::PAUSED.to_string(),
+        Reply::Result { json, .. } => format!("{RESULT} {json}"),
+    };
+    format!("expected {expected}, the program printed {}", quote(&line))
+}
