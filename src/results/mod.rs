@@ -205,6 +205,10 @@ pub const WARMING_TREND: f64 = 0.02;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WindowFigures {
+    /// Requests the program completed in the window, and those the
+    /// reference server counted in it.
+    pub requests: u64,
+    pub server_requests: u64,
     pub throughput_rps: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_request: Option<f64>,

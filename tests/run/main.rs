@@ -20,6 +20,7 @@ mod capped_output;
 mod client_matrix;
 mod closed_pipe;
 mod command_clients;
+mod command_loop;
 mod coordinated_omission;
 mod driver_failure;
 mod error_classes;

@@ -41,12 +41,14 @@ def offered(w: Workload, env: Mapping[str, str]) -> bool:
 class _Window:
     """One window: a slot per worker, each written under its own lock."""
 
-    def __init__(self, k: int, opened_at: int, workers: int) -> None:
-        self.k = k
-        self.opened_at = opened_at
+    def __init__(self, workers: int) -> None:
+        self.k = 0  # set, with opened_at, before the window is published
+        self.opened_at = 0
         self.stats = [_WorkerStats() for _ in range(workers)]
         self.locks = [threading.Lock() for _ in range(workers)]
         self.closed = False
+        #: When the close was read: a completion after it counts nowhere.
+        self.closed_at: Optional[int] = None
 
     def close(self, now: int) -> Result:
         latency = new_histogram()
@@ -108,6 +110,9 @@ class _Loop:
             done = time.perf_counter_ns()
             win = self.current
             if win is not None and done >= win.opened_at:
+                closed_at = win.closed_at
+                if closed_at is not None and done > closed_at:
+                    continue
                 with win.locks[slot]:
                     if not win.closed:
                         win.stats[slot].add(done, error, (done - intended) // 1000)
@@ -149,20 +154,24 @@ class _Loop:
             self.gate.notify_all()
 
     def obey(self, lines: Iterable[str], out: Callable[[str], None], say: Callable[[str], None]) -> None:
+        # Built ahead: an opening does nothing slow between reading its line and counting.
+        ahead = _Window(self.w.concurrency)
         for line in lines:
             now = time.perf_counter_ns()
             cmd = line.strip()
             if cmd == EXIT:
                 return
             if cmd.startswith(OPEN):
+                ahead.k, ahead.opened_at = _number(cmd, OPEN), now
                 self.resume()
-                self.current = _Window(_number(cmd, OPEN), now, self.w.concurrency)
+                self.current, ahead = ahead, _Window(self.w.concurrency)
             elif cmd.startswith(CLOSE):
                 k = _number(cmd, CLOSE)
                 win = self.current
                 if win is None or win.k != k:
                     say(f"{cmd} but the open window is {win.k if win else 'none'}; ignored")
                     continue
+                win.closed_at = now
                 self.current = None
                 doc = win.close(now).document()
                 doc["window"] = k

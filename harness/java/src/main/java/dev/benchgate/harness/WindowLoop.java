@@ -37,14 +37,15 @@ final class WindowLoop {
 
     /** One window: a slot per worker, each written under its own lock, read once closed. */
     private static final class Window {
-        final long k;
-        final long openedAt;
+        long k; // set, with openedAt, before the window is published in current
+        long openedAt;
         final LoadLoop.Stats[] stats;
         boolean closed; // under each slot's lock
+        /** When the close was read (valid once {@link #closing}): a completion after it counts nowhere. */
+        volatile long closedAt;
+        volatile boolean closing;
 
-        Window(long k, long openedAt, int workers) {
-            this.k = k;
-            this.openedAt = openedAt;
+        Window(int workers) {
             stats = new LoadLoop.Stats[workers];
             for (int i = 0; i < workers; i++) {
                 stats[i] = new LoadLoop.Stats();
@@ -144,14 +145,19 @@ final class WindowLoop {
     /** Reads and carries out the commands until EXIT or the end of input. */
     private void obey(BufferedReader in, Consumer<String> out) throws IOException, InterruptedException {
         String line;
+        // Built ahead: an opening does nothing slow between reading its line and counting.
+        Window next = new Window(n);
         while ((line = in.readLine()) != null) {
             long now = System.nanoTime();
             String cmd = line.strip();
             if (cmd.equals(EXIT)) {
                 return;
             } else if (cmd.startsWith(OPEN)) {
+                next.k = number(cmd, OPEN);
+                next.openedAt = now;
                 resume();
-                current = new Window(number(cmd, OPEN), now, n);
+                current = next; // publishes k and openedAt
+                next = new Window(n);
             } else if (cmd.startsWith(CLOSE)) {
                 long k = number(cmd, CLOSE);
                 Window win = current;
@@ -160,6 +166,8 @@ final class WindowLoop {
                             + (win == null ? "none" : String.valueOf(win.k)) + "; ignored");
                     continue;
                 }
+                win.closedAt = now;
+                win.closing = true;
                 current = null;
                 out.accept(RESULT + close(win, now).toJson(k).strip());
             } else if (cmd.equals(PAUSE)) {
@@ -237,7 +245,7 @@ final class WindowLoop {
             }
             long done = System.nanoTime();
             Window win = current;
-            if (win != null && done - win.openedAt >= 0) {
+            if (win != null && done - win.openedAt >= 0 && !(win.closing && done - win.closedAt > 0)) {
                 LoadLoop.Stats s = win.stats[slot];
                 synchronized (s) {
                     if (!win.closed) {

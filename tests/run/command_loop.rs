@@ -1,0 +1,178 @@
+//! The window loop of command clients (issue 52, point 1;
+//! docs/external-clients.md, "The window loop"): a harness client declares
+//! it and measures every window of its fork in one process, each window's
+//! count within 1% of the reference server's (plus the workers in flight at
+//! its edges); a client that answers wrongly fails its fork with the line
+//! quoted and escaped, after the round ran once more; a client that never
+//! declares it keeps today's one-window protocol.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::{cell, run_config};
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// Windows per fork: `orchestrate::command_loop::WINDOWS`.
+const WINDOWS: usize = 5;
+/// Workers of the closed loop below: in flight at a window's edges.
+const WORKERS: u64 = 4;
+
+fn config(client: &str, command: &str, rounds: u32) -> String {
+    format!(
+        r#"[run]
+rounds = {rounds}
+warmup = "1s"
+duration = "600ms"
+
+[[client]]
+name = "{client}"
+kind = "command"
+cwd = {ROOT:?}
+command = {command}
+env = {{ PYTHONPATH = "{ROOT}/harness/python/src" }}
+timeout = "60s"
+
+[[scenario]]
+name = "closed"
+path = "/bytes/22"
+concurrency = {WORKERS}
+"#
+    )
+}
+
+/// One fork of `command` measures every window in one process, each
+/// window's count agreeing with the server's.
+fn measures_every_window_in_one_process(client: &str, command: &str) {
+    let run = run_config(&config(client, command, 1), &[]);
+    let r = run.results();
+    let c = cell(&r, "closed", client);
+    let [t] = c.trials.as_slice() else {
+        panic!("{client}: one trial: {:?}", c.trials)
+    };
+    assert_eq!(t.failure, None, "{client}");
+    assert_eq!(t.windows.len(), WINDOWS, "{client}: {:?}", t.windows);
+    for (k, w) in t.windows.iter().enumerate() {
+        assert!(w.requests > 100, "{client} window {}: {w:?}", k + 1);
+        let off = w.requests.abs_diff(w.server_requests);
+        assert!(
+            off <= w.server_requests / 100 + WORKERS,
+            "{client} window {}: the program counted {}, the server {}",
+            k + 1,
+            w.requests,
+            w.server_requests
+        );
+    }
+    // The fork's value is its windows' sum.
+    let (m, s) = (t.metrics.as_ref().unwrap(), t.server.as_ref().unwrap());
+    assert_eq!(
+        m.requests,
+        t.windows.iter().map(|w| w.requests).sum::<u64>()
+    );
+    assert_eq!(
+        s.requests,
+        t.windows.iter().map(|w| w.server_requests).sum::<u64>()
+    );
+    assert_eq!(m.ok, m.requests, "{client}: no errors");
+    assert!(
+        m.latency_p99_us.is_some() && m.cpu_us_per_request.is_some(),
+        "{m:?}"
+    );
+    assert_eq!(t.window_planned_s, Some(0.6 * WINDOWS as f64));
+    assert!(t.window_actual_s.unwrap() >= 0.6 * WINDOWS as f64);
+}
+
+#[test]
+fn a_java_harness_client_measures_every_window_in_one_process() {
+    assert!(
+        Path::new(ROOT)
+            .join("fixtures/clients/java/out/benchgate-harness.jar")
+            .exists(),
+        "the Java harness and clients are not built; run scripts/install-test-deps.sh and sh fixtures/clients/java/build.sh"
+    );
+    measures_every_window_in_one_process(
+        "jdk-httpclient",
+        r#"["sh", "fixtures/clients/java/run.sh", "JdkBench"]"#,
+    );
+}
+
+#[test]
+fn a_python_harness_client_measures_every_window_in_one_process() {
+    measures_every_window_in_one_process(
+        "python-quickstart",
+        r#"["python3", "harness/python/examples/quickstart.py"]"#,
+    );
+}
+
+fn wrong(mode: &str) -> String {
+    config(
+        "wrong",
+        &format!(r#"["python3", "fixtures/clients/window_loop_wrong.py", "{mode}"]"#),
+        1,
+    )
+}
+
+/// A client that answers wrongly: its one round runs twice, then its fork
+/// counts as failed, the reason quoting what it printed.
+fn fails_the_fork(mode: &str, reason: &[&str]) {
+    let run = run_config(&wrong(mode), &[]);
+    let r = run.results_with_failed_cells(&["closed / wrong"]);
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    assert!(
+        stderr.contains("running the round again (1 of 1)"),
+        "{mode}: the round runs once more: {stderr}"
+    );
+    let [t] = cell(&r, "closed", "wrong").trials.as_slice() else {
+        panic!("{mode}: one trial")
+    };
+    assert_eq!(t.reruns, 1, "{mode}");
+    let failure = t.failure.as_deref().unwrap();
+    for part in reason {
+        assert!(failure.contains(part), "{mode}: {part:?} not in {failure}");
+    }
+    common::assert_no_raw_controls("stderr", &run.output.stderr);
+}
+
+#[test]
+fn a_malformed_window_result_fails_the_fork_with_the_line_quoted() {
+    fails_the_fork(
+        "malformed",
+        &[
+            "window loop: ",
+            "the window's result is not JSON",
+            r#""BENCHGATE-WINDOW-RESULT {\"window\": 1, \"requests\": \u{1b}[31m}""#,
+        ],
+    );
+}
+
+#[test]
+fn a_result_for_another_window_fails_the_fork() {
+    fails_the_fork(
+        "wrong-window",
+        &[
+            "expected BENCHGATE-WINDOW-RESULT for window 1",
+            r#"\"window\":7}""#,
+        ],
+    );
+    fails_the_fork(
+        "exits",
+        &["the program exited while benchgate waited for BENCHGATE-READY"],
+    );
+}
+
+#[test]
+fn a_client_that_never_declares_the_loop_keeps_one_window() {
+    let run = run_config(&wrong("plain"), &[]);
+    let r = run.results();
+    let [t] = cell(&r, "closed", "wrong").trials.as_slice() else {
+        panic!("one trial")
+    };
+    assert_eq!(t.failure, None);
+    assert!(t.windows.is_empty(), "one window: {:?}", t.windows);
+    assert_eq!(t.window_planned_s, Some(0.6));
+    let m = t.metrics.as_ref().unwrap();
+    assert!(
+        m.requests > 0 && m.latency_p99_us.is_none(),
+        "a black box: {m:?}"
+    );
+}
