@@ -59,6 +59,8 @@ pub fn default_suite() -> Suite {
             rounds: 20,
             max_rounds: 60,
             pin: true,
+            windows: 1,
+            schedule: super::Schedule::Sequential,
             anchor: None,
             budget: None,
         },

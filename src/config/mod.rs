@@ -102,6 +102,59 @@ pub struct RunSettings {
         with = "units::serde_opt_duration"
     )]
     pub budget: Option<Duration>,
+    /// `[run] windows`: windows per fork (a built-in client's driver stays
+    /// alive across them, warmed once; `orchestrate::window_loop`). 1: one
+    /// window per process, as before it existed (and in files from before).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub windows: u32,
+    /// `[run] schedule`: how a paired run's forks take turns.
+    #[serde(default, skip_serializing_if = "Schedule::is_sequential")]
+    pub schedule: Schedule,
+}
+
+/// The most windows per fork (`[run] windows`).
+pub const MAX_WINDOWS: u32 = 50;
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// `[run] schedule`: one per run, never mixed in one comparison.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Schedule {
+    /// Each fork runs its windows back to back, the forks in counterbalanced
+    /// order (A B, then B A).
+    #[default]
+    Sequential,
+    /// Both forks of a round alive at once, their windows alternating
+    /// A B B A ..., the side not measuring paused and frozen.
+    Interleaved,
+}
+
+impl Schedule {
+    pub fn parse(s: &str) -> Option<Schedule> {
+        match s {
+            "sequential" => Some(Schedule::Sequential),
+            "interleaved" => Some(Schedule::Interleaved),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Schedule::Sequential => "sequential",
+            Schedule::Interleaved => "interleaved",
+        }
+    }
+
+    pub fn is_sequential(&self) -> bool {
+        *self == Schedule::Sequential
+    }
 }
 
 /// When a trial's measurement phase ends.

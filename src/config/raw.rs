@@ -58,6 +58,8 @@ pub struct RawRun {
     pub pin: Option<At<bool>>,
     pub anchor: Option<At<bool>>,
     pub budget: Option<At<String>>,
+    pub windows: Option<At<i64>>,
+    pub schedule: Option<At<String>>,
 }
 
 /// A table of string values with their keys, in document order.
@@ -196,6 +198,8 @@ const RUN: &[Spec] = &[
     spec("pin", "a boolean", "pin = true"),
     spec("anchor", "a boolean", "anchor = true"),
     spec("budget", DURATION, "budget = \"5m\""),
+    spec("windows", INTEGER, "windows = 4"),
+    spec("schedule", "a string", "schedule = \"sequential\""),
 ];
 
 const CLIENT: &[Spec] = &[
@@ -376,6 +380,8 @@ fn read_run(entries: &[(Key, Node)]) -> Result<RawRun, Problem> {
         pin: f.boolean("pin")?,
         anchor: f.boolean("anchor")?,
         budget: f.string("budget")?,
+        windows: f.integer("windows")?,
+        schedule: f.string("schedule")?,
     })
 }
 

@@ -2,6 +2,7 @@
 //! combinations checked, client references resolved. Each check returns a
 //! [`Problem`] at the span of the offending value, with the fix.
 
+use super::{Schedule, MAX_WINDOWS};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::time::Duration;
@@ -271,6 +272,21 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
         None if budget.is_some() => MAX_MAX_ROUNDS.max(rounds),
         None => rounds,
     };
+    let windows = match &run.windows {
+        Some(w) => int_in(w, "run.windows", 1, i64::from(MAX_WINDOWS), "windows = 4")? as u32,
+        None => 1,
+    };
+    let schedule = match &run.schedule {
+        Some(s) => Schedule::parse(&s.value).ok_or_else(|| {
+            Problem::new(
+                s.span.clone(),
+                "run.schedule",
+                format!("is {:?}, not a schedule", s.value),
+                "schedule = \"sequential\" (or \"interleaved\")",
+            )
+        })?,
+        None => Schedule::Sequential,
+    };
     Ok((
         RunSettings {
             rounds,
@@ -278,6 +294,8 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
             pin,
             anchor: None,
             budget,
+            windows,
+            schedule,
         },
         RunDefaults {
             warmup,

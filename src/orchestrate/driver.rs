@@ -47,6 +47,10 @@ pub struct TrialSpec {
     /// The server process (tree) whose CPU is read when the window opens and
     /// closes; `None`: not known (a `url` server).
     pub server_watch: Option<ServerWatch>,
+    /// Windows of this fork (`[run] windows`): above 1, the driver speaks
+    /// the window loop on its stdin and stdout (`super::driver_loop`).
+    #[serde(default)]
+    pub windows: u32,
     /// The test knob [`crate::knobs::MARKER_LAG_VAR`], for a command
     /// client's window markers (never sent to a driver process).
     #[serde(skip)]
@@ -177,6 +181,9 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("parsing trial spec {}", spec_path.display()))?;
     // Thousands of connections need as many file descriptors.
     crate::measure::limits::raise_nofile_limit();
+    if spec.windows > 1 {
+        return super::driver_loop::drive_loop(&spec);
+    }
     let mut window = ServerWindow {
         control_url: spec.control_url.clone(),
         watch: spec.server_watch,

@@ -382,6 +382,7 @@ mod tests {
             control_url: None,
             threads: 1,
             server_watch: None,
+            windows: 1,
             marker_lag: None,
             close_lag: None,
         }

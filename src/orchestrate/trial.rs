@@ -24,7 +24,7 @@ use super::capture::{Capture, Sink};
 use super::child::{Kill, Sampled, TrialProcess};
 use super::driver::{DriverReport, TrialSpec};
 use super::target::{with_server_figures, PeakWatch, Target};
-use crate::config::StopRule;
+use crate::config::{Driver, StopRule};
 use crate::engine::Outcome;
 use crate::measure::resources::monotonic_ns;
 use crate::measure::LatencyHistogram;
@@ -66,6 +66,9 @@ pub fn run_trial(
     log: &Path,
     trial: &mut Trial,
 ) -> anyhow::Result<(TrialMetrics, Latencies)> {
+    if forked(spec) {
+        return super::trial_loop::run_fork(exe, spec, target, cpus, scratch, log, trial);
+    }
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
     let output_path = scratch.join("trial-driver.out");
@@ -187,6 +190,15 @@ pub fn run_trial(
     trial.server = window;
     trial.window_actual_s = window_actual_s;
     Ok((metrics, (histogram, histogram_uncorrected)))
+}
+
+/// Whether a built-in client's trial is a fork of several windows (the
+/// window loop): `[run] windows` above 1, a duration stop, and a driver
+/// that speaks the loop (h1-lean's event loop does not yet).
+pub fn forked(spec: &TrialSpec) -> bool {
+    spec.windows > 1
+        && matches!(spec.scenario.stop, StopRule::Duration(_))
+        && matches!(spec.client.kind.driver(), Driver::Async | Driver::Blocking)
 }
 
 /// The driver's memory before its connections and at its window's close,

@@ -177,11 +177,11 @@ pub struct Trial {
     /// a trial that measured nothing, and in files written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_source: Option<CpuSource>,
-    /// A command client's windows in the window loop, in order: each one's
-    /// figures, for their trend within the fork ([`WindowFigures`]). Empty:
-    /// one window (and in files written before the loop existed).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub windows: Vec<WindowFigures>,
+    /// A fork measured over several windows (`[run] windows`, the window
+    /// loop): how many, and what became of starved ones. Its figures are the
+    /// sums over its windows. Absent: one window (and in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<ForkWindows>,
     /// `None` when the trial completed; otherwise why it failed.
     pub failure: Option<String>,
     pub metrics: Option<TrialMetrics>,
@@ -193,6 +193,26 @@ pub struct Trial {
     /// before the guard existed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invalid: Vec<validity::InvalidMark>,
+}
+
+/// The windows of a fork (a trial measured through the window loop).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkWindows {
+    /// Windows summed into the trial's figures.
+    pub count: u32,
+    /// Windows measured again because the machine starved them (no request,
+    /// or a window more than 10% off its planned length at the server).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub rerun: u32,
+    /// Starved windows kept after the reruns ran out, each with why: the
+    /// trial is marked starved too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub starved: Vec<String>,
+    /// Interleaved schedule: the frozen side's CPU during this fork's
+    /// windows, µs in all (it must be ~0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_cpu_us: Option<u64>,
 }
 
 /// A change between a fork's earlier and later windows beyond this share

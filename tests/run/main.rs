@@ -46,3 +46,4 @@ mod starved;
 mod validity;
 mod window_ack;
 mod window_edge;
+mod window_loop;

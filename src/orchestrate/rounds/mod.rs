@@ -339,6 +339,7 @@ impl Rounds<'_> {
             control_url: target.reference.map(|s| s.control_url.clone()),
             threads: self.client_threads,
             server_watch: target.watch,
+            windows: self.suite.run.windows,
             marker_lag: self.marker_lag,
             close_lag: self.close_lag,
         };

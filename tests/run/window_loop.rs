@@ -1,0 +1,59 @@
+//! A built-in client's fork over several windows (`[run] windows`; issue
+//! 51 point 1, issue 52 point 3): one driver process per trial, its windows
+//! opened and closed by the parent, the trial's figures the sums over its
+//! windows; recorded in the results file, schema-valid.
+
+use crate::common;
+
+use common::{run_config, schema_path};
+
+#[test]
+fn a_forks_figures_are_the_sums_of_its_windows() {
+    let toml =
+        "[run]\nrounds = 2\nwarmup = \"20ms\"\nduration = \"60ms\"\npin = false\nwindows = 3\n\
+                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                \n[[scenario]]\nname = \"mocked\"\npath = \"/bytes/22\"\nconcurrency = 2\n";
+    let run = run_config(toml, &["--quiet", "--mock-latencies-us", "300"]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "not schema-valid: {errors:?}");
+    let results = run.results();
+    assert_eq!(results.config.run.windows, 3);
+    let trials = &results.results[0].trials;
+    assert_eq!(trials.len(), 2);
+    for t in trials {
+        assert_eq!(t.failure, None);
+        let w = t.windows.as_ref().expect("a fork of windows");
+        // Starved windows are measured again, never dropped: the count stays.
+        assert_eq!(w.count, 3, "{w:?}");
+        let planned = t.window_planned_s.unwrap();
+        assert!(
+            (planned - 0.18).abs() < 1e-9,
+            "three windows planned: {planned}"
+        );
+        let m = t.metrics.as_ref().unwrap();
+        let server = t.server.as_ref().unwrap();
+        // The mock sends nothing to the server, whose window is still
+        // bracketed by the parent around each of the three windows.
+        assert!(m.requests > 0);
+        // The driver's summed windows (what its counts are over) and the
+        // parent's (open to close): the same three windows, up to the lag of
+        // the commands on a loaded machine; a window left out reads 1/3.
+        let elapsed = t.window_actual_s.unwrap();
+        let ratio = m.elapsed_s / elapsed;
+        assert!(
+            (0.75..1.34).contains(&ratio),
+            "{} vs {elapsed}",
+            m.elapsed_s
+        );
+        assert!(
+            server.window_secs > 2.0 * 0.06,
+            "three windows at the server: {}",
+            server.window_secs
+        );
+        assert!(m.cpu_us_per_request.is_some());
+    }
+}
