@@ -24,9 +24,9 @@ cd "$(dirname "$0")/.."
 # it tolerates a neighbour.
 # - action_act: a real Java client's stored A/A within threshold in 5 rounds,
 #   through act;
-# - harness_packages, example_clients: a program's counts within 1% of the
-#   server's (example_clients: 3.7% off beside six tests and the release
-#   build, load 13);
+# - harness_packages, example_clients, command_loop: a program's counts
+#   within 1% of the server's (example_clients: 3.7% off beside six tests and
+#   the release build, load 13; command_loop: per window of 600 ms);
 # - window_ack: window acknowledgements under a forced marker lag;
 # - validity: a closed loop's CPU share, read as starvation figures;
 # - server_under_test: a server under test's rounds, paired A/A;
@@ -40,7 +40,7 @@ cd "$(dirname "$0")/.."
 #   throughput read -27% in all 6 pairs, and a caused +20% read -40%).
 SERIAL='(binary(ci) & test(/^action_act::/))
   | (binary(gate) & test(/^verdict_e2e::/))
-  | (binary(run) & test(/^(harness_packages|example_clients|window_ack|validity|server_under_test|capped_output|server|server_hostile|inject_cpu|inject_tail)::/))'
+  | (binary(run) & test(/^(harness_packages|example_clients|command_loop|window_ack|validity|server_under_test|capped_output|server|server_hostile|inject_cpu|inject_tail)::/))'
 
 # On CI (a clean clone, everything built once) incremental compilation only
 # costs; fewer code generation units in the debug builds do less work twice

@@ -62,10 +62,12 @@ pub const TAIL_BYTES: usize = 2048;
 /// How long the trial waits for a window marker between its other checks.
 const POLL_EVERY: Duration = Duration::from_millis(2);
 
-/// Whether a trial offers the window loop: with a duration (a request
-/// count ends at the program's exit), to a program that is not JMH.
+/// Whether a trial offers the window loop: with several windows per fork
+/// (`[run] windows`), a duration (a request count ends at the program's
+/// exit), to a program that is not JMH.
 fn loop_offered(cmd: &CommandSpec, spec: &TrialSpec) -> bool {
-    matches!(spec.scenario.stop, StopRule::Duration(_))
+    spec.windows > 1
+        && matches!(spec.scenario.stop, StopRule::Duration(_))
         && !matches!(cmd.result, ResultFormat::Jmh { .. })
 }
 
@@ -342,7 +344,7 @@ pub fn run_trial(
                 spec,
                 deadline,
             };
-            match run.run(first, d, command_loop::WINDOWS) {
+            match run.run(first, d, spec.windows) {
                 Ok(f) => fork = Some(f),
                 Err(Stop::Broken(why)) => broken = Some(why),
                 Err(Stop::Failed(e)) => return Err(e),
@@ -557,7 +559,7 @@ fn fork_figures(fork: command_loop::Fork, trial: &mut Trial) -> (Option<Window>,
     trial.window_planned_s = trial
         .window_planned_s
         .map(|p| p * fork.windows.len() as f64);
-    trial.windows = fork
+    let values = fork
         .windows
         .iter()
         .zip(&fork.cpu)
@@ -568,6 +570,11 @@ fn fork_figures(fork: command_loop::Fork, trial: &mut Trial) -> (Option<Window>,
             cpu_us_per_request: c.per_request(w.counts.requests()),
         })
         .collect();
+    trial.windows = Some(crate::results::ForkWindows {
+        count: fork.windows.len() as u32,
+        values,
+        ..Default::default()
+    });
     let figures = Figures {
         throughput: Throughput::Window,
         requests: sum.counts.requests(),

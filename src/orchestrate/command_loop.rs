@@ -1,7 +1,8 @@
 //! The window loop of a command client (docs/external-clients.md, "The
 //! window loop"; issue 52, point 1): a program that declares it
 //! (`BENCHGATE-WINDOWS-LOOP` on stdout, offered by `BENCHGATE_WINDOWS=loop`)
-//! stays alive across [`WINDOWS`] windows after one warmup. benchgate opens
+//! stays alive across the fork's windows (`[run] windows`) after one
+//! warmup. benchgate opens
 //! the reference server's window k, tells the program (`BENCHGATE-WINDOW-OPEN
 //! k` on its stdin), closes it `duration` later, tells it, and reads its
 //! record of window k on its stdout; the group's CPU is read at each
@@ -30,8 +31,6 @@ use crate::measure::schedstat::Edge;
 use crate::measure::Counts;
 use crate::results::CpuSource;
 
-/// Windows per fork (W). One place until the run config says how many.
-pub const WINDOWS: u32 = 5;
 /// How long a program may take from its declaration to READY beyond its
 /// warmup: a runtime's start (a JVM's, a second or so) and its workers'.
 const STARTUP_ALLOWANCE: Duration = Duration::from_secs(20);

@@ -128,6 +128,7 @@ pub fn run_fork(
         rerun,
         starved,
         peer_cpu_us: value.peer_cpu.map(|c| c.total_us()),
+        values: Vec::new(),
     });
     Ok((metrics, (value.latency, value.latency_uncorrected)))
 }

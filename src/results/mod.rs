@@ -213,6 +213,10 @@ pub struct ForkWindows {
     /// windows, µs in all (it must be ~0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_cpu_us: Option<u64>,
+    /// A command client's windows, in order: each one's figures, for their
+    /// trend within the fork ([`CellResult::still_warming`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<WindowFigures>,
 }
 
 /// A change between a fork's earlier and later windows beyond this share
@@ -511,8 +515,9 @@ impl CellResult {
         let forks: Vec<&[WindowFigures]> = self
             .trials
             .iter()
-            .filter(|t| t.failure.is_none() && t.windows.len() >= 2)
-            .map(|t| t.windows.as_slice())
+            .filter_map(|t| t.windows.as_ref().filter(|_| t.failure.is_none()))
+            .map(|w| w.values.as_slice())
+            .filter(|v| v.len() >= 2)
             .collect();
         let trend = |value: &dyn Fn(&WindowFigures) -> Option<f64>, sign: f64| {
             let rises: Vec<f64> = forks
