@@ -569,7 +569,9 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
 /// The kit for `marker`, its harness put in bench/ by `prepare`, committed, then
 /// `benchgate run --compare-base HEAD` (init's next step) for one short round:
 /// both sides (built by `setup` in their own trees) measure with no failed trial.
-fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
+/// `windows`: how many windows each fork measured (the Java kit's harness
+/// speaks the window loop; 0: one window, no loop).
+fn kit_measures(marker: &str, client: &str, windows: u32, prepare: impl Fn(&Path)) {
     let dir = committed_kit(marker, prepare);
     let p = dir.path();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -588,13 +590,15 @@ fn kit_measures(marker: &str, client: &str, prepare: impl Fn(&Path)) {
                 t.metrics.as_ref().is_some_and(|m| m.ok > 0),
                 "{name}: no request"
             );
+            let count = t.windows.as_ref().map_or(0, |w| w.count);
+            assert_eq!(count, windows, "{name}: windows of its fork");
         }
     }
 }
 
 #[test]
 fn the_java_kit_builds_and_measures_at_base_and_head() {
-    kit_measures("pom.xml", "java-client", |p| {
+    kit_measures("pom.xml", "java-client", 4, |p| {
         ok(
             "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
             Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
@@ -651,7 +655,8 @@ public final class Own {
 /// QuickStart.java deleted), builds and measures with no jar in bench/lib/.
 #[test]
 fn the_java_kit_runs_a_program_of_its_own_without_the_harness_jars() {
-    kit_measures("pom.xml", "java-client", |p| {
+    // Offered the loop, it never declares it: one window per fork.
+    kit_measures("pom.xml", "java-client", 0, |p| {
         std::fs::remove_file(p.join("bench/QuickStart.java")).unwrap();
         std::fs::write(p.join("bench/Own.java"), OWN_CLIENT).unwrap();
         let run = p.join("bench/run.sh");
@@ -664,7 +669,7 @@ fn the_java_kit_runs_a_program_of_its_own_without_the_harness_jars() {
 
 #[test]
 fn the_node_kit_builds_and_measures_at_base_and_head() {
-    kit_measures("package.json", "node-client", |p| {
+    kit_measures("package.json", "node-client", 0, |p| {
         // Node reads the project's package.json when bench/quickstart.mjs imports.
         std::fs::write(
             p.join("package.json"),

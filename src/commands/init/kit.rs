@@ -51,6 +51,11 @@ pub struct KitFile {
 
 /// A command client in one language: the harness quick start it starts from
 /// and the scripts that build and run it.
+/// The `[run]` timing of a kit whose client measures one window per process.
+const ONE_WINDOW: &str =
+    "warmup = \"1s\"           # excluded from every figure (JIT, connection pool)\n\
+                          duration = \"2s\"         # measured, per trial\n";
+
 struct Lang {
     language: &'static str,
     client_file: &'static str,
@@ -63,6 +68,8 @@ struct Lang {
     note: &'static str,
     /// Extra `[[client]]` lines.
     extra: &'static str,
+    /// The `[run]` lines on a fork's warmup and windows.
+    timing: &'static str,
     /// The workflows' steps that set up the runtime, before benchgate's.
     setup_steps: &'static str,
     /// What to do before the first `benchgate run`.
@@ -83,6 +90,11 @@ const JAVA: Lang = Lang {
            # naming them, while one is missing. A program of your own that already\n\
            # speaks the protocol needs neither: bench/run.sh says how to run it.",
     extra: "env = { JAVA_OPTS = \"-Xmx256m\" }   # extra JVM flags (bench/run.sh)\n",
+    // Warm windows (issue 52): the JVM starts and warms up once per fork, then
+    // measures its windows, each read at its edges by benchgate.
+    timing: "warmup = \"3s\"           # once per fork (JVM start, JIT, heap, pool), excluded from every figure\n\
+             windows = 4             # windows per fork, back to back in one JVM (the window loop); their sum is the fork's value\n\
+             duration = \"1s\"         # each window\n",
     setup_steps: "      - uses: actions/setup-java@b6effb05e454b25005698d916606bdc6ffcbf961 # v5.7.0\n\
                   \x20       with:\n\
                   \x20         distribution: temurin\n\
@@ -104,6 +116,7 @@ const PYTHON: Lang = Lang {
            # committed in bench/ (`pip wheel --no-deps -w bench \"$BENCHGATE/harness/python\"`\n\
            # from a clone of benchgate); its dependency hdrhistogram comes from PyPI.",
     extra: "",
+    timing: ONE_WINDOW,
     setup_steps: "      - uses: actions/setup-python@5fda3b95a4ea91299a34e894583c3862153e4b97 # v7.0.0\n\
                   \x20       with:\n\
                   \x20         python-version: \"3.12\"\n",
@@ -122,6 +135,7 @@ const NODE: Lang = Lang {
            # tarball committed in bench/ (`npm pack --pack-destination bench\n\
            # \"$BENCHGATE/harness/node\"` from a clone of benchgate); no dependencies.",
     extra: "",
+    timing: ONE_WINDOW,
     setup_steps: "      - uses: actions/setup-node@820762786026740c76f36085b0efc47a31fe5020 # v7.0.0\n\
                   \x20       with:\n\
                   \x20         node-version: \"24\"\n\
@@ -197,6 +211,7 @@ pub fn files(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<KitFile> {
                     ("HARNESS_NOTE", l.note),
                     ("CLIENT_NAME", l.client_name),
                     ("CLIENT_EXTRA", l.extra),
+                    ("RUN_TIMING", l.timing),
                 ],
             );
             let hint = [("BUILD_HINT", build_hint(kind))];
