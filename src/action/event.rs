@@ -99,6 +99,9 @@ pub struct Context {
     pub output_path: Option<PathBuf>,
     pub summary_path: Option<PathBuf>,
     pub workspace: Option<PathBuf>,
+    /// The hosted runner's image (`ImageOS`, `ImageVersion`), for the
+    /// environment fingerprint.
+    pub runner_image: Option<String>,
 }
 
 impl Context {
@@ -140,6 +143,7 @@ pub fn from_env(env: &BTreeMap<String, String>) -> anyhow::Result<Context> {
         output_path: get("GITHUB_OUTPUT").map(PathBuf::from),
         summary_path: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
         workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
+        runner_image: crate::results::environment::runner_image(get),
     })
 }
 

@@ -28,6 +28,9 @@ pub fn section(cmp: &Comparison, found: &FoundBaseline, branch: &str) -> String 
         md(branch),
         sha(&found.key.sha)
     );
+    out.push_str(&crate::report::markdown::machine_changed(
+        &cmp.environment_changes,
+    ));
     if rows.is_empty() {
         out.push_str("No metric of this run has a stored counterpart to compare with.\n");
     } else {
@@ -53,4 +56,58 @@ pub fn section(cmp: &Comparison, found: &FoundBaseline, branch: &str) -> String 
     }
     out.push_str("\n</details>\n\n");
     out
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::baseline::{BaselineKey, FoundBaseline};
+    use crate::config::Suite;
+    use crate::pipeline::{judge, Lookup};
+    use crate::plan::{Asked, ComparisonPlan};
+    use crate::results::{synthetic, RunResults};
+
+    fn run(cpu: f64) -> RunResults {
+        let mut suite = Suite::default_suite();
+        suite.scenarios.truncate(1);
+        suite.scenarios[0].clients.truncate(1);
+        synthetic::run(suite, 1, |_, _, _| {
+            Some(synthetic::metrics(1000.0, 500.0, cpu))
+        })
+    }
+
+    /// The informative comparison of `head` with the stored `found`, as the
+    /// action judges it.
+    fn informative(found: &FoundBaseline, head: &RunResults) -> Comparison {
+        let suite = head.config.clone();
+        let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, "test").unwrap();
+        let mut lookup = Lookup::new(plan, None);
+        lookup.informative = Some(found.clone());
+        judge(&lookup, head).informative.unwrap()
+    }
+
+    #[test]
+    fn the_section_says_when_the_machine_changed_since_the_stored_run() {
+        let mut base = run(20.0);
+        base.environment.runner_image = Some("ubuntu24 20250105.1.0".into());
+        let mut head = base.clone();
+        let found = FoundBaseline {
+            key: BaselineKey {
+                branch: "main".into(),
+                sha: "1abcdef0123456789".into(),
+                started_at: "2026-01-01T00:00:00Z".into(),
+                run_id: "1".into(),
+            },
+            exact: true,
+            results: base,
+        };
+        let same = informative(&found, &head);
+        assert!(!section(&same, &found, "main").contains("machine changed"));
+        head.environment.runner_image = Some("ubuntu24 20250112.1.0".into());
+        head.environment.kernel = "6.8.0-1017-azure".into();
+        let moved = informative(&found, &head);
+        let text = section(&moved, &found, "main");
+        assert!(text.contains("**The machine changed**"), "{text}");
+        assert!(text.contains("> - kernel differs"), "{text}");
+        assert!(text.contains("> - runner\\_image differs"), "{text}");
+    }
 }

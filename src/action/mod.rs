@@ -351,6 +351,7 @@ impl Action {
                     sha: self.ctx.sha.clone(),
                     ref_name: self.ctx.ref_name.clone(),
                 },
+                runner_image: self.ctx.runner_image.clone(),
             },
         };
         let measured = pipeline::measure(suite.clone(), lookup, opts, &LogGroup::default())?;

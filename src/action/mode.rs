@@ -144,6 +144,7 @@ mod tests {
             output_path: None,
             summary_path: None,
             workspace: None,
+            runner_image: None,
         }
     }
 

@@ -161,6 +161,7 @@ fn run_suite(
             shard: None,
             knobs: knobs.clone(),
             ci_commit: ci_commit.clone(),
+            runner_image: super::runner_image(),
         };
         let out = opts.out.clone();
         let opts = pipeline::Options {

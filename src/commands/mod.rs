@@ -63,6 +63,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
         shard: None,
         knobs: TestKnobs::from_process_env()?,
         ci_commit: ci_commit(),
+        runner_image: runner_image(),
     };
     // Base vs head: the base commit checked out beside this one (removed when
     // `measured.base` drops, however the run ends) and its variants in the suite.
@@ -307,4 +308,10 @@ pub(crate) fn current_exe() -> anyhow::Result<PathBuf> {
 /// `GITHUB_REF`), read from the process environment here, at the edge.
 pub(crate) fn ci_commit() -> crate::results::GitInfo {
     orchestrate::git_info::from_ci(|name| std::env::var(name).ok())
+}
+
+/// The runner image the CI names (`ImageOS`, `ImageVersion`), read from the
+/// process environment here, at the edge.
+pub(crate) fn runner_image() -> Option<String> {
+    crate::results::environment::runner_image(|name| std::env::var(name).ok())
 }

@@ -12,6 +12,12 @@
 //! change beyond the noise band): a later change back ends the drift. So a
 //! significant shift of p99 by 6% of 250 µs is a change point but not drift
 //! (its default gate's floor is 2 ms), as it would not warn in a pull request.
+//!
+//! A change point where the environment fingerprint moved (the run before it
+//! and the run it starts at were measured on machines that differ: CPU,
+//! cores, kernel, runner image, governor, versions;
+//! [`fingerprint_moves`]) is marked with what moved, and is not drift: a new
+//! runner image is not a regression in the code.
 
 use std::collections::BTreeSet;
 
@@ -21,6 +27,7 @@ use super::verdict::worse_than;
 use crate::config::GateConfig;
 use crate::metric::METRICS;
 use crate::metric::{metric_def, Direction};
+use crate::results::profile::fingerprint_moves;
 use crate::results::RunResults;
 
 /// One gating metric's history in one cell, and its change points.
@@ -50,13 +57,25 @@ pub struct Shift {
     /// Worse by more than the metric's warn threshold (its fail threshold
     /// without one), as a pull request's verdict would need to warn.
     pub past_warn: bool,
+    /// What moved in the environment fingerprint between the run before the
+    /// change and the run it starts at; empty: the same machine.
+    pub environment: Vec<String>,
+}
+
+impl Shift {
+    /// The environment fingerprint moved at this change point.
+    pub fn environment_moved(&self) -> bool {
+        !self.environment.is_empty()
+    }
 }
 
 impl CellHistory {
     /// The newest change point is a change for the worse, past the warn
-    /// threshold.
+    /// threshold, on an unchanged environment.
     pub fn drifting(&self) -> bool {
-        self.shifts.last().is_some_and(|s| s.worse && s.past_warn)
+        self.shifts
+            .last()
+            .is_some_and(|s| s.worse && s.past_warn && !s.environment_moved())
     }
 
     /// Each value's segment mean (between its neighbouring change points),
@@ -92,10 +111,18 @@ pub fn histories(runs: &[&RunResults], gate: &GateConfig, opts: Options) -> Vec<
             .into_iter()
             .map(|point| {
                 let (relative, absolute) = worse_by(direction, point.mean_before, point.mean_after);
+                let run = c.values[point.index].0;
+                // The series' run before the change point (a change point
+                // has values on both sides).
+                let before = c.values[point.index.saturating_sub(1)].0;
                 Shift {
-                    run: c.values[point.index].0,
+                    run,
                     worse: absolute > 0.0,
                     past_warn: band.is_none_or(|t| worse_than(&t, relative, absolute)),
+                    environment: fingerprint_moves(
+                        runs[before].environment_of(&c.scenario),
+                        runs[run].environment_of(&c.scenario),
+                    ),
                     point,
                 }
             })

@@ -135,3 +135,49 @@ fn runs_without_the_cell_are_left_out_and_shifts_name_their_run() {
     assert_eq!(cpu.shifts[0].run, 24);
     assert_eq!(cpu.values[cpu.shifts[0].point.index].0, 24);
 }
+
+#[test]
+fn a_shift_where_the_fingerprint_moved_is_marked_environment_and_is_not_drift() {
+    // CPU per request +10% at run 20, where the runner image changed too.
+    let image = |i: usize| match i {
+        0..20 => "ubuntu24 20250105.1.0",
+        _ => "ubuntu24 20250112.1.0",
+    };
+    let runs: Vec<RunResults> = (0..40)
+        .map(|i| {
+            let step = if i >= 20 { 1.10 } else { 1.0 };
+            let mut r = run(1000.0 * wiggle(i), 20.0 * step * wiggle(i + 7));
+            r.environment.runner_image = Some(image(i).into());
+            r
+        })
+        .collect();
+    let refs: Vec<&RunResults> = runs.iter().collect();
+    let gate = GateConfig::default();
+    let h = histories(&refs, &gate, Options::default());
+    let cpu = of(&h, "cpu_us_per_request");
+    assert_eq!(cpu.shifts.len(), 1, "{:?}", cpu.shifts);
+    let s = &cpu.shifts[0];
+    assert_eq!((s.run, s.worse, s.past_warn), (20, true, true));
+    assert_eq!(
+        s.environment,
+        ["runner_image differs (\"ubuntu24 20250105.1.0\" vs \"ubuntu24 20250112.1.0\")"]
+    );
+    assert!(
+        !cpu.drifting(),
+        "a new runner image is not a regression in the code"
+    );
+    // The same shift on an unchanged machine drifts.
+    let same: Vec<RunResults> = runs
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            r.environment.runner_image = Some(image(0).into());
+            r
+        })
+        .collect();
+    let refs: Vec<&RunResults> = same.iter().collect();
+    let h = histories(&refs, &gate, Options::default());
+    let cpu = of(&h, "cpu_us_per_request");
+    assert!(cpu.shifts[0].environment.is_empty());
+    assert!(cpu.drifting());
+}

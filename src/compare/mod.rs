@@ -221,8 +221,11 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
         metrics,
         gate,
     );
-    if stored.is_some() {
+    if let Some(stored) = stored {
         cmp.anchoring = anchor::note(ctx.anchoring(), &cmp.metrics);
+        cmp.environment_changes = stored
+            .map(|b| profile::environment_changes(&b.environment, &current.environment))
+            .unwrap_or_default();
     }
     let iterations = |r: &RunResults| {
         r.jmh
@@ -387,6 +390,7 @@ fn finish(
         baseline_run,
         current_run,
         environment_differences,
+        environment_changes: Vec::new(),
         outcome,
         exit_code: u8::from(any_fail || policy_fails),
         regressions: count(&|m| m.verdict == Verdict::Regressed && m.tier == Tier::Fail),

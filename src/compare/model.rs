@@ -192,6 +192,12 @@ pub struct Comparison {
     pub current_run: RunRef,
     /// Environment differences that make the runs not comparable (empty: comparable).
     pub environment_differences: Vec<String>,
+    /// Against a stored run: what else differs in the environment (kernel,
+    /// runner image, governor, versions; `profile::environment_changes`),
+    /// which does not stop the comparison but moves its figures. Absent:
+    /// nothing, or no stored run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment_changes: Vec<String>,
     pub outcome: GateOutcome,
     /// The gate's exit code: 0 pass, 1 fail.
     pub exit_code: u8,

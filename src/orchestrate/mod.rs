@@ -81,6 +81,9 @@ pub struct RunOptions {
     /// read at the edge: the CLI by [`git_info::from_ci`], the action from its
     /// context); git is asked for the rest.
     pub ci_commit: crate::results::GitInfo,
+    /// The CI runner's image, for the environment fingerprint
+    /// ([`crate::results::environment::runner_image`], read at the edge).
+    pub runner_image: Option<String>,
 }
 
 /// Splits the allowed CPUs: the server gets the last, clients the rest.
@@ -150,7 +153,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         started_at: now_rfc3339(),
         finished_at: None,
         git: git_info::detect(&opts.ci_commit),
-        environment: Environment::detect(pinning.clone()),
+        environment: Environment::detect(pinning.clone(), opts.runner_image.clone()),
         config: suite.clone(),
         results: vec![],
         interrupted: None,

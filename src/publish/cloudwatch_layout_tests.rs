@@ -75,6 +75,8 @@ fn results(cells: Vec<CellResult>) -> RunResults {
                 server_cpus: vec![],
                 client_cpus: vec![],
             },
+            runner_image: None,
+            governor: None,
         },
         config: Suite::default_suite(),
         results: cells,

@@ -53,8 +53,15 @@ pub fn who(c: &CellHistory) -> String {
 
 /// What a change point means for its series: `worse, drifting` (the newest
 /// and past the warn threshold), `worse`, `worse, within the warn band`,
-/// `better`.
+/// `better`; `environment: worse` or `environment: better` where the
+/// environment fingerprint moved at it ([`Shift::environment`] says what).
 pub fn shift_words(c: &CellHistory, s: &Shift) -> &'static str {
+    if s.environment_moved() {
+        return match s.worse {
+            true => "environment: worse",
+            false => "environment: better",
+        };
+    }
     match (s.worse, s.past_warn) {
         (true, true) if c.drifting() && c.shifts.last() == Some(s) => "worse, drifting",
         (true, true) => "worse",
@@ -112,6 +119,13 @@ pub fn terminal(h: &History<'_>) -> String {
                 s.point.p_value,
                 shift_words(c, s)
             );
+            if s.environment_moved() {
+                let _ = writeln!(
+                    out,
+                    "    the machine changed there: {}",
+                    safe(&s.environment.join("; "))
+                );
+            }
         }
     }
     if !any {
@@ -124,7 +138,7 @@ pub fn terminal(h: &History<'_>) -> String {
     if !drifting.is_empty() {
         let _ = writeln!(
             out,
-            "drifting (the newest change point is worse, past the warn threshold): {}",
+            "drifting (the newest change point is worse, past the warn threshold, on the same machine): {}",
             drifting.join(", ")
         );
     }
@@ -173,6 +187,9 @@ struct JsonShift<'a> {
     mean_after: f64,
     worse: bool,
     past_warn: bool,
+    /// What moved in the environment fingerprint at the change point.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    environment: &'a [String],
 }
 
 /// The JSON form ([`HISTORY_SCHEMA`]), pretty, newline-terminated: every
@@ -215,6 +232,7 @@ pub fn json(h: &History<'_>) -> String {
                         mean_after: s.point.mean_after,
                         worse: s.worse,
                         past_warn: s.past_warn,
+                        environment: &s.environment,
                     })
                     .collect(),
             })

@@ -31,6 +31,7 @@ mod tests {
                 git_ref: None,
             },
             environment_differences: vec![],
+            environment_changes: vec!["kernel differs (\"6.1\" vs \"6.8\")".into()],
             outcome: GateOutcome::NoBaseline,
             exit_code: 0,
             regressions: 0,

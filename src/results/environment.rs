@@ -16,6 +16,15 @@ pub struct Environment {
     pub benchgate_version: String,
     pub rustc_version: String,
     pub pinning: Pinning,
+    /// The CI runner's image (`ImageOS ImageVersion` on GitHub's hosted
+    /// runners, read at the edge); absent elsewhere and in files written
+    /// before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_image: Option<String>,
+    /// The CPU frequency governor of the first CPU this process may use
+    /// (`cpufreq/scaling_governor`); absent where the kernel shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub governor: Option<String>,
 }
 
 /// How server and clients were placed on CPUs.
@@ -55,14 +64,18 @@ impl Environment {
                 server_cpus: Vec::new(),
                 client_cpus: Vec::new(),
             },
+            runner_image: None,
+            governor: None,
         }
     }
 
-    /// Reads the fingerprint of this machine.
-    pub fn detect(pinning: Pinning) -> Environment {
+    /// Reads the fingerprint of this machine; `runner_image` is the CI's
+    /// word ([`runner_image`]), read at the edge.
+    pub fn detect(pinning: Pinning, runner_image: Option<String>) -> Environment {
+        let cpus = crate::measure::resources::allowed_cpus();
         Environment {
             cpu_model: cpu_model().unwrap_or_else(|| "unknown".into()),
-            cores: crate::measure::resources::allowed_cpus().len() as u32,
+            cores: cpus.len() as u32,
             kernel: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
             os: os_name(),
             arch: std::env::consts::ARCH.to_string(),
@@ -71,8 +84,30 @@ impl Environment {
                 .unwrap_or("unknown")
                 .to_string(),
             pinning,
+            runner_image,
+            governor: cpus.first().and_then(|cpu| {
+                read_trimmed(&format!(
+                    "/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor"
+                ))
+            }),
         }
     }
+}
+
+/// The runner image the CI names, from `get` (a variable's value by name):
+/// GitHub's hosted runners set `ImageOS` (`ubuntu24`) and `ImageVersion`
+/// (`20250105.1.0`); `None` without an `ImageVersion`.
+pub fn runner_image(get: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let get = |k: &str| {
+        get(k)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let version = get("ImageVersion")?;
+    Some(match get("ImageOS") {
+        Some(os) => format!("{os} {version}"),
+        None => version,
+    })
 }
 
 fn read_trimmed(path: &str) -> Option<String> {
@@ -107,11 +142,14 @@ mod tests {
 
     #[test]
     fn detects_this_machine() {
-        let env = Environment::detect(Pinning {
-            enabled: false,
-            server_cpus: vec![],
-            client_cpus: vec![],
-        });
+        let env = Environment::detect(
+            Pinning {
+                enabled: false,
+                server_cpus: vec![],
+                client_cpus: vec![],
+            },
+            None,
+        );
         assert!(env.cores >= 1);
         assert_ne!(env.kernel, "unknown");
         assert_eq!(env.benchgate_version, env!("CARGO_PKG_VERSION"));
@@ -120,5 +158,22 @@ mod tests {
             "{}",
             env.rustc_version
         );
+    }
+
+    #[test]
+    fn the_runner_image_is_the_ci_s_word() {
+        let hosted = |k: &str| match k {
+            "ImageOS" => Some("ubuntu24".to_string()),
+            "ImageVersion" => Some("20250105.1.0".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            runner_image(hosted).as_deref(),
+            Some("ubuntu24 20250105.1.0")
+        );
+        let version_only = |k: &str| (k == "ImageVersion").then(|| "2.0".to_string());
+        assert_eq!(runner_image(version_only).as_deref(), Some("2.0"));
+        let own = |k: &str| (k == "ImageOS").then(|| "ubuntu24".to_string());
+        assert_eq!(runner_image(own), None, "no version: not a known image");
     }
 }

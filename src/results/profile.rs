@@ -35,6 +35,57 @@ pub fn environment_differences(baseline: &Environment, current: &Environment) ->
     out
 }
 
+/// What else differs in the environment between two runs, said so that a
+/// change across them is not read as the code's alone: kernel, OS, runner
+/// image, CPU governor, architecture, benchgate's and rustc's versions (the
+/// fields [`environment_differences`] does not already refuse). A field a
+/// side did not record (`None`, a file written before it existed) is not
+/// counted as a change.
+pub fn environment_changes(baseline: &Environment, current: &Environment) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut check = |field: &str, a: Option<&str>, b: Option<&str>| {
+        if let (Some(a), Some(b)) = (a, b) {
+            if a != b {
+                out.push(format!(
+                    "{field} differs ({:?} vs {:?})",
+                    shortened(a, SHOWN_CHARS),
+                    shortened(b, SHOWN_CHARS)
+                ));
+            }
+        }
+    };
+    let (b, c) = (baseline, current);
+    check("kernel", Some(&b.kernel), Some(&c.kernel));
+    check("os", Some(&b.os), Some(&c.os));
+    check(
+        "runner_image",
+        b.runner_image.as_deref(),
+        c.runner_image.as_deref(),
+    );
+    check("governor", b.governor.as_deref(), c.governor.as_deref());
+    check("arch", Some(&b.arch), Some(&c.arch));
+    check(
+        "benchgate_version",
+        Some(&b.benchgate_version),
+        Some(&c.benchgate_version),
+    );
+    check(
+        "rustc_version",
+        Some(&b.rustc_version),
+        Some(&c.rustc_version),
+    );
+    out
+}
+
+/// Every difference in the environment fingerprint between two runs:
+/// [`environment_differences`] then [`environment_changes`]. Empty: the
+/// fingerprint did not move.
+pub fn fingerprint_moves(baseline: &Environment, current: &Environment) -> Vec<String> {
+    let mut out = environment_differences(baseline, current);
+    out.extend(environment_changes(baseline, current));
+    out
+}
+
 /// [`environment_differences`] of the cells of `scenario`, each side on
 /// the runner that measured it ([`RunResults::environment_of`]: a merged
 /// file's shards ran on several). A difference on a shard's runner other
@@ -185,6 +236,8 @@ mod tests {
                 server_cpus: vec![],
                 client_cpus: vec![],
             },
+            runner_image: Some("ubuntu24 20250105.1.0".into()),
+            governor: None,
         }
     }
 
@@ -202,6 +255,32 @@ mod tests {
         let d = environment_differences(&a, &env(&"X".repeat(4096), 2, true));
         let shown = format!("\"{}…\"", "X".repeat(crate::files::SHOWN_CHARS - 1));
         assert_eq!(d, [format!("cpu_model differs (\"EPYC\" vs {shown})")]);
+    }
+
+    #[test]
+    fn environment_changes_name_what_else_moved() {
+        let a = env("EPYC", 2, true);
+        assert!(environment_changes(&a, &a).is_empty());
+        let mut b = a.clone();
+        b.kernel = "6.8".into();
+        b.runner_image = Some("ubuntu24 20250112.1.0".into());
+        b.benchgate_version = "0.2.0".into();
+        assert_eq!(
+            environment_changes(&a, &b),
+            [
+                "kernel differs (\"6.1\" vs \"6.8\")",
+                "runner_image differs (\"ubuntu24 20250105.1.0\" vs \"ubuntu24 20250112.1.0\")",
+                "benchgate_version differs (\"0.1.0\" vs \"0.2.0\")",
+            ]
+        );
+        // Not recorded on one side (an older file): not a change.
+        b.runner_image = None;
+        b.governor = Some("performance".into());
+        assert_eq!(environment_changes(&a, &b).len(), 2);
+        // The refused fields are not said twice; the moves hold both.
+        let c = env("Xeon", 2, true);
+        assert!(environment_changes(&a, &c).is_empty());
+        assert_eq!(fingerprint_moves(&a, &c).len(), 1);
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub fn environment() -> Environment {
             server_cpus: vec![0],
             client_cpus: vec![1],
         },
+        runner_image: None,
+        governor: None,
     }
 }
 

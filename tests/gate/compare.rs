@@ -317,3 +317,68 @@ fn compare_writes_the_pr_comment_job_summary_and_exports() {
         assert!(!v.as_array().unwrap().is_empty(), "{name}");
     }
 }
+
+/// Issue 54, point 7: the comment made from two results files whose
+/// environment fingerprints differ names what changed in its head, before
+/// the tables; the terminal and the JSON say it too.
+#[test]
+fn a_comment_names_what_changed_in_the_machine_between_the_two_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = run(1.0, 0);
+    b.environment.kernel = "6.5.0-1025-azure".into();
+    b.environment.runner_image = Some("ubuntu22 20250105.1.0".into());
+    b.environment.governor = Some("performance".into());
+    let mut c = run(1.0, 1);
+    c.environment.kernel = "6.8.0-1017-azure".into();
+    c.environment.runner_image = Some("ubuntu24 20250112.1.0".into());
+    c.environment.governor = Some("performance".into());
+    let base = write(dir.path(), "base.json", &b);
+    let cur = write(dir.path(), "cur.json", &c);
+    let (md, json) = (dir.path().join("comment.md"), dir.path().join("cmp.json"));
+    let o = compare(
+        &base,
+        &cur,
+        &[
+            "--markdown",
+            md.to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    );
+    let (out, err) = text(&o);
+    assert_eq!(
+        code(&o),
+        0,
+        "a changed kernel does not stop the comparison: {out}{err}"
+    );
+    let comment = std::fs::read_to_string(&md).unwrap();
+    let head = &comment[..comment.find("\n| ").expect("a table")];
+    assert!(head.contains("**The machine changed**"), "{comment}");
+    for field in ["kernel", "runner\\_image"] {
+        assert!(
+            head.contains(&format!("> - {field} differs")),
+            "{field}: {head}"
+        );
+    }
+    assert!(head.contains("6.8.0-1017-azure") && head.contains("ubuntu24 20250112.1.0"));
+    assert!(
+        !head.contains("governor"),
+        "the same governor is no change: {head}"
+    );
+    assert!(out.contains("machine changed: kernel differs"), "{out}");
+    let c: Comparison = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(c.outcome, GateOutcome::Pass);
+    assert_eq!(
+        c.environment_changes.len(),
+        2,
+        "{:?}",
+        c.environment_changes
+    );
+    // Two runs of one machine: no note.
+    let same = write(dir.path(), "same.json", &b);
+    let o = compare(&base, &same, &["--markdown", md.to_str().unwrap()]);
+    assert_eq!(code(&o), 0);
+    assert!(!std::fs::read_to_string(&md)
+        .unwrap()
+        .contains("machine changed"));
+}

@@ -25,7 +25,7 @@ pub fn render(h: &History<'_>) -> String {
     };
     let _ = writeln!(
         out,
-        "{}. A series drifts when its newest change point makes it worse by more than the metric's warn threshold.\n",
+        "{}. A series drifts when its newest change point makes it worse by more than the metric's warn threshold on the same machine; a change point where the environment fingerprint moved is marked *environment*, with what moved.\n",
         md_n(&headline(h), 400)
     );
     let rows: Vec<_> = h
@@ -42,6 +42,9 @@ pub fn render(h: &History<'_>) -> String {
     for (c, s) in rows.iter().take(MAX_ROWS) {
         let mark = match shift_words(c, s) {
             w @ "worse, drifting" => format!("🔴 {w}"),
+            w if s.environment_moved() => {
+                format!("🖥️ {w} ({})", md_n(&s.environment.join("; "), 300))
+            }
             w => w.to_string(),
         };
         let _ = writeln!(

@@ -22,6 +22,7 @@ mod details;
 mod drift;
 mod run;
 mod tables;
+pub use tables::machine_changed;
 
 use crate::compare::Comparison;
 use crate::results::RunResults;

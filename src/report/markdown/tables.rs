@@ -162,6 +162,7 @@ pub fn head(cmp: &Comparison) -> String {
         if let Some(note) = &cmp.anchoring {
             let _ = writeln!(out, "> ℹ️ {}\n", md_n(note, 600));
         }
+        out.push_str(&machine_changed(&cmp.environment_changes));
     } else {
         let _ = writeln!(
             out,
@@ -191,6 +192,23 @@ pub fn head(cmp: &Comparison) -> String {
         }
         out.push('\n');
     }
+    out
+}
+
+/// The head's note that the machine changed between the stored run and
+/// this one (`environment_changes`), so that a change across them is not
+/// read as the code's alone; empty when nothing changed.
+pub fn machine_changed(changes: &[String]) -> String {
+    if changes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "> ⚠️ **The machine changed** since the baseline run, so its changes are in the figures too:\n",
+    );
+    for d in changes.iter().take(MAX_DIFFERENCES) {
+        let _ = writeln!(out, "> - {}", md_n(d, 300));
+    }
+    out.push('\n');
     out
 }
 

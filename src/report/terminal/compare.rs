@@ -134,6 +134,9 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
     for d in &cmp.environment_differences {
         let _ = writeln!(out, "not comparable: {}", safe(d));
     }
+    for d in &cmp.environment_changes {
+        let _ = writeln!(out, "machine changed: {}", safe(d));
+    }
 }
 
 /// Renders the comparison table; `color` adds ANSI colours.

@@ -140,6 +140,8 @@ pub fn environment(cpu_model: &str) -> Environment {
             server_cpus: vec![0],
             client_cpus: vec![1],
         },
+        runner_image: None,
+        governor: None,
     }
 }
 
@@ -269,6 +271,7 @@ pub fn comparison(
         baseline_run: baseline.map(run_ref),
         current_run: run_ref(current),
         environment_differences: vec![],
+        environment_changes: vec![],
         outcome,
         exit_code: u8::from(outcome == GateOutcome::Fail),
         regressions,

@@ -49,6 +49,7 @@ fn cell(scenario: &str, metric: &str, n: usize, at: usize, before: f64, after: f
             run: at,
             worse,
             past_warn: worse,
+            environment: vec![],
         }],
     }
 }
@@ -84,6 +85,39 @@ fn drift_reports() {
     insta::assert_snapshot!("drift_markdown", md);
     insta::assert_snapshot!("drift_terminal", terminal(&h));
     insta::assert_snapshot!("drift_json", json(&h));
+}
+
+#[test]
+fn a_change_point_where_the_machine_changed_is_marked_environment_not_drift() {
+    let runs = keys(12);
+    let mut moved = cell("get-22b", "cpu_us_per_request", 12, 7, 9.0, 9.9);
+    moved.shifts[0].environment = vec![
+        "runner_image differs (\"ubuntu24 20250105.1.0\" vs \"ubuntu24 20250112.1.0\")".into(),
+    ];
+    let cells = vec![moved];
+    let h = view(&runs, &cells);
+    assert_eq!(h.drifting().count(), 0, "a new runner image is not drift");
+    let md = render_drift(&h);
+    assert!(md.starts_with("## ✅ benchgate history: no drift"), "{md}");
+    assert!(
+        md.contains("| 🖥️ environment: worse (runner\\_image differs ")
+            && md.contains("20250112.1.0"),
+        "{md}"
+    );
+    let t = terminal(&h);
+    assert!(t.contains("environment: worse"), "{t}");
+    assert!(
+        t.contains("the machine changed there: runner_image differs"),
+        "{t}"
+    );
+    assert!(!t.contains("drifting ("), "{t}");
+    let doc: serde_json::Value = serde_json::from_str(&json(&h)).unwrap();
+    let shift = &doc["cells"][0]["change_points"][0];
+    assert_eq!(
+        shift["environment"][0],
+        cells[0].shifts[0].environment[0].as_str()
+    );
+    assert_eq!(doc["cells"][0]["drifting"], false);
 }
 
 #[test]
