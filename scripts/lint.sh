@@ -102,7 +102,7 @@ found() { # find's -name patterns..., outside target/ and .git/, sorted
 mapfile -t actions < <(found action.yml action.yaml)
 
 # The workflows `benchgate init --workflow` writes (tests/ci/init.rs checks the rest
-# of its kits), one kit per kind of project (Gradle's workflows are Maven's),
+# of its kits), one kit per kind of project,
 # written into a temporary directory by this checkout's benchgate: BENCHGATE_BIN,
 # or built with cargo. LINT_INIT_KITS: "all" (default) lints everything;
 # "skip" all but the kits, "only" the kits alone (scripts/test.sh lints the
@@ -126,7 +126,7 @@ benchgate_init() { # dir kind
     exit 2
   fi
 }
-kinds=(maven python node builtin)
+kinds=(maven gradle python node jmh builtin)
 if [[ $LINT_INIT_KITS == skip ]]; then
   say "the kits benchgate init writes: not linted here (LINT_INIT_KITS=skip)"
   kinds=()
@@ -141,15 +141,16 @@ for kind in "${kinds[@]}"; do
 done
 # A project in a subdirectory of a repository: the workflows at the repository's
 # root, their paths pointing into the project's directory.
-if ((${#kinds[@]})); then
-  mkdir -p "$initdir/repo/client"
-  git -C "$initdir/repo" init -q
-  if ! benchgate_init "$initdir/repo/client" maven >/dev/null; then
-    say "benchgate init --dir client --kind maven --workflow failed (above)"
+for kind in maven jmh; do
+  ((${#kinds[@]})) || break
+  mkdir -p "$initdir/repo-$kind/client"
+  git -C "$initdir/repo-$kind" init -q
+  if ! benchgate_init "$initdir/repo-$kind/client" "$kind" >/dev/null; then
+    say "benchgate init --dir client --kind $kind --workflow failed (above)"
     exit 1
   fi
-  workflows+=("$initdir/repo"/.github/workflows/*.yml)
-fi
+  workflows+=("$initdir/repo-$kind"/.github/workflows/*.yml)
+done
 mapfile -t dockerfiles < <(found Dockerfile 'Dockerfile.*' '*.Dockerfile')
 if [[ $LINT_INIT_KITS == only ]]; then dockerfiles=(); fi
 # repo_checks: the checks of the repository's own files (not LINT_INIT_KITS=only).
@@ -183,7 +184,7 @@ if repo_checks; then
 fi
 if ((${#kinds[@]})); then
   run "shellcheck -s sh: the bench/ scripts benchgate init writes" \
-    "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh "$initdir"/repo/*/bench/*.sh
+    "$VENV/bin/shellcheck" -s sh "$initdir"/*/bench/*.sh "$initdir"/repo-*/*/bench/*.sh
 fi
 if repo_checks; then
   run "one minimum Rust: Cargo.toml's rust-version in the Dockerfile, README, release workflow and CI's test job" \

@@ -63,9 +63,9 @@ pub struct InitArgs {
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub dir: PathBuf,
     /// The kit to write, instead of the one for the files found in DIR
-    /// (pom.xml: maven; build.gradle*, settings.gradle*: gradle;
-    /// pyproject.toml, requirements.txt, setup.py: python; package.json: node;
-    /// none of them: builtin).
+    /// (pom.xml naming jmh-core: jmh; pom.xml: maven; build.gradle*,
+    /// settings.gradle*: gradle; pyproject.toml, requirements.txt, setup.py:
+    /// python; package.json: node; none of them: builtin).
     #[arg(long, value_enum, value_name = "KIND")]
     pub kind: Option<ProjectKind>,
     /// Also write the pull-request and main-branch workflows
@@ -82,6 +82,8 @@ pub enum ProjectKind {
     Gradle,
     Python,
     Node,
+    /// A Maven JMH module: its `-rf json` result file gated, nothing run.
+    Jmh,
     Builtin,
 }
 

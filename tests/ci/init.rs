@@ -17,6 +17,8 @@ use std::process::{Command, Output};
 
 use benchgate::config::{ClientKind, Suite};
 
+use crate::common;
+
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn init(dir: &Path, extra: &[&str]) -> Output {
@@ -73,6 +75,7 @@ const KINDS: &[(&str, Option<&str>, &str, &[&str])] = &[
         "benchgate-harness-",
         PR_MAIN,
     ),
+    (JMH, None, "", PR_MAIN),
     (
         "README.md",
         None,
@@ -83,23 +86,45 @@ const KINDS: &[(&str, Option<&str>, &str, &[&str])] = &[
 
 const PR_MAIN: &[&str] = &["benchgate-pr.yml", "benchgate-main.yml"];
 
+/// The marker of a Maven JMH module: a pom.xml naming jmh-core ([`project`]).
+const JMH: &str = "pom.xml with jmh-core";
+
+/// A project in `dir` whose only file is `marker`, empty; for [`JMH`], a
+/// pom.xml as the JMH archetype's has it.
+fn project(dir: &Path, marker: &str) {
+    let (file, text) = match marker {
+        JMH => (
+            "pom.xml",
+            "<project>\n  <dependencies>\n    <dependency>\n      <groupId>org.openjdk.jmh</groupId>\n      \
+             <artifactId>jmh-core</artifactId>\n      <version>1.37</version>\n    </dependency>\n  \
+             </dependencies>\n</project>\n",
+        ),
+        _ => (marker, ""),
+    };
+    std::fs::write(dir.join(file), text).unwrap();
+}
+
 #[test]
 fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
     for &(marker, client_file, build_word, workflows) in KINDS {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(marker), "").unwrap();
+        project(dir.path(), marker);
         let out = init(dir.path(), &["--workflow"]);
         assert_eq!(out.status.code(), Some(0), "{marker}: {}", text(&out));
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
-            stdout.contains("next:") && stdout.contains("benchgate run"),
+            stdout.contains("next:")
+                && (stdout.contains("benchgate run") || stdout.contains("benchgate compare")),
             "{marker}: {stdout}"
         );
 
         let config = dir.path().join("benchgate.toml");
         let suite = Suite::from_file(&config)
             .unwrap_or_else(|e| panic!("{marker}: the written config does not load: {e}"));
-        assert!(suite.run.budget.is_some(), "{marker}: no [run] budget");
+        assert!(
+            suite.run.budget.is_some() || marker == JMH,
+            "{marker}: no [run] budget"
+        );
         let commands: Vec<_> = suite
             .clients
             .iter()
@@ -163,7 +188,7 @@ fn each_kind_of_project_gets_a_kit_that_benchgate_loads() {
 fn the_configs_speak_plain_words() {
     for &(marker, _, _, _) in KINDS {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(marker), "").unwrap();
+        project(dir.path(), marker);
         assert_eq!(init(dir.path(), &[]).status.code(), Some(0), "{marker}");
         let config = std::fs::read_to_string(dir.path().join("benchgate.toml")).unwrap();
         for jargon in ["alpha", "α", "planned look", "pairs"] {
@@ -172,9 +197,94 @@ fn the_configs_speak_plain_words() {
                 "{marker}: {jargon:?} in\n{config}"
             );
         }
-        let rounds = config.lines().find(|l| l.starts_with("rounds = ")).unwrap();
-        assert!(rounds.contains('#'), "{marker}: {rounds}");
+        if let Some(rounds) = config.lines().find(|l| l.starts_with("rounds = ")) {
+            assert!(rounds.contains('#'), "{marker}: {rounds}");
+        }
     }
+}
+
+/// `file` (a real JMH result file) with every benchmark's forks taken twice:
+/// 4 forks where it has 2, as `-f 4` writes.
+fn four_forks(file: &serde_json::Value) -> serde_json::Value {
+    let mut out = file.clone();
+    for entry in out.as_array_mut().unwrap() {
+        let metric = &mut entry["primaryMetric"];
+        for key in ["rawData", "rawDataHistogram"] {
+            if let Some(forks) = metric.get_mut(key).and_then(|f| f.as_array_mut()) {
+                let again = forks.clone();
+                forks.extend(again);
+            }
+        }
+    }
+    out
+}
+
+/// Issue 54, point 3: a pom.xml naming jmh-core gets the JMH kit (it got the
+/// HTTP client's), and `--kind jmh` is one: a config with `[jmh]` and `[gate]`
+/// only that gates the module's `-rf json` file (a 4-fork file 20% slower
+/// fails, the same file passes), and the workflows that run JMH with `-f 4
+/// -rf json` and hand the file to the action as in examples/workflows/jmh-*.yml.
+#[test]
+fn a_jmh_module_gets_the_jmh_kit() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    project(p, JMH);
+    let out = init(p, &["--workflow"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("found jmh-core in pom.xml: a Maven JMH project")
+            && stdout.contains("-f 4 -rf json -rff jmh.json")
+            && stdout.contains("benchgate compare --config benchgate.toml"),
+        "{stdout}"
+    );
+    assert!(!p.join("bench").exists(), "{stdout}");
+    let suite = Suite::from_file(&p.join("benchgate.toml")).unwrap();
+    assert!(suite.clients.is_empty() && suite.scenarios.is_empty());
+    assert!(!suite.jmh.iterations_as_trials);
+
+    let base = p.join("base.json");
+    let slower = p.join("jmh.json");
+    let file = four_forks(&common::jmh::read_json(&common::jmh::fixture(
+        "tkrs-thrpt-2-forks-gc.json",
+    )));
+    std::fs::write(&base, file.to_string()).unwrap();
+    std::fs::write(&slower, common::jmh::worse(&file).to_string()).unwrap();
+    let compare = |current: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_benchgate"))
+            .args(["compare", "--config", "benchgate.toml", "--baseline"])
+            .arg(&base)
+            .arg("--current")
+            .arg(current)
+            .current_dir(p)
+            .output()
+            .unwrap()
+    };
+    let out = compare(&slower);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("jmh.ops_per_s"), "{}", text(&out));
+    let out = compare(&base);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    for name in PR_MAIN {
+        let yml = std::fs::read_to_string(p.join(".github/workflows").join(name)).unwrap();
+        let java = yml.find("- uses: actions/setup-java@").unwrap();
+        let jmh = yml
+            .find("run: mvn -B package && java -jar target/benchmarks.jar -f 4 -rf json -rff jmh.json\n")
+            .unwrap_or_else(|| panic!("{name}: no JMH step:\n{yml}"));
+        let action = yml.find("- uses: OWNER/benchgate@").unwrap();
+        assert!(java < jmh && jmh < action, "{name}:\n{yml}");
+        assert!(
+            yml.contains("          results-path: jmh.json   #"),
+            "{name}:\n{yml}"
+        );
+    }
+    // --kind jmh in a directory without a pom.xml.
+    let empty = tempfile::tempdir().unwrap();
+    let out = init(empty.path(), &["--kind", "jmh"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let config = std::fs::read_to_string(empty.path().join("benchgate.toml")).unwrap();
+    assert!(config.contains("[jmh]"), "{config}");
 }
 
 /// Issue 54, point 3: the built-in clients are the same at every commit, so
@@ -441,7 +551,7 @@ fn the_workflows_pin_every_action_and_use_only_declared_inputs() {
     let version = env!("CARGO_PKG_VERSION");
     for &(marker, _, _, workflows) in KINDS {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join(marker), "").unwrap();
+        project(dir.path(), marker);
         let out = init(dir.path(), &["--workflow"]);
         assert_eq!(out.status.code(), Some(0), "{marker}: {}", text(&out));
         for name in workflows {

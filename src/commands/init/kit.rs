@@ -1,6 +1,7 @@
 //! What `benchgate init` writes for each kind of project: the files of the kit
 //! and their text, from the templates beside this file. No I/O here but
-//! [`detect`], which only looks at which files a directory has.
+//! [`detect`], which looks at which files a directory has (and whether its
+//! pom.xml names jmh-core).
 
 use std::path::Path;
 
@@ -32,12 +33,18 @@ const MARKERS: &[(&str, ProjectKind)] = &[
     ("package.json", ProjectKind::Node),
 ];
 
-/// Every marker file `dir` holds, with its kind, in the order they win.
+/// Every marker file `dir` holds, with its kind, in the order they win; a
+/// pom.xml that names jmh-core (a JMH module) first as that.
 pub fn detect(dir: &Path) -> Vec<(&'static str, ProjectKind)> {
-    MARKERS
+    let jmh = std::fs::read_to_string(dir.join("pom.xml"))
+        .is_ok_and(|pom| pom.contains("<artifactId>jmh-core</artifactId>"));
+    let found = MARKERS
         .iter()
         .filter(|(file, _)| dir.join(file).is_file())
-        .copied()
+        .copied();
+    jmh.then_some(("jmh-core in pom.xml", ProjectKind::Jmh))
+        .into_iter()
+        .chain(found)
         .collect()
 }
 
@@ -95,10 +102,7 @@ const JAVA: Lang = Lang {
     timing: "warmup = \"3s\"           # once per fork (JVM start, JIT, heap, pool), excluded from every figure\n\
              windows = 4             # windows per fork, back to back in one JVM (the window loop); their sum is the fork's value\n\
              duration = \"1s\"         # each window\n",
-    setup_steps: "      - uses: actions/setup-java@b6effb05e454b25005698d916606bdc6ffcbf961 # v5.7.0\n\
-                  \x20       with:\n\
-                  \x20         distribution: temurin\n\
-                  \x20         java-version: \"21\"\n",
+    setup_steps: workflows::SETUP_JAVA,
     first: "copy benchgate-harness.jar (sh harness/java/build.sh in a clone of benchgate) and an HdrHistogram 2.1.x jar into bench/lib/; \
             or, for a program of your own that already speaks benchgate's protocol, name its main class in bench/run.sh \
             and delete bench/QuickStart.java (no jar needed then)",
@@ -166,6 +170,7 @@ pub fn describe(kind: ProjectKind) -> &'static str {
         ProjectKind::Gradle => "Gradle",
         ProjectKind::Python => "Python",
         ProjectKind::Node => "Node",
+        ProjectKind::Jmh => "Maven JMH",
         ProjectKind::Builtin => "built-in clients",
     }
 }
@@ -175,7 +180,7 @@ fn lang(kind: ProjectKind) -> Option<&'static Lang> {
         ProjectKind::Maven | ProjectKind::Gradle => Some(&JAVA),
         ProjectKind::Python => Some(&PYTHON),
         ProjectKind::Node => Some(&NODE),
-        ProjectKind::Builtin => None,
+        ProjectKind::Jmh | ProjectKind::Builtin => None,
     }
 }
 
@@ -233,6 +238,11 @@ pub fn files(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<KitFile> {
                 false,
             ));
         }
+        None if kind == ProjectKind::Jmh => out.push(file(
+            CONFIG,
+            fill(include_str!("templates/jmh.toml"), &[]),
+            false,
+        )),
         None => out.push(file(
             CONFIG,
             fill(include_str!("templates/builtin.toml"), &[]),
@@ -240,11 +250,10 @@ pub fn files(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<KitFile> {
         )),
     }
     if workflow {
-        out.extend(match lang {
-            Some(l) => {
-                workflows::pull_request_and_main(workflows::BASE_VS_HEAD, l.setup_steps, sub)
-            }
-            None => workflows::builtin(sub),
+        out.extend(match (kind, lang) {
+            (_, Some(l)) => workflows::command(l.setup_steps, sub),
+            (ProjectKind::Jmh, None) => workflows::jmh(sub),
+            (_, None) => workflows::builtin(sub),
         });
     }
     out
@@ -264,13 +273,25 @@ pub fn next_steps(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<String> {
         "" => String::new(),
         dir => format!("cd {dir} && "),
     };
-    steps.push(match lang(kind) {
-        Some(_) => format!(
+    steps.extend(match (kind, lang(kind)) {
+        (_, Some(_)) => vec![format!(
             "{cd}benchgate run --compare-base HEAD   (base vs head as in a pull request: \
              the working tree against the last commit; a base without bench/ gets \
              \"no baseline\")"
-        ),
-        None => format!("{cd}benchgate run   (measures benchgate.toml's suite here)"),
+        )],
+        (ProjectKind::Jmh, None) => vec![
+            format!(
+                "{cd}mvn -B package && java -jar target/benchmarks.jar -f 4 -rf json -rff jmh.json   \
+                 (your benchmarks, 4 forks: fewer decide nothing)"
+            ),
+            format!(
+                "{cd}benchgate compare --config benchgate.toml --baseline base.json --current jmh.json   \
+                 (base.json: the same run on the base commit, with -rff base.json)"
+            ),
+        ],
+        (_, None) => vec![format!(
+            "{cd}benchgate run   (measures benchgate.toml's suite here)"
+        )],
     });
     if workflow {
         steps.push(
@@ -286,11 +307,12 @@ pub fn next_steps(kind: ProjectKind, workflow: bool, sub: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    const KINDS: [ProjectKind; 5] = [
+    const KINDS: [ProjectKind; 6] = [
         ProjectKind::Maven,
         ProjectKind::Gradle,
         ProjectKind::Python,
         ProjectKind::Node,
+        ProjectKind::Jmh,
         ProjectKind::Builtin,
     ];
 

@@ -67,7 +67,7 @@ pub fn init(args: InitArgs) -> anyhow::Result<u8> {
     }
     let others: Vec<String> = found
         .iter()
-        .filter(|(_, k)| !same_kit(*k, kind))
+        .filter(|(_, k)| *k != kind)
         .map(|(file, k)| format!("{file} (--kind {})", name(*k)))
         .collect();
     if !others.is_empty() {
@@ -93,6 +93,7 @@ fn name(kind: ProjectKind) -> &'static str {
         ProjectKind::Gradle => "gradle",
         ProjectKind::Python => "python",
         ProjectKind::Node => "node",
+        ProjectKind::Jmh => "jmh",
         ProjectKind::Builtin => "builtin",
     }
 }
@@ -120,12 +121,6 @@ fn repository(dir: &Path) -> anyhow::Result<(PathBuf, String)> {
         )
     })?;
     Ok((root.to_path_buf(), format!("{rel}/")))
-}
-
-/// Maven and Gradle get the same kit.
-fn same_kit(a: ProjectKind, b: ProjectKind) -> bool {
-    let jvm = |k| matches!(k, ProjectKind::Maven | ProjectKind::Gradle);
-    a == b || (jvm(a) && jvm(b))
 }
 
 /// Writes every file of the kit under `dir`, or none: refuses when any of them

@@ -6,21 +6,81 @@
 
 use super::kit::{fill, KitFile, PLACEHOLDER_SHA, VERSION};
 
-/// What a command client's pull-request workflow does, in its header comment.
-pub const BASE_VS_HEAD: &str = "base vs head (`[compare] base = \"git\"`\n\
-    # in benchgate.toml): benchgate checks out the PR's base commit beside the\n\
-    # merge commit, builds (the client's `setup`) and measures the client at both\n\
-    # in this one run, paired by round, and gates head against base.";
+/// The setup of the JDK, before a JVM kit's steps.
+pub const SETUP_JAVA: &str =
+    "      - uses: actions/setup-java@b6effb05e454b25005698d916606bdc6ffcbf961 # v5.7.0\n\
+    \x20       with:\n\
+    \x20         distribution: temurin\n\
+    \x20         java-version: \"21\"\n";
 
-/// The pull-request and main-branch workflows: the pull-request check does
-/// `pr_what` (its header comment), `setup_steps` set up the client's runtime
-/// before benchgate's step; `sub` is the project's directory from the
-/// repository's root (`client/`, or empty).
-pub fn pull_request_and_main(pr_what: &str, setup_steps: &str, sub: &str) -> Vec<KitFile> {
-    let with = with_lines(sub);
-    let upload = upload_lines(sub, "benchgate-results.json");
+/// What a kit's pull-request and main-branch workflows do and read.
+struct Flavor {
+    /// The examples/workflows/ files they follow (pull request, main).
+    after: [&'static str; 2],
+    /// What the pull-request check does, in its header comment.
+    pr_what: &'static str,
+    /// What a push to main does before storing, in its header comment.
+    main_what: &'static str,
+    /// The results file the action reads (its `results-path`), when not its
+    /// default.
+    results: Option<&'static str>,
+}
+
+const COMMAND: Flavor = Flavor {
+    after: ["pr.yml", "main.yml"],
+    pr_what: "base vs head (`[compare] base = \"git\"`\n\
+        # in benchgate.toml): benchgate checks out the PR's base commit beside the\n\
+        # merge commit, builds (the client's `setup`) and measures the client at both\n\
+        # in this one run, paired by round, and gates head against base.",
+    main_what: "runs the suite\n\
+        # and stores the result as that commit's baseline on the benchgate-data branch\n\
+        # (created when missing), for history, drift and comparisons with a stored run.",
+    results: None,
+};
+
+const JMH: Flavor = Flavor {
+    after: ["jmh-pr.yml", "jmh-push.yml"],
+    pr_what: "the JMH step writes your\n\
+        # benchmarks' result file (4 forks: a fork is one measurement, and with fewer\n\
+        # benchgate cannot tell a change from noise); benchgate compares it with the\n\
+        # file stored for the PR's base commit (benchgate-main.yml stores one on\n\
+        # every push to main) and runs nothing itself (benchgate.toml has no client).",
+    main_what: "runs your JMH\n\
+        # benchmarks and stores their result file as that commit's baseline on the\n\
+        # benchgate-data branch (created when missing), for history, drift and\n\
+        # comparisons with a stored run.",
+    results: Some("jmh.json"),
+};
+
+/// A command client's workflows: `setup_steps` set up its runtime before
+/// benchgate's step; `sub` is the project's directory from the repository's
+/// root (`client/`, or empty).
+pub fn command(setup_steps: &str, sub: &str) -> Vec<KitFile> {
+    pull_request_and_main(&COMMAND, setup_steps, sub)
+}
+
+/// A Maven JMH module's workflows: the JDK, the JMH step writing jmh.json
+/// (`-f 4 -rf json`, in the module's directory), then the action reading it.
+pub fn jmh(sub: &str) -> Vec<KitFile> {
+    let mut steps = format!(
+        "{SETUP_JAVA}      - name: JMH   # 4 forks or more (-f 4): fewer decide nothing\n\
+         \x20       run: mvn -B package && java -jar target/benchmarks.jar -f 4 -rf json -rff jmh.json\n"
+    );
+    if let Some(dir) = dir(sub) {
+        steps.push_str(&format!("        working-directory: {}\n", yaml(dir)));
+    }
+    pull_request_and_main(&JMH, &steps, sub)
+}
+
+fn pull_request_and_main(flavor: &Flavor, setup_steps: &str, sub: &str) -> Vec<KitFile> {
+    let results = flavor.results.unwrap_or("benchgate-results.json");
+    let with = with_lines(sub, flavor.results);
+    let upload = format!("            {sub}{results}\n            {sub}benchgate-report.md\n");
     let values = [
-        ("PR_WHAT", pr_what),
+        ("AFTER_PR", flavor.after[0]),
+        ("AFTER_MAIN", flavor.after[1]),
+        ("PR_WHAT", flavor.pr_what),
+        ("MAIN_WHAT", flavor.main_what),
         ("SETUP_STEPS", setup_steps),
         ("PIN_TODO", &pin_todo()),
         ("ACTION", &action_ref()),
@@ -44,8 +104,10 @@ pub fn pull_request_and_main(pr_what: &str, setup_steps: &str, sub: &str) -> Vec
 /// The built-in clients' workflows: a baseline on every push to main and a
 /// nightly comparison with it, no pull-request check (nightly.yml says why).
 pub fn builtin(sub: &str) -> Vec<KitFile> {
-    let with = with_lines(sub);
+    let with = with_lines(sub, None);
     let values = [
+        ("AFTER_MAIN", COMMAND.after[1]),
+        ("MAIN_WHAT", COMMAND.main_what),
         ("SETUP_STEPS", ""),
         ("PIN_TODO", &pin_todo()),
         ("ACTION", &action_ref()),
@@ -73,9 +135,10 @@ fn workflow(name: &str, template: &str, values: &[(&str, &str)]) -> KitFile {
     }
 }
 
-/// The benchgate step's `with:` lines up to `config`: the project's directory
-/// first when it is not the repository's root.
-fn with_lines(sub: &str) -> String {
+/// The benchgate step's `with:` lines its kit needs: the project's directory
+/// when it is not the repository's root, the config, the results file when
+/// not the action's default.
+fn with_lines(sub: &str, results: Option<&str>) -> String {
     let mut out = String::new();
     if let Some(dir) = dir(sub) {
         out.push_str(&format!(
@@ -84,12 +147,12 @@ fn with_lines(sub: &str) -> String {
         ));
     }
     out.push_str("          config: benchgate.toml\n");
+    if let Some(results) = results {
+        out.push_str(&format!(
+            "          results-path: {results}   # the file the JMH step wrote\n"
+        ));
+    }
     out
-}
-
-/// The upload step's `path:` lines: the results file and the report beside it.
-fn upload_lines(sub: &str, results: &str) -> String {
-    format!("            {sub}{results}\n            {sub}benchgate-report.md\n")
 }
 
 /// `sub` without its trailing `/`; `None` for the repository's root.
