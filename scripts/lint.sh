@@ -101,7 +101,7 @@ found() { # find's -name patterns..., outside target/ and .git/, sorted
 }
 mapfile -t actions < <(found action.yml action.yaml)
 
-# The workflows `benchgate init --workflow` writes (tests/ci/init.rs checks the rest
+# The workflows `benchgate init --workflow` writes (tests/ci/init/ checks the rest
 # of its kits), one kit per kind of project,
 # written into a temporary directory by this checkout's benchgate: BENCHGATE_BIN,
 # or built with cargo. LINT_INIT_KITS: "all" (default) lints everything;
