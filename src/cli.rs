@@ -195,11 +195,6 @@ pub struct RunArgs {
     /// No progress output; the report still prints.
     #[arg(long, short = 'q')]
     pub quiet: bool,
-    /// Every column in the run's table (p99.9, max, threads, the server's
-    /// cost, start-up, CPU wait, anchored figures); the default fits 120
-    /// columns. The results file has every figure either way.
-    #[arg(long)]
-    pub wide: bool,
     /// After the run, compare with this baseline results file and apply the gate
     /// (exit 1 when it fails).
     #[arg(long, value_name = "FILE", conflicts_with = "side_by_side")]
@@ -316,6 +311,12 @@ pub struct ReportArgs {
     /// HdrHistogram `.hgrm` file per (scenario, client) of the current run here.
     #[arg(long, value_name = "DIR")]
     pub export_dir: Option<PathBuf>,
+    /// Every column of the terminal's tables, names whole (the run's p99.9,
+    /// max, threads, the server's cost, start-up, CPU wait; the comparison's
+    /// MDE and medians); the default fits 120 columns, or the terminal's
+    /// width when wider. The results file has every figure either way.
+    #[arg(long)]
+    pub wide: bool,
 }
 
 #[derive(Debug, Args)]

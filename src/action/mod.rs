@@ -431,8 +431,11 @@ impl pipeline::Events for LogGroup {
 
     fn measured(&self, results: Option<&RunResults>) {
         if let Some(r) = results {
-            let table =
-                crate::report::terminal::render(r, false, crate::report::run_table::Width::Narrow);
+            let table = crate::report::terminal::render(
+                r,
+                false,
+                crate::report::run_table::Width::narrow(),
+            );
             crate::stdout!("{}", crate::report::escape::disarm(&table));
         }
         command(&format!("::{}::", self.0.borrow()));

@@ -44,7 +44,11 @@ impl Report<'_> {
         let cmp = &self.comparison;
         crate::stdout!(
             "{}",
-            untrusted_block(&terminal::render_comparison(cmp, false))
+            untrusted_block(&terminal::render_comparison(
+                cmp,
+                false,
+                crate::report::run_table::Width::narrow(),
+            ))
         );
         annotate(cmp);
         let sides = Sides {

@@ -164,11 +164,7 @@ impl pipeline::Events for Terminal<'_> {
         let table = report::terminal::render(
             results,
             output::color_stdout(),
-            if self.args.wide {
-                report::run_table::Width::Wide
-            } else {
-                report::run_table::Width::Narrow
-            },
+            output::table_width(self.args.outputs.wide),
         );
         crate::stdout!("{}", fence(&table));
     }

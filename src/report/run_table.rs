@@ -3,9 +3,10 @@
 //! per (scenario, client[, server]), each figure the median across rounds
 //! with its spread (half the interquartile range, [`spread`]).
 //!
-//! [`Width::Narrow`], the terminal's default, fits 120 columns for ordinary
-//! names: request rate, p50, p99, errors, CPU per request, peak RSS and
-//! connections. [`Width::Wide`] (`--wide`, and the markdown run report) adds
+//! [`Width::Narrow`], the terminal's default: request rate, p50, p99,
+//! errors, CPU per request, peak RSS and connections, in 120 columns or the
+//! terminal's width when wider (the terminal renderer fits it:
+//! `report::terminal`). [`Width::Wide`] (`--wide`, and the markdown run report) adds
 //! p99.9, max and threads, and, when any cell measured them, the server's own
 //! cost, the client's start-up and the starvation figures (the client's and
 //! the server's run delay). An anchored run's anchored figures, which gate
@@ -17,13 +18,31 @@ use crate::metric::Spread;
 use crate::report::format::{compact, spread_pct};
 use crate::results::{CellResult, RunResults};
 
-/// How much of a run the table shows.
+/// The width a terminal table fits when the terminal is not wider.
+pub const COLUMNS: usize = 120;
+
+/// How much of a table the terminal shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Width {
-    /// The core figures, within 120 columns for ordinary names.
-    Narrow,
-    /// Every column the run measured.
+    /// The core figures in at most this many columns (at least
+    /// [`COLUMNS`]): past it, the least needed columns give way, then long
+    /// names are cut.
+    Narrow(usize),
+    /// Every column the run measured, every name whole (`--wide`).
     Wide,
+}
+
+impl Width {
+    /// [`COLUMNS`] wide: a log, a file, a terminal of unknown width.
+    pub fn narrow() -> Width {
+        Width::Narrow(COLUMNS)
+    }
+
+    /// The narrow width for a terminal `columns` wide (`None`: not a
+    /// terminal): [`COLUMNS`], or the terminal's width when wider.
+    pub fn fit(columns: Option<usize>) -> Width {
+        Width::Narrow(columns.map_or(COLUMNS, |c| c.max(COLUMNS)))
+    }
 }
 
 const HEADERS: [&str; 12] = [

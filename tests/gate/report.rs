@@ -23,3 +23,5 @@ mod safety;
 mod size;
 #[path = "report/terminal.rs"]
 mod terminal;
+#[path = "report/widths.rs"]
+mod widths;

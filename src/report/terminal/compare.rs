@@ -13,7 +13,10 @@ use crate::report::rows::{
     change_cell, change_header, disagree_note, failed_rows, is_headline_row, lacking_list,
     lacking_rows, mde, row_order, shows_tier, sides_disagree, value, verdict_words,
 };
+use crate::report::run_table::Width;
 use crate::timer::clock::parse_rfc3339;
+
+use super::fit::{Column, Give};
 
 const RED: &str = "\x1b[31m";
 const GREEN: &str = "\x1b[32m";
@@ -139,25 +142,37 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
     }
 }
 
-/// Renders the comparison table; `color` adds ANSI colours.
-pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
+/// Renders the comparison table; `color` adds ANSI colours; `width`: within
+/// how many columns (`fit`: the MDE, then the medians give way, then long
+/// names are cut), or every column whole.
+pub fn render_comparison(cmp: &Comparison, color: bool, width: Width) -> String {
     let mut out = String::new();
     headline(cmp, color, &mut out);
     let sbs = cmp.mode.paired();
     let mut rows: Vec<&MetricComparison> =
         cmp.metrics.iter().filter(|m| is_headline_row(m)).collect();
     rows.sort_by(|a, b| row_order(a, b));
-    let headers: [&str; 8] = [
-        "scenario",
-        if sbs { "client vs baseline" } else { "client" },
-        "metric",
-        "baseline median",
-        "current median",
-        change_header(sbs),
-        "MDE",
-        "verdict",
+    let columns = [
+        Column::new("scenario", false, Give::Cut(12)),
+        Column::new(
+            if sbs { "client vs baseline" } else { "client" },
+            false,
+            Give::Cut(12),
+        ),
+        Column::new("metric", false, Give::Cut(18)),
+        Column {
+            short: "baseline",
+            ..Column::new("baseline median", true, Give::Drop(2))
+        },
+        Column {
+            short: "current",
+            ..Column::new("current median", true, Give::Drop(3))
+        },
+        Column::new(change_header(sbs), true, Give::Keep),
+        Column::new("MDE", true, Give::Drop(1)),
+        Column::new("verdict", false, Give::Keep),
     ];
-    let cells: Vec<[String; 8]> = rows
+    let cells: Vec<Vec<String>> = rows
         .iter()
         .map(|m| {
             [
@@ -178,31 +193,13 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
                 mde(m),
                 verdict_words(m),
             ]
+            .to_vec()
         })
         .collect();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in &cells {
-        for (w, v) in widths.iter_mut().zip(r) {
-            *w = (*w).max(v.chars().count());
-        }
-    }
-    let line = |cells: &[String]| -> String {
-        let mut s = String::new();
-        for (i, (v, w)) in cells.iter().zip(&widths).enumerate() {
-            let pad = " ".repeat(w - v.chars().count());
-            if (3..7).contains(&i) {
-                let _ = write!(s, "{pad}{v}");
-            } else {
-                let _ = write!(s, "{v}{pad}");
-            }
-            if i + 1 < cells.len() {
-                s.push_str("  ");
-            }
-        }
-        s.trim_end().to_string()
-    };
+    let fitted = super::fit::fit(&columns, &cells, width);
+    let line = |cells: &[String]| fitted.row(cells);
     out.push('\n');
-    let head = line(&headers.map(String::from));
+    let head = fitted.header();
     if color {
         let _ = writeln!(out, "{BOLD}{head}{RESET}");
     } else {
@@ -217,6 +214,12 @@ pub fn render_comparison(cmp: &Comparison, color: bool) -> String {
                 let _ = writeln!(out, "{}", line(c));
             }
         }
+    }
+    if let (true, Width::Narrow(n)) = (fitted.gave, width) {
+        let _ = writeln!(
+            out,
+            "(fitted to {n} columns: --wide shows every column, names whole)"
+        );
     }
     if rows.iter().any(|m| sides_disagree(m)) {
         let _ = writeln!(out, "{}", disagree_note(sbs));

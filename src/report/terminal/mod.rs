@@ -4,6 +4,7 @@
 //! table ([`render_comparison`]).
 
 mod compare;
+mod fit;
 
 pub use crate::report::run_table::SERVER_UNDER_TEST_NOTE;
 pub use compare::render_comparison;
@@ -11,8 +12,9 @@ pub use compare::render_comparison;
 use std::fmt::Write as _;
 
 use crate::files::{shortened, SHOWN_CHARS};
-use crate::report::run_table;
+use crate::report::run_table::{self, Width};
 use crate::results::RunResults;
+use fit::{Column, Give};
 
 /// Longest failure reason shown per trial: its first line and the output
 /// tails it quotes (2 KiB each); a results file may hold 64 KiB.
@@ -43,9 +45,20 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
 
 /// Renders the results table. Names from the config are printed with control
 /// characters escaped, so a name cannot move the cursor or forge lines.
-pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> String {
+pub fn render(results: &RunResults, color: bool, width: Width) -> String {
     let table = run_table::table(results, width);
-    let headers = &table.headers;
+    let columns: Vec<Column> = table
+        .headers
+        .iter()
+        .map(|h| match *h {
+            "scenario" | "client" => Column::new(h, false, Give::Cut(12)),
+            // What a narrow table leaves out first when it is too wide.
+            "conns" => Column::new(h, true, Give::Drop(1)),
+            "peak rss" => Column::new(h, true, Give::Drop(2)),
+            "p50" => Column::new(h, true, Give::Drop(3)),
+            _ => Column::new(h, true, Give::Keep),
+        })
+        .collect();
     let rows: Vec<Vec<String>> = table
         .rows
         .iter()
@@ -57,39 +70,24 @@ pub fn render(results: &RunResults, color: bool, width: run_table::Width) -> Str
             r
         })
         .collect();
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
-        for (w, v) in widths.iter_mut().zip(r) {
-            *w = (*w).max(v.chars().count());
-        }
-    }
+    let fitted = fit::fit(&columns, &rows, width);
     let (bold, reset) = if color {
         ("\x1b[1m", "\x1b[0m")
     } else {
         ("", "")
     };
     let mut out = String::new();
-    let line = |cells: &[String], out: &mut String| {
-        for (i, (v, w)) in cells.iter().zip(&widths).enumerate() {
-            let pad = w - v.chars().count();
-            if i < 2 {
-                let _ = write!(out, "{v}{}", " ".repeat(pad));
-            } else {
-                let _ = write!(out, "{}{v}", " ".repeat(pad));
-            }
-            out.push_str(if i + 1 < cells.len() { "  " } else { "\n" });
-        }
-    };
-    out.push_str(bold);
-    let header_cells: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    line(&header_cells, &mut out);
-    out.push_str(reset);
+    let _ = writeln!(out, "{bold}{}{reset}", fitted.header());
     for r in &rows {
-        line(r, &mut out);
+        let _ = writeln!(out, "{}", fitted.row(r));
     }
     out.push('\n');
+    let line = match width {
+        Width::Narrow(columns) => columns,
+        Width::Wide => LINE,
+    };
     for l in &table.legend {
-        for piece in wrap(l, LINE) {
+        for piece in wrap(l, line) {
             let _ = writeln!(out, "{piece}");
         }
     }
@@ -240,7 +238,7 @@ mod tests {
             }
             Some(m)
         });
-        let narrow = super::render(&run, false, Width::Narrow);
+        let narrow = super::render(&run, false, Width::narrow());
         let widest = narrow.lines().map(|l| l.chars().count()).max().unwrap();
         let header = narrow.lines().next().unwrap();
         assert!(widest <= 120, "{widest} columns:\n{narrow}");
@@ -280,7 +278,7 @@ mod tests {
         }
         assert_eq!(longest(&out, 'F'), super::MAX_FAILURE_CHARS - 1);
         let cmp = crate::compare::compare(Some(&r), &r, &r.config.gate);
-        let out = super::render_comparison(&cmp, false);
+        let out = super::render_comparison(&cmp, false, Width::Wide);
         for c in ['R', 'G'] {
             assert_eq!(
                 longest(&out, c),

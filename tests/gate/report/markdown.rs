@@ -214,6 +214,10 @@ fn invalid_trials_are_marked_in_every_report() {
         md.contains(r"round 3: open loop reached 1234 of 2000 req/s \(62%, under 95%\)"),
         "{md}"
     );
-    let term = benchgate::report::terminal::render_comparison(&cmp, false);
+    let term = benchgate::report::terminal::render_comparison(
+        &cmp,
+        false,
+        benchgate::report::run_table::Width::Wide,
+    );
     assert!(term.contains("within threshold, invalid trials"), "{term}");
 }

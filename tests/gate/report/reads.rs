@@ -89,7 +89,7 @@ fn failure_output_is_a_code_block_with_real_lines() {
 #[test]
 fn failure_output_keeps_its_lines_in_the_terminal() {
     let c = cases::failed_with_output();
-    let mut out = terminal::render_comparison(&c.cmp, false);
+    let mut out = terminal::render_comparison(&c.cmp, false, Width::Wide);
     out.push_str("----\n");
     out.push_str(&terminal::render(&c.current, false, Width::Wide));
     assert!(!out.contains('\x1b') && !out.contains('\r'), "{out:?}");
@@ -198,7 +198,7 @@ fn informative_metrics_carry_no_tier() {
     assert!(md.contains("| ±3.1% | ⚠️ regressed (warn) |"));
     assert!(md.contains("| ±3.1% | 🟢 improved |"));
 
-    let term = terminal::render_comparison(&c.cmp, true);
+    let term = terminal::render_comparison(&c.cmp, true, Width::Wide);
     for l in term.lines().filter(|l| l.contains("(info)")) {
         assert!(!l.contains("\x1b[3"), "no colour: {l:?}");
         assert!(!l.contains("(warn)"), "{l:?}");
@@ -253,7 +253,7 @@ fn medians_and_a_change_that_disagree_are_marked() {
             "{}",
             marked[1]
         );
-        let term = terminal::render_comparison(&c.cmp, false);
+        let term = terminal::render_comparison(&c.cmp, false, Width::Wide);
         let marked: Vec<&str> = term.lines().filter(|l| l.contains('†')).collect();
         assert_eq!(marked.len(), 2, "{term}");
         assert!(marked[0].contains("-7.4% [-11.6%, -3.7%] †"), "{term}");
@@ -268,7 +268,7 @@ fn medians_and_a_change_that_disagree_are_marked() {
     let md = comment(&cases::mixed());
     assert!(!md.contains('†'), "{md}");
     let side_by_side = comparison("side_by_side", &cases::mixed().current, None, vec![]);
-    assert!(!terminal::render_comparison(&side_by_side, false).contains('†'));
+    assert!(!terminal::render_comparison(&side_by_side, false, Width::Wide).contains('†'));
 }
 
 /// A run compared with nothing (`run --markdown/--summary` without a

@@ -34,7 +34,7 @@ fn hostile_names_are_inert_in_the_comment_and_the_summary() {
 fn hostile_names_cannot_forge_terminal_lines_or_escapes() {
     let mut c = cases::hostile();
     c.cmp.metrics[0].scenario = "evil\x1b[2J\rname".into();
-    let out = terminal::render_comparison(&c.cmp, false);
+    let out = terminal::render_comparison(&c.cmp, false, benchgate::report::run_table::Width::Wide);
     assert!(!out.contains('\x1b'));
     assert!(!out.contains('\r'));
     assert!(!out.lines().any(|l| l.starts_with("line two")));

@@ -7,12 +7,16 @@ use super::cases;
 
 #[test]
 fn comparison_table_plain() {
-    insta::assert_snapshot!(terminal::render_comparison(&cases::mixed().cmp, false));
+    insta::assert_snapshot!(terminal::render_comparison(
+        &cases::mixed().cmp,
+        false,
+        Width::Wide
+    ));
 }
 
 #[test]
 fn comparison_table_coloured() {
-    let out = terminal::render_comparison(&cases::mixed().cmp, true);
+    let out = terminal::render_comparison(&cases::mixed().cmp, true, Width::Wide);
     assert!(out.contains("\x1b[31m"), "regressions red");
     assert!(out.contains("\x1b[32m"), "improvements green");
     insta::assert_snapshot!(out.escape_debug().to_string().replace("\\n", "\n"));
@@ -27,7 +31,7 @@ fn comparison_table_modes() {
         cases::not_comparable(),
         cases::hostile(),
     ] {
-        out.push_str(&terminal::render_comparison(&c.cmp, false));
+        out.push_str(&terminal::render_comparison(&c.cmp, false, Width::Wide));
         out.push_str("----\n");
     }
     insta::assert_snapshot!(out);
@@ -40,7 +44,7 @@ fn every_trial_failed_table() {
         cases::every_trial_failed(),
         cases::every_baseline_trial_failed_side_by_side(),
     ] {
-        let table = terminal::render_comparison(&c.cmp, false);
+        let table = terminal::render_comparison(&c.cmp, false, Width::Wide);
         assert!(
             table.starts_with("benchgate: FAIL (every trial failed in "),
             "{table}"
@@ -50,7 +54,7 @@ fn every_trial_failed_table() {
         out.push_str(&table);
         out.push_str("----\n");
     }
-    let coloured = terminal::render_comparison(&cases::every_trial_failed().cmp, true);
+    let coloured = terminal::render_comparison(&cases::every_trial_failed().cmp, true, Width::Wide);
     assert!(
         coloured.contains("\x1b[31mevery trial failed (3 of 3)"),
         "{coloured:?}"
@@ -73,7 +77,7 @@ fn run_table_is_kept() {
 #[test]
 fn trials_without_a_gated_figure_are_counted_in_every_report() {
     let case = cases::mixed();
-    let plain = terminal::render_comparison(&case.cmp, false);
+    let plain = terminal::render_comparison(&case.cmp, false, Width::Wide);
     assert!(!plain.contains("without a gated figure"), "{plain}");
     let md = benchgate::report::markdown::render(
         &case.cmp,
@@ -92,7 +96,7 @@ fn trials_without_a_gated_figure_are_counted_in_every_report() {
         .expect("a gating row");
     row.lacking = vec!["round 2".into(), "baseline round 4".into()];
     let (scenario, client, metric) = (row.scenario.clone(), row.client.clone(), row.metric.clone());
-    let out = terminal::render_comparison(&case.cmp, false);
+    let out = terminal::render_comparison(&case.cmp, false, Width::Wide);
     assert!(
         out.contains(&format!(
             "\n2 trials without a gated figure, left out of its comparison:\n  {scenario} / {client} {metric}: round 2, baseline round 4\n"
