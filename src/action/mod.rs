@@ -420,9 +420,9 @@ impl pipeline::Events for LogGroup {
 
     fn rounds(&self, suite: &Suite) {
         command(&format!(
-            "::group::benchgate run ({} scenarios, {} rounds)",
+            "::group::benchgate run ({} scenarios, {})",
             suite.scenarios.len(),
-            suite.run.rounds
+            crate::orchestrate::progress::rounds_title(&suite.run)
         ));
         let token = outputs::random_token("benchgate-");
         command(&format!("::stop-commands::{token}"));

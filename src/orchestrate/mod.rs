@@ -243,7 +243,18 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         marker_lag: opts.knobs.marker_lag,
         close_lag: opts.knobs.close_lag,
     };
-    let mut progress = Progress::new(rounds.total_trials(), opts.quiet, opts.progress_bar);
+    let plan = progress::Plan {
+        trials: rounds.total_trials(),
+        expected: suite
+            .scenarios
+            .iter()
+            .map(|s| shard::expected_time(s, &suite))
+            .sum(),
+        budget: suite.run.budget,
+        rounds: suite.run.rounds,
+        max_rounds: suite.run.max_rounds,
+    };
+    let mut progress = Progress::new(plan, opts.quiet, opts.progress_bar);
     let mut stopped = None;
     let run_budget = suite.run.budget.map(|total| budget::RunBudget {
         total,

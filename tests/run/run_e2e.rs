@@ -461,8 +461,24 @@ concurrency = 2
     let (extended, log) = rounds_of("[compare]\nbaseline_client = \"a\"\n");
     assert_eq!(extended, vec![vec![1, 2, 3, 4], vec![1, 2, 3, 4]], "{log}");
     assert!(log.contains("still inconclusive after 2 rounds"), "{log}");
+    // Issue 54, point 4: a log says the plan, then one line per look with
+    // the paired change so far, never a line per trial; no round reads past
+    // its total.
+    assert!(
+        log.contains("benchgate: 4 trials planned (2 rounds), about "),
+        "{log}"
+    );
+    // A look after each round from `rounds` on that may add one.
+    for round in 2..=3 {
+        let look = format!("benchgate: mocked: look after {round} rounds: b throughput_rps ");
+        assert_eq!(log.matches(&look).count(), 1, "{look}: {log}");
+    }
+    assert!(log.contains("b cpu_us_per_request "), "{log}");
+    assert!(!log.contains("req/s, p50"), "a line per trial: {log}");
+    assert!(!log.contains("round 3/"), "{log}");
     let (fixed, log) = rounds_of("");
     assert_eq!(fixed, vec![vec![1, 2], vec![1, 2]], "{log}");
+    assert!(!log.contains("look after"), "nothing compared: {log}");
 }
 
 /// Issue 16: `benchgate run` with `[compare]` in the config prints the

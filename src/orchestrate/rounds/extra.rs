@@ -4,9 +4,9 @@
 
 use super::cell::CellAcc;
 use super::Rounds;
+use crate::compare::MetricComparison;
 use crate::orchestrate::budget::{Next, Spend};
 use crate::orchestrate::progress::Progress;
-use crate::report::untrusted::for_log;
 use crate::results::budget::Stop;
 use crate::results::CellResult;
 
@@ -35,19 +35,19 @@ impl Rounds<'_> {
             return false;
         }
         let cells: Vec<CellResult> = cells.into_iter().map(|c| c.result.clone()).collect();
-        if !extend.needs_more(self.header, &cells, None) {
+        let Some(look) = extend.look(self.header, &cells, None) else {
             return false;
-        }
-        progress.extend(cells.len() as u64);
-        if !self.quiet && round == run.rounds {
-            let line = format!(
-                "benchgate: {}: the comparison is still inconclusive after {round} rounds; measuring more (up to {})",
-                cells.first().map_or("", |c| c.scenario.as_str()),
+        };
+        let more = look.metrics.iter().any(MetricComparison::undecided);
+        let scenario = cells.first().map_or("", |c| c.scenario.as_str());
+        progress.look(scenario, round, &look.metrics, more);
+        if more && round == run.rounds {
+            progress.note(&format!(
+                "benchgate: {scenario}: the comparison is still inconclusive after {round} rounds; measuring more (up to {})",
                 run.max_rounds
-            );
-            crate::stderrln!("{}", for_log(&line));
+            ));
         }
-        true
+        more
     }
 
     /// [`Self::another_round`] under `[run] budget`: the scenario's
@@ -59,7 +59,6 @@ impl Rounds<'_> {
         progress: &mut Progress,
         spend: &mut Spend,
     ) -> bool {
-        let beyond = round >= self.suite.run.rounds;
         let cells: Vec<&CellAcc> = cells.into_iter().collect();
         let more = match spend.after(round) {
             Next::Round => true,
@@ -74,6 +73,7 @@ impl Rounds<'_> {
                     .map_or((&[][..], false), |c| (&c.metrics[..], c.mode.paired()));
                 let more = spend.looked(rows, paired);
                 let scenario = results.first().map_or("", |c| c.scenario.as_str());
+                progress.look(scenario, round, rows, more);
                 let said = match spend.stopped() {
                     _ if more => format!(
                         "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget"
@@ -86,15 +86,12 @@ impl Rounds<'_> {
                     ),
                     _ => String::new(),
                 };
-                if !said.is_empty() && !self.quiet {
-                    crate::stderrln!("{}", for_log(&format!("benchgate: {scenario}: {said}")));
+                if !said.is_empty() {
+                    progress.note(&format!("benchgate: {scenario}: {said}"));
                 }
                 more
             }
         };
-        if more && beyond {
-            progress.extend(cells.len() as u64);
-        }
         more
     }
 }

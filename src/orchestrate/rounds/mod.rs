@@ -39,7 +39,6 @@ use super::trial::{self, Latencies};
 use crate::config::{ClientKind, Driver, Scenario, StopRule, Suite};
 use crate::interrupt;
 use crate::metric::TrialMetrics;
-use crate::report::untrusted::for_log;
 use crate::results::environment::Pinning;
 use crate::results::{validity, CellResult, RunResults, Trial};
 use cell::CellAcc;
@@ -156,20 +155,13 @@ impl Rounds<'_> {
             let again = starved.or_else(broken).filter(|(_, max)| reruns < *max);
             if let Some((why, max)) = again {
                 reruns += 1;
-                if !self.quiet {
-                    let line = format!(
-                        "benchgate: {} round {round}: {why}; running the round again ({reruns} of {max})",
-                        scenario.name,
-                    );
-                    crate::stderrln!("{}", for_log(&line));
-                }
-                let all = cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c));
-                let mut n = 0;
-                for c in all {
+                progress.note(&format!(
+                    "benchgate: {} round {round}: {why}; running the round again ({reruns} of {max})",
+                    scenario.name,
+                ));
+                for c in cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c)) {
                     c.drop_round(round);
-                    n += 1;
                 }
-                progress.extend(n);
                 continue;
             }
             for c in cells.iter_mut().chain(anchor.as_mut().map(|(_, c)| c)) {
@@ -206,12 +198,7 @@ impl Rounds<'_> {
         progress: &mut Progress,
         server_gone: &mut dyn FnMut() -> Option<String>,
     ) {
-        progress.start(
-            &scenario.name,
-            &cell.label(),
-            round,
-            self.suite.run.rounds.max(round),
-        );
+        progress.start(&scenario.name, &cell.label(), round);
         let trial = planned(scenario, round);
         let log = super::failure::log_path(
             self.logs,

@@ -76,8 +76,7 @@ impl Rounds<'_> {
             Err(e) => {
                 let reason = format!("{e:#}");
                 for cell in cells.iter_mut() {
-                    let rounds = self.suite.run.rounds;
-                    progress.start(&scenario.name, &cell.label(), round, rounds);
+                    progress.start(&scenario.name, &cell.label(), round);
                     progress.finish_trial(None, Some(&reason));
                     cell.fail(planned(scenario, round), reason.clone());
                 }
