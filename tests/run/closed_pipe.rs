@@ -33,17 +33,20 @@ fn wait_bounded(child: &mut Child) -> ExitStatus {
     }
 }
 
-/// `benchgate run … 2>&1 | head -2`: 30 trials of the mock driver (no
-/// measurement noise), a progress line each; the reader takes two lines and
-/// goes away.
+/// `benchgate run … 2>&1 | head -2`: two mock clients side by side, up to 30
+/// rounds while the comparison is open, a line per look in a log (each round
+/// from the second, without a budget); the reader takes two lines and goes
+/// away.
 #[test]
 fn a_run_whose_reader_goes_away_stops_quietly_with_141() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("benchgate.toml");
     std::fs::write(
         &config,
-        "[run]\nrounds = 30\nwarmup = \"10ms\"\nduration = \"100ms\"\npin = false\n\n\
+        "[run]\nrounds = 2\nmax_rounds = 30\nwarmup = \"10ms\"\nduration = \"100ms\"\npin = false\n\n\
          [[client]]\nname = \"hyper\"\nkind = \"hyper\"\n\n\
+         [[client]]\nname = \"twin\"\nkind = \"hyper\"\n\n\
+         [compare]\nbaseline_client = \"hyper\"\n\n\
          [[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 1\n",
     )
     .unwrap();
