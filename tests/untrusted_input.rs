@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use benchgate::measure::LatencyHistogram;
@@ -116,8 +116,13 @@ fn small_run() -> RunResults {
     })
 }
 
+/// The scan refuses it before serde builds a cell: what the refusal
+/// allocates at peak is the scanner's frames and the error, not the cells
+/// (some 20 MB built). Its time is the scan's, linear in the file (not
+/// timed here: the machine is shared; `compare` on such a file is timed by
+/// scripts/results-scale.py).
 #[test]
-fn a_results_file_with_100k_cells_is_refused_quickly() {
+fn a_results_file_with_100k_cells_is_refused_before_its_cells_are_built() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut doc = results_json(&small_run());
     // Small cells, as a crafted file would have them (~10 MB in all).
@@ -127,15 +132,13 @@ fn a_results_file_with_100k_cells_is_refused_quickly() {
     });
     doc["results"] = serde_json::Value::Array(vec![cell; 100_000]);
     let text = doc.to_string();
-    let t = Instant::now();
-    let e = RunResults::parse_bytes(text.as_bytes(), "fork.json")
-        .unwrap_err()
-        .to_string();
+    let (result, peak) = peak_extra(|| RunResults::parse_bytes(text.as_bytes(), "fork.json"));
+    let e = result.unwrap_err().to_string();
     assert!(
         e.starts_with("fork.json: results has 100000 cells, over the limit of 10000"),
         "{e}"
     );
-    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(peak < 1 << 20, "refusing allocated {peak} bytes at peak");
     assert_eq!(check::MAX_CELLS, 10_000);
 }
 
@@ -155,22 +158,22 @@ fn too_many_trials_are_refused() {
 }
 
 #[test]
-fn a_megabyte_name_is_refused_quickly() {
+fn a_megabyte_name_is_refused_before_it_is_copied() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let big = "x".repeat(1 << 20);
     let base = results_json(&small_run());
     // A cell name.
     let mut doc = base.clone();
     doc["results"][0]["client"] = big.clone().into();
-    let t = Instant::now();
-    let e = RunResults::parse_bytes(doc.to_string().as_bytes(), "fork.json")
-        .unwrap_err()
-        .to_string();
+    let text = doc.to_string();
+    let (result, peak) = peak_extra(|| RunResults::parse_bytes(text.as_bytes(), "fork.json"));
+    let e = result.unwrap_err().to_string();
     assert!(
         e.starts_with("fork.json: results[0].client has 1048576 bytes, over the limit of 256"),
         "{e}"
     );
-    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    // Refused by the scan, before the name is copied out of the file.
+    assert!(peak < 64 << 10, "refusing allocated {peak} bytes at peak");
     // A metric key (summary names are free-form keys).
     let mut doc = base.clone();
     doc["results"][0]["summary"][big.as_str()] = doc["results"][0]["summary"]["rps"].clone();
@@ -188,26 +191,36 @@ fn a_megabyte_name_is_refused_quickly() {
 }
 
 /// Asserts that the scanner's estimate for `bytes` under `limits` covers
-/// the peak of what `read` allocates (issue 53): the documented bound,
-/// twice the file's size plus the allowance, holds only if it does.
+/// the peak of what `read` allocates, whether it reads the file or refuses
+/// it after the scan (issue 53): the documented bound, twice the file's size
+/// plus the allowance, holds only if it does. `None`: the scan refused it.
 fn estimate_covers<T>(
     what: &str,
     bytes: &[u8],
     limits: &benchgate::files::json::Limits,
     read: impl FnOnce() -> anyhow::Result<T>,
-) {
-    let estimate = benchgate::files::json::estimate(bytes, limits).unwrap();
+) -> Option<anyhow::Result<T>> {
+    use benchgate::files::json::{estimate, Breach};
+    let estimate = match estimate(bytes, limits) {
+        Ok(n) => n,
+        Err(Breach::Memory { .. }) => return None,
+        Err(e) => panic!("{what}: refused by the scan, but not for its memory: {e}"),
+    };
     let (result, peak) = peak_extra(read);
-    result.unwrap();
     eprintln!(
-        "{what}: {} bytes, estimate {estimate}, peak {peak}",
-        bytes.len()
+        "{what}: {} bytes, estimate {estimate}, peak {peak}, {}",
+        bytes.len(),
+        match &result {
+            Ok(_) => "read".to_string(),
+            Err(e) => format!("refused: {e:#}").chars().take(120).collect(),
+        }
     );
     assert!(
         peak as u64 <= estimate,
         "{what}: reading a {} byte file allocated {peak} bytes at peak, over the estimate of {estimate}",
         bytes.len()
     );
+    Some(result)
 }
 
 /// `n` JMH entries of `mode` with `metric` as their primary metric's raw data.
@@ -261,7 +274,83 @@ fn the_estimate_covers_what_jmh_entries_become() {
         for unit in [TrialUnit::Forks, TrialUnit::Iterations] {
             estimate_covers(&format!("{what} {unit:?}"), bytes, &limits(unit), || {
                 jmh::parse(bytes, "many.json", unit)
-            });
+            })
+            .expect("refused by the estimate")
+            .unwrap();
         }
+    }
+}
+
+/// A results file of `clients` command clients with `vars` `env` entries each.
+fn env_file(clients: usize, vars: usize) -> Vec<u8> {
+    let run = small_run();
+    let mut doc = results_json(&run);
+    let env: serde_json::Map<String, serde_json::Value> = (0..vars)
+        .map(|i| (format!("VAR_{i:05}"), serde_json::Value::from("x")))
+        .collect();
+    let client = serde_json::json!({
+        "name": "c", "pool": null, "http": "http1", "tls": false,
+        "kind": { "command": { "command": ["true"], "setup": null, "cwd": ".", "env": env, "timeout": null } },
+    });
+    doc["config"]["clients"] = (0..clients)
+        .map(|i| {
+            let mut c = client.clone();
+            c["name"] = format!("c{i}").into();
+            c
+        })
+        .collect();
+    serde_json::to_vec(&doc).unwrap()
+}
+
+/// Issue 53, point 4: the scanner counted an object's members as nothing
+/// in results files and never counted keys, so maps took memory the
+/// estimate never saw (200 command clients with 10,000 `env` entries each,
+/// 24 MB, took 497 MB to compare; 5.5 M JMH `secondaryMetrics` entries, 65
+/// MB, 768 MB). The shapes of the issue at a few MB: what reading them
+/// allocates stays within the estimate, or the scan refuses them.
+#[test]
+fn the_estimate_covers_map_entries_and_their_keys() {
+    use benchgate::results::jmh::{self, TrialUnit};
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // `env` maps of command clients (and servers) in the resolved config.
+    let bytes = env_file(200, 500);
+    let run = estimate_covers("200 clients x 500 env", &bytes, &check::LIMITS, || {
+        RunResults::parse_bytes(&bytes, "env.json")
+    })
+    .expect("refused by the estimate")
+    .unwrap();
+    assert_eq!(run.config.clients.len(), 200);
+    // Members serde buffers before it reads them: a scenario's load is an
+    // internally tagged enum (`model`).
+    let mut doc = results_json(&small_run());
+    let load = &mut doc["config"]["scenarios"][0]["load"];
+    for i in 0..9_990 {
+        load[format!("unknown_{i:05}")] = 0.into();
+    }
+    let bytes = serde_json::to_vec(&doc).unwrap();
+    estimate_covers("a load of 9,992 members", &bytes, &check::LIMITS, || {
+        RunResults::parse_bytes(&bytes, "load.json")
+    });
+    // JMH secondary metrics: 100 entries of 2,000 each.
+    let secondary: serde_json::Map<String, serde_json::Value> = (0..2_000)
+        .map(|i| (format!("jdbc.metric.{i:05}"), serde_json::Value::from(0)))
+        .collect();
+    let entries: Vec<serde_json::Value> = (0..100)
+        .map(|i| {
+            serde_json::json!({
+                "benchmark": format!("org.example.Bench.m{i}"), "mode": "avgt", "params": {},
+                "primaryMetric": { "score": 1.0, "scoreUnit": "us/op", "rawData": [[1.0]] },
+                "secondaryMetrics": secondary,
+            })
+        })
+        .collect();
+    let bytes = serde_json::to_vec(&entries).unwrap();
+    for unit in [TrialUnit::Forks, TrialUnit::Iterations] {
+        let limits = benchgate::results::jmh_limits::limits(unit);
+        estimate_covers("JMH secondaryMetrics", &bytes, &limits, || {
+            jmh::parse(&bytes, "jmh.json", unit)
+        })
+        .expect("refused by the estimate")
+        .unwrap();
     }
 }

@@ -35,7 +35,10 @@ pub struct Limits {
     /// otherwise: its slot in a `Vec`, twice for the slack of a growing one.
     pub item_bytes: u64,
     /// Memory an object member takes where no rule says otherwise: 0 for a
-    /// struct's field (inside the struct), a map entry's size for a map.
+    /// struct's field (inside the struct), a map entry's size for a map
+    /// ([`map_entry_bytes`]). A map's key is counted too (its bytes and
+    /// [`STRING_BYTES`]), and its first entry counts five times: a map
+    /// allocates a whole node for it.
     pub member_bytes: u64,
     /// Memory the deserialized items and strings may take beyond the bytes
     /// of the file itself.
@@ -67,6 +70,22 @@ pub enum Cap {
 /// Memory a string takes beyond its bytes: the allocation's header and its
 /// rounding (glibc's smallest chunk is 32 bytes).
 pub const STRING_BYTES: u64 = 32;
+
+/// Memory one entry of a `BTreeMap` with keys of `key` and values of `value`
+/// bytes takes at most, its share of a node: a node holds 11 entries and 12
+/// edges, and at least 5 entries except the root, so `n` entries take at
+/// most `n + 4` of these (the scanner counts a map's first member five
+/// times). The key's and the value's heap are counted where they are.
+pub const fn map_entry_bytes(key: usize, value: usize) -> u64 {
+    // Entries, edges, the parent pointer and lengths, the allocation's header.
+    let node = 11 * (key + value) + 12 * 8 + 16 + 16;
+    node.div_ceil(5) as u64
+}
+
+/// Memory a member or item takes where serde buffers a value before it
+/// knows its type (an internally tagged enum, `#[serde(tag = ...)]`): a
+/// key and a value of 32 bytes each, with a growing `Vec`'s slack.
+pub const BUFFERED_BYTES: u64 = 2 * 2 * 32;
 
 /// What a document broke; shown as `<where> has N <unit>, over the limit of M`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -298,7 +317,10 @@ impl Scanner<'_> {
             return bad();
         };
         top.count += 1;
-        self.extra = self.extra.saturating_add(top.bytes);
+        // A map's first entry brings its first node ([`map_entry_bytes`]).
+        let map = top.object && top.bytes > 0;
+        let first = if map && top.count == 1 { 4 } else { 0 };
+        self.extra = self.extra.saturating_add((1 + first) * top.bytes);
         if !top.object {
             return Ok(());
         }
@@ -319,6 +341,10 @@ impl Scanner<'_> {
         if let Some(top) = self.stack.last_mut() {
             top.key = (start, self.pos - 1);
             top.escaped = escaped;
+        }
+        // A map's key is a string of its own; a struct's field name is not kept.
+        if map {
+            self.extra = self.extra.saturating_add(bytes as u64 + STRING_BYTES);
         }
         self.ws();
         if self.peek() != Some(b':') {

@@ -230,7 +230,38 @@ fn the_memory_of_items_and_strings_is_budgeted_beyond_the_file() {
     // A string costs its allocation beyond its bytes; members their own cost.
     let strings = format!("[{}]", vec!["\"\""; 8_000].join(","));
     assert!(breach(&strings, &limits).starts_with("its items would take about 2 MiB"));
-    let members: Vec<String> = (0..110_000).map(|i| format!("\"{i}\": 0")).collect();
+    // A map's members: their own cost and their keys (5 bytes and 32).
+    let members: Vec<String> = (0..25_000).map(|i| format!("\"{i:05}\": 0")).collect();
     let members = format!("{{{}}}", members.join(","));
     assert!(breach(&members, &limits).starts_with("its items would take about 2 MiB"));
+}
+
+#[test]
+fn a_maps_keys_and_first_node_are_counted_a_structs_fields_not() {
+    let map = Limits {
+        member_bytes: 100,
+        extra_bytes: 1 << 30,
+        ..OPEN
+    };
+    let members = |n: usize, key: usize| {
+        let m: Vec<String> = (0..n)
+            .map(|i| format!("\"{}{i:05}\": 0", "k".repeat(key)))
+            .collect();
+        format!("{{{}}}", m.join(","))
+    };
+    // n members with keys of 5 + key bytes: (n + 4) entries, n keys.
+    for (n, key) in [(1, 0), (10, 0), (1_000, 50)] {
+        let want = (n as u64 + 4) * 100 + n as u64 * (5 + key as u64 + STRING_BYTES);
+        assert_eq!(
+            estimate(members(n, key).as_bytes(), &map),
+            Ok(want),
+            "{n} {key}"
+        );
+    }
+    // A struct's fields (members of no cost) cost nothing, keys included.
+    let fields = Limits {
+        member_bytes: 0,
+        ..map
+    };
+    assert_eq!(estimate(members(1_000, 50).as_bytes(), &fields), Ok(0));
 }

@@ -32,19 +32,31 @@ pub const MAX_FAILURE_BYTES: usize = 64 * 1024;
 /// real trial takes about 2 KiB, so this holds some 30,000 trials.
 pub const MAX_EXTRA_BYTES: u64 = 64 << 20;
 
-/// A summary entry: a `BTreeMap` slot (key and [`crate::metric::Spread`])
-/// and its share of a half-full node.
-pub(crate) const SUMMARY_ENTRY_BYTES: u64 = 2 * (24 + 32);
+/// Most items of an array or members of an object where no rule says otherwise.
+const MAX_ITEMS: usize = 10_000;
+
+/// A summary entry: its share of a `BTreeMap` node (key and
+/// [`crate::metric::Spread`]); the key's heap is counted as a map key.
+pub(crate) const SUMMARY_ENTRY_BYTES: u64 =
+    json::map_entry_bytes(size_of::<String>(), size_of::<crate::metric::Spread>());
+
+/// An entry of a map of strings (`env`, `dimensions`): its share of a node;
+/// the key's and the value's heap are counted as strings.
+const STRING_MAP_ENTRY_BYTES: u64 = json::map_entry_bytes(size_of::<String>(), size_of::<String>());
 
 /// The limits of a results file, by place. A `Vec` item is counted twice
-/// its size: a growing `Vec` holds up to twice its length.
+/// its size: a growing `Vec` holds up to twice its length. A struct's
+/// members cost nothing (they are inside it); the maps of the schema
+/// (`schema/results.schema.json`'s objects with `additionalProperties`) and
+/// the internally tagged enums, whose members serde buffers before it reads
+/// them, have rules of their own.
 pub const LIMITS: Limits = Limits {
     // Real files nest 6 deep (results, cell, trials, trial, metrics, errors).
     depth: 32,
     values: 16_000_000,
     key_bytes: MAX_NAME_BYTES,
     text_bytes: MAX_TEXT_BYTES,
-    items: 10_000,
+    items: MAX_ITEMS,
     // Every other `Vec`'s items are structs of at most 264 bytes (a merged
     // shard), strings or numbers.
     item_bytes: 512,
@@ -73,6 +85,47 @@ pub const LIMITS: Limits = Limits {
                 max: 4 * METRICS.len(),
                 unit: "metrics",
                 bytes: SUMMARY_ENTRY_BYTES,
+            },
+        },
+        // A trial's marks and a scenario's load are internally tagged.
+        Rule {
+            path: &["results", "*", "trials", "*", "invalid", "*", "**"],
+            cap: Cap::Items {
+                max: MAX_ITEMS,
+                unit: "items",
+                bytes: json::BUFFERED_BYTES,
+            },
+        },
+        Rule {
+            path: &["config", "scenarios", "*", "load", "**"],
+            cap: Cap::Items {
+                max: MAX_ITEMS,
+                unit: "items",
+                bytes: json::BUFFERED_BYTES,
+            },
+        },
+        Rule {
+            path: &["config", "clients", "*", "kind", "command", "env"],
+            cap: Cap::Items {
+                max: MAX_ITEMS,
+                unit: "variables",
+                bytes: STRING_MAP_ENTRY_BYTES,
+            },
+        },
+        Rule {
+            path: &["config", "servers", "*", "target", "command", "env"],
+            cap: Cap::Items {
+                max: MAX_ITEMS,
+                unit: "variables",
+                bytes: STRING_MAP_ENTRY_BYTES,
+            },
+        },
+        Rule {
+            path: &["config", "publish", "cloudwatch", "dimensions"],
+            cap: Cap::Items {
+                max: MAX_ITEMS,
+                unit: "dimensions",
+                bytes: STRING_MAP_ENTRY_BYTES,
             },
         },
         Rule {

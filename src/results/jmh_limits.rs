@@ -12,7 +12,7 @@
 use std::mem::size_of;
 
 use crate::config::Scenario;
-use crate::files::json::{Cap, Limits, Rule, STRING_BYTES};
+use crate::files::json::{map_entry_bytes, Cap, Limits, Rule, STRING_BYTES};
 use crate::metric::{Family, JmhFigures, METRICS};
 
 use super::check::{MAX_CELLS, MAX_NAME_BYTES, SUMMARY_ENTRY_BYTES};
@@ -75,7 +75,8 @@ pub fn limits(trials: TrialUnit) -> Limits {
         text_bytes: 16 * 1024,
         items: 100_000,
         item_bytes: ITEM_BYTES,
-        // Structs only: every other secondary metric is skipped unbuilt.
+        // Structs (every secondary metric but one is skipped unbuilt); the
+        // params map has a rule.
         member_bytes: 0,
         extra_bytes: 512 << 20,
         rules: match trials {
@@ -87,7 +88,7 @@ pub fn limits(trials: TrialUnit) -> Limits {
 
 /// The rules of a file whose trials are at `trials` below `primaryMetric`:
 /// a fork (`rawData[fork]`) or an iteration (`rawData[fork][iteration]`).
-const fn rules(trial: &'static str, at_iteration: bool) -> [Rule; 5] {
+const fn rules(trial: &'static str, at_iteration: bool) -> [Rule; 6] {
     let trial_cap = Cap::Items {
         max: 100_000,
         unit: trial,
@@ -110,6 +111,14 @@ const fn rules(trial: &'static str, at_iteration: bool) -> [Rule; 5] {
                 max: MAX_CELLS,
                 unit: "results (a benchmark with its params in one mode each)",
                 bytes: ENTRY_BYTES,
+            },
+        },
+        Rule {
+            path: &["*", "params"],
+            cap: Cap::Items {
+                max: 100_000,
+                unit: "params",
+                bytes: map_entry_bytes(size_of::<String>(), size_of::<String>()),
             },
         },
         Rule {
@@ -140,5 +149,5 @@ const fn rules(trial: &'static str, at_iteration: bool) -> [Rule; 5] {
     ]
 }
 
-static FORKS: [Rule; 5] = rules("forks", false);
-static ITERATIONS: [Rule; 5] = rules("iterations", true);
+static FORKS: [Rule; 6] = rules("forks", false);
+static ITERATIONS: [Rule; 6] = rules("iterations", true);
