@@ -173,11 +173,20 @@ impl Suite {
             }
             scenario.clients = clients;
         }
-        // The twins can take a suite that loaded past the cell limit.
+        // The twins can take a suite that loaded past the cell limit, or
+        // its results file past what a reader holds.
         if let Some(why) = out.too_many_cells() {
             anyhow::bail!(
                 "{}: with the base side's twins, {why}; run fewer scenarios (--scenarios) or give them fewer clients (clients = [...])",
                 self.source
+            );
+        }
+        if let Some(too_many) = out.too_many_rounds() {
+            anyhow::bail!(
+                "{}: with the base side's twins, {}; {}",
+                self.source,
+                too_many.why,
+                too_many.fix(out.run.rounds)
             );
         }
         Ok(out)
@@ -254,6 +263,31 @@ clients = ["java", "outside", "hyper"]
         assert_eq!(v.env["OTHER"], "/usr/share");
         // The head side is untouched.
         assert_eq!(out.clients[0], suite.clients[0]);
+    }
+
+    /// Issue 53: the twins double the cells; a suite whose results file
+    /// the reader took can then make one it would refuse.
+    #[test]
+    fn twins_past_what_a_results_file_holds_are_refused() {
+        let head = tempfile::tempdir().unwrap();
+        let h = std::fs::canonicalize(head.path()).unwrap();
+        let fit = crate::config::limits::rounds_that_fit(1_000);
+        let mut config = format!(
+            "[run]\nmax_rounds = {fit}\n[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"true\"]\ncwd = \"{}\"\n",
+            h.display()
+        );
+        for s in 0..1_000 {
+            config.push_str(&format!("[[scenario]]\nname = \"s{s}\"\npath = \"/\"\n"));
+        }
+        let suite = Suite::from_toml(&config, "bench.toml").unwrap();
+        let trees = Trees { head: &h, base: &h };
+        let e = suite.with_base_variants(&trees).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "bench.toml: with the base side's twins, 2000 cells of up to {fit} rounds make a results file"
+            )),
+            "{e}"
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::validate::{MAX_BUDGET, MAX_MAX_ROUNDS, MAX_ROUNDS, MIN_ROUNDS};
+use super::limits::TooManyRounds;
+use super::validate::{MAX_BUDGET, MAX_ROUNDS, MIN_ROUNDS};
 use super::Suite;
 
 /// The config file looked for in the working directory.
@@ -77,11 +78,23 @@ impl Suite {
     /// in range, `max_rounds` at least `rounds` (a file that leaves extra
     /// rounds off keeps them off), scenarios that exist.
     pub fn with_overrides(mut self, o: &Overrides) -> anyhow::Result<Suite> {
+        self.keep_scenarios(&o.scenarios)?;
         if let Some(rounds) = o.rounds {
             anyhow::ensure!(
                 (MIN_ROUNDS..=MAX_ROUNDS).contains(&rounds),
                 "--rounds {rounds}: use a value from {MIN_ROUNDS} to {MAX_ROUNDS}"
             );
+            if let Some(too_many) = TooManyRounds::of(self.cell_count(), rounds) {
+                let fix = match too_many.fit {
+                    0 => too_many.fix(rounds),
+                    fit => format!("give --rounds {fit} or fewer"),
+                };
+                anyhow::bail!(
+                    "--rounds {rounds}: {}: {}; {fix}",
+                    self.source,
+                    too_many.why
+                );
+            }
             if self.run.max_rounds == self.run.rounds {
                 self.run.max_rounds = rounds;
             }
@@ -104,14 +117,17 @@ impl Suite {
             );
             // Extra rounds off in the file: a budget, not a count, stops them.
             if self.run.max_rounds == self.run.rounds {
-                self.run.max_rounds = MAX_MAX_ROUNDS.max(self.run.rounds);
+                self.run.max_rounds = self.budget_max_rounds();
             }
             self.run.budget = Some(budget);
         }
         if o.no_pin {
             self.run.pin = false;
         }
-        self.keep_scenarios(&o.scenarios)?;
+        if let Some(too_many) = self.too_many_rounds() {
+            let fix = too_many.fix(self.run.rounds);
+            anyhow::bail!("{}: {}; {fix}", self.source, too_many.why);
+        }
         Ok(self)
     }
 

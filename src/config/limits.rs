@@ -3,6 +3,7 @@
 //! results every later read would refuse, fails in a second with the field,
 //! the line and the fix instead of after minutes of measuring.
 
+use super::validate::MAX_MAX_ROUNDS;
 use super::Suite;
 
 /// Most cells a results file holds: a cell is a (scenario, client) pair, per
@@ -10,6 +11,45 @@ use super::Suite;
 /// a results file refuses more (`results::check` re-exports this constant),
 /// so a suite that would produce more is refused at load.
 pub const MAX_CELLS: usize = 10_000;
+
+/// Memory reading a results file may take beyond the file's own bytes, as
+/// its reader counts it: every read refuses more (`results::check`
+/// re-exports this constant as its `MAX_EXTRA_BYTES`), so a suite whose
+/// results would take more is refused at load ([`Suite::too_many_rounds`]).
+pub const MAX_RESULTS_EXTRA_BYTES: u64 = 64 << 20;
+
+/// What the reader counts for a real run's own records (its environment, the
+/// resolved config: a config file is at most 1 MiB), at most.
+pub const RUN_BYTES: u64 = 2 << 20;
+
+/// What the reader counts for one cell of a real run, its trials aside: its
+/// slot in the file's list (twice the cell, as for a growing `Vec`), a
+/// summary entry per metric, its names, and its two latency histograms as a
+/// long run with a wide spread encodes them (4 KiB each; a few seconds of a
+/// usual spread encode in 1 to 2 KiB): 17.6 KiB as the reader counts it.
+pub const CELL_BYTES: u64 = 18 << 10;
+
+/// What the reader counts for one trial of a real run: its slot in its
+/// cell's list (twice the trial), its start time, the server's service-time
+/// histogram and two validity marks (5.2 KiB; the marks are buffered by
+/// serde, member by member, and a trial without them takes about 2.2 KiB).
+/// A failed trial's reason (at most 64 KiB) is not counted: failures are a
+/// run's exception. `results::check`'s tests hold a cell and a trial of
+/// every field to these figures. The one place a trial's size is estimated:
+/// a field added to a trial (per-window records, say) changes it here.
+pub const TRIAL_BYTES: u64 = 5 * 1024 + 512;
+
+/// What the reader counts for `cells` cells of `rounds` trials each.
+pub fn results_bytes(cells: usize, rounds: u32) -> u64 {
+    RUN_BYTES + cells as u64 * (CELL_BYTES + u64::from(rounds) * TRIAL_BYTES)
+}
+
+/// The most rounds of `cells` cells whose results file the reader holds
+/// ([`MAX_RESULTS_EXTRA_BYTES`]); 0: not even one.
+pub fn rounds_that_fit(cells: usize) -> u32 {
+    let per_cell = (MAX_RESULTS_EXTRA_BYTES - RUN_BYTES) / cells.max(1) as u64;
+    u32::try_from(per_cell.saturating_sub(CELL_BYTES) / TRIAL_BYTES).unwrap_or(u32::MAX)
+}
 
 /// Largest request body, 256 MiB. A larger upload measures copying through
 /// the loopback interface, not the client; and the driver holds the body in
@@ -56,6 +96,62 @@ impl Suite {
             )
         })
     }
+
+    /// Why this suite's results file could not be read back, if its cells
+    /// ran up to `max_rounds` rounds each: the estimate and the limit
+    /// ([`results_bytes`]), and what would fit. `compare`, `merge` and the
+    /// stores refuse such a file, after the run measured for hours.
+    pub fn too_many_rounds(&self) -> Option<TooManyRounds> {
+        TooManyRounds::of(self.cell_count(), self.run.max_rounds)
+    }
+
+    /// `[run] max_rounds` when a budget is given and the file sets none:
+    /// [`MAX_MAX_ROUNDS`], or as many as the results file holds, never fewer
+    /// than `rounds`.
+    pub(super) fn budget_max_rounds(&self) -> u32 {
+        MAX_MAX_ROUNDS
+            .min(rounds_that_fit(self.cell_count()))
+            .max(self.run.rounds)
+    }
+}
+
+/// A suite whose results file would be over [`MAX_RESULTS_EXTRA_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooManyRounds {
+    /// The cells, the rounds, the estimate and the limit.
+    pub why: String,
+    /// The most rounds that fit (0: not even one).
+    pub fit: u32,
+}
+
+impl TooManyRounds {
+    /// Why `cells` cells of up to `rounds` rounds make a results file over
+    /// the limit, if they do.
+    pub fn of(cells: usize, rounds: u32) -> Option<TooManyRounds> {
+        let fit = rounds_that_fit(cells);
+        let plural = if rounds == 1 { "" } else { "s" };
+        (rounds > fit).then(|| TooManyRounds {
+            why: format!(
+                "{cells} cells of up to {rounds} round{plural} make a results file that takes about {} MiB of memory to read, over the limit of {} MiB every reader of it holds (compare, merge, the stores)",
+                results_bytes(cells, rounds).div_ceil(1 << 20),
+                MAX_RESULTS_EXTRA_BYTES >> 20
+            ),
+            fit,
+        })
+    }
+
+    /// How to fix it in the config, for a suite of `rounds` rounds.
+    pub fn fix(&self, rounds: u32) -> String {
+        let split = "or split the suite into several configs";
+        match self.fit {
+            0 => format!(
+                "split the suite into several configs, or give scenarios fewer clients (clients = [...]): at most {} cells fit a results file of one round",
+                (MAX_RESULTS_EXTRA_BYTES - RUN_BYTES) / (CELL_BYTES + TRIAL_BYTES)
+            ),
+            fit if fit < rounds => format!("set rounds = {fit} (and max_rounds at most that), {split}"),
+            fit => format!("set max_rounds = {fit}, the most that fit, {split}"),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -78,7 +174,15 @@ mod tests {
         let s = Suite::from_toml(&suite(3, 2), "t.toml").unwrap();
         assert_eq!(s.cell_count(), 3 * 2 + 3);
         assert_eq!(s.too_many_cells(), None);
-        let mut s = Suite::from_toml(&suite(100, 99), "t.toml").unwrap();
+        // (A suite of 10,000 cells loads no more: its trials take too much.)
+        let mut s = Suite::from_toml(&suite(1, 99), "t.toml").unwrap();
+        let one = s.scenarios[0].clone();
+        s.scenarios = (0..100)
+            .map(|i| super::super::Scenario {
+                name: format!("s{i}"),
+                ..one.clone()
+            })
+            .collect();
         assert_eq!(s.cell_count(), MAX_CELLS);
         assert_eq!(s.too_many_cells(), None);
         s.scenarios[0].clients.push("c0".into());

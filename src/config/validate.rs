@@ -147,7 +147,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         }),
         None => None,
     };
-    let suite = Suite {
+    let mut suite = Suite {
         source: source.to_string(),
         run,
         clients,
@@ -158,15 +158,33 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         servers,
         jmh,
     };
-    match suite.too_many_cells() {
-        None => Ok(suite),
-        Some(why) => Err(Problem::new(
-            raw.scenarios_span.clone().unwrap_or(raw.end..raw.end),
+    let scenarios_span = raw.scenarios_span.clone().unwrap_or(raw.end..raw.end);
+    if let Some(why) = suite.too_many_cells() {
+        return Err(Problem::new(
+            scenarios_span,
             "scenario",
             why,
             "split the suite into several configs, or give scenarios fewer clients (clients = [...])",
-        )),
+        ));
     }
+    if raw.run.max_rounds.is_none() && suite.run.budget.is_some() {
+        suite.run.max_rounds = suite.budget_max_rounds();
+    }
+    let Some(too_many) = suite.too_many_rounds() else {
+        return Ok(suite);
+    };
+    // The key to lower: max_rounds, or rounds when even those are too many.
+    let at = |key: &Option<At<i64>>| {
+        key.as_ref()
+            .map_or(scenarios_span.clone(), |k| k.span.clone())
+    };
+    let (span, field) = match too_many.fit {
+        0 => (scenarios_span.clone(), "scenario"),
+        fit if fit < suite.run.rounds => (at(&raw.run.rounds), "run.rounds"),
+        _ => (at(&raw.run.max_rounds), "run.max_rounds"),
+    };
+    let fix = too_many.fix(suite.run.rounds);
+    Err(Problem::new(span, field, too_many.why, fix))
 }
 
 /// Servers under test are driven over plain HTTP by the built-in clients: a

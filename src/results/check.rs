@@ -28,9 +28,11 @@ pub const MAX_TEXT_BYTES: usize = 4 * 1024;
 pub const MAX_FAILURE_BYTES: usize = 64 * 1024;
 /// Memory a results file's cells, trials and strings may take beyond the
 /// file's own size once read: with the bytes read and the strings copied
-/// out of them, reading a file takes at most twice its size plus this. A
-/// real trial takes about 2 KiB, so this holds some 30,000 trials.
-pub const MAX_EXTRA_BYTES: u64 = 64 << 20;
+/// out of them, reading a file takes at most twice its size plus this. One
+/// limit with what a config may make: a suite whose cells and rounds would
+/// take more is refused at load (`config::limits`, whose estimates of a
+/// cell and a trial the tests below hold to this reader's count).
+pub use crate::config::limits::MAX_RESULTS_EXTRA_BYTES as MAX_EXTRA_BYTES;
 
 /// Most items of an array or members of an object where no rule says otherwise.
 const MAX_ITEMS: usize = 10_000;
@@ -511,3 +513,7 @@ mod tests {
         assert!(e.contains(".trials[1].window_planned_s is NaN"), "{e}");
     }
 }
+
+#[cfg(test)]
+#[path = "check_estimate_tests.rs"]
+mod estimate_tests;

@@ -817,7 +817,10 @@ fn a_suite_of_more_cells_than_a_results_file_holds_is_refused() {
         "the suite makes 10100 cells (101 scenarios with 10100 (scenario, client) pairs), over the limit of 10000 a results file holds",
         "split the suite into several configs",
     );
-    assert_eq!(load(&many_cells(100, 100)).unwrap().cell_count(), 10_000);
+    // 10,000 cells are within the count, but not what their trials take
+    // (issue 53, below).
+    let e = load(&many_cells(100, 100)).unwrap_err().to_string();
+    assert!(e.contains("10000 cells of up to 5 rounds"), "{e}");
     // `benchgate run` stops at load: no server, no trial, no results file.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bench.toml"), &text).unwrap();
@@ -838,6 +841,89 @@ fn a_suite_of_more_cells_than_a_results_file_holds_is_refused() {
     );
     assert!(!dir.path().join("results.json").exists());
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+/// Issue 53: a suite whose results file no reader would take (its cells x
+/// max_rounds over what the reader lets a file take in memory: `compare`,
+/// `merge` and the stores refused it after hours of measuring) is refused
+/// at load, naming the key and the most rounds that fit, which load.
+#[test]
+fn a_suite_whose_results_file_no_reader_takes_is_refused_at_load() {
+    use benchgate::config::limits::rounds_that_fit;
+    // 10,000 cells of one round: not even one round fits.
+    let text = format!("[run]\nrounds = 1\n{}", many_cells(100, 100));
+    invalid(
+        &text,
+        303,
+        "scenario",
+        "10000 cells of up to 1 round make a results file that takes about",
+        "give scenarios fewer clients (clients = [...]): at most",
+    );
+    // 1,500 cells of up to 20 rounds; of 10 rounds.
+    let fit = rounds_that_fit(1_500);
+    let text = format!("[run]\nrounds = 3\nmax_rounds = 20\n{}", many_cells(30, 50));
+    let shown = invalid(
+        &text,
+        3,
+        "run.max_rounds",
+        "1500 cells of up to 20 rounds make a results file that takes about",
+        &format!("set max_rounds = {fit}, the most that fit"),
+    );
+    assert!(
+        shown.contains("over the limit of 64 MiB every reader"),
+        "{shown}"
+    );
+    let text = format!("[run]\nrounds = 10\n{}", many_cells(30, 50));
+    invalid(
+        &text,
+        2,
+        "run.rounds",
+        "1500 cells of up to 10 rounds",
+        &format!("set rounds = {fit}"),
+    );
+    // 600 cells of up to 60 rounds; the most that fit load.
+    let fit = rounds_that_fit(600);
+    let text = |max: u32| format!("[run]\nmax_rounds = {max}\n{}", many_cells(20, 30));
+    invalid(
+        &text(60),
+        2,
+        "run.max_rounds",
+        "600 cells of up to 60 rounds",
+        &format!("set max_rounds = {fit}"),
+    );
+    assert_eq!(load(&text(fit)).unwrap().run.max_rounds, fit);
+    invalid(
+        &text(fit + 1),
+        2,
+        "run.max_rounds",
+        "600 cells",
+        &format!("max_rounds = {fit}"),
+    );
+    // A budget's default max_rounds (300) is what fits, when fewer do.
+    let text = format!("[run]\nbudget = \"5m\"\n{}", many_cells(20, 30));
+    assert_eq!(load(&text).unwrap().run.max_rounds, fit);
+    let small = format!("[run]\nbudget = \"5m\"\n{}", many_cells(2, 3));
+    assert_eq!(load(&small).unwrap().run.max_rounds, 300);
+    // --rounds is held to it too, with a budget's max_rounds as without.
+    let rounds = |n: u32| benchgate::config::Overrides {
+        rounds: Some(n),
+        ..Default::default()
+    };
+    for suite in [load(&many_cells(20, 30)).unwrap(), load(&text).unwrap()] {
+        let fits = suite.clone().with_overrides(&rounds(fit)).unwrap();
+        assert_eq!(fits.run.rounds, fit);
+        let e = suite
+            .with_overrides(&rounds(fit + 1))
+            .unwrap_err()
+            .to_string();
+        let over = fit + 1;
+        assert!(
+            e.starts_with(&format!(
+                "--rounds {over}: bench.toml: 600 cells of up to {over} rounds make"
+            )) && e.ends_with(&format!("give --rounds {fit} or fewer")),
+            "{e}"
+        );
+    }
 }
 
 /// A config of `scenarios` scenarios, each run by all of `clients` clients
