@@ -20,6 +20,14 @@ fn main() -> ExitCode {
         std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true"),
     );
     let cli = Cli::parse();
+    // What the programs a run starts leave behind becomes benchgate's to end
+    // (orchestrate::escapees).
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Calibrate(_) | Command::Action(_)
+    ) {
+        benchgate::orchestrate::escapees::adopt_orphans();
+    }
     let result = match cli.command {
         Command::Init(args) => benchgate::commands::init::init(args),
         Command::Run(args) => benchgate::commands::run(args),

@@ -220,30 +220,62 @@ impl<'a> From<&'a crate::config::ServerCommand> for SetupPlace<'a> {
 }
 
 /// Runs `argv` once (a client's or a server's setup step), output captured
-/// to `log` ([`capture`]).
-pub fn run_setup(argv: &[String], place: SetupPlace<'_>, log: &Path) -> anyhow::Result<()> {
+/// to `log` ([`capture`]), in a process group of its own. What it leaves
+/// running (a daemon the trials use) runs on until the run ends it
+/// ([`super::escapees::RunEnd`]); a setup that fails is ended at once.
+pub fn run_setup(
+    argv: &[String],
+    place: SetupPlace<'_>,
+    log: &Path,
+) -> anyhow::Result<super::escapees::Leftover> {
     let (sink, out) = Sink::create(log)?;
     let capture = Capture::start([sink])?;
+    let tag = super::escapees::Tag::new();
     let mut command = Command::new(&argv[0]);
     child_env::scrub(&mut command, place.pass_env);
-    let status = command
+    command
         .args(&argv[1..])
         .current_dir(place.cwd)
         .envs(place.env)
+        .env(tag.env().0, tag.env().1)
         .stdin(Stdio::null())
         .stdout(out.try_clone()?)
         .stderr(out)
-        .status()
+        .process_group(0);
+    crate::interrupt::die_with_parent(&mut command);
+    let mut child = command
+        .spawn()
         .with_context(|| format!("starting setup {:?} in {}", argv, place.cwd))?;
-    let [output] = capture.finish();
+    let setup = super::escapees::Leftover::new(child.id(), tag, capture);
+    // Its own group: a terminal's Ctrl-C reaches benchgate, which ends it.
+    let status = loop {
+        if let Some(signal) = interrupt::received() {
+            let output = setup.end();
+            let _ = child.wait();
+            bail!(
+                "setup {:?} {}:\n{}",
+                argv,
+                signal.reason(),
+                output.excerpt(TAIL_BYTES)
+            );
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                setup.end();
+                return Err(e).context("waiting for setup");
+            }
+        }
+    };
     if !status.success() {
         bail!(
             "setup {:?} failed ({status}):\n{}",
             argv,
-            output.excerpt(TAIL_BYTES)
+            setup.end().excerpt(TAIL_BYTES)
         );
     }
-    Ok(())
+    Ok(setup)
 }
 
 /// Runs one trial of an external program. `log`: where its output is kept

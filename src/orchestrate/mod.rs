@@ -146,6 +146,8 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         None
     };
     let scratch = tempdir()?;
+    // Ended before the scratch space goes: setup steps' daemons, orphans.
+    let mut leftovers = escapees::RunEnd::default();
 
     let mut results = RunResults {
         schema_version: SCHEMA_VERSION,
@@ -190,7 +192,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
             }
             ServerTarget::Url(_) => None,
         }));
-    for (kind, name, argv, place) in setups {
+    for (i, (kind, name, argv, place)) in setups.enumerate() {
         if interrupt::received().is_some() {
             break;
         }
@@ -202,8 +204,9 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
             );
             crate::stderrln!("{}", crate::report::untrusted::for_log(&line));
         }
-        let log = scratch.path().join("setup.log");
-        if let Err(e) = command::run_setup(argv, place, &log) {
+        let log = scratch.path().join(format!("setup-{i}.log"));
+        let setup = command::run_setup(argv, place, &log).map(|s| leftovers.keep(s));
+        if let Err(e) = setup {
             if kind == "client" && head_client(name) {
                 anyhow::bail!(
                     "client {name:?} cannot run, so nothing was measured: {e:#}\n\

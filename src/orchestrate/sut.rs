@@ -1,7 +1,7 @@
 //! A server under test started from its `command` (`[[server]]`): on a free
 //! loopback port benchgate picks (`{port}`, `BENCHGATE_SERVER_PORT`), in a fresh
 //! process group, output captured to files, capped ([`super::capture`]; a
-//! bounded tail is shown when it fails), ready when its probe answers, and stopped with SIGTERM to the group,
+//! bounded tail is shown when it fails; a flood stops it while it is folded), ready when its probe answers, and stopped with SIGTERM to the group,
 //! then SIGKILL after `stop_timeout`, without benchgate's credentials
 //! ([`super::child_env`]). Nothing of the group outlives [`stop`]
 //! (or the drop of a [`SutProcess`]).
@@ -90,6 +90,8 @@ impl SutProcess {
                 spec.cwd
             )
         })?;
+        // Its output is bounded on disk while it runs, flood or not.
+        output.pause_when_far_behind(child.id());
         let mut sut = SutProcess {
             name: name.to_string(),
             pgid: child.id(),
@@ -189,6 +191,8 @@ impl SutProcess {
             return Ok(());
         }
         self.stopped = true;
+        // No SIGCONT after this may reach a group that took its number since.
+        self.output.stop_pausing();
         signal_group(self.pgid, libc::SIGTERM);
         let deadline = Instant::now() + self.stop_timeout;
         while Instant::now() < deadline {
@@ -211,6 +215,7 @@ impl SutProcess {
     /// for the other members to go.
     fn kill_now(&mut self) {
         self.stopped = true;
+        self.output.stop_pausing();
         signal_group(self.pgid, libc::SIGKILL);
         self.tag.kill_tagged();
         let _ = self.child.wait();

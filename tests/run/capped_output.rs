@@ -304,3 +304,120 @@ concurrency = 1
     assert_eq!(c.trials[0].failure, None);
     assert!(c.trials[0].metrics.as_ref().unwrap().ok > 0);
 }
+
+/// Issue 53, point 4: a command client whose grandchild escapes its group
+/// (setsid, a cleared environment: no tag) and floods the stdout it
+/// inherited at 256 MiB/s for 30 s, long after the trial. It is ended with
+/// its trial (it holds the trial's output file), not left writing into a
+/// file benchgate has unlinked: the second round's program fails (exit 9)
+/// if the first round's grandchild still runs. Until then its flood is
+/// folded as the program's, within the bound.
+#[test]
+fn an_escaped_grandchild_flooding_its_inherited_stdout_is_bounded_and_ended() {
+    let dir = tempfile::tempdir().unwrap();
+    let escapee = "import os\nopen(sys.argv[2], \"w\").write(str(os.getpid()))\nflood(sys.stdout.buffer, 30)\n";
+    std::fs::write(
+        dir.path().join("escapee.py"),
+        format!("{FLOOD_PY}{escapee}"),
+    )
+    .unwrap();
+    let pidfile = dir.path().join("escaped.pid");
+    let config = format!(
+        r#"
+[run]
+rounds = 2
+warmup = "100ms"
+duration = "500ms"
+
+[[client]]
+name = "escapes"
+kind = "command"
+command = ["sh", "-c", "if [ -s {pidfile} ] && kill -0 $(cat {pidfile}); then exit 9; fi; setsid env -i \"$(command -v python3)\" escapee.py 268435456 {pidfile} & end=$(( $(date +%s) + 1 )); while [ $(date +%s) -le $end ]; do curl -s -o /dev/null \"$BENCHGATE_URL\"; done"]
+timeout = "60s"
+
+[[scenario]]
+name = "get"
+path = "/bytes/22"
+"#,
+        pidfile = pidfile.display()
+    );
+    let (output, peak) = run_sampled(dir.path(), &config);
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .expect("the escaped process wrote its pid")
+        .trim()
+        .parse()
+        .unwrap();
+    let ended = crate::command_clients::killed_within(pid, Duration::from_secs(2));
+    // SAFETY: kill(2) of the flood this test started, should it be left.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    assert!(ended, "the escaped grandchild (pid {pid}) outlived the run");
+    assert!(peak < PEAK_LIMIT, "scratch space peaked at {peak} bytes");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // Both rounds measured: the second did not find the first one's flood.
+    let r = RunResults::read(&dir.path().join("results.json")).unwrap();
+    let trials = &cell(&r, "get", "escapes").trials;
+    let failures: Vec<_> = trials.iter().filter_map(|t| t.failure.as_deref()).collect();
+    assert!(
+        failures.is_empty(),
+        "{:?}",
+        failures
+            .iter()
+            .map(|f| &f[..f.len().min(200)])
+            .collect::<Vec<_>>()
+    );
+}
+
+/// A server under test flooding stdout at full speed for 3 s, where the
+/// machine allows GB/s: stopped while its output is folded whenever it gets
+/// 16 MiB ahead, so that the disk stays within the documented bound.
+#[test]
+fn a_server_flooding_stdout_at_full_speed_stays_within_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let flood = dir.path().join("flood.py");
+    let server_py =
+        "import sys\nn = flood(sys.stdout.buffer, 3)\nopen(\"flooded\", \"w\").write(str(n))\n";
+    std::fs::write(&flood, format!("{FLOOD_PY}{server_py}")).unwrap();
+    let config = format!(
+        r#"
+[run]
+rounds = 1
+warmup = "100ms"
+duration = "4s"
+
+[[client]]
+name = "hyper"
+kind = "hyper"
+
+[[server]]
+name = "flooding"
+command = ["sh", "-c", "python3 \"$1\" 1e15 & exec \"$0\" serve --no-tls --listen 127.0.0.1:$BENCHGATE_SERVER_PORT", "{exe}", "{flood}"]
+cwd = "{dir}"
+ready = "http://127.0.0.1:{{port}}/bytes/1"
+ready_timeout = "10s"
+
+[[scenario]]
+name = "get-22b"
+path = "/bytes/22"
+concurrency = 1
+"#,
+        exe = exe(),
+        flood = flood.display(),
+        dir = dir.path().display()
+    );
+    let (output, peak) = run_sampled(dir.path(), &config);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(peak < PEAK_LIMIT, "scratch space peaked at {peak} bytes");
+    let flooded: u64 = std::fs::read_to_string(dir.path().join("flooded"))
+        .expect("the flood ran to its end")
+        .parse()
+        .unwrap();
+    assert!(
+        flooded > PEAK_LIMIT,
+        "the server flooded only {flooded} bytes"
+    );
+}

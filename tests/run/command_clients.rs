@@ -300,7 +300,7 @@ command = ["sh", "-c", "setsid sh -c 'echo $$ > \"$0\"; exec sleep 60' {pidfile}
 /// Whether process `pid` is gone or dead within `limit`: its /proc entry has
 /// vanished, or it is a zombie (killed, waiting for whoever adopted it to reap
 /// it; reaping an orphan is asynchronous, so its entry can outlive the kill).
-fn killed_within(pid: u32, limit: std::time::Duration) -> bool {
+pub(crate) fn killed_within(pid: u32, limit: std::time::Duration) -> bool {
     let deadline = std::time::Instant::now() + limit;
     loop {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -32,6 +32,7 @@ mod inject_tail;
 mod interrupt;
 mod jmh_client;
 mod lean;
+mod leftovers;
 mod many_connections;
 mod memory;
 mod order;

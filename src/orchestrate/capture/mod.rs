@@ -39,7 +39,12 @@
 //! which shares its scheduling group, wins the CPU from it, and from its first
 //! pause on the folding thread's CPU, so that it cannot write on another CPU
 //! while the folding thread waits for one. What is left of the program's life
-//! is its exit, which waits a little longer.
+//! is its exit, which waits a little longer. A process outside the group
+//! found writing the file while the group is stopped (it escaped the group)
+//! is stopped and resumed with it; once the program is over, whoever still
+//! writes the file is killed before the capture finishes
+//! ([`super::escapees::end_writers`]). A server under test, measured all
+//! along, is stopped only once it is [`SERVER_PAUSE_AT`] ahead.
 
 mod fold;
 
@@ -55,6 +60,7 @@ use std::time::Duration;
 pub use fold::Output;
 use fold::{Fold, TAIL_BYTES};
 
+use super::escapees;
 use super::markers;
 use crate::measure::resources;
 
@@ -71,6 +77,9 @@ const MAX_BEHIND: u64 = 16 << 20;
 /// a flood (a hole punched over megabytes can take tens of milliseconds on a
 /// busy disk) never runs beside the program writing more.
 const PAUSE_AT: u64 = 64 << 10;
+/// Bytes of one stream not yet folded past which a server under test is
+/// stopped while its output is folded ([`Capture::pause_when_far_behind`]).
+const SERVER_PAUSE_AT: u64 = 16 << 20;
 /// One read.
 const READ_BYTES: usize = 128 << 10;
 
@@ -248,33 +257,58 @@ struct Pause {
     pgid: u32,
     /// Bytes not yet folded past which a pass stops the group.
     at: u64,
+    /// Whether a stopped group is moved to the folding thread's CPU and runs
+    /// at nice 19 (already, for a program whose window has closed); else it
+    /// is, from its first stop on (a server under test that floods).
+    beside: bool,
+    /// Processes outside the group found writing its output (escaped from
+    /// it), stopped and resumed with it.
+    strays: Vec<u32>,
 }
 
 impl Pause {
     /// Stops the group; false when it is gone. Stopped, its threads are put
     /// on the folding thread's CPU: there, at nice 19, they cannot run while
     /// the folding thread waits for the CPU, as they could on another.
-    fn stop(&self) -> bool {
+    fn stop(&mut self) -> bool {
         // SAFETY: kill(2) of our own child's process group.
         if unsafe { libc::kill(-(self.pgid as libc::pid_t), libc::SIGSTOP) } != 0 {
             return false;
         }
+        if !self.beside {
+            // SAFETY: setpriority(2) on our own child's process group.
+            unsafe { libc::setpriority(libc::PRIO_PGRP, self.pgid as libc::id_t, 19) };
+            self.beside = true;
+        }
         resources::pin_group_beside_me(self.pgid);
+        self.stop_strays();
         true
     }
 
     fn resume(&self) {
         // SAFETY: kill(2) of our own child's process group.
         unsafe { libc::kill(-(self.pgid as libc::pid_t), libc::SIGCONT) };
+        for &pid in &self.strays {
+            // SAFETY: kill(2) of a process that wrote the program's output.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGCONT) };
+        }
+    }
+
+    /// Stops the processes outside the group found writing its output.
+    fn stop_strays(&self) {
+        for &pid in &self.strays {
+            // SAFETY: kill(2) of a process that wrote the program's output.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGSTOP) };
+        }
     }
 }
 
 /// One pass of the folding thread over every stream: returns whether a
 /// stream has more than a pass reads.
 fn pass<const N: usize>(shared: &Shared<N>) -> bool {
-    let pause = shared.pause.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut pause = shared.pause.lock().unwrap_or_else(PoisonError::into_inner);
     let mut sinks = shared.sinks();
-    let paused = match pause.as_ref() {
+    let paused = match pause.as_mut() {
         Some(p) if sinks.iter().any(|s| s.unread() > p.at) => p.stop().then_some(p),
         _ => None,
     };
@@ -291,6 +325,15 @@ fn pass<const N: usize>(shared: &Shared<N>) -> bool {
         .iter_mut()
         .fold(false, |behind, s| s.drain(budget) | behind);
     if let Some(p) = paused {
+        // Written to while the group was stopped: by a process that left
+        // it, which is stopped with the group from now on, and folded.
+        if sinks.iter().any(|s| s.unread() > 0) {
+            p.strays = escapees::writers(&sinks.each_ref().map(|s| &s.file));
+            p.stop_strays();
+            sinks.iter_mut().for_each(|s| {
+                s.drain(u64::MAX);
+            });
+        }
         p.resume();
     }
     behind
@@ -345,12 +388,37 @@ impl<const N: usize> Capture<N> {
         // SAFETY: setpriority(2) on our own child's process group; a failure
         // leaves its priority as it was.
         unsafe { libc::setpriority(libc::PRIO_PGRP, pgid as libc::id_t, 19) };
+        self.set_pause(Pause {
+            pgid,
+            at,
+            beside: true,
+            strays: Vec::new(),
+        });
+    }
+
+    /// For a program measured all along (a server under test): a pass that
+    /// finds more than [`SERVER_PAUSE_AT`] of a stream not yet folded stops
+    /// process group `pgid` while it folds, so that the disk holds at most
+    /// about that and what it writes while the folding thread waits for the
+    /// CPU. A server that writes that much in a few milliseconds measures
+    /// slower for it: from its first stop on it runs at nice 19 beside the
+    /// folding thread, as a command client does once its window has closed.
+    pub fn pause_when_far_behind(&self, pgid: u32) {
+        self.set_pause(Pause {
+            pgid,
+            at: SERVER_PAUSE_AT,
+            beside: false,
+            strays: Vec::new(),
+        });
+    }
+
+    fn set_pause(&self, p: Pause) {
         let mut pause = self
             .shared
             .pause
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        *pause = Some(Pause { pgid, at });
+        *pause = Some(p);
     }
 
     /// How many times a pass stopped the program while it folded.
@@ -386,13 +454,22 @@ impl<const N: usize> Capture<N> {
         })
     }
 
+    /// Stops the thread. The program is over: a process still writing to
+    /// its files escaped its group, and is ended ([`escapees::end_writers`])
+    /// before what is left is folded.
     fn stop(&mut self) {
         self.stop_pausing();
-        self.shared.stop.store(true, Ordering::Release);
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            let _ = thread.join();
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        // Folded meanwhile: a flood goes on until the writer is gone.
+        let files = self.shared.sinks().each_ref().map(|s| s.file.try_clone());
+        if let Ok(files) = files.into_iter().collect::<io::Result<Vec<File>>>() {
+            escapees::end_writers(&files.iter().collect::<Vec<_>>());
         }
+        self.shared.stop.store(true, Ordering::Release);
+        thread.thread().unpark();
+        let _ = thread.join();
     }
 }
 
