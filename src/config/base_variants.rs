@@ -271,7 +271,7 @@ clients = ["java", "outside", "hyper"]
     fn twins_past_what_a_results_file_holds_are_refused() {
         let head = tempfile::tempdir().unwrap();
         let h = std::fs::canonicalize(head.path()).unwrap();
-        let fit = crate::config::limits::rounds_that_fit(1_000);
+        let fit = crate::config::limits::rounds_that_fit(1_000, 1);
         let mut config = format!(
             "[run]\nmax_rounds = {fit}\n[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"true\"]\ncwd = \"{}\"\n",
             h.display()

@@ -84,7 +84,7 @@ impl Suite {
                 (MIN_ROUNDS..=MAX_ROUNDS).contains(&rounds),
                 "--rounds {rounds}: use a value from {MIN_ROUNDS} to {MAX_ROUNDS}"
             );
-            if let Some(too_many) = TooManyRounds::of(self.cell_count(), rounds) {
+            if let Some(too_many) = TooManyRounds::of(self.cell_count(), rounds, self.run.windows) {
                 let fix = match too_many.fit {
                     0 => too_many.fix(rounds),
                     fit => format!("give --rounds {fit} or fewer"),

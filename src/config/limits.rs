@@ -39,16 +39,32 @@ pub const CELL_BYTES: u64 = 18 << 10;
 /// a field added to a trial (per-window records, say) changes it here.
 pub const TRIAL_BYTES: u64 = 5 * 1024 + 512;
 
-/// What the reader counts for `cells` cells of `rounds` trials each.
-pub fn results_bytes(cells: usize, rounds: u32) -> u64 {
-    RUN_BYTES + cells as u64 * (CELL_BYTES + u64::from(rounds) * TRIAL_BYTES)
+/// What the reader counts for each window of a fork measured over several
+/// (`[run] windows`): its figures in the trial's `windows.values`, with the
+/// block's own fields and a starved window's reason spread over them
+/// (`results::check`'s tests hold trials of 2, 8 and 50 windows to it).
+pub const WINDOW_BYTES: u64 = 1024;
+
+/// What the reader counts for one trial of `windows` windows.
+pub fn trial_bytes(windows: u32) -> u64 {
+    match windows {
+        0 | 1 => TRIAL_BYTES,
+        w => TRIAL_BYTES + u64::from(w) * WINDOW_BYTES,
+    }
 }
 
-/// The most rounds of `cells` cells whose results file the reader holds
-/// ([`MAX_RESULTS_EXTRA_BYTES`]); 0: not even one.
-pub fn rounds_that_fit(cells: usize) -> u32 {
+/// What the reader counts for `cells` cells of `rounds` trials of
+/// `windows` windows each.
+pub fn results_bytes(cells: usize, rounds: u32, windows: u32) -> u64 {
+    RUN_BYTES + cells as u64 * (CELL_BYTES + u64::from(rounds) * trial_bytes(windows))
+}
+
+/// The most rounds (trials of `windows` windows) of `cells` cells whose
+/// results file the reader holds ([`MAX_RESULTS_EXTRA_BYTES`]); 0: not even
+/// one.
+pub fn rounds_that_fit(cells: usize, windows: u32) -> u32 {
     let per_cell = (MAX_RESULTS_EXTRA_BYTES - RUN_BYTES) / cells.max(1) as u64;
-    u32::try_from(per_cell.saturating_sub(CELL_BYTES) / TRIAL_BYTES).unwrap_or(u32::MAX)
+    u32::try_from(per_cell.saturating_sub(CELL_BYTES) / trial_bytes(windows)).unwrap_or(u32::MAX)
 }
 
 /// Largest request body, 256 MiB. A larger upload measures copying through
@@ -102,7 +118,7 @@ impl Suite {
     /// ([`results_bytes`]), and what would fit. `compare`, `merge` and the
     /// stores refuse such a file, after the run measured for hours.
     pub fn too_many_rounds(&self) -> Option<TooManyRounds> {
-        TooManyRounds::of(self.cell_count(), self.run.max_rounds)
+        TooManyRounds::of(self.cell_count(), self.run.max_rounds, self.run.windows)
     }
 
     /// `[run] max_rounds` when a budget is given and the file sets none:
@@ -110,7 +126,7 @@ impl Suite {
     /// than `rounds`.
     pub(super) fn budget_max_rounds(&self) -> u32 {
         MAX_MAX_ROUNDS
-            .min(rounds_that_fit(self.cell_count()))
+            .min(rounds_that_fit(self.cell_count(), self.run.windows))
             .max(self.run.rounds)
     }
 }
@@ -122,21 +138,25 @@ pub struct TooManyRounds {
     pub why: String,
     /// The most rounds that fit (0: not even one).
     pub fit: u32,
+    /// The most cells that fit a results file of one round.
+    pub cells_of_one_round: u64,
 }
 
 impl TooManyRounds {
-    /// Why `cells` cells of up to `rounds` rounds make a results file over
-    /// the limit, if they do.
-    pub fn of(cells: usize, rounds: u32) -> Option<TooManyRounds> {
-        let fit = rounds_that_fit(cells);
+    /// Why `cells` cells of up to `rounds` rounds (of `windows` windows
+    /// each) make a results file over the limit, if they do.
+    pub fn of(cells: usize, rounds: u32, windows: u32) -> Option<TooManyRounds> {
+        let fit = rounds_that_fit(cells, windows);
         let plural = if rounds == 1 { "" } else { "s" };
         (rounds > fit).then(|| TooManyRounds {
             why: format!(
                 "{cells} cells of up to {rounds} round{plural} make a results file that takes about {} MiB of memory to read, over the limit of {} MiB every reader of it holds (compare, merge, the stores)",
-                results_bytes(cells, rounds).div_ceil(1 << 20),
+                results_bytes(cells, rounds, windows).div_ceil(1 << 20),
                 MAX_RESULTS_EXTRA_BYTES >> 20
             ),
             fit,
+            cells_of_one_round: (MAX_RESULTS_EXTRA_BYTES - RUN_BYTES)
+                / (CELL_BYTES + trial_bytes(windows)),
         })
     }
 
@@ -146,7 +166,7 @@ impl TooManyRounds {
         match self.fit {
             0 => format!(
                 "split the suite into several configs, or give scenarios fewer clients (clients = [...]): at most {} cells fit a results file of one round",
-                (MAX_RESULTS_EXTRA_BYTES - RUN_BYTES) / (CELL_BYTES + TRIAL_BYTES)
+                self.cells_of_one_round
             ),
             fit if fit < rounds => format!("set rounds = {fit} (and max_rounds at most that), {split}"),
             fit => format!("set max_rounds = {fit}, the most that fit, {split}"),

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use super::LIMITS;
 use crate::config::limits::{
-    results_bytes, rounds_that_fit, CELL_BYTES, MAX_RESULTS_EXTRA_BYTES, RUN_BYTES, TRIAL_BYTES,
+    results_bytes, rounds_that_fit, trial_bytes, CELL_BYTES, MAX_RESULTS_EXTRA_BYTES, RUN_BYTES,
+    TRIAL_BYTES,
 };
 use crate::files::json::{scan, Limits};
 use crate::metric::METRICS;
@@ -119,9 +120,52 @@ fn a_cell_and_a_trial_of_every_field_take_what_the_config_allows_for() {
     assert!(per_cell <= CELL_BYTES, "a cell counts {per_cell} bytes");
     assert!(one - per_cell - per_trial <= RUN_BYTES);
     // So a file of the most rounds the config lets 500 cells have is read.
-    let fit = rounds_that_fit(500);
-    assert!(results_bytes(500, fit) <= MAX_RESULTS_EXTRA_BYTES);
-    assert!(results_bytes(500, fit + 1) > MAX_RESULTS_EXTRA_BYTES);
+    let fit = rounds_that_fit(500, 1);
+    assert!(results_bytes(500, fit, 1) <= MAX_RESULTS_EXTRA_BYTES);
+    assert!(results_bytes(500, fit + 1, 1) > MAX_RESULTS_EXTRA_BYTES);
     let run_counted = one + 499 * per_cell + (500 * u64::from(fit) - 1) * per_trial;
     assert!(run_counted <= MAX_RESULTS_EXTRA_BYTES);
+}
+
+/// A fork of `windows` windows (`[run] windows`): its trial also holds each
+/// window's figures and a starved window's reason.
+fn fork_trial(round: u32, windows: u32) -> Value {
+    let mut t = trial(round);
+    let values: Vec<Value> = (0..windows)
+        .map(|_| json!({"requests": 187_312, "server_requests": 187_309, "throughput_rps": 187_311.25, "cpu_us_per_request": 12.345678}))
+        .collect();
+    t["windows"] = json!({
+        "count": windows, "rerun": 1,
+        "starved": ["window 3: no request completed in the window: run delay 812.5 ms of the 1000 ms window (81%)"],
+        "values": values,
+    });
+    t
+}
+
+#[test]
+fn a_trial_of_many_windows_takes_what_the_config_allows_for() {
+    for windows in [2, 8, 50] {
+        let mut doc = run(1, 1);
+        doc["results"][0]["trials"] = json!([fork_trial(1, windows)]);
+        let one = counted(&doc);
+        doc["results"][0]["trials"] = json!([fork_trial(1, windows), fork_trial(2, windows)]);
+        let per_trial = counted(&doc) - one;
+        assert!(
+            per_trial <= trial_bytes(windows),
+            "a trial of {windows} windows counts {per_trial} bytes, over {}",
+            trial_bytes(windows)
+        );
+        // Read back as a results file.
+        let r = RunResults::parse_bytes(doc.to_string().as_bytes(), "r.json").unwrap();
+        assert_eq!(
+            r.results[0].trials[0]
+                .windows
+                .as_ref()
+                .unwrap()
+                .values
+                .len(),
+            windows as usize
+        );
+    }
+    assert!(rounds_that_fit(500, 50) < rounds_that_fit(500, 1));
 }

@@ -860,7 +860,7 @@ fn a_suite_whose_results_file_no_reader_takes_is_refused_at_load() {
         "give scenarios fewer clients (clients = [...]): at most",
     );
     // 1,500 cells of up to 20 rounds; of 10 rounds.
-    let fit = rounds_that_fit(1_500);
+    let fit = rounds_that_fit(1_500, 1);
     let text = format!("[run]\nrounds = 3\nmax_rounds = 20\n{}", many_cells(30, 50));
     let shown = invalid(
         &text,
@@ -882,7 +882,7 @@ fn a_suite_whose_results_file_no_reader_takes_is_refused_at_load() {
         &format!("set rounds = {fit}"),
     );
     // 600 cells of up to 60 rounds; the most that fit load.
-    let fit = rounds_that_fit(600);
+    let fit = rounds_that_fit(600, 1);
     let text = |max: u32| format!("[run]\nmax_rounds = {max}\n{}", many_cells(20, 30));
     invalid(
         &text(60),
