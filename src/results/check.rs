@@ -376,7 +376,7 @@ mod tests {
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{e}"));
         // The trials' share, and a little for the 40 cells around them.
-        let trials = 40_000 * 2 * size_of::<Trial>() >> 20;
+        let trials = (40_000 * 2 * size_of::<Trial>()) >> 20;
         assert!(
             (trials..trials + 4).contains(&said),
             "{said} MiB, trials {trials}: {e}"
