@@ -18,6 +18,7 @@
 pub mod lean;
 pub mod recorder;
 pub mod schedule;
+pub mod warm;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -71,38 +72,6 @@ pub trait WindowHooks: Send {
     fn opening(&mut self) {}
     fn opened(&mut self) {}
     fn closed(&mut self) {}
-    /// The window loop: who opens and closes the window, instead of the
-    /// engine's own timers (warmup, duration). `None`: the timers.
-    fn edges(&self) -> Option<Arc<dyn Edges>> {
-        None
-    }
-}
-
-/// Opens and closes a window on command (the window loop,
-/// `orchestrate::window_loop`): the engine waits on it, on a thread of its
-/// own, while its workers send.
-pub trait Edges: Send + Sync {
-    /// Blocks until the window is to open (true), or until the run is to
-    /// end without one (false: the workers finish what is in flight and
-    /// stop, unmeasured).
-    fn open(&self) -> bool;
-    /// Blocks until the window is to close.
-    fn close(&self);
-}
-
-/// Waits on `edges` from async code without stalling the runtime's workers.
-async fn on_thread(edges: &Arc<dyn Edges>, open: bool) -> bool {
-    let e = Arc::clone(edges);
-    tokio::task::spawn_blocking(move || {
-        if open {
-            e.open()
-        } else {
-            e.close();
-            true
-        }
-    })
-    .await
-    .unwrap_or(false)
 }
 
 /// Hooks that do nothing.
@@ -176,40 +145,21 @@ pub async fn run_async(
     }
 
     let window = sched.window();
-    let edges = hooks.edges();
-    match &edges {
-        Some(e) => {
-            if !on_thread(e, true).await {
-                // No window: the workers finish what is in flight, and stop.
-                window.close();
-                for t in tasks {
-                    let _ = t.await;
-                }
-                return shards.into_outcome(Duration::ZERO, CpuTimes::default());
-            }
-        }
-        None => wait_until(window.planned_open(), plan.precise_timer).await,
-    }
+    wait_until(window.planned_open(), plan.precise_timer).await;
     hooks.opening();
-    let opened = Instant::now();
-    sched.open(opened);
+    sched.open(Instant::now());
     let cpu_start = self_cpu();
     hooks.opened();
-    match (&edges, window.deadline()) {
-        (Some(e), _) => {
-            on_thread(e, false).await;
-            window.close();
-        }
-        (None, Some(deadline)) => {
+    match window.deadline() {
+        Some(deadline) => {
             wait_until(deadline, plan.precise_timer).await;
             window.close();
         }
-        (None, None) => {
+        None => {
             let _ = close_rx.wait_for(|closed| *closed).await;
         }
     }
     let cpu = self_cpu().since(&cpu_start);
-    let elapsed = edges.map(|_| opened.elapsed());
     hooks.closed();
     // Requests still in flight now are abandoned: abort their workers (a task
     // only stops at an await, never inside `record`), then count them.
@@ -224,7 +174,7 @@ pub async fn run_async(
             shards.late(w);
         }
     }
-    shards.into_outcome(elapsed.unwrap_or_else(|| window.elapsed()), cpu)
+    shards.into_outcome(window.elapsed(), cpu)
 }
 
 /// Sleeps until `t`, on the precise timer or on tokio's (paused-clock tests).
@@ -279,45 +229,28 @@ pub fn run_blocking(
     }
 
     let window = sched.window();
-    let edges = hooks.edges();
-    match &edges {
-        Some(e) if !e.open() => {
-            window.close();
-            for t in threads {
-                let _ = t.join();
-            }
-            return shards.into_outcome(Duration::ZERO, CpuTimes::default());
-        }
-        Some(_) => {}
-        None => sleep_until_blocking(window.planned_open()),
-    }
+    sleep_until_blocking(window.planned_open());
     hooks.opening();
-    let opened = Instant::now();
-    sched.open(opened);
+    sched.open(Instant::now());
     let cpu_start = self_cpu();
     hooks.opened();
-    match (&edges, window.deadline()) {
-        (Some(e), _) => {
-            e.close();
-            window.close();
-        }
-        (None, Some(deadline)) => {
+    match window.deadline() {
+        Some(deadline) => {
             sleep_until_blocking(deadline);
             window.close();
         }
-        (None, None) => {
+        None => {
             while !window.is_closed() && threads.iter().any(|t| !t.is_finished()) {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
     }
     let cpu: CpuTimes = self_cpu().since(&cpu_start);
-    let elapsed = edges.map(|_| opened.elapsed());
     hooks.closed();
     for t in threads {
         let _ = t.join();
     }
-    shards.into_outcome(elapsed.unwrap_or_else(|| window.elapsed()), cpu)
+    shards.into_outcome(window.elapsed(), cpu)
 }
 
 fn sleep_until_blocking(t: Instant) {

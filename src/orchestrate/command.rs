@@ -605,6 +605,8 @@ fn fork_figures(fork: command_loop::Fork, trial: &mut Trial) -> (Option<Window>,
     trial.windows = Some(crate::results::ForkWindows {
         count: fork.windows.len() as u32,
         values,
+        // A command client's CPU is always its process group's.
+        gated_cpu: Some(crate::results::ForkCpu::Group),
         ..Default::default()
     });
     let figures = Figures {

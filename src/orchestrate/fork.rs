@@ -209,8 +209,9 @@ pub fn record(b: &Bracket, client: super::driver_loop::DriverWindow) -> WindowRe
         counts: o.recorder.counts,
         elapsed_s: o.elapsed.as_secs_f64(),
         // The driver's own CPU at its window's edges, as in a one-window
-        // trial; the group's reading (`b.cpu`) is the cross-check.
+        // trial (the gated figure); the group's reading is kept beside it.
         cpu: Some(o.cpu),
+        group_cpu: Some(b.cpu),
         server: b.server.clone(),
         server_cpu: b.server_cpu,
         latency: Some(o.recorder.latency).filter(|h| !h.is_empty()),

@@ -23,10 +23,11 @@ use super::target::{with_server_figures, PeakWatch, Target};
 use super::trial::{server_side, trial_limit, Latencies};
 use super::window_loop::{fork_value, quote, WindowRecord};
 use crate::config::StopRule;
+use crate::measure::resources::{monotonic_ns, CpuTimes};
 use crate::metric::trial::Throughput;
 use crate::metric::TrialMetrics;
 use crate::results::validity::{self, InvalidMark};
-use crate::results::{ForkWindows, Trial};
+use crate::results::{ForkCpu, ForkWindows, Trial};
 
 /// Runs one fork of W windows of a built-in client.
 pub fn run_fork(
@@ -62,6 +63,7 @@ pub fn run_fork(
         .stderr(output)
         .process_group(0);
     crate::interrupt::die_with_parent(&mut cmd);
+    let spawned_ns = monotonic_ns();
     let (driver, mut child) = TrialProcess::spawn(&mut cmd, cpus, Sampled::Process)
         .context("starting the driver process")?;
     let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
@@ -81,7 +83,7 @@ pub fn run_fork(
     if let Some(Kill::Interrupted(signal)) = killed {
         bail!("{}", signal.reason());
     }
-    let (records, rerun, starved, actual_s) = windows.map_err(|e| {
+    let (records, startup, rerun, starved, actual_s) = windows.map_err(|e| {
         anyhow!(
             "the driver's window loop failed: {e:#} {}",
             super::failure::keep(&output.text(), log)
@@ -106,7 +108,10 @@ pub fn run_fork(
         connections_opened,
         requests_per_connection,
         latency_uncorrected: value.latency_uncorrected.as_ref().and_then(|h| h.summary()),
-        startup_ms: None,
+        startup_ms: startup
+            .first_response_ns
+            .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
+        startup_cpu_ms: startup.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
         ..with_server_figures(
             figures(&value),
             value.server_cpu,
@@ -129,6 +134,9 @@ pub fn run_fork(
         starved,
         peer_cpu_us: value.peer_cpu.map(|c| c.total_us()),
         values: Vec::new(),
+        gated_cpu: Some(ForkCpu::Driver),
+        driver_cpu_us: value.cpu.map(|c| c.total_us()),
+        group_cpu_us: value.group_cpu.map(|c| c.total_us()),
     });
     Ok((metrics, (value.latency, value.latency_uncorrected)))
 }
@@ -145,9 +153,17 @@ fn figures(w: &WindowRecord) -> TrialMetrics {
     .with_latency(w.latency.as_ref())
 }
 
-/// The kept windows, how many were measured again, the starved ones kept,
-/// and the kept windows' summed length at the parent (open to close), s.
-type Windows = (Vec<WindowRecord>, u32, Vec<String>, f64);
+/// The kept windows, the first window's start-up figures, how many were
+/// measured again, the starved ones kept, and the kept windows' summed
+/// length at the parent (open to close), s.
+type Windows = (Vec<WindowRecord>, Startup, u32, Vec<String>, f64);
+
+/// What the driver's first window says of its start-up.
+#[derive(Default)]
+struct Startup {
+    first_response_ns: Option<u64>,
+    startup_cpu: Option<CpuTimes>,
+}
 
 /// The fork's W windows, starved ones measured again.
 fn measure(
@@ -158,6 +174,7 @@ fn measure(
 ) -> anyhow::Result<Windows> {
     fork.ready(spec.scenario.warmup + Duration::from_secs(30))?;
     let (mut records, mut rerun, mut starved, mut actual) = (Vec::new(), 0, Vec::new(), 0.0);
+    let mut startup = Startup::default();
     while records.len() < spec.windows as usize {
         let b = fork.window(length, target.reference, target.watch)?;
         let client = parse_window(&b.record_json)
@@ -168,6 +185,12 @@ fn measure(
                 b.window,
                 client.window
             );
+        }
+        if b.window == 1 {
+            startup = Startup {
+                first_response_ns: client.first_response_ns,
+                startup_cpu: client.startup_cpu,
+            };
         }
         let record = fork::record(&b, client);
         let why = validity::starved(
@@ -185,5 +208,5 @@ fn measure(
         actual += b.actual_s;
         records.push(record);
     }
-    Ok((records, rerun, starved, actual))
+    Ok((records, startup, rerun, starved, actual))
 }

@@ -192,10 +192,13 @@ pub struct WindowRecord {
     pub counts: Counts,
     /// The window's length at benchgate's side (open to close), seconds.
     pub elapsed_s: f64,
-    /// The client's CPU in the window (its process group's, read by the
-    /// parent at the window's edges); `None`: not read (the fork then has
-    /// no CPU figure, never a partial one).
+    /// The client's CPU in the window, the gated figure; `None`: not read
+    /// (the fork then has no CPU figure, never a partial one).
     pub cpu: Option<CpuTimes>,
+    /// The client's process group's CPU, read by the parent at the window's
+    /// edges (the gated figure of a command client; a built-in driver's
+    /// cross-check of its own in-process reading).
+    pub group_cpu: Option<CpuTimes>,
     /// The reference server's counters for the window.
     pub server: Option<ServerCounters>,
     /// The server's CPU in the window.
@@ -217,6 +220,7 @@ impl WindowRecord {
         self.counts.merge(&other.counts);
         self.elapsed_s += other.elapsed_s;
         self.cpu = sum_cpu(self.cpu, other.cpu);
+        self.group_cpu = sum_cpu(self.group_cpu, other.group_cpu);
         self.server_cpu = sum_cpu(self.server_cpu, other.server_cpu);
         self.peer_cpu = sum_cpu(self.peer_cpu, other.peer_cpu);
         self.server = match (self.server.take(), &other.server) {

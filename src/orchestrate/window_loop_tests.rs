@@ -94,6 +94,10 @@ fn window(
             user_us: cpu_us,
             sys_us: 0,
         }),
+        group_cpu: Some(CpuTimes {
+            user_us: cpu_us,
+            sys_us: cpu_us,
+        }),
         latency: Some(latency),
         ..WindowRecord::default()
     }
@@ -111,6 +115,8 @@ fn a_forks_value_is_the_sum_of_its_windows() {
     assert_eq!((fork.counts.ok, fork.counts.errors.timeout), (600, 3));
     assert!((fork.elapsed_s - 0.5).abs() < 1e-12);
     assert_eq!(fork.cpu.unwrap().total_us(), 4_500);
+    // Both readings summed, each apart: the group's is never the gated one's.
+    assert_eq!(fork.group_cpu.unwrap().total_us(), 9_000);
     assert_eq!(fork.latency.as_ref().unwrap().len(), 3, "histograms merged");
     // Throughput is requests over the summed time, not a mean of rates.
     let rate = fork.counts.ok as f64 / fork.elapsed_s;

@@ -217,6 +217,18 @@ pub struct ForkWindows {
     /// trend within the fork ([`CellResult::still_warming`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<WindowFigures>,
+    /// Which CPU reading is the trial's `cpu_us_per_request` (the gated
+    /// one); the other is kept beside it. Absent in files from before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gated_cpu: Option<ForkCpu>,
+    /// The driver's own CPU (in-process, at its window's edges), µs summed
+    /// over the windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_cpu_us: Option<u64>,
+    /// The fork's process group's CPU, read by the parent at each window's
+    /// edges, µs summed over the windows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_cpu_us: Option<u64>,
 }
 
 /// A change between a fork's earlier and later windows beyond this share
@@ -236,6 +248,17 @@ pub struct WindowFigures {
     pub throughput_rps: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_request: Option<f64>,
+}
+
+/// Where a fork's gated CPU was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForkCpu {
+    /// The built-in driver's own, in-process (`driver_cpu_us`), as in a
+    /// one-window trial.
+    Driver,
+    /// The process group's, by the parent (`group_cpu_us`).
+    Group,
 }
 
 /// Where a command client's CPU in its window was read: its process group's

@@ -55,5 +55,12 @@ fn a_forks_figures_are_the_sums_of_its_windows() {
             server.window_secs
         );
         assert!(m.cpu_us_per_request.is_some());
+        // Both CPU readings kept, the gated one named; the fork's start-up
+        // (its first response, its CPU until the first window) is known.
+        assert_eq!(w.gated_cpu, Some(benchgate::results::ForkCpu::Driver));
+        assert!(w.driver_cpu_us.is_some_and(|c| c > 0), "{w:?}");
+        assert!(w.group_cpu_us.is_some_and(|c| c > 0), "{w:?}");
+        assert!(m.startup_ms.is_some_and(|s| s > 0.0), "{m:?}");
+        assert!(m.startup_cpu_ms.is_some_and(|s| s > 0.0), "{m:?}");
     }
 }
