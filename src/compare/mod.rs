@@ -200,7 +200,15 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
             None,
             baseline.map(run_ref),
             baseline
-                .map(|b| profile::environment_differences(&b.environment, &current.environment))
+                .map(|b| {
+                    let mut d =
+                        profile::environment_differences(&b.environment, &current.environment);
+                    d.extend(profile::protocol_differences(
+                        &b.config.run,
+                        &current.config.run,
+                    ));
+                    d
+                })
                 .unwrap_or_default(),
             baseline.is_none(),
         ),

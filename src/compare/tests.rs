@@ -124,6 +124,27 @@ fn no_baseline_and_missing_cells() {
 }
 
 #[test]
+fn a_baseline_of_another_schedule_or_windows_per_fork_is_not_comparable() {
+    let gate = default_gate();
+    let mut base = run(5, 1.0, 0);
+    base.config.run.windows = 4;
+    base.config.run.schedule = crate::config::Schedule::Interleaved;
+    let c = compare(Some(&base), &run(5, 2.0, 1), &gate);
+    assert_eq!(c.outcome, GateOutcome::NotComparable);
+    assert_eq!(
+        c.environment_differences,
+        [
+            "schedule differs (\"interleaved\" vs \"sequential\")",
+            "windows per fork differ (4 vs 1)"
+        ]
+    );
+    assert!(c
+        .metrics
+        .iter()
+        .all(|m| m.verdict == Verdict::NotComparable));
+}
+
+#[test]
 fn environment_or_load_profile_differences_are_not_comparable() {
     let mut gate = default_gate();
     let mut base = run(5, 1.0, 0);

@@ -3,7 +3,7 @@
 //! recorded configs. `compare` asks before it compares a cell. Each difference
 //! is one short sentence naming the field and both values.
 
-use crate::config::{ClientSpec, Scenario, ServerSpec, ServerTarget};
+use crate::config::{ClientSpec, RunSettings, Scenario, ServerSpec, ServerTarget};
 use crate::files::{shortened, SHOWN_CHARS};
 
 use super::{CellResult, Environment, RunResults};
@@ -86,6 +86,28 @@ pub fn fingerprint_moves(baseline: &Environment, current: &Environment) -> Vec<S
     out
 }
 
+/// Differences in how the two runs measured their forks, which make them not
+/// comparable as an environment difference does: the schedule (`[run]
+/// schedule`) and the windows per fork (`[run] windows`); a file from before
+/// either existed measured sequentially, one window per fork.
+pub fn protocol_differences(baseline: &RunSettings, current: &RunSettings) -> Vec<String> {
+    let mut out = Vec::new();
+    if baseline.schedule != current.schedule {
+        out.push(format!(
+            "schedule differs ({:?} vs {:?})",
+            baseline.schedule.as_str(),
+            current.schedule.as_str()
+        ));
+    }
+    if baseline.windows != current.windows {
+        out.push(format!(
+            "windows per fork differ ({} vs {})",
+            baseline.windows, current.windows
+        ));
+    }
+    out
+}
+
 /// [`environment_differences`] of the cells of `scenario`, each side on
 /// the runner that measured it ([`RunResults::environment_of`]: a merged
 /// file's shards ran on several). A difference on a shard's runner other
@@ -99,13 +121,18 @@ pub fn cell_environment_differences(
         baseline.environment_of(scenario),
         current.environment_of(scenario),
     );
-    match current.other_runner_shard(scenario) {
+    let mut diffs: Vec<String> = match current.other_runner_shard(scenario) {
         Some(k) => diffs
             .into_iter()
             .map(|d| format!("measured on shard {k}'s runner: {d}"))
             .collect(),
         None => diffs,
-    }
+    };
+    diffs.extend(protocol_differences(
+        &baseline.config.run,
+        &current.config.run,
+    ));
+    diffs
 }
 
 /// Differences in what a (scenario, client) asked for: method, path, body, load,
