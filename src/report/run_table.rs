@@ -161,6 +161,7 @@ pub fn table(results: &RunResults, width: Width) -> RunTable<'_> {
         rounds_measured(results),
         if wide { "" } else { "; --wide: every column" }
     )];
+    legend.extend(windows_used(results));
     if columns.server {
         legend.push(
             "srv = the server's own process (tree): CPU in the window per request, peak RSS and threads".into(),
@@ -308,4 +309,43 @@ pub fn rounds_measured(results: &RunResults) -> String {
         true => format!("{low} rounds"),
         false => format!("{low}-{high} rounds"),
     }
+}
+
+/// `[run] windows` above 1: what each side's figure is over, and how much of
+/// the run's time was in windows: "each side: 3 forks × 4 windows (the fork
+/// is the unit); 7.2s in windows of 60.0s used (12%)". `None` with one window
+/// per fork (and in files from before windows).
+pub fn windows_used(results: &RunResults) -> Option<String> {
+    let w = results.config.run.windows;
+    if w <= 1 {
+        return None;
+    }
+    let forks = results
+        .results
+        .iter()
+        .map(|c| c.trials.iter().filter(|t| t.windows.is_some()).count());
+    let (low, high) = (forks.clone().min()?, forks.max()?);
+    let forks = match low == high {
+        true => low.to_string(),
+        false => format!("{low}-{high}"),
+    };
+    let in_windows: f64 = (results.results.iter().flat_map(|c| &c.trials))
+        .filter(|t| t.windows.is_some())
+        .filter_map(|t| t.window_actual_s)
+        .sum();
+    let seconds = |t: &str| chrono::DateTime::parse_from_rfc3339(t).ok();
+    let used = match (seconds(&results.started_at), results.finished_at.as_deref()) {
+        (Some(a), Some(b)) => seconds(b).map(|b| (b - a).num_milliseconds() as f64 / 1e3),
+        _ => None,
+    };
+    let time = match used.filter(|u| *u > 0.0) {
+        Some(u) => format!(
+            "{in_windows:.1}s in windows of {u:.1}s used ({:.0}%)",
+            100.0 * in_windows / u
+        ),
+        None => format!("{in_windows:.1}s in windows"),
+    };
+    Some(format!(
+        "each side: {forks} forks × {w} windows (the fork is the unit); {time}"
+    ))
 }

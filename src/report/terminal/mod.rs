@@ -186,6 +186,27 @@ mod tests {
         assert!(out.contains(&line), "{out}");
     }
 
+    /// Issue 52, point 7: with several windows per fork, the report says
+    /// forks × windows per side and the time in windows of the time used.
+    #[test]
+    fn forks_times_windows_and_the_time_used_are_said() {
+        let mut run = synthetic::one_cell_run(crate::metric::every_field_measured());
+        assert!(!super::render(&run, false, Width::Wide).contains("windows"));
+        run.config.run.windows = 4;
+        for t in &mut run.results[0].trials {
+            t.windows = Some(crate::results::ForkWindows {
+                count: 4,
+                ..Default::default()
+            });
+            t.window_actual_s = Some(2.4);
+        }
+        let out = super::render(&run, false, Width::Wide);
+        let line = "\neach side: 3 forks × 4 windows (the fork is the unit); 7.2s in windows of 60.0s used (12%)\n";
+        assert!(out.contains(line), "{out}");
+        let md = crate::report::markdown::render_run(&run, &Default::default());
+        assert!(md.contains("3 forks × 4 windows"), "{md}");
+    }
+
     /// Start-up gets its columns only when some cell measured it (results
     /// from before it existed render as they did).
     #[test]
