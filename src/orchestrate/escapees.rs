@@ -167,6 +167,22 @@ pub fn end_adopted() -> Vec<u32> {
     ended
 }
 
+/// Reaps (by pid, without waiting) the adopted children that have already
+/// exited: a zombie is still a member of its process group, so a server's
+/// orphan adopted here would keep the server's group "alive" until the end
+/// of the run, where an init (tini in the image) would have reaped it at
+/// once.
+pub fn reap_exited_adopted() {
+    if !ADOPTING.load(Ordering::Relaxed) {
+        return;
+    }
+    for pid in pids(Path::new("/proc")).filter(|&pid| adopted(pid)) {
+        let mut status = 0;
+        // SAFETY: waitpid(2) of our own (adopted) child, by its pid, WNOHANG.
+        unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
+    }
+}
+
 /// Whether `pid` is a child this process adopted, not one it started: in
 /// another session (benchgate starts none there), or in a process group
 /// neither its own nor led by it (benchgate's children are in its group,

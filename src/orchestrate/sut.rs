@@ -196,6 +196,7 @@ impl SutProcess {
         signal_group(self.pgid, libc::SIGTERM);
         let deadline = Instant::now() + self.stop_timeout;
         while Instant::now() < deadline {
+            super::escapees::reap_exited_adopted();
             let leader_gone = !matches!(self.child.try_wait(), Ok(None));
             if leader_gone && !group_alive(self.pgid) {
                 self.tag.kill_tagged(); // what left the group goes with it
@@ -222,6 +223,7 @@ impl SutProcess {
         let deadline = Instant::now() + Duration::from_secs(2);
         while group_alive(self.pgid) && Instant::now() < deadline {
             signal_group(self.pgid, libc::SIGKILL);
+            super::escapees::reap_exited_adopted();
             std::thread::sleep(Duration::from_millis(5));
         }
     }
