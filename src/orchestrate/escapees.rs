@@ -272,12 +272,18 @@ fn close_on_exec(fdinfo: &Path) -> bool {
 }
 
 /// The pids under `proc`.
+/// The pids listed in `proc`, each once: /proc's directory listing can name
+/// a process twice while processes come and go as it is read.
 fn pids(proc: &Path) -> impl Iterator<Item = u32> {
-    std::fs::read_dir(proc)
+    let mut pids: Vec<u32> = std::fs::read_dir(proc)
         .into_iter()
         .flatten()
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter()
 }
 
 /// A process's parent, process group and session, from its `stat`.
@@ -300,11 +306,7 @@ pub fn processes_with(entry: &str) -> Vec<u32> {
 /// Processes that vanish or whose environment cannot be read (another
 /// user's) are skipped.
 fn tagged(proc: &Path, needle: &[u8]) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir(proc) else {
-        return Vec::new();
-    };
-    dir.filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+    pids(proc)
         .filter(|pid| {
             std::fs::read(proc.join(pid.to_string()).join("environ"))
                 .is_ok_and(|env| env.split(|b| *b == 0).any(|entry| entry == needle))

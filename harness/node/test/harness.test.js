@@ -95,11 +95,13 @@ test('duration mode accounts for every request the server saw', async () => {
 test('open loop holds the rate', async () => {
   const r = await quiet({ RATE: '200', DURATION_MS: '500', CONCURRENCY: '4' });
   // The schedule holds 200/s for the window and a 100 ms tail: 120 requests in all.
-  // A late wake-up on a loaded machine widens the window: its share follows it.
+  // A late wake-up on a loaded machine widens the window: its share follows it,
+  // give or take the start due at each edge (elapsed_s is read after the close
+  // timer fires: 0.502 s held 102 starts at load 9).
   const inWindow = r.requests + r.inFlightAtDeadline;
   const all = inWindow + r.sentAfterWindow;
   assert.ok(all >= 115 && all <= 121, r.summary());
-  assert.ok(inWindow >= 200 * r.elapsedS - 5 && inWindow <= 200 * r.elapsedS + 1, r.summary());
+  assert.ok(inWindow >= 200 * r.elapsedS - 5 && inWindow <= 200 * r.elapsedS + 2, r.summary());
 });
 
 test('open loop latency runs from the intended start', async () => {
