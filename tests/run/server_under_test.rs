@@ -86,7 +86,8 @@ fn a_slower_server_is_measured_slower_and_the_gate_says_so() {
         reference_server("fast", "", &mark),
         reference_server("slow", ", \"--added-delay\", \"2ms\"", &mark),
     );
-    let run = run_config(&toml, &[]);
+    // --wide: names whole (a table fitted to 120 columns cuts them).
+    let run = run_config(&toml, &["--wide"]);
     // With `[compare]` in the config the run itself compares the servers side
     // by side and exits with the gate: 1, the slow server regressed.
     let stdout = String::from_utf8_lossy(&run.output.stdout);
@@ -161,6 +162,7 @@ fn a_slower_server_is_measured_slower_and_the_gate_says_so() {
         .arg(&run.out)
         .arg("--markdown")
         .arg(&md)
+        .arg("--wide")
         .env("NO_COLOR", "1")
         .output()
         .unwrap();
