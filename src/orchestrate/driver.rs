@@ -222,19 +222,24 @@ pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Ou
             spec.client.name
         ),
     }
-    let runtime = if spec.threads <= 1 {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?
-    } else {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(spec.threads)
-            .enable_all()
-            .build()?
-    };
+    let runtime = runtime(spec.threads)?;
     runtime.block_on(async {
         let client = Arc::new(AsyncClient::build(&spec.client, request, workers)?);
         hooks.connecting();
         Ok(engine::run_async(client, plan, hooks).await)
     })
+}
+
+/// The tokio runtime of an async driver: one thread, or `threads` workers.
+pub(super) fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()
+    }
 }

@@ -61,16 +61,7 @@ fn start(spec: &TrialSpec) -> anyhow::Result<Warm> {
     let workers = plan.load.workers();
     Ok(match spec.client.kind.driver() {
         Driver::Async => {
-            let runtime = if spec.threads <= 1 {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?
-            } else {
-                tokio::runtime::Builder::new_multi_thread()
-                    .worker_threads(spec.threads)
-                    .enable_all()
-                    .build()?
-            };
+            let runtime = super::driver::runtime(spec.threads)?;
             let client = {
                 let _guard = runtime.enter();
                 Arc::new(AsyncClient::build(&spec.client, request, workers)?)
