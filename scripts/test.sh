@@ -12,9 +12,10 @@
 #  5. runs every test (cargo-nextest, each test a process of its own, several
 #     at a time) but the serial set below, with moto's CloudWatch-compatible
 #     server on a free 127.0.0.1 port; then the build without default features
-#     and its two tests, and the kits `benchgate init` writes, linted;
-#  6. waits for the background build, then runs the serial set one test at a
-#     time, with nothing else running.
+#     and its two tests;
+#  6. waits for the background build, lints the kits `benchgate init` writes
+#     with the binary it built, then runs the serial set one test at a time,
+#     with nothing else running.
 # No test runs twice: a failure fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -86,7 +87,8 @@ echo "$(cargo --version), $(cargo nextest --version | head -n 1)"
 # The release archive, as the release workflow builds it: also the declared
 # Rust's check of the default features for musl.
 BACKGROUND_LOG="$(mktemp -t benchgate-package.XXXXXX)"
-./scripts/check-msrv.sh --package x86_64-unknown-linux-musl >"$BACKGROUND_LOG" 2>&1 &
+PACKAGE_TARGET=x86_64-unknown-linux-musl
+./scripts/check-msrv.sh --package "$PACKAGE_TARGET" >"$BACKGROUND_LOG" 2>&1 &
 BACKGROUND=$!
 JOBS+=("$BACKGROUND")
 
@@ -138,10 +140,6 @@ stage "without default features: clippy -D warnings and the tests cloudwatch, pu
 cargo nextest run --locked --no-default-features --lib --bins --test cloudwatch --test publish_config \
   -E 'binary(cloudwatch) | binary(publish_config)'
 
-stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
-cargo build --locked --bin benchgate
-LINT_INIT_KITS=only BENCHGATE_BIN=target/debug/benchgate ./scripts/lint.sh
-
 stage "waiting for the background build: the release archive with the declared Rust"
 ok=true
 wait "$BACKGROUND" || ok=false
@@ -149,6 +147,11 @@ JOBS=("${JOBS[@]:1}")
 cat "$BACKGROUND_LOG"
 rm -f "$BACKGROUND_LOG"
 "$ok" || { echo "the release archive's build failed (its output is above)"; exit 1; }
+
+# With the release binary just built (a debug one would be another build: the
+# tests' binary has the test knobs compiled in).
+stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
+LINT_INIT_KITS=only BENCHGATE_BIN="target/dist/$PACKAGE_TARGET/release/benchgate" ./scripts/lint.sh
 
 stage "tests: the serial set, one at a time, nothing beside it"
 cargo nextest run --all-targets --locked -j 1 -E "$SERIAL"
