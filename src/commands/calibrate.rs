@@ -81,6 +81,9 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     );
     // Both name the results files' scenarios and clients.
     crate::stdout!("{}", fence(&cal::render_table(&calibration)));
+    if let Some(table) = cal::windows::render(&calibration.windows) {
+        crate::stdoutln!("\n{}", fence(&table));
+    }
     let about = about(&runs);
     crate::stdoutln!("\n{}", fence(&cal::gate_snippet(&calibration, &about)));
     if !suite.gate.overrides.is_empty() {

@@ -111,6 +111,34 @@ pub struct CellNoise {
     pub checkable: Option<(f64, u32)>,
 }
 
+/// `rows` (the first the header) in columns two spaces apart, a rule under
+/// the header; the first `left` columns aligned left, the others right.
+pub(crate) fn aligned(rows: &[Vec<String>], left: usize) -> String {
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (s, w))| match i < left {
+                true => format!("{s:<w$}"),
+                false => format!("{s:>w$}"),
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+        if k == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1)));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// A suggested `[gate]` entry for one metric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Suggestion {
@@ -141,6 +169,9 @@ pub struct Calibration {
     /// The runs compare within themselves (side by side, base vs head): each
     /// is an A/A comparison, and the thresholds are the checkable ones.
     pub paired: bool,
+    /// Paired runs whose forks ran the window loop: the variance components
+    /// and the windows per fork they ask for ([`windows`]).
+    pub windows: Vec<windows::Components>,
 }
 
 /// Analyses `runs` (A/A: same config) under `gate`. Needs at least 2 runs.
@@ -200,6 +231,7 @@ pub fn calibrate(runs: &[RunResults], gate: &GateConfig, opts: Options) -> Calib
         comparisons,
         failed_comparisons: failed,
         paired: false,
+        windows: Vec::new(),
     }
 }
 
@@ -222,6 +254,7 @@ pub fn calibrate_paired(
         comparisons: comparisons.len(),
         failed_comparisons: comparisons.iter().filter(|c| c.exit_code == 1).count(),
         paired: true,
+        windows: windows::components(runs, comparisons),
     }
 }
 
@@ -533,30 +566,7 @@ pub fn render_table(c: &Calibration) -> String {
         }
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .enumerate()
-            .map(|(i, (s, w))| {
-                if i < 3 {
-                    format!("{s:<w$}")
-                } else {
-                    format!("{s:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-        if k == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
-            out.push('\n');
-        }
-    }
+    let mut out = aligned(&rows, 3);
     let compared = if c.paired {
         "A/A runs (each compared within itself)"
     } else {
@@ -602,8 +612,11 @@ pub fn rewrite_gate(
 
 mod paired;
 pub use paired::BETA;
+pub mod windows;
 
 #[cfg(test)]
 mod paired_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod windows_tests;

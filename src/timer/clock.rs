@@ -26,6 +26,14 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
     DateTime::parse_from_rfc3339(s).ok().map(|t| t.timestamp())
 }
 
+/// Unix microseconds of an RFC 3339 time, fractional seconds kept; `None` if
+/// malformed.
+pub fn parse_rfc3339_us(s: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.timestamp_micros())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
