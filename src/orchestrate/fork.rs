@@ -203,21 +203,14 @@ fn signal_group(pgid: u32, signal: libc::c_int) {
 /// The parent's figures of one window with the fork's own record, as the
 /// per-window record the fork's value is summed from.
 pub fn record(b: &Bracket, client: super::driver_loop::DriverWindow) -> WindowRecord {
-    let o = client.outcome;
     WindowRecord {
         window: b.window,
-        counts: o.recorder.counts,
-        elapsed_s: o.elapsed.as_secs_f64(),
-        // The driver's own CPU at its window's edges, as in a one-window
-        // trial (the gated figure); the group's reading is kept beside it.
-        cpu: Some(o.cpu),
+        // The group's reading, beside the driver's own (the gated figure).
         group_cpu: Some(b.cpu),
         server: b.server.clone(),
         server_cpu: b.server_cpu,
-        latency: Some(o.recorder.latency).filter(|h| !h.is_empty()),
-        latency_uncorrected: o.recorder.latency_uncorrected.filter(|h| !h.is_empty()),
         starvation: client.starvation,
-        peer_cpu: None,
+        ..super::trial::outcome_record(client.outcome)
     }
 }
 

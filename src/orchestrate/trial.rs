@@ -6,27 +6,29 @@
 //! command client ([`super::child`]), reads the reference
 //! server's total connection count before and after, takes the spawn time
 //! (the start of start-up, `startup_ms`), and turns the driver's
-//! report (with the server's counters and CPU for its window) into
-//! [`TrialMetrics`]. Against a server under test the reference server's
+//! report (with the server's counters and CPU for its window; a fork's: its
+//! windows' sum, [`super::trial_loop`]) into [`TrialMetrics`]. Against a server under test the reference server's
 //! counters are absent. Anything that goes wrong fails this trial only; a
 //! driver that panics, exits non-zero or is killed fails it with one line,
 //! its output (capped: [`super::capture`]) kept in a log file that line names
 //! ([`super::failure`]).
 //! On SIGINT/SIGTERM the driver is killed at once ([`super::interrupt`]).
 
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context as _};
+use anyhow::{anyhow, bail, Context as _};
 
 use super::capture::{Capture, Sink};
 use super::child::{Kill, Sampled, TrialProcess};
 use super::driver::{DriverReport, TrialSpec};
 use super::target::{with_server_figures, PeakWatch, Target};
+use super::window_loop::WindowRecord;
 use crate::config::{Driver, StopRule};
 use crate::engine::Outcome;
-use crate::measure::resources::monotonic_ns;
+use crate::measure::resources::{monotonic_ns, CpuTimes};
 use crate::measure::LatencyHistogram;
 use crate::metric::trial::{ConnectionMemory, Throughput};
 use crate::metric::TrialMetrics;
@@ -51,7 +53,8 @@ pub(super) fn trial_limit(spec: &TrialSpec) -> Duration {
 }
 
 /// Runs one trial of a built-in client in a child process, `exe __drive`
-/// (a command client's trial is its own program: [`super::command`]).
+/// (a command client's trial is its own program: [`super::command`]): one
+/// window, or a fork of several ([`forked`], [`super::trial_loop`]).
 ///
 /// `log`: where the driver's whole output is kept if it fails (the failure
 /// names it; [`super::failure`]). What the trial saw of its window (the
@@ -66,15 +69,13 @@ pub fn run_trial(
     log: &Path,
     trial: &mut Trial,
 ) -> anyhow::Result<(TrialMetrics, Latencies)> {
-    if forked(spec) {
-        return super::trial_loop::run_fork(exe, spec, target, cpus, scratch, log, trial);
-    }
+    let forked = forked(spec);
     let spec_path = scratch.join("trial-spec.json");
     let out_path = scratch.join("trial-report.json");
     let output_path = scratch.join("trial-driver.out");
     let _ = std::fs::remove_file(&out_path);
-    // The driver's stdout and stderr in one file (never a pipe it could
-    // block on), capped ([`super::capture`]).
+    // The driver's output in one file (never a pipe it could block on),
+    // capped ([`super::capture`]); a fork's stdout is the window loop's.
     let (sink, output) = Sink::create(&output_path)
         .with_context(|| format!("creating {}", output_path.display()))?;
     let capture = Capture::start([sink])?;
@@ -91,9 +92,17 @@ pub fn run_trial(
         .arg(&spec_path)
         .arg("--out")
         .arg(&out_path)
-        .stdin(Stdio::null())
-        .stdout(output.try_clone()?)
-        .stderr(output);
+        .stderr(output.try_clone()?);
+    if forked {
+        // The window loop's commands and replies; its group is what a
+        // pause stops.
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .process_group(0);
+        crate::interrupt::die_with_parent(&mut cmd);
+    } else {
+        cmd.stdin(Stdio::null()).stdout(output);
+    }
     // A panic's backtrace goes to the trial's log (not to the failure line);
     // anyhow errors capture none (RUST_LIB_BACKTRACE=0), so they cost nothing.
     if std::env::var_os("RUST_BACKTRACE").is_none() {
@@ -103,93 +112,148 @@ pub fn run_trial(
         }
     }
     let spawned_ns = monotonic_ns();
-    let (driver, _child) = TrialProcess::spawn(&mut cmd, cpus, Sampled::Process)
+    let (driver, child) = TrialProcess::spawn(&mut cmd, cpus, Sampled::Process)
         .context("starting the driver process")?;
-    let killed = driver.wait_or_kill(Instant::now() + trial_limit(spec));
+    let (windows, limit) = if forked {
+        let windows = super::trial_loop::measure(child, spec, target);
+        (Some(windows), trial_limit(spec) * spec.windows)
+    } else {
+        (None, trial_limit(spec))
+    };
+    let killed = driver.wait_or_kill(Instant::now() + limit);
     let (usage, (peak_threads, _peak_sampled_rss)) = driver.finish()?;
     let [output] = capture.finish();
     let server_peaks = server_peaks.finish();
 
-    match killed {
-        Some(Kill::Interrupted(signal)) => bail!("{}", signal.reason()),
-        Some(Kill::TimedOut) => bail!(
-            "the driver did not finish within {:?} and was killed {}",
-            trial_limit(spec),
+    if let Some(Kill::Interrupted(signal)) = killed {
+        bail!("{}", signal.reason());
+    }
+    let windows = windows.transpose().map_err(|e| {
+        anyhow!(
+            "the driver's window loop failed: {e:#} {}",
             super::failure::keep(&output.text(), log)
-        ),
-        None => {}
+        )
+    })?;
+    if killed == Some(Kill::TimedOut) {
+        bail!(
+            "the driver did not finish within {limit:?} and was killed {}",
+            super::failure::keep(&output.text(), log)
+        );
     }
     if !usage.status.success() {
         bail!("{}", super::failure::report(usage.status, &output, log));
     }
+    let m = match windows {
+        Some(fork) => fork.measured(trial)?,
+        None => one_window(&out_path, server.is_some())?,
+    };
+    let value = &m.value;
+    let (connections_opened, requests_per_connection) = match (server, &before, &value.server) {
+        (Some(server), Some(before), Some(window)) => {
+            server_side(before, &server.counters()?, window)
+        }
+        _ => (None, None),
+    };
+    let metrics = TrialMetrics {
+        peak_rss_bytes: usage.max_rss_bytes,
+        peak_threads,
+        connections_opened,
+        requests_per_connection,
+        latency_uncorrected: value.latency_uncorrected.as_ref().and_then(|h| h.summary()),
+        startup_ms: m
+            .first_response_ns
+            .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
+        startup_cpu_ms: m.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
+        memory_per_connection_bytes: m.memory_per_connection_bytes,
+        ..with_server_figures(
+            figures(value),
+            value.server_cpu,
+            value.counts.requests(),
+            server_peaks,
+            value.server.as_ref().and_then(|w| w.run_delay_ns),
+        )
+    };
+    trial.server = m.value.server.clone();
+    trial.window_actual_s = m.window_actual_s;
+    Ok((metrics, (m.value.latency, m.value.latency_uncorrected)))
+}
+
+/// What a driver measured in its trial: its window (a fork's: the sum of
+/// its windows) and its start-up.
+pub(super) struct Measured {
+    pub value: WindowRecord,
+    /// The client's first response (warmup included), on the system-wide
+    /// monotonic clock, and the driver's own CPU until its window opened.
+    pub first_response_ns: Option<u64>,
+    pub startup_cpu: Option<CpuTimes>,
+    pub memory_per_connection_bytes: Option<f64>,
+    /// The window's (the windows') actual length, seconds.
+    pub window_actual_s: Option<f64>,
+}
+
+/// A one-window trial's report, from the driver's out file. The server's
+/// counters (the reference server's, the only one with a control port) are
+/// required.
+fn one_window(out_path: &Path, reference: bool) -> anyhow::Result<Measured> {
     let report: DriverReport =
-        serde_json::from_slice(&std::fs::read(&out_path).context("reading the driver's report")?)
+        serde_json::from_slice(&std::fs::read(out_path).context("reading the driver's report")?)
             .context("parsing the driver's report")?;
     if let Some(e) = &report.server_error {
         bail!("bracketing the server's measurement window: {e}");
     }
-    let (window, connections_opened, requests_per_connection) = match (server, before) {
-        (Some(server), Some(before)) => {
-            let window = report
-                .server
-                .clone()
-                .context("the driver reported no server counters for its window")?;
-            let after = server.counters()?;
-            let (opened, per_conn) = server_side(&before, &after, &window);
-            (Some(window), opened, per_conn)
-        }
-        _ => (None, None, None),
-    };
-
-    let memory_per_connection_bytes =
-        connection_memory(&report, window.as_ref()).and_then(|c| c.per_connection());
+    if reference && report.server.is_none() {
+        bail!("the driver reported no server counters for its window");
+    }
+    let memory_per_connection_bytes = connection_memory(&report).and_then(|c| c.per_connection());
     let DriverReport {
-        outcome: Outcome {
-            recorder,
-            elapsed,
-            cpu,
-        },
+        outcome,
+        server,
         server_cpu,
         startup_cpu,
         window_actual_s,
         starvation,
         ..
     } = report;
-    // An empty histogram is no histogram: the trial measured no latency.
-    let histogram = Some(recorder.latency).filter(|h| !h.is_empty());
-    let histogram_uncorrected = recorder.latency_uncorrected.filter(|h| !h.is_empty());
-
-    let requests = recorder.counts.requests();
-    let window_figures = TrialMetrics::of_window(
-        recorder.counts,
-        elapsed.as_secs_f64(),
-        Throughput::Window,
-        cpu,
-        starvation.as_ref(),
-    )
-    .with_latency(histogram.as_ref());
-    let metrics = TrialMetrics {
-        peak_rss_bytes: usage.max_rss_bytes,
-        peak_threads,
-        connections_opened,
-        requests_per_connection,
-        latency_uncorrected: histogram_uncorrected.as_ref().and_then(|h| h.summary()),
-        startup_ms: recorder
-            .first_response_ns
-            .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
-        startup_cpu_ms: startup_cpu.map(|c| c.total_us() as f64 / 1e3),
+    Ok(Measured {
+        first_response_ns: outcome.recorder.first_response_ns,
+        startup_cpu,
         memory_per_connection_bytes,
-        ..with_server_figures(
-            window_figures,
+        window_actual_s,
+        value: WindowRecord {
+            window: 1,
+            server,
             server_cpu,
-            requests,
-            server_peaks,
-            window.as_ref().and_then(|w| w.run_delay_ns),
-        )
-    };
-    trial.server = window;
-    trial.window_actual_s = window_actual_s;
-    Ok((metrics, (histogram, histogram_uncorrected)))
+            starvation,
+            ..outcome_record(outcome)
+        },
+    })
+}
+
+/// A driver's outcome as a window record: its counts, length, own CPU at
+/// its window's edges (the gated figure) and latencies; an empty histogram
+/// is no histogram (it measured no latency). The other figures are the
+/// caller's.
+pub(super) fn outcome_record(o: Outcome) -> WindowRecord {
+    WindowRecord {
+        counts: o.recorder.counts,
+        elapsed_s: o.elapsed.as_secs_f64(),
+        cpu: Some(o.cpu),
+        latency: Some(o.recorder.latency).filter(|h| !h.is_empty()),
+        latency_uncorrected: o.recorder.latency_uncorrected.filter(|h| !h.is_empty()),
+        ..WindowRecord::default()
+    }
+}
+
+/// A window's (or a fork's) figures.
+pub(super) fn figures(w: &WindowRecord) -> TrialMetrics {
+    TrialMetrics::of_window(
+        w.counts,
+        w.elapsed_s,
+        Throughput::Window,
+        w.cpu.unwrap_or_default(),
+        w.starvation.as_ref(),
+    )
+    .with_latency(w.latency.as_ref())
 }
 
 /// Whether a built-in client's trial is a fork of several windows (the
@@ -203,14 +267,11 @@ pub fn forked(spec: &TrialSpec) -> bool {
 
 /// The driver's memory before its connections and at its window's close,
 /// over the connections the reference server saw open at once in the window.
-fn connection_memory(
-    report: &DriverReport,
-    window: Option<&ServerCounters>,
-) -> Option<ConnectionMemory> {
+fn connection_memory(report: &DriverReport) -> Option<ConnectionMemory> {
     Some(ConnectionMemory {
         rss_before_bytes: report.rss_before_connections_bytes?,
         peak_rss_bytes: report.peak_rss_at_close_bytes?,
-        connections: window?.peak_open_connections,
+        connections: report.server.as_ref()?.peak_open_connections,
     })
 }
 
