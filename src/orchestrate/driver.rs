@@ -198,40 +198,58 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
 /// Runs one trial in this process.
 pub fn drive(spec: &TrialSpec, hooks: &mut dyn WindowHooks) -> anyhow::Result<Outcome> {
     let plan = TrialPlan::of(&spec.scenario);
-    let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
-    let workers = plan.load.workers();
-    match spec.client.kind.driver() {
-        Driver::Async => {}
-        Driver::Lean => {
-            hooks.connecting();
-            return crate::engine::lean::run(&spec.client, &request, plan, hooks);
-        }
-        Driver::Blocking => {
-            let limit = crate::client::pool_limit(&spec.client, workers);
-            let client = Arc::new(BlockingClient::new(
-                &spec.client,
-                request,
-                limit,
-                plan.timeout,
-            )?);
-            hooks.connecting();
-            return Ok(engine::run_blocking(client, plan, hooks));
-        }
-        Driver::Program => bail!(
+    if spec.client.kind.driver() == Driver::Lean {
+        hooks.connecting();
+        let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
+        return crate::engine::lean::run(&spec.client, &request, plan, hooks);
+    }
+    let Some(client) = Client::build(spec, &plan)? else {
+        bail!(
             "client {} runs its own program, not in a driver process",
             spec.client.name
-        ),
-    }
-    let runtime = runtime(spec.threads)?;
-    runtime.block_on(async {
-        let client = Arc::new(AsyncClient::build(&spec.client, request, workers)?);
-        hooks.connecting();
-        Ok(engine::run_async(client, plan, hooks).await)
+        )
+    };
+    hooks.connecting();
+    Ok(match client {
+        Client::Async(runtime, client) => runtime.block_on(engine::run_async(client, plan, hooks)),
+        Client::Blocking(client) => engine::run_blocking(client, plan, hooks),
     })
 }
 
+/// A built-in driver's client for the engine's workers: an async one with
+/// its runtime, or the blocking one.
+pub(super) enum Client {
+    Async(tokio::runtime::Runtime, Arc<AsyncClient>),
+    Blocking(Arc<BlockingClient>),
+}
+
+impl Client {
+    /// Builds the client of `spec` for `plan`'s workers; `None`: its kind
+    /// has neither engine (h1-lean's event loop, a command client).
+    pub(super) fn build(spec: &TrialSpec, plan: &TrialPlan) -> anyhow::Result<Option<Client>> {
+        let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
+        let workers = plan.load.workers();
+        Ok(Some(match spec.client.kind.driver() {
+            Driver::Async => {
+                let runtime = runtime(spec.threads)?;
+                let client = {
+                    let _guard = runtime.enter();
+                    AsyncClient::build(&spec.client, request, workers)?
+                };
+                Client::Async(runtime, Arc::new(client))
+            }
+            Driver::Blocking => {
+                let limit = crate::client::pool_limit(&spec.client, workers);
+                let client = BlockingClient::new(&spec.client, request, limit, plan.timeout)?;
+                Client::Blocking(Arc::new(client))
+            }
+            Driver::Lean | Driver::Program => return Ok(None),
+        }))
+    }
+}
+
 /// The tokio runtime of an async driver: one thread, or `threads` workers.
-pub(super) fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     if threads <= 1 {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()

@@ -11,16 +11,13 @@
 //! process group).
 
 use std::io::{BufRead as _, Write as _};
-use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
 
-use super::driver::TrialSpec;
+use super::driver::{Client, TrialSpec};
 use super::window_loop::{Command, DECLARE, PAUSED, READY, RESULT};
-use crate::client::reqwest_driver::BlockingClient;
-use crate::client::{AsyncClient, RequestTemplate};
-use crate::config::{Driver, StopRule};
+use crate::config::StopRule;
 use crate::engine::warm::Warm;
 use crate::engine::{Outcome, TrialPlan};
 use crate::measure::resources::{self_cpu, CpuTimes};
@@ -57,28 +54,10 @@ fn start(spec: &TrialSpec) -> anyhow::Result<Warm> {
         warmup: std::time::Duration::ZERO,
         ..TrialPlan::of(&spec.scenario)
     };
-    let request = RequestTemplate::new(&spec.scenario, &spec.base_url);
-    let workers = plan.load.workers();
-    Ok(match spec.client.kind.driver() {
-        Driver::Async => {
-            let runtime = super::driver::runtime(spec.threads)?;
-            let client = {
-                let _guard = runtime.enter();
-                Arc::new(AsyncClient::build(&spec.client, request, workers)?)
-            };
-            Warm::start_async(runtime, client, plan)
-        }
-        Driver::Blocking => {
-            let limit = crate::client::pool_limit(&spec.client, workers);
-            let client = Arc::new(BlockingClient::new(
-                &spec.client,
-                request,
-                limit,
-                plan.timeout,
-            )?);
-            Warm::start_blocking(client, plan)
-        }
-        Driver::Lean | Driver::Program => bail!(
+    Ok(match Client::build(spec, &plan)? {
+        Some(Client::Async(runtime, client)) => Warm::start_async(runtime, client, plan),
+        Some(Client::Blocking(client)) => Warm::start_blocking(client, plan),
+        None => bail!(
             "client {} has no window loop in a driver process",
             spec.client.name
         ),
