@@ -168,10 +168,7 @@ impl Generator<'_> {
         let window = self.sched.window();
         if self.cpu_start.is_none() && now >= window.planned_open() {
             // However late this wake-up, the window lasts its duration from it.
-            self.hooks.opening();
-            self.sched.open(Instant::now());
-            self.cpu_start = Some(self_cpu());
-            self.hooks.opened();
+            self.cpu_start = Some(super::open(&self.sched, self.hooks));
         }
         if window.deadline().is_some_and(|d| now >= d) {
             window.close();

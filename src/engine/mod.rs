@@ -20,12 +20,13 @@ pub mod recorder;
 pub mod schedule;
 pub mod warm;
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use crate::client::reqwest_driver::BlockingClient;
 use crate::client::{AsyncClient, Exchange};
@@ -82,7 +83,7 @@ impl WindowHooks for NoHooks {}
 fn start(plan: &TrialPlan) -> (u32, Arc<Schedule>, Arc<Shards>) {
     let workers = plan.load.workers().max(1);
     let sched = Schedule::new(plan.load, plan.warmup, plan.stop, Instant::now());
-    let shards = Shards::new((workers as usize).clamp(1, 8), sched.is_open_loop());
+    let shards = Shards::new(workers, sched.is_open_loop());
     (workers, Arc::new(sched), Arc::new(shards))
 }
 
@@ -123,14 +124,7 @@ pub async fn run_async(
                     now
                 };
                 in_flight[w].store(true, Ordering::Relaxed);
-                timeout.as_mut().reset(sent + plan.timeout);
-                let send = client.send(w);
-                tokio::pin!(send);
-                let result = tokio::select! {
-                    biased;
-                    r = &mut send => r,
-                    _ = &mut timeout => Err(ErrorClass::Timeout),
-                };
+                let result = send_by(&client, w, timeout.as_mut(), sent + plan.timeout).await;
                 let done = Instant::now();
                 in_flight[w].store(false, Ordering::Relaxed);
                 let window = sched.window();
@@ -146,10 +140,7 @@ pub async fn run_async(
 
     let window = sched.window();
     wait_until(window.planned_open(), plan.precise_timer).await;
-    hooks.opening();
-    sched.open(Instant::now());
-    let cpu_start = self_cpu();
-    hooks.opened();
+    let cpu_start = open(&sched, hooks);
     match window.deadline() {
         Some(deadline) => {
             wait_until(deadline, plan.precise_timer).await;
@@ -175,6 +166,30 @@ pub async fn run_async(
         }
     }
     shards.into_outcome(window.elapsed(), cpu)
+}
+
+/// Opens the window now and reads the CPU at its start, between the hooks.
+fn open(sched: &Schedule, hooks: &mut dyn WindowHooks) -> CpuTimes {
+    hooks.opening();
+    sched.open(Instant::now());
+    let cpu_start = self_cpu();
+    hooks.opened();
+    cpu_start
+}
+
+/// Sends worker `w`'s request, timed out at `deadline` by the worker's timer.
+async fn send_by(
+    client: &AsyncClient,
+    w: usize,
+    mut timer: Pin<&mut Sleep>,
+    deadline: Instant,
+) -> Result<Exchange, ErrorClass> {
+    timer.as_mut().reset(deadline);
+    tokio::select! {
+        biased;
+        r = client.send(w) => r,
+        _ = timer => Err(ErrorClass::Timeout),
+    }
 }
 
 /// Sleeps until `t`, on the precise timer or on tokio's (paused-clock tests).
@@ -230,10 +245,7 @@ pub fn run_blocking(
 
     let window = sched.window();
     sleep_until_blocking(window.planned_open());
-    hooks.opening();
-    sched.open(Instant::now());
-    let cpu_start = self_cpu();
-    hooks.opened();
+    let cpu_start = open(&sched, hooks);
     match window.deadline() {
         Some(deadline) => {
             sleep_until_blocking(deadline);
@@ -245,7 +257,7 @@ pub fn run_blocking(
             }
         }
     }
-    let cpu: CpuTimes = self_cpu().since(&cpu_start);
+    let cpu = self_cpu().since(&cpu_start);
     hooks.closed();
     for t in threads {
         let _ = t.join();

@@ -97,9 +97,10 @@ pub struct Shards {
 }
 
 impl Shards {
-    pub fn new(n: usize, open_loop: bool) -> Shards {
+    /// One shard a worker, at most 8.
+    pub fn new(workers: u32, open_loop: bool) -> Shards {
         Shards {
-            shards: (0..n.max(1))
+            shards: (0..workers.clamp(1, 8))
                 .map(|_| Mutex::new(Recorder::new(open_loop)))
                 .collect(),
             open_loop,

@@ -52,7 +52,7 @@ impl Phase {
         if let Some(at) = open {
             sched.open(at);
         }
-        let shards = Shards::new((workers as usize).clamp(1, 8), sched.is_open_loop());
+        let shards = Shards::new(workers, sched.is_open_loop());
         Arc::new(Phase {
             sched,
             shards,
@@ -356,14 +356,7 @@ async fn async_worker(w: usize, client: Arc<AsyncClient>, shared: Arc<Shared>) {
             intended
         };
         shared.in_flight[w].store(true, SeqCst);
-        timeout.as_mut().reset(sent + plan.timeout);
-        let send = client.send(w);
-        tokio::pin!(send);
-        let result = tokio::select! {
-            biased;
-            r = &mut send => r,
-            _ = &mut timeout => Err(ErrorClass::Timeout),
-        };
+        let result = super::send_by(&client, w, timeout.as_mut(), sent + plan.timeout).await;
         let done = Instant::now();
         shared.complete(w, &mut c, (intended, sent, done), result);
     }
