@@ -48,7 +48,8 @@ fn count(v: &serde_json::Value, field: &str) -> Result<u64, String> {
     })
 }
 
-fn shorten(v: &serde_json::Value) -> String {
+/// A JSON value for an error message, cut to 40 characters.
+pub(super) fn shorten(v: &serde_json::Value) -> String {
     let s = v.to_string();
     if s.chars().count() > 40 {
         format!("{}...", s.chars().take(40).collect::<String>())

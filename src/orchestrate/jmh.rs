@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::driver::TrialSpec;
-use super::external::MAX_RESULT_BYTES;
+use super::external::{shorten, MAX_RESULT_BYTES};
 use crate::config::{Load, ResultFormat, StopRule};
 use crate::measure::LatencyHistogram;
 use crate::results::jmh::{unit_seconds, Mode};
@@ -132,15 +132,6 @@ fn include_pattern(benchmark: &str) -> String {
     }
     p.push('$');
     p
-}
-
-fn shorten(v: &Value) -> String {
-    let s = v.to_string();
-    if s.chars().count() > 40 {
-        format!("{}...", s.chars().take(40).collect::<String>())
-    } else {
-        s
-    }
 }
 
 /// Reads the result of `benchmark` from a JMH JSON result file's bytes: its

@@ -219,18 +219,7 @@ impl Markers {
     /// for one. An open marker counts once, a close marker only after it.
     pub(super) fn poll(&mut self, wait: Duration) -> Option<Mark> {
         let mut found = None;
-        let first = match self.rx.recv_timeout(wait) {
-            Ok(seen) => Some(seen),
-            Err(RecvTimeoutError::Timeout) => None,
-            // The watch is gone (it gave up): nothing more will come.
-            Err(RecvTimeoutError::Disconnected) => {
-                std::thread::sleep(wait);
-                None
-            }
-        };
-        let seen: Vec<Seen> = first.into_iter().chain(self.rx.try_iter()).collect();
-        let marks: Vec<Mark> = seen
-            .into_iter()
+        let marks: Vec<Mark> = (self.seen(wait).into_iter())
             .filter_map(|s| self.keep_reply(s))
             .collect();
         for mark in marks {
@@ -249,6 +238,21 @@ impl Markers {
             std::thread::sleep(lag);
         }
         found
+    }
+
+    /// What the watch saw since the last call, waiting at most `wait` for
+    /// the first of it.
+    fn seen(&self, wait: Duration) -> Vec<Seen> {
+        let first = match self.rx.recv_timeout(wait) {
+            Ok(seen) => Some(seen),
+            Err(RecvTimeoutError::Timeout) => None,
+            // The watch is gone (it gave up): nothing more will come.
+            Err(RecvTimeoutError::Disconnected) => {
+                std::thread::sleep(wait);
+                None
+            }
+        };
+        first.into_iter().chain(self.rx.try_iter()).collect()
     }
 
     /// A marker as it is; a reply kept for [`Markers::reply`] (a
@@ -279,16 +283,7 @@ impl Markers {
         if let Some(r) = self.pending.pop_front() {
             return Some(r);
         }
-        let first = match self.rx.recv_timeout(wait) {
-            Ok(seen) => Some(seen),
-            Err(RecvTimeoutError::Timeout) => None,
-            Err(RecvTimeoutError::Disconnected) => {
-                std::thread::sleep(wait);
-                None
-            }
-        };
-        let seen: Vec<Seen> = first.into_iter().chain(self.rx.try_iter()).collect();
-        for s in seen {
+        for s in self.seen(wait) {
             self.keep_reply(s);
         }
         let reply = self.pending.pop_front();

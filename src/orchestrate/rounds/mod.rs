@@ -98,13 +98,12 @@ impl Rounds<'_> {
             .iter()
             .map(|c| CellAcc::new(&scenario.name, c, None))
             .collect();
-        let anchor = self.suite.run.anchor.as_ref().map(|a| {
+        let mut anchor = self.suite.run.anchor.as_ref().map(|a| {
             (
                 a.scenario_in(&scenario.name),
                 CellAcc::anchor(&scenario.name),
             )
         });
-        let mut anchor = anchor;
         let mut round = 0;
         // Attempts of the current round dropped because a trial was starved.
         let mut reruns = 0;
@@ -112,29 +111,18 @@ impl Rounds<'_> {
             if reruns == 0 {
                 round += 1;
             }
-            if let Some((anchor_scenario, anchor_cell)) = &mut anchor {
-                self.run_one(
-                    anchor_scenario,
-                    anchor_cell,
-                    &target,
-                    round,
-                    progress,
-                    &mut || None,
-                );
-                if interrupt::received().is_some() {
+            // The anchor first, then the cells; whether interrupted.
+            let mut one = |s: &Scenario, cell: &mut CellAcc| {
+                self.run_one(s, cell, &target, round, progress, &mut || None);
+                interrupt::received().is_some()
+            };
+            if let Some((s, cell)) = &mut anchor {
+                if one(s, cell) {
                     break 'rounds;
                 }
             }
             for i in round_order(cells.len(), round) {
-                self.run_one(
-                    scenario,
-                    &mut cells[i],
-                    &target,
-                    round,
-                    progress,
-                    &mut || None,
-                );
-                if interrupt::received().is_some() {
+                if one(scenario, &mut cells[i]) {
                     break 'rounds;
                 }
             }
