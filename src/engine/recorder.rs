@@ -146,7 +146,7 @@ impl Shards {
 
 /// Everything one trial measured in-process. A driver process reports it
 /// as is, with what it saw of its window (`orchestrate::driver`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Outcome {
     pub recorder: Recorder,

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use serde::{Deserialize, Serialize};
@@ -62,8 +62,8 @@ pub struct TrialSpec {
 
 /// What a driver process measured: the engine's [`Outcome`] as it is (its
 /// counts, histograms, window length, own CPU and first response) plus what
-/// the driver saw of its window around the engine.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// the driver saw of its window around the engine ([`WindowWatch`]).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverReport {
     pub outcome: Outcome,
@@ -91,64 +91,40 @@ pub struct DriverReport {
     pub starvation: Option<Starvation>,
 }
 
-impl DriverReport {
-    pub fn new(outcome: Outcome, window: ServerWindow) -> DriverReport {
-        DriverReport {
-            outcome,
-            server_cpu: window_cpu(window.cpu_start, window.cpu_end),
-            server: window.counters,
-            server_error: window.error,
-            startup_cpu: window.client_cpu_at_open,
-            rss_before_connections_bytes: window.rss_before_connections,
-            peak_rss_at_close_bytes: window.peak_rss_at_close,
-            window_actual_s: window.actual.map(|d| d.as_secs_f64()),
-            starvation: window.starvation,
-        }
-    }
-}
-
-/// Brackets the server's counting window with the engine's, and reads the
-/// server's CPU at both edges (after opening, before closing its window, so
-/// the control calls are not counted).
+/// Watches the engine's window for the report: brackets the server's
+/// counting window with it, reads the server's CPU at both edges (after
+/// opening, before closing its window, so the control calls are not
+/// counted), and the driver's own CPU, memory and starvation counters.
 #[derive(Default)]
-pub struct ServerWindow {
+pub struct WindowWatch {
     control_url: Option<String>,
     watch: Option<ServerWatch>,
-    counters: Option<ServerCounters>,
-    error: Option<String>,
+    /// At the window's open: the server's CPU, the moment, and the driver's
+    /// starvation counters.
     cpu_start: Option<CpuTimes>,
-    cpu_end: Option<CpuTimes>,
-    /// The driver's own CPU when the window opened: its start-up cost.
-    client_cpu_at_open: Option<CpuTimes>,
-    /// The driver's RSS before its first connection, and its peak RSS when
-    /// the window closed: the memory its connections took.
-    rss_before_connections: Option<u64>,
-    peak_rss_at_close: Option<u64>,
-    /// When the window opened, and how long it lasted once it closed.
     opened_at: Option<Instant>,
-    actual: Option<Duration>,
-    /// The driver's starvation counters when the window opened, and what
-    /// they grew by when it closed.
     starvation_open: Option<Edge>,
-    starvation: Option<Starvation>,
+    /// The report's window figures (its outcome is the engine's).
+    report: DriverReport,
 }
 
-impl ServerWindow {
+impl WindowWatch {
     fn fail(&mut self, e: anyhow::Error) {
-        self.error.get_or_insert_with(|| format!("{e:#}"));
+        (self.report.server_error).get_or_insert_with(|| format!("{e:#}"));
     }
 }
 
-impl WindowHooks for ServerWindow {
+impl WindowHooks for WindowWatch {
     fn connecting(&mut self) {
-        self.rss_before_connections = sample_process(std::process::id()).map(|s| s.rss_bytes);
+        self.report.rss_before_connections_bytes =
+            sample_process(std::process::id()).map(|s| s.rss_bytes);
     }
     fn opening(&mut self) {
         self.starvation_open = Some(Edge::read(&[std::process::id()]));
     }
     fn opened(&mut self) {
         self.opened_at = Some(Instant::now());
-        self.client_cpu_at_open = Some(self_cpu());
+        self.report.startup_cpu = Some(self_cpu());
         if let Some(url) = &self.control_url {
             if let Err(e) = control::window_start(url) {
                 self.fail(e);
@@ -157,16 +133,15 @@ impl WindowHooks for ServerWindow {
         self.cpu_start = self.watch.and_then(|w| w.cpu());
     }
     fn closed(&mut self) {
-        self.actual = self.opened_at.map(|t| t.elapsed());
-        self.starvation = self
-            .starvation_open
-            .as_ref()
+        let r = &mut self.report;
+        r.window_actual_s = self.opened_at.map(|t| t.elapsed().as_secs_f64());
+        r.starvation = (self.starvation_open.as_ref())
             .map(|open| Edge::read(&[std::process::id()]).since(open));
-        self.peak_rss_at_close = Some(self_peak_rss_bytes());
-        self.cpu_end = self.watch.and_then(|w| w.cpu());
+        r.peak_rss_at_close_bytes = Some(self_peak_rss_bytes());
+        r.server_cpu = window_cpu(self.cpu_start, self.watch.and_then(|w| w.cpu()));
         if let Some(url) = &self.control_url {
             match control::window_stop(url) {
-                Ok(c) => self.counters = Some(c),
+                Ok(c) => r.server = Some(c),
                 Err(e) => self.fail(e),
             }
         }
@@ -184,13 +159,16 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
     if spec.windows > 1 {
         return super::driver_loop::drive_loop(&spec);
     }
-    let mut window = ServerWindow {
+    let mut window = WindowWatch {
         control_url: spec.control_url.clone(),
         watch: spec.server_watch,
-        ..ServerWindow::default()
+        ..WindowWatch::default()
     };
     let outcome = drive(&spec, &mut window)?;
-    let json = serde_json::to_vec(&DriverReport::new(outcome, window))?;
+    let json = serde_json::to_vec(&DriverReport {
+        outcome,
+        ..window.report
+    })?;
     std::fs::write(out_path, json).with_context(|| format!("writing {}", out_path.display()))?;
     Ok(())
 }
