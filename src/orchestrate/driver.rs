@@ -47,8 +47,9 @@ pub struct TrialSpec {
     /// The server process (tree) whose CPU is read when the window opens and
     /// closes; `None`: not known (a `url` server).
     pub server_watch: Option<ServerWatch>,
-    /// Windows of this fork (`[run] windows`): above 1, the driver speaks
-    /// the window loop on its stdin and stdout (`super::driver_loop`).
+    /// Windows of this fork (`[run] windows`): for a trial that is a fork
+    /// ([`super::trial::forked`]), the driver speaks the window loop on its
+    /// stdin and stdout (`super::driver_loop`).
     #[serde(default)]
     pub windows: u32,
     /// The test knob [`crate::knobs::MARKER_LAG_VAR`], for a command
@@ -156,7 +157,8 @@ pub fn drive_main(spec_path: &Path, out_path: &Path) -> anyhow::Result<()> {
         .with_context(|| format!("parsing trial spec {}", spec_path.display()))?;
     // Thousands of connections need as many file descriptors.
     crate::measure::limits::raise_nofile_limit();
-    if spec.windows > 1 {
+    // As the parent decided (a lean driver or a request-count stop: one window).
+    if super::trial::forked(&spec) {
         return super::driver_loop::drive_loop(&spec);
     }
     let mut window = WindowWatch {

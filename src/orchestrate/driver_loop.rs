@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::{Client, TrialSpec};
 use super::window_loop::{Command, DECLARE, PAUSED, READY, RESULT};
-use crate::config::StopRule;
 use crate::engine::warm::Warm;
 use crate::engine::{Outcome, TrialPlan};
 use crate::measure::resources::{self_cpu, CpuTimes};
@@ -64,11 +63,9 @@ fn start(spec: &TrialSpec) -> anyhow::Result<Warm> {
     })
 }
 
-/// The window loop in this process; returns when told to exit.
+/// The window loop in this process (a forked trial's,
+/// [`super::trial::forked`]); returns when told to exit.
 pub fn drive_loop(spec: &TrialSpec) -> anyhow::Result<()> {
-    if !matches!(spec.scenario.stop, StopRule::Duration(_)) {
-        bail!("the window loop needs a duration stop rule");
-    }
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {

@@ -64,3 +64,27 @@ fn a_forks_figures_are_the_sums_of_its_windows() {
         assert!(m.startup_cpu_ms.is_some_and(|s| s > 0.0), "{m:?}");
     }
 }
+
+#[test]
+fn a_trial_without_the_window_loop_is_one_window() {
+    // h1-lean's event loop speaks no window loop, and a request-count stop
+    // has no windows to repeat: with `windows = 2` each trial is one window
+    // all the same, in its driver as in the parent.
+    let toml = "[run]\nrounds = 1\nwarmup = \"20ms\"\npin = false\nwindows = 2\n\
+                \n[[client]]\nname = \"lean\"\nkind = \"h1-lean\"\n\
+                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                \n[[scenario]]\nname = \"timed\"\npath = \"/bytes/22\"\nconcurrency = 2\nduration = \"60ms\"\n\
+                \n[[scenario]]\nname = \"counted\"\npath = \"/bytes/22\"\nconcurrency = 2\nrequests = 40\n";
+    let results = run_config(toml, &["--quiet"]).results();
+    let cells: Vec<(&str, bool)> = (results.results.iter())
+        .map(|c| (c.client.as_str(), c.trials[0].windows.is_some()))
+        .collect();
+    for c in &results.results {
+        let t = &c.trials[0];
+        assert_eq!(t.failure, None, "{}/{}", c.scenario, c.client);
+        assert!(t.metrics.as_ref().unwrap().requests > 0);
+    }
+    // Only hyper's timed trial is a fork.
+    let forks: Vec<_> = cells.iter().filter(|(_, fork)| *fork).collect();
+    assert_eq!(forks, [&("a", true)], "{cells:?}");
+}
