@@ -13,30 +13,9 @@
 //! (`--side-by-side`, `--side-by-side-server`), then the config's
 //! `[compare]`, then the entry point's own default ([`Otherwise`]).
 
-use crate::compare::{self, stats, Comparison, SideBySide};
-use crate::config::base_variants::BASE_SUFFIX;
+use crate::compare::{self, stats, Comparison, ComparisonMode, Pairing, SideBySide};
 use crate::config::{CompareBase, CompareSettings, GateConfig, RunSettings, Suite};
 use crate::results::RunResults;
-
-/// What the current run is compared with.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Against {
-    /// A stored run: `--baseline FILE`, or the action's baseline store.
-    /// `None` until it is handed over ([`ComparisonPlan::with_stored`]), or
-    /// when none is stored yet: then every cell is "no baseline" and no extra
-    /// round is run.
-    Stored(Option<Box<RunResults>>),
-    /// Another client and/or server of the same run, paired by round.
-    SideBySide {
-        client: Option<String>,
-        server: Option<String>,
-    },
-    /// Base vs head: every command client and server under test that lives
-    /// in the repository also measured at commit `base_ref` (as `NAME@base`,
-    /// from a git worktree: `orchestrate::base_tree`), in the same run, each
-    /// cell against its own base variant, paired by round.
-    BaseVsHead { base_ref: String },
-}
 
 /// The base commit of `[compare] base = "git"` when `--compare-base` gives
 /// none: the first parent of the checked-out commit (on a pull request's
@@ -92,10 +71,19 @@ pub enum Otherwise {
 }
 
 /// The resolved plan: what is compared, under which gate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ComparisonPlan {
     /// `None`: nothing is compared (no verdict, no extra rounds).
-    pub against: Option<Against>,
+    pub mode: Option<ComparisonMode>,
+    /// [`ComparisonMode::Baseline`]: the stored run compared with, once
+    /// handed over ([`ComparisonPlan::with_stored`]; `None`: none stored).
+    pub stored: Option<Box<RunResults>>,
+    /// [`ComparisonMode::SideBySide`]: the baseline client and/or server.
+    pub baseline_client: Option<String>,
+    pub baseline_server: Option<String>,
+    /// [`ComparisonMode::BaseVsHead`]: the base commit, whose builds (as
+    /// `NAME@base`, `orchestrate::base_tree`) each cell is compared with.
+    pub base_ref: Option<String>,
     pub gate: GateConfig,
     /// Where the gate came from when not from the config in hand (base vs
     /// head: the base commit's), as a markdown paragraph for the report.
@@ -112,74 +100,99 @@ impl ComparisonPlan {
         run: &Suite,
         source: &str,
     ) -> anyhow::Result<ComparisonPlan> {
-        let flags = (
-            asked.side_by_side_client.clone(),
-            asked.side_by_side_server.clone(),
-        );
-        let against = if asked.stored {
-            Some(Against::Stored(None))
+        let plan = ComparisonPlan {
+            gate: config.gate.clone(),
+            ..ComparisonPlan::default()
+        };
+        let stored = ComparisonPlan {
+            mode: Some(ComparisonMode::Baseline),
+            ..plan.clone()
+        };
+        let base_vs_head = |base_ref: String| ComparisonPlan {
+            mode: Some(ComparisonMode::BaseVsHead),
+            base_ref: Some(base_ref),
+            ..plan.clone()
+        };
+        let side_by_side = |client: Option<String>, server: Option<String>| ComparisonPlan {
+            mode: Some(ComparisonMode::SideBySide),
+            baseline_client: client,
+            baseline_server: server,
+            ..plan.clone()
+        };
+        let (client, server) = (asked.side_by_side_client, asked.side_by_side_server);
+        Ok(if asked.stored {
+            stored
         } else if let Some(base_ref) = asked.compare_base {
-            Some(Against::BaseVsHead { base_ref })
-        } else if flags.0.is_some() || flags.1.is_some() {
-            check_names(flags.0.as_deref(), flags.1.as_deref(), run, source)?;
-            Some(Against::SideBySide {
-                client: flags.0,
-                server: flags.1,
-            })
+            base_vs_head(base_ref)
+        } else if client.is_some() || server.is_some() {
+            check_names(client.as_deref(), server.as_deref(), run, source)?;
+            side_by_side(client, server)
         } else if let Some(CompareSettings {
             baseline_client,
             baseline_server,
             base,
         }) = &config.compare
         {
-            Some(match (base, asked.git_base) {
-                (Some(CompareBase::Git), GitBase::FirstParent) => Against::BaseVsHead {
-                    base_ref: DEFAULT_BASE_REF.to_string(),
-                },
-                (Some(CompareBase::Git), GitBase::Commit(base_ref)) => {
-                    Against::BaseVsHead { base_ref }
+            match (base, asked.git_base) {
+                (Some(CompareBase::Git), GitBase::FirstParent) => {
+                    base_vs_head(DEFAULT_BASE_REF.to_string())
                 }
-                (Some(CompareBase::Git), GitBase::Stored) => Against::Stored(None),
-                (None, _) => Against::SideBySide {
-                    client: baseline_client.clone(),
-                    server: baseline_server.clone(),
-                },
-            })
+                (Some(CompareBase::Git), GitBase::Commit(base_ref)) => base_vs_head(base_ref),
+                (Some(CompareBase::Git), GitBase::Stored) => stored,
+                (None, _) => side_by_side(baseline_client.clone(), baseline_server.clone()),
+            }
         } else {
             match asked.otherwise {
-                Otherwise::Nothing => None,
-                Otherwise::Stored => Some(Against::Stored(None)),
+                Otherwise::Nothing => plan,
+                Otherwise::Stored => stored,
                 Otherwise::Refuse(why) => anyhow::bail!(why),
             }
-        };
-        Ok(ComparisonPlan {
-            against,
-            gate: config.gate.clone(),
-            gate_note: None,
         })
     }
 
     /// Whether the plan compares with a stored run (which the caller reads
     /// or looks up, then hands over with [`ComparisonPlan::with_stored`]).
     pub fn wants_stored(&self) -> bool {
-        matches!(self.against, Some(Against::Stored(_)))
+        self.pairing().is_some_and(|p| p.stored().is_some())
     }
 
     /// The plan with the stored run it compares with (`None`: none stored).
     /// A plan that does not compare with a stored run is unchanged.
     pub fn with_stored(mut self, stored: Option<RunResults>) -> ComparisonPlan {
-        if let Some(Against::Stored(slot)) = &mut self.against {
-            *slot = stored.map(Box::new);
+        if self.wants_stored() {
+            self.stored = stored.map(Box::new);
         }
         self
     }
 
-    /// The stored run compared with, when there is one.
-    pub fn stored(&self) -> Option<&RunResults> {
-        match &self.against {
-            Some(Against::Stored(Some(b))) => Some(b),
-            _ => None,
+    /// Base vs head: the base commit.
+    pub fn base_ref(&self) -> Option<&str> {
+        match self.mode? {
+            ComparisonMode::BaseVsHead => self.base_ref.as_deref(),
+            ComparisonMode::Baseline | ComparisonMode::SideBySide => None,
         }
+    }
+
+    /// Whether the run has anything to compare with while it runs: not a
+    /// stored run that is missing (nothing stored yet, or a measure step
+    /// that compares later, as the fork-safe split's does). Without it a
+    /// budget takes no look (a look at nothing would spend alpha and stop
+    /// the rounds).
+    pub fn compares_during_run(&self) -> bool {
+        self.pairing()
+            .is_some_and(|p| p.stored().is_none_or(|s| s.is_some()))
+    }
+
+    /// What the comparison pairs, as planned; `None`: nothing.
+    fn pairing(&self) -> Option<Pairing<'_>> {
+        Some(Pairing {
+            mode: self.mode?,
+            stored: self.stored.as_deref(),
+            sides: SideBySide {
+                client: self.baseline_client.as_deref(),
+                server: self.baseline_server.as_deref(),
+            },
+        })
     }
 
     /// Why this plan can never reach a verdict with `run`'s rounds, when it
@@ -188,10 +201,7 @@ impl ComparisonPlan {
     /// rounds counted are `max_rounds` (extra rounds buy trials) and, against
     /// a stored run, as many on the stored side.
     pub fn unreachable(&self, run: &RunSettings, source: &str) -> Option<String> {
-        let paired = match self.against.as_ref()? {
-            Against::Stored(_) => false,
-            Against::SideBySide { .. } | Against::BaseVsHead { .. } => true,
-        };
+        let paired = self.mode?.paired();
         let n = run.max_rounds.max(run.rounds) as usize;
         let alpha = self.gate.alpha;
         // Paired: `[gate] paired_test`'s two tests share the bound 2 / 2^n.
@@ -242,26 +252,7 @@ impl ComparisonPlan {
     /// [`Self::compare`] under `gate` in place of the plan's own (a planned
     /// look's alpha, `[run] budget`), without copying the plan's stored run.
     pub fn compare_under(&self, current: &RunResults, gate: &GateConfig) -> Option<Comparison> {
-        Some(match self.against.as_ref()? {
-            Against::Stored(b) => compare::compare(b.as_deref(), current, gate),
-            Against::SideBySide { client, server } => compare::compare_side_by_side_with(
-                current,
-                SideBySide {
-                    client: client.as_deref(),
-                    server: server.as_deref(),
-                    variant: None,
-                },
-                gate,
-            ),
-            Against::BaseVsHead { .. } => compare::compare_side_by_side_with(
-                current,
-                SideBySide {
-                    variant: Some(BASE_SUFFIX),
-                    ..SideBySide::default()
-                },
-                gate,
-            ),
-        })
+        Some(compare::compare_cells(self.pairing()?, current, gate))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::config::Suite;
 use crate::pipeline::{self, Lookup, Where};
-use crate::plan::{Against, ComparisonPlan, GitBase};
+use crate::plan::{ComparisonPlan, GitBase};
 use crate::report::escape::{md, sha};
 use crate::results::RunResults;
 
@@ -210,20 +210,18 @@ pub(super) fn compare_latest(
 /// baseline is read. The sturdiest gate on a noisy shared runner (docs/measurements.md,
 /// "Gate quality, measured").
 pub(super) fn side_by_side_note(plan: &ComparisonPlan, head: Option<&str>) -> String {
-    let (client, server) = match &plan.against {
-        Some(Against::BaseVsHead { base_ref }) => {
-            return format!(
-                "> **Baseline:** base vs head: every command client and server under test of the repository was built and measured at the base commit {} (as `NAME@base`) and at the head{} in this same run, paired by round (`[compare] base = \"git\"`; no stored baseline is used).\n\n{}",
-                sha(base_ref),
-                head.map(|h| format!(" {}", sha(h))).unwrap_or_default(),
-                plan.gate_note.as_deref().unwrap_or("")
-            );
-        }
-        Some(Against::SideBySide { client, server }) => (client.as_deref(), server.as_deref()),
-        // Every arm named: a new comparison mode does not compile until it
-        // says here what the comment's baseline line is.
-        Some(Against::Stored(_)) | None => (None, None),
-    };
+    if let Some(base_ref) = plan.base_ref() {
+        return format!(
+            "> **Baseline:** base vs head: every command client and server under test of the repository was built and measured at the base commit {} (as `NAME@base`) and at the head{} in this same run, paired by round (`[compare] base = \"git\"`; no stored baseline is used).\n\n{}",
+            sha(base_ref),
+            head.map(|h| format!(" {}", sha(h))).unwrap_or_default(),
+            plan.gate_note.as_deref().unwrap_or("")
+        );
+    }
+    let (client, server) = (
+        plan.baseline_client.as_deref(),
+        plan.baseline_server.as_deref(),
+    );
     let what = match (client, server) {
         (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),
         (Some(c), None) => format!("client {}", md(c)),

@@ -12,11 +12,12 @@ use anyhow::Context as _;
 use crate::cli::CalibrateArgs;
 use crate::commands::current_exe;
 use crate::compare::calibrate::{self as cal, Calibration, Options};
+use crate::compare::ComparisonMode;
 use crate::config::{MockScript, Overrides, Suite, SuiteChoice, MAX_CONFIG_BYTES};
 use crate::files::{shortened, SHOWN_CHARS};
 use crate::orchestrate::RunOptions;
 use crate::pipeline::{self, Lookup};
-use crate::plan::{Against, Asked, ComparisonPlan};
+use crate::plan::{Asked, ComparisonPlan};
 use crate::report::escape::fence;
 use crate::results::RunResults;
 
@@ -59,21 +60,20 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     // A config that compares within the run (side by side, base vs head):
     // each run is an A/A comparison of its own, and the thresholds are the
     // ones its budget can check; otherwise the noise between separate runs.
-    let calibration = match &plan.against {
-        Some(Against::SideBySide { .. } | Against::BaseVsHead { .. }) => {
-            let note = format!(
-                "note: {} compares within the run ([compare]), paired by round: each run is an A/A comparison of its own, and the thresholds suggested are the smallest its rounds can check (docs/gate.md, \"Thresholds a runner can check\")",
-                suite.source
-            );
-            crate::stdoutln!("{}", crate::report::untrusted::for_log(&note));
-            let lookup = Lookup::new(plan.clone(), None);
-            let comparisons: Vec<_> = runs
-                .iter()
-                .filter_map(|r| pipeline::judge(&lookup, r).comparison)
-                .collect();
-            cal::calibrate_paired(&runs, &comparisons, &plan.gate, Options::default())
-        }
-        _ => cal::calibrate(&runs, &plan.gate, Options::default()),
+    let calibration = if plan.mode.is_some_and(ComparisonMode::paired) {
+        let note = format!(
+            "note: {} compares within the run ([compare]), paired by round: each run is an A/A comparison of its own, and the thresholds suggested are the smallest its rounds can check (docs/gate.md, \"Thresholds a runner can check\")",
+            suite.source
+        );
+        crate::stdoutln!("{}", crate::report::untrusted::for_log(&note));
+        let lookup = Lookup::new(plan.clone(), None);
+        let comparisons: Vec<_> = runs
+            .iter()
+            .filter_map(|r| pipeline::judge(&lookup, r).comparison)
+            .collect();
+        cal::calibrate_paired(&runs, &comparisons, &plan.gate, Options::default())
+    } else {
+        cal::calibrate(&runs, &plan.gate, Options::default())
     };
     anyhow::ensure!(
         !calibration.cells.is_empty(),

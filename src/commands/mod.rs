@@ -118,7 +118,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<u8> {
     };
     let sides = Sides {
         current: results,
-        baseline: lookup.plan.stored(),
+        baseline: lookup.plan.stored.as_deref(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }
@@ -271,7 +271,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<u8> {
         .expect("a plan that compares nothing was refused above");
     let sides = Sides {
         current: &current,
-        baseline: lookup.plan.stored(),
+        baseline: lookup.plan.stored.as_deref(),
     };
     finish_comparison(&comparison, sides, args.json.as_deref(), &args.outputs)
 }

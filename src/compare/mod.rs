@@ -8,9 +8,9 @@
 //!   `[compare] baseline_client` in the same run, paired by round (the rounds are
 //!   interleaved, so a pair shares the machine's state): Wilcoxon signed-rank /
 //!   Hodges-Lehmann on the per-round differences, or with `[gate] paired_test =
-//!   "sign"` the sign test and their median. [`compare_side_by_side_with`]
-//!   also pairs servers under test (`baseline_server`): each client on every
-//!   other server against the same client on the baseline server.
+//!   "sign"` the sign test and their median. [`compare_cells`] also pairs
+//!   servers under test (`baseline_server`): each client on every other
+//!   server against the same client on the baseline server; and base vs head.
 //!
 //! Cells are keyed by (scenario, client, server); a server under test whose
 //! command or url changed between two runs makes its cells not comparable.
@@ -37,6 +37,7 @@ pub mod calibrate;
 pub mod changepoint;
 pub mod drift;
 pub mod looks;
+pub mod mode;
 pub mod model;
 pub mod stats;
 pub mod verdict;
@@ -48,6 +49,7 @@ pub mod settled;
 mod validity;
 
 pub use advice::{Advice, ROUNDS_CAP};
+pub use mode::ComparisonMode;
 pub use model::*;
 
 use std::collections::HashMap;
@@ -60,8 +62,8 @@ use crate::results::{profile, CellIndex, RunResults};
 
 pub use cells::{all_failed, AllFailed};
 use cells::{cell_values, Cell};
-pub use pairing::SideBySide;
-use pairing::{Context, Pairing, Start};
+use pairing::{Context, Start};
+pub use pairing::{Pairing, SideBySide};
 use verdict::Evidence;
 
 /// Version of the comparison document layout ([`Comparison::schema_version`]).
@@ -140,7 +142,12 @@ pub fn compare(
     current: &RunResults,
     gate: &GateConfig,
 ) -> Comparison {
-    compare_cells(Pairing::Stored(baseline), current, gate)
+    let pairing = Pairing {
+        mode: ComparisonMode::Baseline,
+        stored: baseline,
+        sides: SideBySide::default(),
+    };
+    compare_cells(pairing, current, gate)
 }
 
 /// Side-by-side mode: in one run, every client of each scenario against
@@ -151,38 +158,29 @@ pub fn compare_side_by_side(
     baseline_client: &str,
     gate: &GateConfig,
 ) -> Comparison {
-    let base = SideBySide {
+    let sides = SideBySide {
         client: Some(baseline_client),
-        ..SideBySide::default()
+        server: None,
     };
-    compare_side_by_side_with(run, base, gate)
+    let pairing = Pairing {
+        mode: ComparisonMode::SideBySide,
+        stored: None,
+        sides,
+    };
+    compare_cells(pairing, run, gate)
 }
 
-/// Side-by-side mode with any [`SideBySide`] baseline: every cell of the run
-/// that is not itself a baseline cell against its baseline cell (same
-/// scenario), paired by round. A pair where either cell has no successful
-/// trial is one `failed` row: both sides are the run under test.
-pub fn compare_side_by_side_with(
-    run: &RunResults,
-    base: SideBySide<'_>,
-    gate: &GateConfig,
-) -> Comparison {
-    compare_cells(Pairing::SameRun(base), run, gate)
-}
-
-/// The one loop over cells, whatever the pairing: each cell of `current`
-/// with its baseline side, a `failed` row when it measured nothing, else a
+/// `current` compared under any [`Pairing`]: the one loop over cells, each
+/// cell with its baseline side, a `failed` row when it measured nothing
+/// (side by side: either cell of a pair, both the run under test), else a
 /// row per compared metric; then the baseline's cells this run lacks, the
 /// validity guard and the outcome.
-fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) -> Comparison {
+pub fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) -> Comparison {
     let ctx = Context::new(pairing, current, gate);
     let looked = settled::last_looks(current, gate);
     let mut metrics = cell_rows(&ctx, gate, &looked);
     settled::settle(pairing, current, gate, &mut metrics);
-    let stored = match pairing {
-        Pairing::Stored(b) => Some(b),
-        Pairing::SameRun(_) => None,
-    };
+    let stored = pairing.stored();
     if let Some(Some(b)) = stored {
         missing_cells(b, current, ctx.current_cells(), gate, &mut metrics);
     }
@@ -220,7 +218,7 @@ fn compare_cells(pairing: Pairing<'_>, current: &RunResults, gate: &GateConfig) 
         ),
     };
     let mut cmp = finish(
-        ctx.mode(),
+        pairing.mode,
         method(test, gate.alpha),
         baseline_run,
         this,

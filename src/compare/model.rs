@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::metric::Direction;
 
+use super::mode::ComparisonMode;
+
 /// A metric's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -156,27 +158,6 @@ pub enum GateOutcome {
     Inconclusive,
     NoBaseline,
     NotComparable,
-}
-
-/// What a comparison pairs: decided once by the plan (`plan::Against`),
-/// carried as this one type to every renderer; serialized as `baseline`,
-/// `side_by_side`, `base_vs_head`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ComparisonMode {
-    /// Two runs (a stored baseline and the current run): independent samples.
-    Baseline,
-    /// Two clients or servers of one run, paired by round.
-    SideBySide,
-    /// Each cell against its build at the base commit, in one run, paired by round.
-    BaseVsHead,
-}
-
-impl ComparisonMode {
-    /// Whether the two sides come from one run, paired by round.
-    pub fn paired(self) -> bool {
-        self != ComparisonMode::Baseline
-    }
 }
 
 /// A comparison of two runs (or of two clients in one run).

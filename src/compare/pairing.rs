@@ -1,90 +1,100 @@
 //! What each cell of the current run is compared with: one [`Pairing`] per
-//! comparison, which the one cell loop ([`super::compare_cells`]) asks for
-//! each cell's baseline side, whether the comparison measured nothing, and
-//! the evidence per metric.
+//! comparison (its [`ComparisonMode`] and what that mode pairs with), which
+//! the one cell loop ([`super::compare_cells`]) asks for each cell's baseline
+//! side, whether the comparison measured nothing, and the evidence per metric.
 //!
-//! - [`Pairing::Stored`]: the same cell of a stored run, independent samples;
-//!   the anchored figures may gate in place of the raw ones (`anchor`), and
-//!   environments and load profiles must match.
-//! - [`Pairing::SameRun`]: another cell of the same run ([`SideBySide`]: a
-//!   baseline client or server, or each cell's build at the base commit),
-//!   paired by round; the anchor cancels in pairs.
+//! - [`ComparisonMode::Baseline`]: the same cell of a stored run, independent
+//!   samples; the anchored figures may gate in place of the raw ones
+//!   (`anchor`), and environments and load profiles must match.
+//! - [`ComparisonMode::SideBySide`] ([`SideBySide`]: a baseline client or
+//!   server) and [`ComparisonMode::BaseVsHead`] (each cell's build at the
+//!   base commit): another cell of the same run, paired by round; the anchor
+//!   cancels in pairs.
 
+use crate::config::base_variants::BASE_SUFFIX;
 use crate::config::gate::{GateConfig, MetricGate};
 use crate::metric::{MetricDef, METRICS};
 use crate::results::{jmh, profile, CellIndex, CellResult, RunResults};
 
 use super::anchor::{self, Anchoring};
 use super::cells::{all_failed, cell_values, paired_values, Cell};
-use super::model::ComparisonMode;
+use super::mode::ComparisonMode;
 use super::verdict::Evidence;
 use super::{failed_reason, gate_for};
 
-/// What the current run's cells are compared with.
+/// What the current run's cells are compared with: the mode, and its baseline.
 #[derive(Debug, Clone, Copy)]
-pub enum Pairing<'a> {
-    /// A stored run (`None`: nothing stored: every metric `no_baseline`).
-    Stored(Option<&'a RunResults>),
-    /// Another cell of the same run, paired by round.
-    SameRun(SideBySide<'a>),
+pub struct Pairing<'a> {
+    pub mode: ComparisonMode,
+    /// [`ComparisonMode::Baseline`]: the stored run (`None`: nothing stored:
+    /// every metric `no_baseline`).
+    pub stored: Option<&'a RunResults>,
+    /// [`ComparisonMode::SideBySide`]: the baseline side.
+    pub sides: SideBySide<'a>,
+}
+
+impl<'a> Pairing<'a> {
+    /// The stored run compared with (`Some(None)`: none stored); `None`: the
+    /// mode compares within the run.
+    pub fn stored(&self) -> Option<Option<&'a RunResults>> {
+        match self.mode {
+            ComparisonMode::Baseline => Some(self.stored),
+            ComparisonMode::SideBySide | ComparisonMode::BaseVsHead => None,
+        }
+    }
 }
 
 /// The baseline side of a side-by-side comparison: a client (`[compare]
 /// baseline_client`), a server under test (`baseline_server`), or both. What
 /// is not named is the compared cell's own: with only a server, each client on
 /// every other server is compared with the same client on that server.
-///
-/// With `variant` (base vs head: `"@base"`), the baseline of each cell is its
-/// own variant instead: client `X@base` where the run has it, server `S@base`
-/// where it has that; a cell with neither (a built-in client on the reference
-/// server) is reported but gates nothing, and a variant that failed every
-/// trial (its commit did not build) gives the neutral "no baseline".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SideBySide<'a> {
     pub client: Option<&'a str>,
     pub server: Option<&'a str>,
-    pub variant: Option<&'a str>,
 }
 
 impl SideBySide<'_> {
     /// The (client, server) of `cell`'s baseline cell; `None` when `cell` is
-    /// itself a baseline cell or gates nothing.
-    fn base_of(&self, cell: &CellResult, run: &CellIndex<'_>) -> Option<(String, Option<String>)> {
-        if cell.anchor {
-            return None; // the anchor: no side of any pair
+    /// itself a baseline cell.
+    fn base_of(&self, cell: &CellResult) -> Option<(String, Option<String>)> {
+        let client = self.client.unwrap_or(&cell.client);
+        let server = self.server.or(cell.server.as_deref());
+        if client == cell.client && server == cell.server.as_deref() {
+            return None; // a baseline cell
         }
-        let Some(suffix) = self.variant else {
-            let client = self.client.unwrap_or(&cell.client);
-            let server = self.server.or(cell.server.as_deref());
-            if client == cell.client && server == cell.server.as_deref() {
-                return None; // a baseline cell
-            }
-            return Some((client.to_string(), server.map(str::to_string)));
-        };
-        let server = cell.server.as_deref();
-        if cell.client.ends_with(suffix) || server.is_some_and(|s| s.ends_with(suffix)) {
-            return None; // a base-side cell
-        }
-        let client_v = format!("{}{suffix}", cell.client);
-        let server_v = server.map(|s| format!("{s}{suffix}"));
-        let has_client_v = run.has_client(&client_v);
-        let has_server_v = server_v.as_deref().is_some_and(|v| run.has_server(v));
-        if !has_client_v && !has_server_v {
-            return None; // nothing of it lives in the repository
-        }
-        Some((
-            if has_client_v {
-                client_v
-            } else {
-                cell.client.clone()
-            },
-            if has_server_v {
-                server_v
-            } else {
-                cell.server.clone()
-            },
-        ))
+        Some((client.to_string(), server.map(str::to_string)))
     }
+}
+
+/// Base vs head: the (client, server) of `cell`'s own build at the base
+/// commit, client `X@base` where the run has it, server `S@base` where it has
+/// that; `None` for a base-side cell, and for a cell with neither (a built-in
+/// client on the reference server): reported, it gates nothing.
+fn base_twin(cell: &CellResult, run: &CellIndex<'_>) -> Option<(String, Option<String>)> {
+    let server = cell.server.as_deref();
+    if cell.client.ends_with(BASE_SUFFIX) || server.is_some_and(|s| s.ends_with(BASE_SUFFIX)) {
+        return None; // a base-side cell
+    }
+    let client_v = format!("{}{BASE_SUFFIX}", cell.client);
+    let server_v = server.map(|s| format!("{s}{BASE_SUFFIX}"));
+    let has_client_v = run.has_client(&client_v);
+    let has_server_v = server_v.as_deref().is_some_and(|v| run.has_server(v));
+    if !has_client_v && !has_server_v {
+        return None; // nothing of it lives in the repository
+    }
+    Some((
+        if has_client_v {
+            client_v
+        } else {
+            cell.client.clone()
+        },
+        if has_server_v {
+            server_v
+        } else {
+            cell.server.clone()
+        },
+    ))
 }
 
 /// One current cell's baseline side.
@@ -124,12 +134,12 @@ pub struct Context<'a> {
 
 impl<'a> Context<'a> {
     pub fn new(pairing: Pairing<'a>, current: &'a RunResults, gate: &GateConfig) -> Context<'a> {
-        let (stored_cells, anchoring) = match pairing {
-            Pairing::Stored(b) => (
+        let (stored_cells, anchoring) = match pairing.stored() {
+            Some(b) => (
                 b.map(RunResults::index),
                 b.map_or(Anchoring::Off, |b| anchor::anchoring(b, current, gate)),
             ),
-            Pairing::SameRun(_) => (None, Anchoring::Off),
+            None => (None, Anchoring::Off),
         };
         Context {
             pairing,
@@ -148,17 +158,9 @@ impl<'a> Context<'a> {
     /// The cells the baseline side comes from: the stored run's, or side by
     /// side the current run's.
     pub fn baseline_cells(&self) -> Option<&CellIndex<'a>> {
-        match self.pairing {
-            Pairing::Stored(_) => self.stored_cells.as_ref(),
-            Pairing::SameRun(_) => Some(&self.current_cells),
-        }
-    }
-
-    pub fn mode(&self) -> ComparisonMode {
-        match self.pairing {
-            Pairing::Stored(_) => ComparisonMode::Baseline,
-            Pairing::SameRun(s) if s.variant.is_some() => ComparisonMode::BaseVsHead,
-            Pairing::SameRun(_) => ComparisonMode::SideBySide,
+        match self.pairing.stored() {
+            Some(_) => self.stored_cells.as_ref(),
+            None => Some(&self.current_cells),
         }
     }
 
@@ -169,47 +171,51 @@ impl<'a> Context<'a> {
     /// `cell`'s baseline side; `None`: the cell is not compared (a baseline
     /// cell itself, the anchor side by side, or a cell with no base build).
     pub fn side(&self, cell: &'a CellResult) -> Option<Side<'a>> {
-        match self.pairing {
-            Pairing::Stored(_) => {
-                let base = self
-                    .baseline_cells()
-                    .and_then(|b| b.get(&cell.scenario, &cell.client, cell.server.as_deref()))
-                    .filter(|b| b.anchor == cell.anchor);
-                let unusable = base.and_then(all_failed).map(|f| {
-                    format!(
-                        "every trial of the baseline failed ({0} of {0}): {1}; nothing to compare with",
-                        f.trials, f.first
-                    )
-                });
-                Some(Side {
-                    client: cell.client.clone(),
-                    server: cell.server.clone(),
-                    cell: base,
-                    unusable,
-                })
+        let ((client, server), twin) = match self.pairing.mode {
+            ComparisonMode::Baseline => return Some(self.stored_side(cell)),
+            _ if cell.anchor => return None, // the anchor: no side of any pair
+            ComparisonMode::SideBySide => (self.pairing.sides.base_of(cell)?, false),
+            ComparisonMode::BaseVsHead => (base_twin(cell, &self.current_cells)?, true),
+        };
+        let mut base = self
+            .current_cells
+            .get(&cell.scenario, &client, server.as_deref());
+        let mut unusable = None;
+        if twin && all_failed(cell).is_none() {
+            // The base commit failed (its setup did not build): neutral.
+            if let Some(f) = base.and_then(all_failed) {
+                unusable = Some(format!(
+                    "every trial of the base commit's {client} failed ({0} of {0}): {1}",
+                    f.trials, f.first
+                ));
+                base = None;
             }
-            Pairing::SameRun(sbs) => {
-                let index = self.baseline_cells()?;
-                let (client, server) = sbs.base_of(cell, index)?;
-                let mut base = index.get(&cell.scenario, &client, server.as_deref());
-                let mut unusable = None;
-                if sbs.variant.is_some() && all_failed(cell).is_none() {
-                    // The base commit failed (its setup did not build): neutral.
-                    if let Some(f) = base.and_then(all_failed) {
-                        unusable = Some(format!(
-                            "every trial of the base commit's {client} failed ({0} of {0}): {1}",
-                            f.trials, f.first
-                        ));
-                        base = None;
-                    }
-                }
-                Some(Side {
-                    client,
-                    server,
-                    cell: base,
-                    unusable,
-                })
-            }
+        }
+        Some(Side {
+            client,
+            server,
+            cell: base,
+            unusable,
+        })
+    }
+
+    /// Against a stored run: the same cell of it.
+    fn stored_side(&self, cell: &'a CellResult) -> Side<'a> {
+        let base = self
+            .baseline_cells()
+            .and_then(|b| b.get(&cell.scenario, &cell.client, cell.server.as_deref()))
+            .filter(|b| b.anchor == cell.anchor);
+        let unusable = base.and_then(all_failed).map(|f| {
+            format!(
+                "every trial of the baseline failed ({0} of {0}): {1}; nothing to compare with",
+                f.trials, f.first
+            )
+        });
+        Side {
+            client: cell.client.clone(),
+            server: cell.server.clone(),
+            cell: base,
+            unusable,
         }
     }
 
@@ -218,9 +224,9 @@ impl<'a> Context<'a> {
     /// cell, both from the run under test. A stored baseline that failed is
     /// not the pull request's fault ([`Side::unusable`]).
     pub fn start(&self, cell: &CellResult, side: &Side<'_>) -> Start {
-        let reason = match self.pairing {
-            Pairing::Stored(_) => failed_reason(all_failed(cell), None),
-            Pairing::SameRun(_) => failed_reason(all_failed(cell), side.cell.and_then(all_failed)),
+        let reason = match self.pairing.stored() {
+            Some(_) => failed_reason(all_failed(cell), None),
+            None => failed_reason(all_failed(cell), side.cell.and_then(all_failed)),
         };
         match reason {
             Some(_) if cell.anchor => Start::Skip,
@@ -232,7 +238,7 @@ impl<'a> Context<'a> {
     /// The values of a `failed` row on `metric`: the baseline side's, and
     /// side by side the current cell's (stored: none, it measured nothing).
     pub fn failed_cell(&self, cell: &CellResult, side: &Side<'_>, metric: &'static str) -> Cell {
-        let paired = matches!(self.pairing, Pairing::SameRun(_));
+        let paired = self.pairing.mode.paired();
         Cell {
             metric,
             baseline: side
@@ -256,9 +262,9 @@ impl<'a> Context<'a> {
         side: &Side<'_>,
         gate: &GateConfig,
     ) -> Vec<(Cell, MetricGate, Evidence, Option<String>)> {
-        match self.pairing {
-            Pairing::Stored(baseline) => self.stored_rows(baseline, cell, side, gate),
-            Pairing::SameRun(_) => paired_rows(cell, side, gate),
+        match self.pairing.stored() {
+            Some(baseline) => self.stored_rows(baseline, cell, side, gate),
+            None => paired_rows(cell, side, gate),
         }
     }
 

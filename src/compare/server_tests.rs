@@ -33,6 +33,16 @@ fn run(rounds: u32, slow_b: f64, b_url: &str) -> RunResults {
     out
 }
 
+/// Side by side with `sides` as the baseline.
+fn side_by_side(r: &RunResults, sides: SideBySide<'_>) -> Comparison {
+    let pairing = Pairing {
+        mode: ComparisonMode::SideBySide,
+        stored: None,
+        sides,
+    };
+    compare_cells(pairing, r, &default_gate())
+}
+
 fn find<'a>(c: &'a Comparison, server: &str, metric: &str) -> &'a MetricComparison {
     c.metrics
         .iter()
@@ -46,9 +56,8 @@ fn side_by_side_pairs_servers_by_round() {
     let base = SideBySide {
         client: None,
         server: Some("a"),
-        variant: None,
     };
-    let c = compare_side_by_side_with(&r, base, &default_gate());
+    let c = side_by_side(&r, base);
     assert_eq!((c.outcome, c.exit_code), (GateOutcome::Fail, 1));
     assert!(c.metrics.iter().all(|m| m.server.as_deref() == Some("b")));
     let m = find(&c, "b", "throughput_rps");
@@ -71,9 +80,8 @@ fn side_by_side_pairs_servers_by_round() {
     let none = SideBySide {
         client: None,
         server: Some("c"),
-        variant: None,
     };
-    let c = compare_side_by_side_with(&r, none, &default_gate());
+    let c = side_by_side(&r, none);
     let m = find(&c, "a", "throughput_rps");
     assert_eq!(m.verdict, Verdict::NoBaseline);
     assert!(m.reason.contains("on server \"c\""), "{}", m.reason);

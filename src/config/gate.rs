@@ -34,7 +34,7 @@ pub struct CompareSettings {
     pub baseline_server: Option<String>,
     /// `base = "git"`: every command client and server under test that lives
     /// in the repository measured at two commits in one run, head against
-    /// base (`plan::Against::BaseVsHead`).
+    /// base (`plan::ComparisonPlan::base_ref`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<CompareBase>,
 }

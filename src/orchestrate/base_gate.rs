@@ -14,7 +14,7 @@ use super::base_tree::{git, repo_of, resolve_base};
 use crate::config::gate::MetricGate;
 use crate::config::gate_edit::threshold_text;
 use crate::config::{GateConfig, Suite};
-use crate::plan::{Against, ComparisonPlan};
+use crate::plan::ComparisonPlan;
 use crate::report::escape::{md, sha};
 
 /// `plan` with the base commit's gate when it compares base vs head (`head`:
@@ -25,7 +25,7 @@ pub fn from_base(
     head: &Suite,
     config: Option<&Path>,
 ) -> anyhow::Result<ComparisonPlan> {
-    let (Some(Against::BaseVsHead { base_ref }), Some(config)) = (&plan.against, config) else {
+    let (Some(base_ref), Some(config)) = (plan.base_ref(), config) else {
         return Ok(plan);
     };
     let file = std::fs::canonicalize(config)

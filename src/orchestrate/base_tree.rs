@@ -11,7 +11,7 @@ use anyhow::Context as _;
 
 use crate::config::base_variants::Trees;
 use crate::config::Suite;
-use crate::plan::{Against, ComparisonPlan};
+use crate::plan::ComparisonPlan;
 
 /// A git worktree of the base commit, removed on drop.
 #[derive(Debug)]
@@ -155,7 +155,7 @@ pub fn prepare(
     plan: &ComparisonPlan,
     start: &Path,
 ) -> anyhow::Result<(Suite, Option<BaseTree>)> {
-    let Some(Against::BaseVsHead { base_ref }) = &plan.against else {
+    let Some(base_ref) = plan.base_ref() else {
         return Ok((suite, None));
     };
     let tree = BaseTree::add(start, base_ref)?;

@@ -21,7 +21,7 @@
 
 use crate::compare::{Comparison, MetricComparison};
 use crate::config::gate::GateConfig;
-use crate::plan::{Against, ComparisonPlan};
+use crate::plan::ComparisonPlan;
 use crate::results::{CellResult, RunResults};
 
 /// The extension rule of one run: the run's [`ComparisonPlan`], whose
@@ -32,14 +32,6 @@ pub struct Extend {
 }
 
 impl Extend {
-    /// Whether the run has anything to compare with while it runs: not a
-    /// stored run that is missing (nothing stored yet, or a measure step that
-    /// compares later, as the fork-safe split's does). Without it a budget
-    /// takes no look (a look at nothing would spend alpha and stop the rounds).
-    pub fn compares(&self) -> bool {
-        !matches!(self.plan.against, None | Some(Against::Stored(None)))
-    }
-
     /// Whether the scenario's cells so far leave a gating metric undecided
     /// (inconclusive, or regressed at the warn tier only).
     /// `header` supplies the run's environment and config (its `results` are
@@ -88,6 +80,7 @@ impl Extend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::ComparisonMode;
     use crate::config::{gate::default_gate, Suite};
     use crate::results::synthetic;
 
@@ -108,21 +101,31 @@ mod tests {
         })
     }
 
-    fn extend(against: Against) -> Extend {
+    fn extend(mode: Option<ComparisonMode>, plan: ComparisonPlan) -> Extend {
         Extend {
             plan: ComparisonPlan {
-                against: Some(against),
+                mode,
                 gate: default_gate(),
-                gate_note: None,
+                ..plan
             },
         }
     }
 
     fn side_by_side() -> Extend {
-        extend(Against::SideBySide {
-            client: Some("hyper".into()),
-            server: None,
-        })
+        let plan = ComparisonPlan {
+            baseline_client: Some("hyper".into()),
+            ..ComparisonPlan::default()
+        };
+        extend(Some(ComparisonMode::SideBySide), plan)
+    }
+
+    /// Against a stored run (`None`: none stored).
+    fn stored(base: Option<RunResults>) -> Extend {
+        let plan = ComparisonPlan {
+            stored: base.map(Box::new),
+            ..ComparisonPlan::default()
+        };
+        extend(Some(ComparisonMode::Baseline), plan)
     }
 
     #[test]
@@ -146,7 +149,7 @@ mod tests {
     fn against_a_stored_baseline() {
         let base = run(10, 1.0, 0.002);
         let quiet = run(10, 1.0, 0.002);
-        let e = extend(Against::Stored(Some(Box::new(base))));
+        let e = stored(Some(base));
         assert!(!e.needs_more(&quiet, &quiet.results, None));
         let noisy = run(10, 1.0, 0.3);
         assert!(e.needs_more(&noisy, &noisy.results, None));
@@ -165,14 +168,8 @@ mod tests {
     #[test]
     fn nothing_stored_or_nothing_compared_asks_for_nothing() {
         let noisy = run(10, 1.0, 0.3);
-        assert!(!extend(Against::Stored(None)).needs_more(&noisy, &noisy.results, None));
-        let nothing = Extend {
-            plan: ComparisonPlan {
-                against: None,
-                gate: default_gate(),
-                gate_note: None,
-            },
-        };
+        assert!(!stored(None).needs_more(&noisy, &noisy.results, None));
+        let nothing = extend(None, ComparisonPlan::default());
         assert!(!nothing.needs_more(&noisy, &noisy.results, None));
     }
 
@@ -188,10 +185,10 @@ mod tests {
 
     #[test]
     fn a_missing_stored_run_is_nothing_to_compare_during_the_run() {
-        assert!(!extend(Against::Stored(None)).compares());
-        assert!(side_by_side().compares());
+        assert!(!stored(None).plan.compares_during_run());
+        assert!(side_by_side().plan.compares_during_run());
         let base = run(10, 1.0, 0.002);
-        assert!(extend(Against::Stored(Some(Box::new(base)))).compares());
+        assert!(stored(Some(base)).plan.compares_during_run());
     }
 
     #[test]

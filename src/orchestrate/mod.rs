@@ -170,12 +170,10 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
     // trial would fail alike. A base-side twin's or a server's failed setup
     // fails its trials, not the run: a base commit that does not build has no
     // baseline, a neutral verdict.
-    let base_vs_head = opts.extend.as_ref().is_some_and(|e| {
-        matches!(
-            e.plan.against,
-            Some(crate::plan::Against::BaseVsHead { .. })
-        )
-    });
+    let base_vs_head = opts
+        .extend
+        .as_ref()
+        .is_some_and(|e| e.plan.base_ref().is_some());
     let head_client = |name: &str| !(base_vs_head && suite.is_base_variant(name));
     let mut setup_failed: BTreeMap<String, String> = BTreeMap::new();
     let mut server_setup_failed: BTreeMap<String, String> = BTreeMap::new();
@@ -275,7 +273,9 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                 b.share(suite.scenarios.len() - i),
                 (suite.run.rounds, suite.run.max_rounds),
                 alpha,
-                opts.extend.as_ref().is_some_and(extend::Extend::compares),
+                opts.extend
+                    .as_ref()
+                    .is_some_and(|e| e.plan.compares_during_run()),
             )
         });
         let cells = match &server {

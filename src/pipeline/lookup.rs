@@ -12,7 +12,7 @@ use crate::baseline::{BaselineKey, BaselineStore, FoundBaseline};
 use crate::config::Suite;
 use crate::files::json::{self, Limits};
 use crate::files::read_untrusted;
-use crate::plan::{Against, Asked, ComparisonPlan};
+use crate::plan::{Asked, ComparisonPlan};
 use crate::report::markdown::MetricHistory;
 use crate::results::RunResults;
 
@@ -67,7 +67,7 @@ pub struct Where<'a> {
 
 /// Whether `plan` reads a store.
 fn consults(plan: &ComparisonPlan, informative: bool) -> bool {
-    plan.wants_stored() || (informative && matches!(plan.against, Some(Against::BaseVsHead { .. })))
+    plan.wants_stored() || (informative && plan.base_ref().is_some())
 }
 
 /// Decides what `suite` is compared with, as an edge `asked`: once, by

@@ -99,7 +99,7 @@ pub fn measure(
     };
     // What the run is compared with decides, during it, whether a scenario
     // needs more rounds (`[run] max_rounds`).
-    opts.extend = (compared && plan.against.is_some()).then(|| Extend { plan: plan.clone() });
+    opts.extend = (compared && plan.mode.is_some()).then(|| Extend { plan: plan.clone() });
     events.rounds(&suite);
     let results = crate::orchestrate::run(&suite, &opts);
     events.measured(results.as_ref().ok());

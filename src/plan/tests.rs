@@ -18,11 +18,36 @@ fn plan(asked: Asked, config: &Suite) -> anyhow::Result<ComparisonPlan> {
     ComparisonPlan::resolve(asked, config, config, "bench.toml")
 }
 
-fn side(client: &str) -> Option<Against> {
-    Some(Against::SideBySide {
-        client: Some(client.into()),
-        server: None,
-    })
+/// What `p` compares with: its mode, the mode's parameters (baseline
+/// client, baseline server, base commit), and whether it holds a stored run.
+type Compared<'a> = (Option<ComparisonMode>, [Option<&'a str>; 3], bool);
+
+fn against(p: &ComparisonPlan) -> Compared<'_> {
+    let names = [
+        p.baseline_client.as_deref(),
+        p.baseline_server.as_deref(),
+        p.base_ref.as_deref(),
+    ];
+    (p.mode, names, p.stored.is_some())
+}
+
+/// A stored run, none handed over yet.
+const STORED: Compared<'static> = (Some(ComparisonMode::Baseline), [None; 3], false);
+
+fn side(client: &str) -> Compared<'_> {
+    (
+        Some(ComparisonMode::SideBySide),
+        [Some(client), None, None],
+        false,
+    )
+}
+
+fn base_vs_head(base_ref: &str) -> Compared<'_> {
+    (
+        Some(ComparisonMode::BaseVsHead),
+        [None, None, Some(base_ref)],
+        false,
+    )
 }
 
 #[test]
@@ -33,7 +58,7 @@ fn a_stored_run_asked_for_beats_flags_and_the_config() {
         ..Asked::default()
     };
     let p = plan(asked, &suite(Some(("reqwest", None)))).unwrap();
-    assert_eq!(p.against, Some(Against::Stored(None)));
+    assert_eq!(against(&p), STORED);
     assert!(p.wants_stored());
 }
 
@@ -45,28 +70,28 @@ fn flags_beat_the_config_and_the_config_beats_the_default() {
         otherwise: Otherwise::Stored,
         ..Asked::default()
     };
-    assert_eq!(plan(asked, &with_compare).unwrap().against, side("hyper"));
+    assert_eq!(against(&plan(asked, &with_compare).unwrap()), side("hyper"));
     let asked = Asked {
         otherwise: Otherwise::Stored,
         ..Asked::default()
     };
     let p = plan(asked, &with_compare).unwrap();
-    assert_eq!(p.against, side("reqwest"));
+    assert_eq!(against(&p), side("reqwest"));
     assert!(!p.wants_stored());
 }
 
 #[test]
 fn each_entry_points_default() {
     let bare = suite(None);
-    assert_eq!(plan(Asked::default(), &bare).unwrap().against, None);
+    assert_eq!(
+        against(&plan(Asked::default(), &bare).unwrap()),
+        (None, [None; 3], false)
+    );
     let stored = Asked {
         otherwise: Otherwise::Stored,
         ..Asked::default()
     };
-    assert_eq!(
-        plan(stored, &bare).unwrap().against,
-        Some(Against::Stored(None))
-    );
+    assert_eq!(against(&plan(stored, &bare).unwrap()), STORED);
     let refuse = Asked {
         otherwise: Otherwise::Refuse("nothing to compare x.json with".into()),
         ..Asked::default()
@@ -147,7 +172,7 @@ fn the_plan_compares_with_what_it_holds() {
 
     // Handed over: compared with it (the same run: nothing regressed).
     let p = p.with_stored(Some(measured(1.3)));
-    assert!(p.stored().is_some());
+    assert!(p.stored.is_some());
     let c = p.compare(&current).unwrap();
     assert!(c.metrics.iter().all(|m| m.verdict != Verdict::NoBaseline));
     assert!(c.metrics.iter().all(|m| m.verdict != Verdict::Regressed));
@@ -156,7 +181,7 @@ fn the_plan_compares_with_what_it_holds() {
     let p = plan(Asked::default(), &suite(Some(("hyper", None))))
         .unwrap()
         .with_stored(Some(measured(1.0)));
-    assert_eq!(p.stored(), None, "a side-by-side plan holds no stored run");
+    assert_eq!(p.stored, None, "a side-by-side plan holds no stored run");
     let c = p.compare(&current).unwrap();
     let v = gating_verdicts(&c);
     assert!(!v.is_empty());
@@ -177,12 +202,9 @@ fn base_vs_head_from_the_flag_or_the_config() {
         compare_base: Some("origin/main".into()),
         ..Asked::default()
     };
-    let want = Some(Against::BaseVsHead {
-        base_ref: "origin/main".into(),
-    });
     assert_eq!(
-        plan(asked, &git).unwrap().against,
-        want,
+        against(&plan(asked, &git).unwrap()),
+        base_vs_head("origin/main"),
         "the flag beats [compare]"
     );
     git.compare = Some(CompareSettings {
@@ -190,20 +212,12 @@ fn base_vs_head_from_the_flag_or_the_config() {
         ..CompareSettings::default()
     });
     let p = plan(Asked::default(), &git).unwrap();
-    assert_eq!(
-        p.against,
-        Some(Against::BaseVsHead {
-            base_ref: DEFAULT_BASE_REF.into()
-        })
-    );
+    assert_eq!(against(&p), base_vs_head(DEFAULT_BASE_REF));
     let stored = Asked {
         stored: true,
         ..Asked::default()
     };
-    assert_eq!(
-        plan(stored, &git).unwrap().against,
-        Some(Against::Stored(None))
-    );
+    assert_eq!(against(&plan(stored, &git).unwrap()), STORED);
 }
 
 #[test]

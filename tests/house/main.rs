@@ -2,7 +2,8 @@
 //! README's "Architecture" table ([`layers`]), where the process
 //! environment may be read ([`env_reads`]), the one list of client kinds
 //! ([`client_kinds`]), the edges that only call the pipeline's stages
-//! ([`stages`]), the modes of the scripts the workflows and actions run
+//! ([`stages`]), the comparison mode and the schedule matched only
+//! ([`mode_matches`]), the modes of the scripts the workflows and actions run
 //! ([`script_modes`]), build.rs's refusal of a target other than Linux
 //! ([`build_script`]), what the published crate holds ([`package_list`]), the harness packages'
 //! manifests ([`harness_manifests`]),
@@ -18,6 +19,7 @@ mod client_kinds;
 mod env_reads;
 mod harness_manifests;
 mod layers;
+mod mode_matches;
 mod package_list;
 mod prints;
 mod script_modes;

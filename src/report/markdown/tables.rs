@@ -130,16 +130,11 @@ pub fn head(cmp: &Comparison) -> String {
         out.push('\n');
     }
     let cur = &cmp.current_run;
-    if cmp.mode == crate::compare::ComparisonMode::BaseVsHead {
+    if let Some(within) = cmp.mode.within_run() {
         let _ = writeln!(
             out,
-            "Base vs head: each client and server of the repository against its own build at the base commit (`NAME@base`) in the same run, {}, paired by round.\n",
-            run_label(cur)
-        );
-    } else if cmp.mode.paired() {
-        let _ = writeln!(
-            out,
-            "Side by side: each client against its baseline client in the same run, {}, paired by round.\n",
+            "{} in the same run, {}, paired by round.\n",
+            within.markdown,
             run_label(cur)
         );
     } else if let Some(base) = &cmp.baseline_run {

@@ -101,14 +101,14 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
         }
     }
     let cur = &cmp.current_run;
-    if cmp.mode == crate::compare::ComparisonMode::BaseVsHead {
+    if let Some(within) = cmp.mode.within_run() {
         let _ = writeln!(
             out,
-            "base vs head in {}: each against its base commit's build, paired by round",
-            run_text(cur)
+            "{} in {}{}, paired by round",
+            within.name,
+            run_text(cur),
+            within.terminal
         );
-    } else if cmp.mode.paired() {
-        let _ = writeln!(out, "side by side in {}, paired by round", run_text(cur));
     } else if let Some(base) = &cmp.baseline_run {
         let jmh = |r: &crate::compare::RunRef| crate::results::jmh::is_jmh_run(&r.run_id);
         let age = match (
