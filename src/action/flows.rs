@@ -218,11 +218,10 @@ pub(super) fn side_by_side_note(plan: &ComparisonPlan, head: Option<&str>) -> St
             plan.gate_note.as_deref().unwrap_or("")
         );
     }
-    let (client, server) = (
+    let what = match (
         plan.baseline_client.as_deref(),
         plan.baseline_server.as_deref(),
-    );
-    let what = match (client, server) {
+    ) {
         (Some(c), Some(s)) => format!("client {} on server {}", md(c), md(s)),
         (Some(c), None) => format!("client {}", md(c)),
         (None, Some(s)) => format!("server {}", md(s)),

@@ -37,7 +37,6 @@ pub mod calibrate;
 pub mod changepoint;
 pub mod drift;
 pub mod looks;
-pub mod mode;
 pub mod model;
 pub mod stats;
 pub mod verdict;
@@ -49,7 +48,6 @@ pub mod settled;
 mod validity;
 
 pub use advice::{Advice, ROUNDS_CAP};
-pub use mode::ComparisonMode;
 pub use model::*;
 
 use std::collections::HashMap;
@@ -62,8 +60,8 @@ use crate::results::{profile, CellIndex, RunResults};
 
 pub use cells::{all_failed, AllFailed};
 use cells::{cell_values, Cell};
+pub use pairing::{ComparisonMode, Pairing, SideBySide, WithinRun};
 use pairing::{Context, Start};
-pub use pairing::{Pairing, SideBySide};
 use verdict::Evidence;
 
 /// Version of the comparison document layout ([`Comparison::schema_version`]).

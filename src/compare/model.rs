@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metric::Direction;
 
-use super::mode::ComparisonMode;
+use super::pairing::ComparisonMode;
 
 /// A metric's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

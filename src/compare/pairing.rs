@@ -1,15 +1,13 @@
-//! What each cell of the current run is compared with: one [`Pairing`] per
-//! comparison (its [`ComparisonMode`] and what that mode pairs with), which
-//! the one cell loop ([`super::compare_cells`]) asks for each cell's baseline
-//! side, whether the comparison measured nothing, and the evidence per metric.
-//!
-//! - [`ComparisonMode::Baseline`]: the same cell of a stored run, independent
-//!   samples; the anchored figures may gate in place of the raw ones
-//!   (`anchor`), and environments and load profiles must match.
-//! - [`ComparisonMode::SideBySide`] ([`SideBySide`]: a baseline client or
-//!   server) and [`ComparisonMode::BaseVsHead`] (each cell's build at the
-//!   base commit): another cell of the same run, paired by round; the anchor
-//!   cancels in pairs.
+//! What each cell of the current run is compared with. The comparison mode
+//! ([`ComparisonMode`]) is one enum from the plan (`plan::ComparisonPlan`
+//! decides it once) through the comparison to every renderer, serialized as
+//! the comparison's `mode`, and matched with `match` only: what the rest of
+//! the code asks of it is a method here (tests/house/mode_matches.rs). One
+//! [`Pairing`] per comparison (the mode and what it pairs with) answers the
+//! one cell loop ([`super::compare_cells`]): each cell's baseline side,
+//! whether the comparison measured nothing, the evidence per metric.
+
+use serde::{Deserialize, Serialize};
 
 use crate::config::base_variants::BASE_SUFFIX;
 use crate::config::gate::{GateConfig, MetricGate};
@@ -18,9 +16,58 @@ use crate::results::{jmh, profile, CellIndex, CellResult, RunResults};
 
 use super::anchor::{self, Anchoring};
 use super::cells::{all_failed, cell_values, paired_values, Cell};
-use super::mode::ComparisonMode;
 use super::verdict::Evidence;
 use super::{failed_reason, gate_for};
+
+/// What a comparison pairs; serialized as `baseline`, `side_by_side`,
+/// `base_vs_head`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ComparisonMode {
+    /// The same cell of a stored run: independent samples; the anchored
+    /// figures may gate in place of the raw ones (`anchor`), and
+    /// environments and load profiles must match.
+    Baseline,
+    /// Another client and/or server of the same run ([`SideBySide`]), paired
+    /// by round (the anchor cancels in pairs).
+    SideBySide,
+    /// Each cell against its own build at the base commit, in the same run,
+    /// paired by round.
+    BaseVsHead,
+}
+
+/// How the reports state a comparison within one run: the terminal's
+/// "{name} in RUN{terminal}, paired by round", the markdown's "{markdown} in
+/// the same run, RUN, paired by round."
+pub struct WithinRun {
+    pub name: &'static str,
+    pub terminal: &'static str,
+    pub markdown: &'static str,
+}
+
+impl ComparisonMode {
+    /// Whether the two sides come from one run, paired by round.
+    pub fn paired(self) -> bool {
+        self.within_run().is_some()
+    }
+
+    /// `None`: two runs (the reports name the baseline run).
+    pub fn within_run(self) -> Option<WithinRun> {
+        match self {
+            ComparisonMode::Baseline => None,
+            ComparisonMode::SideBySide => Some(WithinRun {
+                name: "side by side",
+                terminal: "",
+                markdown: "Side by side: each client against its baseline client",
+            }),
+            ComparisonMode::BaseVsHead => Some(WithinRun {
+                name: "base vs head",
+                terminal: ": each against its base commit's build",
+                markdown: "Base vs head: each client and server of the repository against its own build at the base commit (`NAME@base`)",
+            }),
+        }
+    }
+}
 
 /// What the current run's cells are compared with: the mode, and its baseline.
 #[derive(Debug, Clone, Copy)]

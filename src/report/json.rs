@@ -1,6 +1,6 @@
 //! The comparison as JSON: the serde form of [`Comparison`], described by
 //! `schema/comparison.schema.json` (JSON Schema draft 2020-12). Field names and
-//! enum spellings are those of `compare::model`, the contract.
+//! enum spellings are those of `compare::model` and `ComparisonMode`, the contract.
 
 use crate::compare::Comparison;
 

@@ -12,7 +12,7 @@ use super::{rust_files, ROOT};
 
 /// `(the enum's path, its own module)`.
 const GUARDED: &[(&str, &str)] = &[
-    ("ComparisonMode::", "src/compare/mode.rs"),
+    ("ComparisonMode::", "src/compare/pairing.rs"),
     ("Schedule::", "src/config/mod.rs"),
 ];
 
