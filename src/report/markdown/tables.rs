@@ -130,13 +130,9 @@ pub fn head(cmp: &Comparison) -> String {
         out.push('\n');
     }
     let cur = &cmp.current_run;
-    if let Some(within) = cmp.mode.within_run() {
-        let _ = writeln!(
-            out,
-            "{} in the same run, {}, paired by round.\n",
-            within.markdown,
-            run_label(cur)
-        );
+    if let Some(w) = cmp.mode.within_run() {
+        let (what, run) = (w.markdown, run_label(cur));
+        let _ = writeln!(out, "{what} in the same run, {run}, paired by round.\n");
     } else if let Some(base) = &cmp.baseline_run {
         let age = match (
             parse_rfc3339(&base.started_at),

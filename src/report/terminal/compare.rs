@@ -101,14 +101,9 @@ fn headline(cmp: &Comparison, color: bool, out: &mut String) {
         }
     }
     let cur = &cmp.current_run;
-    if let Some(within) = cmp.mode.within_run() {
-        let _ = writeln!(
-            out,
-            "{} in {}{}, paired by round",
-            within.name,
-            run_text(cur),
-            within.terminal
-        );
+    if let Some(w) = cmp.mode.within_run() {
+        let (name, run, more) = (w.name, run_text(cur), w.terminal);
+        let _ = writeln!(out, "{name} in {run}{more}, paired by round");
     } else if let Some(base) = &cmp.baseline_run {
         let jmh = |r: &crate::compare::RunRef| crate::results::jmh::is_jmh_run(&r.run_id);
         let age = match (
