@@ -30,7 +30,7 @@ import threading
 import time
 import os
 import sys
-from typing import Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 from hdrh.histogram import HdrHistogram
 
@@ -156,6 +156,67 @@ class _WorkerStats:
             self.errors[error] += 1
 
 
+def merged(stats: Iterable[_WorkerStats]) -> Tuple[HdrHistogram, Dict[str, int]]:
+    """The workers' figures together: their latency histograms and errors per class."""
+    latency: HdrHistogram = new_histogram()
+    errors = dict.fromkeys(ERROR_CLASSES, 0)
+    for st in stats:
+        latency.add(st.latency_us)
+        for c in ERROR_CLASSES:
+            errors[c] += st.errors[c]
+    return latency, errors
+
+
+def send_once(send: Send) -> Optional[str]:
+    """Sends one request: its error class, None for a success. :class:`Unsupported`
+    goes through: the client cannot run the workload."""
+    try:
+        return error_class_of_status(send())
+    except Unsupported:
+        raise
+    except Exception as exc:  # every failed request is counted in its class
+        return classify(exc)
+
+
+def start_workers(
+    w: Workload, factory: Factory, work: Callable[[int, Send], None]
+) -> Tuple[List[threading.Thread], threading.Event]:
+    """Starts one thread per worker, each building its client (``factory`` once per
+    worker) and waiting until every one is built; returns the threads and the event
+    that lets them run ``work(i, send)``. Raises the first factory's failure, every
+    thread joined."""
+    ready = threading.Barrier(w.concurrency + 1)
+    go = threading.Event()
+    failures: List[BaseException] = []
+
+    def worker(i: int) -> None:
+        try:
+            send = factory(w)
+            ready.wait()
+        except threading.BrokenBarrierError:
+            return  # another worker's factory failed; its failure is reported
+        except BaseException as exc:  # noqa: BLE001 - raised by start_workers
+            failures.append(exc)
+            ready.abort()
+            return
+        go.wait()
+        work(i, send)
+
+    threads = [
+        threading.Thread(target=worker, args=(i,), name=f"bench-worker-{i}", daemon=True)
+        for i in range(w.concurrency)
+    ]
+    for t in threads:
+        t.start()
+    try:
+        ready.wait()
+    except threading.BrokenBarrierError:
+        for t in threads:
+            t.join()
+        raise failures[0] from None
+    return threads, go
+
+
 def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
     open_loop = s.w.rate > 0
     while True:
@@ -175,13 +236,7 @@ def _work(s: _Schedule, send: Send, stats: _WorkerStats) -> None:
         sent_in_window = opened_at is not None and start >= opened_at
         if sent_in_window and not s.by_duration and not s.take_measured():
             return
-        error: Optional[str] = None
-        try:
-            error = error_class_of_status(send())
-        except Unsupported:
-            raise
-        except Exception as exc:  # every failed request is counted in its class
-            error = classify(exc)
+        error = send_once(send)
         done = time.perf_counter_ns()
         if s.by_duration:  # completed in the window, as the server counts
             opened_at = s.opened_at
@@ -203,33 +258,17 @@ def measure(w: Workload, factory: Factory, marker: Marker = print_marker, ack: O
     for a workload the client cannot run). With ``ack``, each marker is followed by
     a wait for its acknowledgement (the workers keep sending meanwhile): the window
     opens after the open marker's and closes after the close marker's."""
-    ready = threading.Barrier(w.concurrency + 1)
-    go = threading.Event()
     failures: List[BaseException] = []
     stats = [_WorkerStats() for _ in range(w.concurrency)]
     schedule: List[_Schedule] = []
 
-    def worker(i: int) -> None:
+    def work(i: int, send: Send) -> None:
         try:
-            send = factory(w)
-            ready.wait()
-            go.wait()
             _work(schedule[0], send, stats[i])
-        except threading.BrokenBarrierError:
-            pass  # another worker's factory failed; its failure is reported
-        except BaseException as exc:  # reported by measure() after the join
+        except BaseException as exc:  # noqa: BLE001 - reported by measure() after the join
             failures.append(exc)
-            ready.abort()
 
-    threads = [threading.Thread(target=worker, args=(i,), name=f"bench-worker-{i}") for i in range(w.concurrency)]
-    for t in threads:
-        t.start()
-    try:
-        ready.wait()
-    except threading.BrokenBarrierError:
-        for t in threads:
-            t.join()
-        raise failures[0] from None
+    threads, go = start_workers(w, factory, work)
     schedule.append(_Schedule(w, time.perf_counter_ns()))
     s = schedule[0]
     go.set()
@@ -264,12 +303,7 @@ def _merge(s: _Schedule, stats: List[_WorkerStats], stopped_ns: int) -> Result:
                     st.in_flight_at_deadline += 1
                 else:
                     st.sent_after_window += 1  # the tail
-    latency: HdrHistogram = new_histogram()
-    errors = dict.fromkeys(ERROR_CLASSES, 0)
-    for st in stats:
-        latency.add(st.latency_us)
-        for c in ERROR_CLASSES:
-            errors[c] += st.errors[c]
+    latency, errors = merged(stats)
     opened_at = s.opened_at if s.opened_at is not None else s.warm_end
     if s.closed_at is not None:
         elapsed_ns = s.closed_at - opened_at

@@ -68,26 +68,25 @@ def main(
     except BadWorkload as e:
         say(str(e))
         return EXIT_BAD_WORKLOAD
-    if offered(w, os.environ if env is None else env):
-        try:
-            run_loop(w, make, say=say)  # every window's record on stdout, no result file
-        except Unsupported as e:
+    def failed(e: Exception) -> int:
+        """The exit code of a measurement that raised ``e``, said on stderr."""
+        if isinstance(e, Unsupported):
             say(f"unsupported workload: {e}")
             return EXIT_UNSUPPORTED
-        except Exception as e:  # noqa: BLE001 - the client failed: reported, exit 1
-            say(f"the client failed: {e!r}")
-            traceback.print_exc()
-            return EXIT_NO_RESPONSE
-        return EXIT_OK
-    try:
-        result = measure(w, make, ack=stdin_ack(env))
-    except Unsupported as e:
-        say(f"unsupported workload: {e}")
-        return EXIT_UNSUPPORTED
-    except Exception as e:  # noqa: BLE001 - the client failed: reported, exit 1
         say(f"the client failed: {e!r}")
         traceback.print_exc()
         return EXIT_NO_RESPONSE
+
+    if offered(w, os.environ if env is None else env):
+        try:
+            run_loop(w, make, say=say)  # every window's record on stdout, no result file
+        except Exception as e:  # noqa: BLE001 - the client failed: reported, exit 1 (or 3)
+            return failed(e)
+        return EXIT_OK
+    try:
+        result = measure(w, make, ack=stdin_ack(env))
+    except Exception as e:  # noqa: BLE001 - the client failed: reported, exit 1 (or 3)
+        return failed(e)
     if w.result_path:
         try:
             write_result(w.result_path, result)

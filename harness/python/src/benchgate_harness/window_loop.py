@@ -15,11 +15,11 @@ import json
 import sys
 import threading
 import time
-from typing import Callable, Iterable, List, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional
 
-from .loop import Factory, Send, _WorkerStats
-from .result import ERROR_CLASSES, Result, classify, error_class_of_status, new_histogram
-from .workload import Unsupported, Workload
+from .loop import Factory, Send, _WorkerStats, merged, send_once, start_workers
+from .result import Result
+from .workload import Workload
 
 DECLARE = "BENCHGATE-WINDOWS-LOOP"
 READY = "BENCHGATE-READY"
@@ -51,14 +51,10 @@ class _Window:
         self.closed_at: Optional[int] = None
 
     def close(self, now: int) -> Result:
-        latency = new_histogram()
-        errors = dict.fromkeys(ERROR_CLASSES, 0)
-        for st, lock in zip(self.stats, self.locks):
-            with lock:
+        for lock in self.locks:
+            with lock:  # the slot's writer, if any, is done: it sees closed from here
                 self.closed = True
-                latency.add(st.latency_us)
-                for c in ERROR_CLASSES:
-                    errors[c] += st.errors[c]
+        latency, errors = merged(self.stats)
         return Result(
             ok=latency.get_total_count(), errors=errors, elapsed_s=max(now - self.opened_at, 1) / 1e9, latency_us=latency
         )
@@ -100,13 +96,7 @@ class _Loop:
                     continue  # paused or stopped meanwhile: that ticket lapses
             else:
                 intended = time.perf_counter_ns()
-            error: Optional[str] = None
-            try:
-                error = error_class_of_status(send())
-            except Unsupported:
-                raise
-            except Exception as exc:  # every failed request is counted in its class
-                error = classify(exc)
+            error = send_once(send)
             done = time.perf_counter_ns()
             win = self.current
             if win is not None and done >= win.opened_at:
@@ -208,39 +198,16 @@ def run_loop(
     ``BENCHGATE-EXIT`` or their end. Raises what a factory raised
     (:class:`Unsupported` included), before the loop is declared."""
     loop = _Loop(w)
-    ready = threading.Barrier(w.concurrency + 1)
-    go = threading.Event()
-    failures: List[BaseException] = []
 
-    def worker(i: int) -> None:
+    def work(i: int, send: Send) -> None:
         try:
-            send = factory(w)
-            ready.wait()
-            go.wait()
             loop.work(i, send)
-        except threading.BrokenBarrierError:
-            pass  # another worker's factory failed; its failure is reported
         except BaseException as exc:  # noqa: BLE001 - a worker that stops is reported
-            if not go.is_set():
-                failures.append(exc)
-                ready.abort()
-            else:
-                say(f"worker {i} stopped: {exc!r}")
+            say(f"worker {i} stopped: {exc!r}")
         finally:
             loop.leave()
 
-    threads = [
-        threading.Thread(target=worker, args=(i,), name=f"bench-worker-{i}", daemon=True)
-        for i in range(w.concurrency)
-    ]
-    for t in threads:
-        t.start()
-    try:
-        ready.wait()
-    except threading.BrokenBarrierError:
-        for t in threads:
-            t.join()
-        raise failures[0] from None
+    threads, go = start_workers(w, factory, work)
     out(DECLARE)
     with loop.gate:
         loop.schedule_start = t0 = time.perf_counter_ns()

@@ -64,13 +64,8 @@ public final class Harness {
         Result result;
         try {
             result = measure(w, factory, markerFor(System.getenv("BENCHGATE_WINDOW_ACK")));
-        } catch (Unsupported e) {
-            System.err.println(w.name + ": unsupported workload: " + e.getMessage());
-            return EXIT_UNSUPPORTED;
         } catch (Exception e) {
-            System.err.println(w.name + ": the client failed: " + e);
-            e.printStackTrace();
-            return EXIT_NO_RESPONSE;
+            return failed(w, e);
         }
         try {
             if (!w.resultPath.isEmpty()) {
@@ -99,15 +94,21 @@ public final class Harness {
     static int loop(Workload w, RequestFactory factory, java.io.BufferedReader in) {
         try {
             WindowLoop.run(w, factory, in, Harness::printMarker);
-        } catch (Unsupported e) {
-            System.err.println(w.name + ": unsupported workload: " + e.getMessage());
-            return EXIT_UNSUPPORTED;
         } catch (Exception e) {
-            System.err.println(w.name + ": the client failed: " + e);
-            e.printStackTrace();
-            return EXIT_NO_RESPONSE;
+            return failed(w, e);
         }
         return EXIT_OK;
+    }
+
+    /** The exit code of a measurement that threw {@code e}, said on stderr. */
+    private static int failed(Workload w, Exception e) {
+        if (e instanceof Unsupported) {
+            System.err.println(w.name + ": unsupported workload: " + e.getMessage());
+            return EXIT_UNSUPPORTED;
+        }
+        System.err.println(w.name + ": the client failed: " + e);
+        e.printStackTrace();
+        return EXIT_NO_RESPONSE;
     }
 
     /**

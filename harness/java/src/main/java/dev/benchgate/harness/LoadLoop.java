@@ -92,6 +92,20 @@ final class LoadLoop {
         }
     }
 
+    /**
+     * Sends one request: its error class, null for a success. {@link Unsupported} goes
+     * through: the client cannot run the workload.
+     */
+    static String sendOnce(Request req) {
+        try {
+            return ErrorClasses.ofStatus(req.send());
+        } catch (Unsupported e) {
+            throw e;
+        } catch (Exception e) {
+            return ErrorClasses.classify(e);
+        }
+    }
+
     void work(Request req, Stats s) throws InterruptedException {
         while (true) {
             long intended;
@@ -116,14 +130,7 @@ final class LoadLoop {
             if (sentInWindow && !byDuration && measuredSent.incrementAndGet() > w.requests) {
                 return;
             }
-            String error;
-            try {
-                error = ErrorClasses.ofStatus(req.send());
-            } catch (Unsupported e) {
-                throw e;
-            } catch (Exception e) {
-                error = ErrorClasses.classify(e);
-            }
+            String error = sendOnce(req);
             long done = System.nanoTime();
             long latencyUs = Math.max(0, (done - intended) / 1000);
             int errorIndex = error == null ? -1 : ErrorClasses.index(error);

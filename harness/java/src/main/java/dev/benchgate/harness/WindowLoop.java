@@ -235,14 +235,7 @@ final class WindowLoop {
             } else {
                 intended = System.nanoTime();
             }
-            String error;
-            try {
-                error = ErrorClasses.ofStatus(req.send());
-            } catch (Unsupported e) {
-                throw e;
-            } catch (Exception e) {
-                error = ErrorClasses.classify(e);
-            }
+            String error = LoadLoop.sendOnce(req);
             long done = System.nanoTime();
             Window win = current;
             if (win != null && done - win.openedAt >= 0 && !(win.closing && done - win.closedAt > 0)) {
