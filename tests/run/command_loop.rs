@@ -110,6 +110,14 @@ fn a_python_harness_client_measures_every_window_in_one_process() {
     );
 }
 
+#[test]
+fn a_node_harness_client_measures_every_window_in_one_process() {
+    measures_every_window_in_one_process(
+        "node-quickstart",
+        r#"["node", "harness/node/examples/quickstart.mjs"]"#,
+    );
+}
+
 fn wrong(mode: &str) -> String {
     config(
         "wrong",

@@ -6,11 +6,14 @@
 //
 // It reads the BENCHGATE_* variables, runs the closed or open loop as async workers,
 // excludes the warmup, prints the window markers, records latency (µs) in an
-// HdrHistogram, writes the result file and exits 0, 1, 2 or 3.
+// HdrHistogram, writes the result file and exits 0, 1, 2 or 3; or, when benchgate
+// offers the window loop (BENCHGATE_WINDOWS=loop), measures every window benchgate
+// asks for in one process after one warmup (window_loop.js).
 
 import { readFileSync } from 'node:fs';
 import { measure, printMarker, stdinAck } from './loop.js';
 import { writeResult } from './result.js';
+import { offered, runLoop } from './window_loop.js';
 import { BadWorkload, Unsupported, workloadFromEnv } from './workload.js';
 
 export { CLOSE_MARKER, OPEN_MARKER, measure } from './loop.js';
@@ -50,16 +53,28 @@ export async function main(what, { name = process.argv[1]?.split('/').pop() ?? '
     say(err.message);
     return EXIT_BAD_WORKLOAD;
   }
-  let result;
-  try {
-    result = await measure(w, factory, printMarker, stdinAck(env));
-  } catch (err) {
+  /** The exit code of a measurement that threw `err`, said on stderr. */
+  const failed = (err) => {
     if (err instanceof Unsupported) {
       say(`unsupported workload: ${err.message}`);
       return EXIT_UNSUPPORTED;
     }
     say(`the client failed: ${err?.stack ?? err}`);
     return EXIT_NO_RESPONSE;
+  };
+  if (offered(w, env ?? process.env)) {
+    try {
+      await runLoop(w, factory, { say }); // every window's record on stdout, no result file
+    } catch (err) {
+      return failed(err);
+    }
+    return EXIT_OK;
+  }
+  let result;
+  try {
+    result = await measure(w, factory, printMarker, stdinAck(env));
+  } catch (err) {
+    return failed(err);
   }
   if (w.resultPath) {
     try {

@@ -15,14 +15,12 @@
 //   the server's window cannot see); a duration window ends `durationMs` later.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ERROR_CLASSES, HIGHEST_US, Result, classify, errorClassOfStatus, newHistogram } from './result.js';
+import { Result, Tally, classify, errorClassOfStatus } from './result.js';
 import { Unsupported } from './workload.js';
 import { createInterface } from 'node:readline';
 
 export const OPEN_MARKER = 'BENCHGATE-WINDOW-OPEN';
 export const CLOSE_MARKER = 'BENCHGATE-WINDOW-CLOSE';
-
-const now = () => process.hrtime.bigint();
 
 /**
  * Duration mode: the load goes on this long after the window's end, so the server's
@@ -32,12 +30,32 @@ const now = () => process.hrtime.bigint();
  */
 export const TAIL_NS = 100_000_000n;
 
-/** Waits until `t` (hrtime ns): a timer for the bulk, then yields to the event loop. */
-async function sleepUntil(t) {
+export const now = () => process.hrtime.bigint();
+
+/**
+ * Waits until `t` (hrtime ns): a timer for the bulk, then yields to the event loop.
+ * Resolves to true, or to false as soon as the promise `woken` (if any) settles.
+ */
+export async function sleepUntil(t, woken = null) {
   for (;;) {
     const wait = Number(t - now()) / 1e6;
-    if (wait <= 0) return;
-    await (wait >= 1 ? sleep(Math.floor(wait)) : new Promise(setImmediate));
+    if (wait <= 0) return true;
+    const nap = wait >= 1 ? sleep(Math.floor(wait)) : new Promise(setImmediate);
+    if (woken === null) await nap;
+    else if (await Promise.race([nap.then(() => false), woken.then(() => true)])) return false;
+  }
+}
+
+/**
+ * Sends one request: resolves to its error class, null for a success. An
+ * Unsupported thrown by `send` goes through: the client cannot run the workload.
+ */
+export async function sendOnce(send) {
+  try {
+    return errorClassOfStatus(await send());
+  } catch (err) {
+    if (err instanceof Unsupported) throw err;
+    return classify(err);
   }
 }
 
@@ -88,14 +106,12 @@ export async function measure(w, factory, marker = printMarker, ack = null) {
   let sentAfterWindow = 0;
   let closedAt = null; // when the close marker was printed
   const afterEnd = []; // [start, done, error, latency µs] completed after the scheduled end
+  const tally = new Tally();
   const add = (done, error, us) => {
     if (lastEnd === null || done > lastEnd) lastEnd = done;
-    if (error === null) latencyUs.recordValue(Math.min(Math.max(us, 0), HIGHEST_US));
-    else errors[error]++;
+    tally.add(error, us);
   };
   const nsPerRequest = w.rate > 0 ? 1e9 / w.rate : 0;
-  const latencyUs = newHistogram();
-  const errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0]));
   let nextTicket = 0;
   let measuredSent = 0;
   let inFlightAtDeadline = 0;
@@ -117,13 +133,7 @@ export async function measure(w, factory, marker = printMarker, ack = null) {
       }
       const sentInWindow = openedAt !== null && start >= openedAt;
       if (sentInWindow && w.durationMs === 0 && ++measuredSent > w.requests) return;
-      let error = null;
-      try {
-        error = errorClassOfStatus(await send());
-      } catch (err) {
-        if (err instanceof Unsupported) throw err;
-        error = classify(err);
-      }
+      const error = await sendOnce(send);
       const done = now();
       if (w.durationMs > 0) { // completed in the window, as the server counts
         if (openedAt === null || done < openedAt) continue;
@@ -173,8 +183,8 @@ export async function measure(w, factory, marker = printMarker, ack = null) {
   // (with none, up to when the workers stopped).
   const elapsedNs = closedAt !== null ? closedAt - openedAt : (lastEnd ?? stopped) - (openedAt ?? warmEnd);
   return new Result({
-    latencyUs,
-    errors,
+    latencyUs: tally.latencyUs,
+    errors: tally.errors,
     elapsedS: Math.max(Number(elapsedNs), 1) / 1e9,
     inFlightAtDeadline,
     sentAfterWindow,

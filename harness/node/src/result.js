@@ -14,6 +14,18 @@ export function newHistogram() {
   return new Histogram();
 }
 
+/** Completed requests: the successes' latency (µs) in a histogram, the failures per class. */
+export class Tally {
+  latencyUs = newHistogram();
+  errors = Object.fromEntries(ERROR_CLASSES.map((c) => [c, 0]));
+
+  /** Counts one completion: `error` its class, null for a success taking `us` µs. */
+  add(error, us) {
+    if (error === null) this.latencyUs.recordValue(Math.min(Math.max(us, 0), HIGHEST_US));
+    else this.errors[error]++;
+  }
+}
+
 /** Throw from a send function to say which error class a failed request is in. */
 export class RequestFailed extends Error {
   name = 'RequestFailed';

@@ -6,33 +6,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { Histogram } from '../src/histogram.js';
 import {
   BadWorkload, CLOSE_MARKER, EXIT_BAD_WORKLOAD, EXIT_NO_RESPONSE, EXIT_OK, EXIT_UNSUPPORTED, OPEN_MARKER,
   RequestFailed, Unsupported, VERSION, classify, main, measure, workloadFromEnv,
 } from '../src/index.js';
+import { countingServer, factory } from './server.js';
 
-let server;
-let base;
-let served = 0;
-
-before(async () => {
-  server = http.createServer((req, res) => {
-    served++;
-    const status = req.url.startsWith('/status/') ? Number(req.url.slice(8)) : 200;
-    const delay = req.url.startsWith('/delay/') ? Number(req.url.slice(7)) : 0;
-    req.resume();
-    setTimeout(() => res.writeHead(status, { 'content-length': 22 }).end('x'.repeat(22)), delay);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${server.address().port}`;
-});
-after(() => server.close());
+const server = countingServer();
 
 function env(path, overrides = {}) {
   const e = {
-    BENCHGATE_URL: path.startsWith('http') ? path : base + path,
+    BENCHGATE_URL: path.startsWith('http') ? path : server.base + path,
     BENCHGATE_METHOD: 'GET',
     BENCHGATE_CONCURRENCY: '2',
     BENCHGATE_RATE: '0',
@@ -45,43 +31,29 @@ function env(path, overrides = {}) {
   return e;
 }
 
-/** node:http with a keep-alive agent, built once. */
-function factory(w) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: w.concurrency });
-  return () => new Promise((resolve, reject) => {
-    const req = http.request(w.url, { method: w.method, agent }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => resolve(res.statusCode));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 const quiet = (overrides, path = '/bytes') => measure(workloadFromEnv(env(path, overrides)), factory, () => {});
 
 test('request-count mode measures exactly that many', async () => {
-  const before = served;
+  const before = server.served;
   const markers = [];
   const r = await measure(workloadFromEnv(env('/bytes', { REQUESTS: '300', WARMUP_MS: '100' })), factory,
     (m) => markers.push(m));
   assert.equal(r.ok, 300);
   assert.equal(r.requests, 300);
-  assert.ok(served - before >= 300, 'the warmup comes on top');
+  assert.ok(server.served - before >= 300, 'the warmup comes on top');
   assert.deepEqual(markers, [OPEN_MARKER, CLOSE_MARKER]);
   assert.ok(r.elapsedS > 0);
 });
 
 test('duration mode accounts for every request the server saw', async () => {
-  const before = served;
+  const before = server.served;
   const marked = [];
   const r = await measure(workloadFromEnv(env('/bytes', { DURATION_MS: '400', CONCURRENCY: '3' })), factory,
     () => marked.push(performance.now()));
   assert.ok(r.ok > 50, r.summary());
   // Every request is measured or in flight at the deadline, but for at most one per
   // worker sent before the open marker was printed.
-  const unmeasured = served - before - (r.requests + r.inFlightAtDeadline + r.sentAfterWindow);
+  const unmeasured = server.served - before - (r.requests + r.inFlightAtDeadline + r.sentAfterWindow);
   assert.ok(unmeasured >= 0 && unmeasured <= 3, `${unmeasured} unmeasured: ${r.summary()}`);
   assert.ok(r.sentAfterWindow > 0, 'the load goes on in the tail');
   // From the open to the close marker: 400 ms, or more when a loaded machine wakes
