@@ -56,13 +56,31 @@ pub struct KitFile {
     pub executable: bool,
 }
 
-/// A command client in one language: the harness quick start it starts from
-/// and the scripts that build and run it.
 /// The `[run]` timing of a kit whose client measures one window per process.
 const ONE_WINDOW: &str =
     "warmup = \"1s\"           # excluded from every figure (JIT, connection pool)\n\
                           duration = \"2s\"         # measured, per trial\n";
 
+/// The `[run]` timing of a kit whose harness speaks the window loop (issue 52):
+/// the runtime (`$start`: what its warmup covers) starts and warms up once per
+/// fork, then measures its windows in `$process`, each read at its edges by
+/// benchgate.
+macro_rules! warm_windows {
+    ($start:literal, $process:literal) => {
+        concat!(
+            "warmup = \"3s\"           # once per fork (",
+            $start,
+            "), excluded from every figure\n",
+            "windows = 4             # windows per fork, back to back in ",
+            $process,
+            " (the window loop); their sum is the fork's value\n",
+            "duration = \"1s\"         # each window\n",
+        )
+    };
+}
+
+/// A command client in one language: the harness quick start it starts from
+/// and the scripts that build and run it.
 struct Lang {
     language: &'static str,
     client_file: &'static str,
@@ -97,11 +115,7 @@ const JAVA: Lang = Lang {
            # naming them, while one is missing. A program of your own that already\n\
            # speaks the protocol needs neither: bench/run.sh says how to run it.",
     extra: "env = { JAVA_OPTS = \"-Xmx256m\" }   # extra JVM flags (bench/run.sh)\n",
-    // Warm windows (issue 52): the JVM starts and warms up once per fork, then
-    // measures its windows, each read at its edges by benchgate.
-    timing: "warmup = \"3s\"           # once per fork (JVM start, JIT, heap, pool), excluded from every figure\n\
-             windows = 4             # windows per fork, back to back in one JVM (the window loop); their sum is the fork's value\n\
-             duration = \"1s\"         # each window\n",
+    timing: warm_windows!("JVM start, JIT, heap, pool", "one JVM"),
     setup_steps: workflows::SETUP_JAVA,
     first: "copy benchgate-harness.jar (sh harness/java/build.sh in a clone of benchgate) and an HdrHistogram 2.1.x jar into bench/lib/; \
             or, for a program of your own that already speaks benchgate's protocol, name its main class in bench/run.sh \
@@ -139,7 +153,7 @@ const NODE: Lang = Lang {
            # tarball committed in bench/ (`npm pack --pack-destination bench\n\
            # \"$BENCHGATE/harness/node\"` from a clone of benchgate); no dependencies.",
     extra: "",
-    timing: ONE_WINDOW,
+    timing: warm_windows!("Node's start, JIT, heap, pool", "one Node process"),
     setup_steps: "      - uses: actions/setup-node@820762786026740c76f36085b0efc47a31fe5020 # v7.0.0\n\
                   \x20       with:\n\
                   \x20         node-version: \"24\"\n\

@@ -54,8 +54,8 @@ fn run_in(dir: &Path, args: &[&str]) -> Output {
 /// The kit for `marker`, its harness put in bench/ by `prepare`, committed, then
 /// `benchgate run --compare-base HEAD` (init's next step) for one short round:
 /// both sides (built by `setup` in their own trees) measure with no failed trial.
-/// `windows`: how many windows each fork measured (the Java kit's harness
-/// speaks the window loop; 0: one window, no loop).
+/// `windows`: how many windows each fork measured (the Java and Node kits'
+/// harnesses speak the window loop; 0: one window, no loop).
 fn kit_measures(marker: &str, client: &str, windows: u32, prepare: impl Fn(&Path)) {
     let dir = committed_kit(marker, prepare);
     let p = dir.path();
@@ -157,7 +157,7 @@ fn the_java_kit_runs_a_program_of_its_own_without_the_harness_jars() {
 
 #[test]
 fn the_node_kit_builds_and_measures_at_base_and_head() {
-    kit_measures("package.json", "node-client", 0, |p| {
+    kit_measures("package.json", "node-client", 4, |p| {
         // Node reads the project's package.json when bench/quickstart.mjs imports.
         std::fs::write(
             p.join("package.json"),
