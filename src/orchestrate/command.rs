@@ -595,12 +595,7 @@ fn fork_figures(fork: command_loop::Fork, trial: &mut Trial) -> (Option<Window>,
         .windows
         .iter()
         .zip(&fork.cpu)
-        .map(|(w, c)| crate::results::WindowFigures {
-            requests: w.counts.requests(),
-            server_requests: w.server.as_ref().map_or(0, |s| s.requests),
-            throughput_rps: w.counts.ok as f64 / w.elapsed_s.max(f64::MIN_POSITIVE),
-            cpu_us_per_request: c.per_request(w.counts.requests()),
-        })
+        .map(|(w, c)| w.figures(c.per_request(w.counts.requests())))
         .collect();
     trial.windows = Some(crate::results::ForkWindows {
         count: fork.windows.len() as u32,

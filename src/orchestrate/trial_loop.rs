@@ -77,7 +77,9 @@ impl Windows {
             rerun: self.rerun,
             starved: self.starved,
             peer_cpu_us: value.peer_cpu.map(|c| c.total_us()),
-            values: Vec::new(),
+            values: (self.records.iter())
+                .map(|w| w.figures(figures(w).cpu_us_per_request))
+                .collect(),
             gated_cpu: Some(ForkCpu::Driver),
             driver_cpu_us: value.cpu.map(|c| c.total_us()),
             group_cpu_us: value.group_cpu.map(|c| c.total_us()),

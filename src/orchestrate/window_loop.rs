@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::resources::CpuTimes;
 use crate::measure::schedstat::Starvation;
 use crate::measure::{Counts, LatencyHistogram};
+use crate::results::WindowFigures;
 use crate::server::ServerCounters;
 
 /// The variable benchgate offers the loop in, and its value.
@@ -214,6 +215,17 @@ pub struct WindowRecord {
 }
 
 impl WindowRecord {
+    /// This window's figures in its fork's `values` (their trend within the
+    /// fork), its CPU per request as the caller read it.
+    pub fn figures(&self, cpu_us_per_request: Option<f64>) -> WindowFigures {
+        WindowFigures {
+            requests: self.counts.requests(),
+            server_requests: self.server.as_ref().map_or(0, |s| s.requests),
+            throughput_rps: self.counts.ok as f64 / self.elapsed_s.max(f64::MIN_POSITIVE),
+            cpu_us_per_request,
+        }
+    }
+
     /// Adds `other` (a later window of the same fork) to this sum.
     pub fn add(&mut self, other: &WindowRecord) {
         self.window = self.window.max(other.window);

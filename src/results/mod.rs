@@ -213,8 +213,8 @@ pub struct ForkWindows {
     /// windows, µs in all (it must be ~0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_cpu_us: Option<u64>,
-    /// A command client's windows, in order: each one's figures, for their
-    /// trend within the fork ([`CellResult::still_warming`]).
+    /// The fork's windows, in order: each one's figures, for their trend
+    /// within the fork ([`CellResult::still_warming`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values: Vec<WindowFigures>,
     /// Which CPU reading is the trial's `cpu_us_per_request` (the gated

@@ -55,6 +55,10 @@ fn a_forks_figures_are_the_sums_of_its_windows() {
             server.window_secs
         );
         assert!(m.cpu_us_per_request.is_some());
+        // Each window's own figures, in order (their trend within the fork):
+        // their requests sum to the fork's.
+        assert_eq!(w.values.len(), 3, "{w:?}");
+        assert_eq!(w.values.iter().map(|v| v.requests).sum::<u64>(), m.requests);
         // Both CPU readings kept, the gated one named; the fork's start-up
         // (its first response, its CPU until the first window) is known.
         assert_eq!(w.gated_cpu, Some(benchgate::results::ForkCpu::Driver));
