@@ -4,9 +4,9 @@
 //! the parent opens and closes through its pipes ([`super::fork`]); the trial's
 //! figures are the sums over its windows ([`fork_value`]), so the fork stays
 //! the statistical unit. A starved window (no request, or a window more than
-//! 10% off its planned length at the server) is measured again, at most
-//! `MAX_STARVED_RERUNS` times per fork; one still starved after that is kept
-//! and named in the trial, which is then marked starved.
+//! 10% off its planned length at the server or at the driver) is measured
+//! again, at most `MAX_STARVED_RERUNS` times per fork; one still starved
+//! after that is kept and named in the trial, which is then marked starved.
 
 use std::process::Child;
 use std::time::Duration;
@@ -94,6 +94,26 @@ impl Windows {
     }
 }
 
+/// Why a window of a fork is starved, if it is: as a one-window trial
+/// (no request, or its window at the server off the plan), or its window at
+/// the driver off the plan. The driver counts from reading OPEN to reading
+/// CLOSE, so a stall of its process there stretches its window and thins its
+/// counts while the server's, bracketed by the parent, keeps its length (a
+/// one-window driver closes on its own deadline).
+fn starved_window(record: &WindowRecord, planned_s: f64) -> Option<String> {
+    let server_s = record.server.as_ref().map(|s| s.window_secs);
+    match validity::starved(&figures(record), Some(planned_s), server_s) {
+        Some(InvalidMark::Starved { reason }) => Some(reason),
+        _ => validity::off_plan(record.elapsed_s, planned_s).then(|| {
+            format!(
+                "the driver counted it over {:.1} ms where {:.1} ms were planned (a stall of the driver)",
+                record.elapsed_s * 1e3,
+                planned_s * 1e3
+            )
+        }),
+    }
+}
+
 /// The fork's W windows, starved ones measured again.
 fn windows(
     fork: &mut Fork,
@@ -122,12 +142,7 @@ fn windows(
             w.startup_cpu = client.startup_cpu;
         }
         let record = fork::record(&b, client);
-        let why = validity::starved(
-            &figures(&record),
-            Some(length.as_secs_f64()),
-            record.server.as_ref().map(|s| s.window_secs),
-        );
-        if let Some(InvalidMark::Starved { reason }) = why {
+        if let Some(reason) = starved_window(&record, length.as_secs_f64()) {
             if w.rerun < validity::MAX_STARVED_RERUNS {
                 w.rerun += 1;
                 continue;
@@ -138,4 +153,36 @@ fn windows(
         w.records.push(record);
     }
     Ok(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::Counts;
+
+    /// A window of `requests` counted by the driver over `elapsed_s`.
+    fn window(requests: u64, elapsed_s: f64) -> WindowRecord {
+        WindowRecord {
+            counts: Counts {
+                ok: requests,
+                ..Counts::default()
+            },
+            elapsed_s,
+            cpu: Some(CpuTimes::default()),
+            ..WindowRecord::default()
+        }
+    }
+
+    #[test]
+    fn a_window_the_driver_counted_over_a_stall_is_starved() {
+        // As measured under load: 16 requests over 2.7 s of a 150 ms window
+        // (the server's, bracketed by the parent, lasted 152 ms).
+        let why = starved_window(&window(16, 2.738), 0.15).expect("starved");
+        assert!(why.contains("2738.0 ms where 150.0 ms"), "{why}");
+        assert!(starved_window(&window(16, 0.12), 0.15).is_some());
+        assert_eq!(starved_window(&window(5000, 0.16), 0.15), None);
+        // A one-window trial's rules still hold.
+        let why = starved_window(&window(0, 0.15), 0.15).expect("starved");
+        assert!(why.contains("no request"), "{why}");
+    }
 }

@@ -202,7 +202,8 @@ pub struct ForkWindows {
     /// Windows summed into the trial's figures.
     pub count: u32,
     /// Windows measured again because the machine starved them (no request,
-    /// or a window more than 10% off its planned length at the server).
+    /// or a window more than 10% off its planned length at the server or,
+    /// a built-in driver's, at the driver).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub rerun: u32,
     /// Starved windows kept after the reruns ran out, each with why: the

@@ -35,7 +35,10 @@
 //! client's markers read late). The built-in drivers' own window
 //! (`window_actual_s`) is recorded but not read here: the server's brackets
 //! it (opened just after it, closed just after it), so a stall inside it
-//! lengthens the server's too. A starved trial's figures
+//! lengthens the server's too. In the window loop the parent brackets the
+//! server's window and the driver counts from reading its open to reading its
+//! close, so there each window's length at the driver is held to the plan too
+//! (`orchestrate::trial_loop`). A starved trial's figures
 //! describe the neighbour, not the code: the round is run again (at most
 //! [`MAX_STARVED_RERUNS`] times, `orchestrate::rounds`); a trial still starved
 //! keeps this mark and enters no median and no comparison.
@@ -155,23 +158,27 @@ pub fn starved(
         Some("it completed no request in its window".to_string())
     } else {
         window_planned_s.filter(|p| *p > 0.0).and_then(|planned| {
-            server_window_s
-                .filter(|w| (w - planned).abs() > WINDOW_TOLERANCE * planned)
-                .map(|w| {
-                    format!(
-                        "its window lasted {:.1} ms at the server where {:.1} ms were planned ({})",
-                        w * 1e3,
-                        planned * 1e3,
-                        if w < planned {
-                            "it opened late"
-                        } else {
-                            "it stalled inside"
-                        }
-                    )
-                })
+            server_window_s.filter(|w| off_plan(*w, planned)).map(|w| {
+                format!(
+                    "its window lasted {:.1} ms at the server where {:.1} ms were planned ({})",
+                    w * 1e3,
+                    planned * 1e3,
+                    if w < planned {
+                        "it opened late"
+                    } else {
+                        "it stalled inside"
+                    }
+                )
+            })
         })
     };
     reason.map(|reason| InvalidMark::Starved { reason })
+}
+
+/// Whether a window that lasted `actual_s` is more than [`WINDOW_TOLERANCE`]
+/// off its planned `planned_s`.
+pub fn off_plan(actual_s: f64, planned_s: f64) -> bool {
+    (actual_s - planned_s).abs() > WINDOW_TOLERANCE * planned_s
 }
 
 /// The rate-shortfall rule (module docs); `None` for a closed loop.
