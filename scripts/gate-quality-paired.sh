@@ -48,6 +48,7 @@
 #   env: RUNS=20 INJECT_PCT=10 FAIL_PCT=3 SCENARIO=get-22b CLIENT=hyper
 #        KNOB=cpu|tail TAIL_SHARE=2% P99_PCT=20 P99_FAIL_PCT=10 CALIBRATE=2
 #        PAIRED_TEST=signed-rank|sign ([gate] paired_test)
+#        WINDOWS=1 ([run] windows: a fork's windows)
 #        BUDGET=5m ([run] budget: extra rounds while undecided within it, planned
 #        looks, max_rounds 300 unless MAX_ROUNDS)  NOISE=1 (under scripts/noisy-neighbour)
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
@@ -111,6 +112,7 @@ if os.environ.get("BUDGET"):
     if not max_rounds: run.pop("max_rounds", None)
 if warmup: run["warmup"] = warmup
 if duration: run["duration"] = duration
+if os.environ.get("WINDOWS"): run["windows"] = int(os.environ["WINDOWS"])
 scen = [s for s in d["scenario"] if s["name"] == scenario]
 if not scen: sys.exit(f"no scenario {scenario!r} in {src}")
 base = [c for c in d["client"] if c["name"] == client]
@@ -270,7 +272,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "Command: \`scripts/gate-quality-paired.sh\` (benchgate $SHA, $(date -u +%Y-%m-%dT%H:%MZ))."
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
-    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R (up to $MR) interleaved, warmup $W, duration $D"
+    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R (up to $MR) interleaved, warmup $W, duration $D, ${WINDOWS:-1} window(s) per fork"
     echo "$CAUSED"
     if [ "$KNOB" = cpu ]; then
         echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, $TEST_TEXT)"
