@@ -231,3 +231,80 @@ fn calibrate_says_what_it_measures_for_a_side_by_side_config() {
     assert!(!stdout.contains("compares within the run"), "{stdout}");
     assert!(!stdout.contains("checkable"), "{stdout}");
 }
+
+/// Forks of several windows (`[run] windows`) compared within the run: the
+/// variance components of their windows, and the windows per fork they ask
+/// for (issue 52, point 3), from two A/A results files.
+#[test]
+fn calibrate_names_the_windows_per_fork_for_windowed_forks() {
+    let toml = "[run]\nrounds = 6\nduration = \"1s\"\nwindows = 3\n\
+        \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+        \n[[client]]\nname = \"b\"\nkind = \"hyper\"\n\
+        \n[compare]\nbaseline_client = \"a\"\n\
+        \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\n";
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("benchgate.toml");
+    std::fs::write(&config, toml).unwrap();
+    let suite = Suite::from_toml(toml, "benchgate.toml").unwrap();
+    let mut files = Vec::new();
+    for k in 0..2u32 {
+        let mut run = common::synthetic::run(suite.clone(), 6, |_, _, _| {
+            Some(common::synthetic::metrics(1000.0, 2000.0, 50.0))
+        });
+        for cell in &mut run.results {
+            let (first, side) = if cell.client == "b" {
+                (0, 1.0)
+            } else {
+                (5, 0.0)
+            };
+            for t in &mut cell.trials {
+                let r = t.round;
+                let at = first + 10 * r;
+                t.started_at = Some(format!("2026-12-06T10:{:02}:{:02}Z", at / 60, at % 60));
+                t.window_actual_s = Some(3.0);
+                // b's windows off a's by a fork-level and a window-level part.
+                let values = (0..3u32)
+                    .map(|j| {
+                        let d = side * (0.01 * f64::from((r + k) % 3) + 0.02 * f64::from(j % 2));
+                        benchgate::results::WindowFigures {
+                            throughput_rps: 1000.0 * d.exp(),
+                            ..Default::default()
+                        }
+                    })
+                    .collect();
+                t.windows = Some(benchgate::results::ForkWindows {
+                    count: 3,
+                    values,
+                    ..Default::default()
+                });
+            }
+        }
+        let path = dir.path().join(format!("run-{k}.json"));
+        run.write_atomic(&path).unwrap();
+        files.push(path);
+    }
+    let out = Command::new(exe())
+        .args(["calibrate", "--config"])
+        .arg(&config)
+        .args(
+            files
+                .iter()
+                .flat_map(|f| [std::ffi::OsStr::new("--results"), f.as_os_str()]),
+        )
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let log = format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{log}");
+    let (_, windows) = stdout
+        .split_once("Windows per fork")
+        .unwrap_or_else(|| panic!("no windows table: {log}"));
+    let row = windows
+        .lines()
+        .find(|l| l.starts_with("get ") && l.contains("throughput_rps"))
+        .unwrap_or_else(|| panic!("no row of b's throughput: {log}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[1..5], ["b", "throughput_rps", "3", "12"], "{row}");
+    assert!(windows.contains("suggested: [run] windows = "), "{log}");
+}
