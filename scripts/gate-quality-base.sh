@@ -98,7 +98,7 @@ if [ "$CLIENT" = java ]; then
     for j in $JARS; do [ -f "/usr/share/java/$j.jar" ] || die "/usr/share/java/$j.jar is missing (apt-get install libhttpclient5-java libhdrhistogram-java libslf4j-java)"; done
     sh "$ROOT/harness/java/build.sh"
     # The kit's config, as `benchgate init` writes it, for make_config.
-    "$BIN" init --dir "$WORK/kit" --kind maven >/dev/null
+    mkdir "$WORK/kit" && "$BIN" init --dir "$WORK/kit" --kind maven >/dev/null
     DEFAULTS=$WORK/kit/benchgate.toml
 else
     command -v "$CC" >/dev/null || die "a C compiler is needed ($CC; apt-get install gcc)"
