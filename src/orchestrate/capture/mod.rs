@@ -34,12 +34,14 @@
 //! program, so there the bound is the thread's scheduling; once a command
 //! client's window has closed ([`Capture::pause_when_behind`]), a pass that
 //! finds more than [`PAUSE_AT`] not yet folded stops the program's process group
-//! (`SIGSTOP`), folds everything, and lets it go on (`SIGCONT`); from the
-//! window's close the group also runs at nice 19, so that the folding thread,
-//! which shares its scheduling group, wins the CPU from it, and from its first
-//! pause on the folding thread's CPU, so that it cannot write on another CPU
-//! while the folding thread waits for one. What is left of the program's life
-//! is its exit, which waits a little longer. A process outside the group
+//! (`SIGSTOP`), folds everything, and lets it go on (`SIGCONT`); from its
+//! first pause on the group runs at nice 19, so that the folding thread,
+//! which shares its scheduling group, wins the CPU from it, and on the
+//! folding thread's CPU, so that it cannot write on another CPU while the
+//! folding thread waits for one. A program that writes little keeps its
+//! priority for what is left of its life, its exit: a JVM's shutdown at nice
+//! 19 on a loaded machine outlasted its time limit, and its fork was lost. A
+//! process outside the group
 //! found writing the file while the group is stopped (it escaped the group)
 //! is stopped and resumed with it; once the program is over, whoever still
 //! writes the file is killed before the capture finishes
@@ -257,9 +259,7 @@ struct Pause {
     pgid: u32,
     /// Bytes not yet folded past which a pass stops the group.
     at: u64,
-    /// Whether a stopped group is moved to the folding thread's CPU and runs
-    /// at nice 19 (already, for a program whose window has closed); else it
-    /// is, from its first stop on (a server under test that floods).
+    /// Whether the group runs at nice 19 already: from its first stop on.
     beside: bool,
     /// Processes outside the group found writing its output (escaped from
     /// it), stopped and resumed with it.
@@ -382,31 +382,22 @@ impl<const N: usize> Capture<N> {
         self.pause_past(pgid, PAUSE_AT);
     }
 
-    fn pause_past(&self, pgid: u32, at: u64) {
-        // Its measurement is over: from now on the folding thread, which
-        // shares its scheduling group, should win the CPU from it.
-        // SAFETY: setpriority(2) on our own child's process group; a failure
-        // leaves its priority as it was.
-        unsafe { libc::setpriority(libc::PRIO_PGRP, pgid as libc::id_t, 19) };
-        self.set_pause(Pause {
-            pgid,
-            at,
-            beside: true,
-            strays: Vec::new(),
-        });
-    }
-
     /// For a program measured all along (a server under test): a pass that
     /// finds more than [`SERVER_PAUSE_AT`] of a stream not yet folded stops
     /// process group `pgid` while it folds, so that the disk holds at most
     /// about that and what it writes while the folding thread waits for the
     /// CPU. A server that writes that much in a few milliseconds measures
-    /// slower for it: from its first stop on it runs at nice 19 beside the
-    /// folding thread, as a command client does once its window has closed.
+    /// slower for it.
     pub fn pause_when_far_behind(&self, pgid: u32) {
+        self.pause_past(pgid, SERVER_PAUSE_AT);
+    }
+
+    /// Pauses of `pgid` past `at` bytes not yet folded; from the first one
+    /// on it runs at nice 19 beside the folding thread ([`Pause::stop`]).
+    fn pause_past(&self, pgid: u32, at: u64) {
         self.set_pause(Pause {
             pgid,
-            at: SERVER_PAUSE_AT,
+            at,
             beside: false,
             strays: Vec::new(),
         });
