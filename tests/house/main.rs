@@ -6,7 +6,8 @@
 //! ([`mode_matches`]), the modes of the scripts the workflows and actions run
 //! ([`script_modes`]), build.rs's refusal of a target other than Linux
 //! ([`build_script`]), what the published crate holds ([`package_list`]), the harness packages'
-//! manifests ([`harness_manifests`]),
+//! manifests ([`harness_manifests`]), the fuzz targets the weekly workflow
+//! runs and seeds ([`fuzz_targets`]),
 //! docs/action.md's table of the action's inputs and outputs against
 //! action.yml ([`action_inputs`]) and how benchgate prints ([`prints`]). One
 //! test binary for all: each binary costs the test command a link.
@@ -17,6 +18,7 @@ mod action_inputs;
 mod build_script;
 mod client_kinds;
 mod env_reads;
+mod fuzz_targets;
 mod harness_manifests;
 mod layers;
 mod mode_matches;
