@@ -59,6 +59,7 @@ fuzz_target!(|data: &[u8]| {
         output_path: None,
         summary_path: None,
         workspace: None,
+        runner_image: None,
     };
     let baseline = default_branch.unwrap_or_else(|| "main".into());
     for mode in MODES {

@@ -10,6 +10,7 @@
 
 use benchgate::compare::compare;
 use benchgate::config::Suite;
+use benchgate::report::run_table::Width;
 use benchgate::report::{json, markdown, terminal};
 use benchgate::results::jmh::{self, TrialUnit};
 use benchgate::results::{jmh_merge, RunResults};
@@ -95,5 +96,7 @@ fuzz_target!(|data: &[u8]| {
         &markdown::MarkdownOptions::default(),
     );
     let _ = json::render(&cmp);
-    let _ = terminal::render_comparison(&cmp, false);
+    for width in [Width::narrow(), Width::Wide] {
+        let _ = terminal::render_comparison(&cmp, false, width);
+    }
 });

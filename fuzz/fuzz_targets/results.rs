@@ -37,9 +37,11 @@ fuzz_target!(|data: &[u8]| {
         let _ = markdown::render(cmp, &run, Some(&run), &opts);
         let _ = markdown::render_job_summary(cmp, &run, None, &opts);
         let _ = json::render(cmp);
-        let _ = terminal::render_comparison(cmp, false);
     }
-    for width in [Width::Narrow, Width::Wide] {
+    for width in [Width::narrow(), Width::Wide] {
         let _ = terminal::render(&run, false, width);
+        for cmp in &comparisons {
+            let _ = terminal::render_comparison(cmp, false, width);
+        }
     }
 });
