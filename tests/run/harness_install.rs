@@ -246,7 +246,7 @@ fn node_harness_tests_pass_in_a_fresh_clone() {
     // harness/node as a clone has it: no node_modules, nothing installed.
     let clone = tempfile::tempdir().unwrap();
     let from = Path::new(ROOT).join("harness/node");
-    for entry in ["package.json", "src", "test"] {
+    for entry in ["package.json", "src", "test", "examples"] {
         ok(
             "cp",
             Command::new("cp")
