@@ -309,7 +309,7 @@ pub fn other_metrics(cmp: &Comparison) -> String {
         return String::new();
     }
     let mut out = format!(
-        "<details><summary>Other metrics: {} informative, without a notable change</summary>\n\n",
+        "<details><summary>Other metrics: {} informative, none shown to regress or improve</summary>\n\n",
         rest.len()
     );
     out.push_str(&header(sbs, true));

@@ -260,7 +260,7 @@ pub fn render_comparison(cmp: &Comparison, color: bool, width: Width) -> String 
     if others > 0 {
         let _ = writeln!(
             out,
-            "\n{others} informative metric{} without a notable change not shown (see the JSON report)",
+            "\n{others} informative metric{} not shown, none shown to regress or improve (see the JSON report)",
             if others == 1 { "" } else { "s" }
         );
     }
