@@ -74,7 +74,8 @@ pub fn cells(runs: &[RunResults], comparisons: &[Comparison], opts: Options) -> 
         .collect()
 }
 
-fn row_key(m: &MetricComparison) -> (String, String, String) {
+/// A gating row's (scenario, client label, metric): one cell of the calibration.
+pub(super) fn row_key(m: &MetricComparison) -> (String, String, String) {
     (
         m.scenario.clone(),
         client_label(&m.client, m.server.as_deref()),

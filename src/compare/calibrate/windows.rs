@@ -24,8 +24,8 @@ use crate::compare::model::Comparison;
 use crate::results::{CellResult, RunResults, Trial, WindowFigures};
 use crate::timer::clock::parse_rfc3339_us;
 
-/// The fewest and most windows a suggestion names (`[run] windows`).
-pub const WINDOWS: (u32, u32) = (2, 50);
+/// The fewest and most windows a suggestion names (`[run] windows`'s most).
+pub const WINDOWS: (u32, u32) = (2, crate::config::MAX_WINDOWS);
 
 /// How to read one metric of a window.
 type Read = fn(&WindowFigures) -> Option<f64>;
@@ -69,6 +69,7 @@ impl Components {
 /// `runs[i]` the run of `comparisons[i]`) whose forks ran the window loop.
 pub fn components(runs: &[RunResults], comparisons: &[Comparison]) -> Vec<Components> {
     let mut out: Vec<Components> = Vec::new();
+    let mut seen = Vec::new();
     let rows = comparisons
         .iter()
         .flat_map(|c| &c.metrics)
@@ -77,11 +78,8 @@ pub fn components(runs: &[RunResults], comparisons: &[Comparison]) -> Vec<Compon
         let Some((_, value)) = METRICS.iter().find(|(name, _)| *name == m.metric) else {
             continue;
         };
-        let client = crate::results::client_label(&m.client, m.server.as_deref());
-        if out
-            .iter()
-            .any(|c| c.scenario == m.scenario && c.client == client && c.metric == m.metric)
-        {
+        let key = super::paired::row_key(m);
+        if seen.contains(&key) {
             continue;
         }
         let mut acc = Accumulator::default();
@@ -96,9 +94,8 @@ pub fn components(runs: &[RunResults], comparisons: &[Comparison]) -> Vec<Compon
                 acc.add_run(run, (head, base), *value);
             }
         }
-        if let Some(c) = acc.finish(&m.scenario, &client, &m.metric) {
-            out.push(c);
-        }
+        out.extend(acc.finish(&key));
+        seen.push(key);
     }
     out
 }
@@ -227,7 +224,7 @@ impl Accumulator {
         self.rounds += means.len();
     }
 
-    fn finish(self, scenario: &str, client: &str, metric: &str) -> Option<Components> {
+    fn finish(self, (scenario, client, metric): &(String, String, String)) -> Option<Components> {
         let windows = self.windows?;
         let (within, between) = (self.within, self.between);
         let fork_cost_s = crate::compare::stats::median(&self.fork_s)?;
@@ -243,9 +240,9 @@ impl Accumulator {
             false => f64::from(WINDOWS.1),
         };
         Some(Components {
-            scenario: scenario.to_string(),
-            client: client.to_string(),
-            metric: metric.to_string(),
+            scenario: scenario.clone(),
+            client: client.clone(),
+            metric: metric.clone(),
             windows,
             rounds: self.rounds,
             sigma_w: var_w.sqrt(),
