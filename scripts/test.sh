@@ -120,7 +120,7 @@ MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -m pip install --quiet --disable-pip-version-check "moto[server]==$MOTO_VERSION"
 MOTO_PORT="$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-"$PYTHON" -m moto.server -H 127.0.0.1 -p "$MOTO_PORT" >/dev/null 2>&1 &
+"$PYTHON" scripts/moto-server.py -H 127.0.0.1 -p "$MOTO_PORT" >/dev/null 2>&1 &
 JOBS+=($!)
 for _ in $(seq 1 100); do
   "$PYTHON" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$MOTO_PORT/moto-api/', timeout=1)" 2>/dev/null && break

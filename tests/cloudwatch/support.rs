@@ -19,7 +19,7 @@ pub fn exe() -> &'static str {
 }
 
 /// The moto server the tests use: `BENCHGATE_TEST_MOTO_URL` (scripts/test.sh
-/// starts one), else one started here when `moto_server` is on PATH. Never a
+/// starts one), else scripts/moto-server.py started here with python3. Never a
 /// silent skip: without either the tests fail and say how to get moto.
 pub fn moto_url() -> String {
     static URL: OnceLock<String> = OnceLock::new();
@@ -36,10 +36,11 @@ pub fn moto_url() -> String {
 }
 
 fn start_moto() -> String {
-    let found = Command::new("moto_server").arg("--help").output();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/moto-server.py");
+    let found = Command::new("python3").args([script, "--help"]).output();
     assert!(
         found.is_ok_and(|o| o.status.success()),
-        "the CloudWatch tests need moto's server: run ./scripts/test.sh (it installs moto[server] and starts it), or `pip install 'moto[server]'` so `moto_server` is on PATH, or set BENCHGATE_TEST_MOTO_URL"
+        "the CloudWatch tests need moto's server: run ./scripts/test.sh (it installs moto[server] and starts it), or `pip install 'moto[server]==5.2.1'` for python3, or set BENCHGATE_TEST_MOTO_URL"
     );
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -50,8 +51,8 @@ fn start_moto() -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::os::unix::process::CommandExt as _;
-        let mut cmd = Command::new("moto_server");
-        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        let mut cmd = Command::new("python3");
+        cmd.args([script, "-H", "127.0.0.1", "-p", &port.to_string()])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
         // SAFETY: prctl is async-signal-safe; it only sets this child's death signal.
@@ -61,7 +62,7 @@ fn start_moto() -> String {
                 Ok(())
             });
         }
-        let child = cmd.spawn().expect("starting moto_server");
+        let child = cmd.spawn().expect("starting scripts/moto-server.py");
         tx.send(()).unwrap();
         let _child = child;
         loop {
