@@ -121,7 +121,8 @@ import json, statistics, sys
 nominal = json.loads(sys.argv[1])
 def cells(path, client):
     d = json.load(open(path))
-    return {c["scenario"]: c["summary"] for c in d["results"] if c["client"] == client and not c.get("server")}
+    # A scenario split in two (SCHEDULE in gate-quality-paired.sh): SCENARIO--aa / --inj.
+    return {c["scenario"].split("--")[0]: c["summary"] for c in d["results"] if c["client"] == client and not c.get("server")}
 found = {}
 for line in sys.stdin:
     if not line.strip(): continue

@@ -49,6 +49,10 @@
 #        KNOB=cpu|tail TAIL_SHARE=2% P99_PCT=20 P99_FAIL_PCT=10 CALIBRATE=2
 #        PAIRED_TEST=signed-rank|sign ([gate] paired_test)
 #        WINDOWS=1 ([run] windows: a fork's windows)
+#        SCHEDULE=sequential|interleaved ([run] schedule; set, the scenario is
+#        split in two, SCENARIO--aa with CLIENT and its twin, SCENARIO--inj with
+#        CLIENT and its injected copy: an interleaved round holds two forks. Set
+#        it to sequential too when comparing the two schedules: same layout)
 #        BUDGET=5m ([run] budget: extra rounds while undecided within it, planned
 #        looks, max_rounds 300 unless MAX_ROUNDS)  NOISE=1 (under scripts/noisy-neighbour)
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
@@ -113,6 +117,7 @@ if os.environ.get("BUDGET"):
 if warmup: run["warmup"] = warmup
 if duration: run["duration"] = duration
 if os.environ.get("WINDOWS"): run["windows"] = int(os.environ["WINDOWS"])
+if os.environ.get("SCHEDULE"): run["schedule"] = os.environ["SCHEDULE"]
 scen = [s for s in d["scenario"] if s["name"] == scenario]
 if not scen: sys.exit(f"no scenario {scenario!r} in {src}")
 base = [c for c in d["client"] if c["name"] == client]
@@ -126,8 +131,11 @@ for name in names:
         if knob == "cpu": c["inject_cpu"] = f"{int(inject)}ns"
         else: c["inject_tail"] = {"share": share, "delay": f"{int(inject)}ns"}
     lines += ["", "[[client]]"] + [f"{k} = {val(v)}" for k, v in c.items()]
-s = dict(scen[0], clients=names)
-lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
+# SCHEDULE: two scenarios of two cells each (an interleaved round holds two forks).
+split = [(scenario + "--aa", names[:2]), (scenario + "--inj", [names[0], names[2]])]
+for name, clients in (split if os.environ.get("SCHEDULE") else [(scenario, names)]):
+    s = dict(scen[0], name=name, clients=clients)
+    lines += ["", "[[scenario]]"] + [f"{k} = {val(v)}" for k, v in s.items()]
 lines += ["", "[compare]", f"baseline_client = {val(client)}"]
 gate = dict(d.get("gate", {}))
 gate["paired_test"] = paired_test
@@ -257,10 +265,11 @@ per_metric() {
       def med: sort | if length == 0 then null elif length % 2 == 1 then .[length/2|floor] else (.[length/2-1] + .[length/2]) / 2 end;
       def pct: if . == null then "n/a" else (. * 1000 | round / 10 | tostring) + "%" end;
       def verdicts: [.[].verdict] | group_by(.) | map("\(.[0]) \(length)") | join(", ");
-      [.[] | .metrics[] | select(.gating) | {arm: .client, metric, change, mde, fail: (.tier == "fail"), verdict}]
+      [.[] | .metrics[] | select(.gating) | {arm: .client, metric, change, mde, fail: (.tier == "fail"), verdict,
+        half: (if .ci_low != null and .ci_high != null then (.ci_high - .ci_low) / 2 else null end)}]
       | group_by(.metric)[]
       | (map(select(.arm == $c + "-twin"))) as $aa | (map(select(.arm == $c + "-inj"))) as $inj
-      | "| \(.[0].metric) | \([$aa[].mde | select(. != null)] | med | pct) | \([$aa[].change | select(. != null)] | med | pct) | \([$aa[] | select(.fail)] | length)/\($aa | length) | \([$inj[].change | select(. != null)] | med | pct) | \([$inj[] | select(.fail)] | length)/\($inj | length) | \($inj | verdicts) | \($aa | verdicts) |"
+      | "| \(.[0].metric) | \([$aa[].mde | select(. != null)] | med | pct) | \([$aa[].half | select(. != null)] | med | pct) | \([$aa[].change | select(. != null)] | med | pct) | \([$aa[] | select(.fail)] | length)/\($aa | length) | \([$inj[].change | select(. != null)] | med | pct) | \([$inj[] | select(.fail)] | length)/\($inj | length) | \($inj | verdicts) | \($aa | verdicts) |"
     ' "$WORK"/cmp-*.json
 }
 
@@ -272,7 +281,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "Command: \`scripts/gate-quality-paired.sh\` (benchgate $SHA, $(date -u +%Y-%m-%dT%H:%MZ))."
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
-    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R (up to $MR) interleaved, warmup $W, duration $D, ${WINDOWS:-1} window(s) per fork"
+    echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R (up to $MR) interleaved, warmup $W, duration $D, ${WINDOWS:-1} window(s) per fork${SCHEDULE:+, schedule $SCHEDULE (the scenario split in two: $SCENARIO--aa with $CLIENT and the twin, $SCENARIO--inj with $CLIENT and the injected copy)}"
     echo "$CAUSED"
     if [ "$KNOB" = cpu ]; then
         echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, $TEST_TEXT)"
@@ -303,10 +312,10 @@ mkdir -p "$(dirname "$OUT")"
     echo "| injected $INJ_LABEL pass (within threshold): <= $INJ_PASS_MAX (the issue's target at INJECT_PCT=5) | $INJ_PASS / $RUNS | $(met "$INJ_PASS" -le "$INJ_PASS_MAX") |"
     echo "| injected $INJ_LABEL fail: >= $INJ_MIN (the issue's target at INJECT_PCT=10) | $INJ_OFAIL / $RUNS | $(met "$INJ_OFAIL" -ge "$INJ_MIN") |"
     echo
-    echo "Per gating metric (medians over the runs; MDE = minimum detectable effect at the A/A noise):"
+    echo "Per gating metric (medians over the runs; MDE = minimum detectable effect at the A/A noise; the half-width is the final interval's, in points of the change):"
     echo
-    echo "| metric | MDE | A/A change | A/A failed | injected change | injected failed | injected verdicts | A/A verdicts |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| metric | MDE | A/A interval half-width | A/A change | A/A failed | injected change | injected failed | injected verdicts | A/A verdicts |"
+    echo "|---|---|---|---|---|---|---|---|---|"
     per_metric
     echo
     echo "Every comparison (arm, run, failing metrics, run outcome, rounds used, seconds for the run):"
