@@ -66,6 +66,47 @@ pub fn all_failed(cell: &CellResult) -> Option<AllFailed> {
     })
 }
 
+/// A cell with trials that ran to their end, not [`all_failed`], and not one
+/// that counts: every trial the machine starved (or failed). Nothing was
+/// measured, and it is no one's failure.
+pub struct AllStarved {
+    /// Its finished trials.
+    pub trials: usize,
+    /// Those the machine starved (the rest failed).
+    pub starved: usize,
+    /// The first starved trial: `get-22b / hyper round 1/4: starved by the
+    /// machine: it completed no request in its window`.
+    pub first: String,
+}
+
+/// `Some` when `cell` is [`AllStarved`].
+pub fn all_starved(cell: &CellResult) -> Option<AllStarved> {
+    if all_failed(cell).is_some() {
+        return None;
+    }
+    let finished: Vec<_> = cell.trials.iter().filter(|t| !t.interrupted()).collect();
+    let counts =
+        |t: &&crate::results::Trial| t.failure.is_none() && t.metrics.is_some() && !t.starved();
+    if finished.is_empty() || finished.iter().any(counts) {
+        return None;
+    }
+    let starved: Vec<_> = finished.iter().filter(|t| t.starved()).collect();
+    let first = starved.iter().min_by_key(|t| t.round)?;
+    let mark = first.invalid.iter().find(|m| m.is_starved())?;
+    Some(AllStarved {
+        trials: finished.len(),
+        starved: starved.len(),
+        first: format!(
+            "{} / {} round {}/{}: {}",
+            cell.scenario,
+            cell.label(),
+            first.round,
+            cell.trials.len(),
+            mark.describe()
+        ),
+    })
+}
+
 /// Values of every successful trial, in round order.
 pub(super) fn cell_values(cell: &CellResult, metric: &str) -> Vec<f64> {
     cell.values(metric).into_iter().map(|(_, v)| v).collect()
@@ -223,6 +264,10 @@ impl Cell {
             decided_at: None,
             stopped_at: None,
         };
+        if let Evidence::Unmeasured(why) = evidence {
+            // No interval to advise on: the headline shows why instead.
+            out.undecidable = Some(why.clone());
+        }
         if let Evidence::Measured(m) = evidence {
             out.undecidable = m.undecidable.clone();
             out.change = finite(m.relative.estimate);

@@ -29,7 +29,10 @@
 //! one `failed` row, on its primary gated metric ([`primary_gate`]), instead
 //! of one row per metric: one failure, counted once, that fails the gate. A
 //! stored baseline whose cell failed is not the pull request's fault: its
-//! metrics are `no_baseline`, as for a missing cell.
+//! metrics are `no_baseline`, as for a missing cell. A cell with no trial
+//! that counts because the machine starved them, on either side (a stored
+//! baseline's included), is no one's failure and no pass: each gating metric
+//! its trials recorded is `inconclusive`, saying so ([`all_starved`]).
 
 pub mod advice;
 mod anchor;
@@ -56,9 +59,9 @@ use crate::config::gate::{
     GateConfig, InconclusivePolicy, MetricGate, MissingBaseline, NotComparablePolicy, PairedTest,
 };
 use crate::metric::METRICS;
-use crate::results::{profile, CellIndex, RunResults};
+use crate::results::{profile, CellIndex, CellResult, RunResults};
 
-pub use cells::{all_failed, AllFailed};
+pub use cells::{all_failed, all_starved, AllFailed, AllStarved};
 use cells::{cell_values, Cell};
 pub use pairing::{ComparisonMode, Pairing, SideBySide, WithinRun};
 use pairing::{Context, Start};
@@ -109,6 +112,33 @@ pub fn primary_gate<'a>(
     gates().find(|(_, g)| g.gating).or_else(|| gates().next())
 }
 
+/// The gating metrics of a cell a side of which measured nothing (every
+/// trial starved): those a trial of either side recorded, counted or not,
+/// else its primary gate.
+fn unmeasured_gates<'a>(
+    config: &'a GateConfig,
+    sides: &[Option<&CellResult>],
+    scenario: &str,
+    client: &str,
+) -> Vec<(&'static str, &'a MetricGate)> {
+    let recorded = |name: &str| {
+        let trials = sides.iter().flatten().flat_map(|c| &c.trials);
+        trials
+            .filter_map(|t| t.metrics.as_ref()?.get(name))
+            .any(f64::is_finite)
+    };
+    let gates: Vec<_> = METRICS
+        .iter()
+        .filter(|d| d.anchored_from.is_none() && recorded(d.name))
+        .filter_map(|d| Some((d.name, gate_for(config, scenario, client, d.name)?)))
+        .filter(|(_, g)| g.gating)
+        .collect();
+    if gates.is_empty() {
+        return primary_gate(config, scenario, client).into_iter().collect();
+    }
+    gates
+}
+
 /// Why a comparison measured nothing, when the current cell (`current`) or
 /// its baseline cell in the same run (`baseline`, side by side) has no
 /// successful trial: the count and the first failure line.
@@ -122,6 +152,35 @@ fn failed_reason(current: Option<AllFailed>, baseline: Option<AllFailed>) -> Opt
         (None, Some(b)) => format!(
             "every trial of the baseline failed ({0} of {0}): {1}",
             b.trials, b.first
+        ),
+        (None, None) => return None,
+    })
+}
+
+/// Why a comparison measured nothing that anyone failed: every trial of the
+/// current cell (`current`) or of its baseline cell (`baseline`, stored or
+/// in the same run) was starved by the machine.
+fn starved_reason(current: Option<AllStarved>, baseline: Option<AllStarved>) -> Option<String> {
+    let count = |s: &AllStarved| match s.trials - s.starved {
+        0 => format!("{0} of {0}", s.trials),
+        failed => format!("{} of {}, the other {failed} failed", s.starved, s.trials),
+    };
+    Some(match (current, baseline) {
+        (Some(c), None) => format!(
+            "every trial was starved by the machine ({}): {}",
+            count(&c),
+            c.first
+        ),
+        (Some(c), Some(b)) => format!(
+            "every trial was starved by the machine ({}), as was every trial of the baseline ({}): {}",
+            count(&c),
+            count(&b),
+            c.first
+        ),
+        (None, Some(b)) => format!(
+            "every trial of the baseline was starved by the machine ({}): {}",
+            count(&b),
+            b.first
         ),
         (None, None) => return None,
     })
@@ -265,6 +324,14 @@ fn cell_rows(
                 if let Some((metric, g)) = primary_gate(gate, &cell.scenario, &cell.client) {
                     let c = ctx.failed_cell(cell, &side, metric);
                     let evidence = Evidence::Failed(reason);
+                    metrics.push(c.comparison(cell, base_who, g, &evidence, gate, max_rounds));
+                }
+            }
+            Start::Unmeasured(reason) => {
+                let sides = [Some(cell), side.cell];
+                for (metric, g) in unmeasured_gates(gate, &sides, &cell.scenario, &cell.client) {
+                    let c = ctx.failed_cell(cell, &side, metric);
+                    let evidence = Evidence::Unmeasured(reason.clone());
                     metrics.push(c.comparison(cell, base_who, g, &evidence, gate, max_rounds));
                 }
             }

@@ -15,9 +15,9 @@ use crate::metric::{MetricDef, METRICS};
 use crate::results::{jmh, profile, CellIndex, CellResult, RunResults};
 
 use super::anchor::{self, Anchoring};
-use super::cells::{all_failed, cell_values, paired_values, Cell};
+use super::cells::{all_failed, all_starved, cell_values, paired_values, Cell};
 use super::verdict::Evidence;
-use super::{failed_reason, gate_for};
+use super::{failed_reason, gate_for, starved_reason};
 
 /// What a comparison pairs; serialized as `baseline`, `side_by_side`,
 /// `base_vs_head`.
@@ -162,8 +162,11 @@ pub enum Start {
     Measure,
     /// One `failed` row: the pull request's side measured nothing (the reason).
     Failed(String),
-    /// Nothing to report (an anchor cell whose trials failed: its scenario
-    /// gates raw, its failures are in the run's output).
+    /// An `inconclusive` row per gating metric: a side measured nothing, every
+    /// trial of it starved by the machine (the reason).
+    Unmeasured(String),
+    /// Nothing to report (an anchor cell whose trials failed or starved: its
+    /// scenario gates raw, its failures are in the run's output).
     Skip,
 }
 
@@ -271,33 +274,34 @@ impl<'a> Context<'a> {
     /// cell, both from the run under test. A stored baseline that failed is
     /// not the pull request's fault ([`Side::unusable`]).
     pub fn start(&self, cell: &CellResult, side: &Side<'_>) -> Start {
-        let reason = match self.pairing.stored() {
+        let failed = match self.pairing.stored() {
             Some(_) => failed_reason(all_failed(cell), None),
             None => failed_reason(all_failed(cell), side.cell.and_then(all_failed)),
         };
-        match reason {
+        // Starved on either side, a stored one included: no one's failure,
+        // and no pass either.
+        let start = failed.map(Start::Failed).or_else(|| {
+            starved_reason(all_starved(cell), side.cell.and_then(all_starved))
+                .map(Start::Unmeasured)
+        });
+        match start {
             Some(_) if cell.anchor => Start::Skip,
-            Some(r) => Start::Failed(r),
+            Some(s) => s,
             None => Start::Measure,
         }
     }
 
-    /// The values of a `failed` row on `metric`: the baseline side's, and
-    /// side by side the current cell's (stored: none, it measured nothing).
+    /// The values of a row on `metric` for a cell a side of which measured
+    /// nothing (`failed` or starved): each side's values, if any.
     pub fn failed_cell(&self, cell: &CellResult, side: &Side<'_>, metric: &'static str) -> Cell {
-        let paired = self.pairing.mode.paired();
         Cell {
             metric,
             baseline: side
                 .cell
                 .map(|b| cell_values(b, metric))
                 .unwrap_or_default(),
-            current: if paired {
-                cell_values(cell, metric)
-            } else {
-                Vec::new()
-            },
-            paired,
+            current: cell_values(cell, metric),
+            paired: self.pairing.mode.paired(),
         }
     }
 
@@ -449,7 +453,13 @@ fn paired_rows(
                 } else if cur_all.is_empty() {
                     missing(true, "no successful trial of this client measured it")
                 } else if c.current.is_empty() {
-                    missing(false, "no round measured both clients")
+                    Evidence::Unmeasured(format!(
+                        "no round has a counted trial of both sides (the baseline's in {} of {} rounds, this one's in {} of {}; the others starved or failed)",
+                        base_all.len(),
+                        b.trials.len(),
+                        cur_all.len(),
+                        cell.trials.len()
+                    ))
                 } else {
                     c.evidence(gate)
                 };

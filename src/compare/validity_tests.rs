@@ -104,3 +104,139 @@ fn a_row_lists_a_few_marks_and_counts_the_rest() {
     assert_eq!(row.invalid.len(), 5, "{:?}", row.invalid);
     assert_eq!(row.invalid[4], "and 6 more");
 }
+
+/// Every trial of the cells of `r` at `cells` starved in every attempt.
+fn starve(r: &mut RunResults, cells: &[usize]) {
+    for &i in cells {
+        for t in &mut r.results[i].trials {
+            t.invalid = vec![InvalidMark::Starved {
+                reason: "it completed no request in its window".into(),
+            }];
+        }
+    }
+}
+
+/// Each gating metric of the cells of `c` named by `client` is inconclusive,
+/// its reason saying why nothing was measured.
+fn unmeasured(c: &crate::compare::Comparison, client: &str, why: &str) {
+    let rows: Vec<_> = c
+        .metrics
+        .iter()
+        .filter(|m| m.client == client && m.gating)
+        .collect();
+    let names: Vec<_> = rows.iter().map(|m| m.metric.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "throughput_rps",
+            "latency_p99_us",
+            "error_rate",
+            "cpu_us_per_request"
+        ],
+        "{c:#?}"
+    );
+    for m in rows {
+        assert_eq!(
+            (m.verdict, m.tier),
+            (Verdict::Inconclusive, Tier::Warn),
+            "{m:?}"
+        );
+        assert!(m.undecided());
+        assert!(
+            m.reason.contains("not measured, so not decided: "),
+            "{}",
+            m.reason
+        );
+        assert!(m.reason.contains(why), "{}", m.reason);
+        assert_eq!(
+            m.undecidable.as_deref().map(|u| u.contains(why)),
+            Some(true)
+        );
+        assert!(m.advice.is_none(), "{m:?}");
+    }
+}
+
+#[test]
+fn a_cell_whose_trials_all_starved_is_inconclusive_never_a_pass() {
+    let (ok, mut all) = (run(5), run(5));
+    starve(&mut all, &[0, 1]);
+    let gate = default_gate();
+    // Both sides, the current side, the stored baseline's side.
+    let cases = [
+        (&all, &all, "every trial was starved by the machine (5 of 5), as was every trial of the baseline (5 of 5): get-22b / hyper round 1/5: starved by the machine: it completed no request in its window"),
+        (&ok, &all, "every trial was starved by the machine (5 of 5): get-22b / hyper round 1/5"),
+        (&all, &ok, "every trial of the baseline was starved by the machine (5 of 5): get-22b / hyper round 1/5"),
+    ];
+    for (base, cur, why) in cases {
+        let c = compare(Some(base), cur, &gate);
+        assert_eq!(
+            (c.outcome, c.exit_code),
+            (GateOutcome::Inconclusive, 0),
+            "{why}"
+        );
+        unmeasured(&c, "hyper", why);
+    }
+    // One starved cell among measured ones: the run is not a pass either.
+    let mut one = run(5);
+    starve(&mut one, &[0]);
+    let c = compare(Some(&ok), &one, &gate);
+    assert_eq!(c.outcome, GateOutcome::Inconclusive);
+    unmeasured(
+        &c,
+        "hyper",
+        "every trial was starved by the machine (5 of 5)",
+    );
+    assert!(c
+        .metrics
+        .iter()
+        .filter(|m| m.client != "hyper")
+        .all(|m| m.verdict == Verdict::Unchanged));
+    // Its exit code is `[gate] inconclusive`'s.
+    let mut strict = default_gate();
+    strict.inconclusive = crate::config::gate::InconclusivePolicy::Fail;
+    assert_eq!(compare(Some(&ok), &one, &strict).exit_code, 1);
+    // A cell partly failed, the rest starved, says so.
+    let mut mixed = run(5);
+    starve(&mut mixed, &[0]);
+    let last = &mut mixed.results[0].trials[4];
+    (last.failure, last.invalid) = (Some("synthetic failure".into()), vec![]);
+    let c = compare(Some(&ok), &mixed, &gate);
+    unmeasured(&c, "hyper", "(4 of 5, the other 1 failed)");
+}
+
+#[test]
+fn side_by_side_a_starved_side_leaves_the_pair_inconclusive() {
+    let gate = default_gate();
+    let cases: [(&[usize], &str); 3] = [
+        (&[0, 1], "every trial was starved by the machine (5 of 5), as was every trial of the baseline (5 of 5): get-22b / reqwest round 1/5"),
+        (&[0], "every trial of the baseline was starved by the machine (5 of 5): get-22b / hyper round 1/5"),
+        (&[1], "every trial was starved by the machine (5 of 5): get-22b / reqwest round 1/5"),
+    ];
+    for (cells, why) in cases {
+        let mut r = run(5);
+        starve(&mut r, cells);
+        let c = compare_side_by_side(&r, "hyper", &gate);
+        assert_eq!(
+            (c.outcome, c.exit_code),
+            (GateOutcome::Inconclusive, 0),
+            "{why}"
+        );
+        unmeasured(&c, "reqwest", why);
+    }
+    // Each side measured some rounds, never the same one: no pair.
+    let mut r = run(5);
+    for (cell, rounds) in [(0, 1..=3), (1, 4..=5)] {
+        for t in r.results[cell]
+            .trials
+            .iter_mut()
+            .filter(|t| rounds.contains(&t.round))
+        {
+            t.invalid = vec![InvalidMark::Starved {
+                reason: "it completed no request in its window".into(),
+            }];
+        }
+    }
+    let c = compare_side_by_side(&r, "hyper", &gate);
+    assert_eq!(c.outcome, GateOutcome::Inconclusive);
+    unmeasured(&c, "reqwest", "no round has a counted trial of both sides (the baseline's in 2 of 5 rounds, this one's in 3 of 5; the others starved or failed)");
+}

@@ -30,6 +30,9 @@
 //!   shift and no noise to hide one.
 //! - **NotComparable** / **NoBaseline** come from the caller's evidence; their tier
 //!   follows `[gate] not_comparable` and `missing_baseline` on gating metrics.
+//! - **Inconclusive** also when a side measured nothing because the machine
+//!   starved every trial of it (`Evidence::Unmeasured`): tier `warn` on a
+//!   gating metric, so the run is at best inconclusive, never a pass.
 //! - **Failed**: every trial of a side the pull request is responsible for
 //!   failed, so nothing was measured. Tier `fail`, whatever the metric's gate
 //!   says: a gate that passes when nothing was measured cannot be trusted.
@@ -106,6 +109,10 @@ pub enum Evidence {
     /// Every trial of the current cell (or, side by side, of its baseline
     /// cell) failed; the reason quotes the first failure.
     Failed(String),
+    /// Every trial of a side was starved by the machine (`results::validity`):
+    /// nothing measured, no one's failure; the reason says which side.
+    /// Inconclusive on a gating metric, never a pass.
+    Unmeasured(String),
     /// The baseline has the cell and the current run does not; the reason
     /// names it. Its tier is `[gate] missing_cell`'s, whatever the metric's
     /// gate says.
@@ -126,6 +133,13 @@ pub fn decide(evidence: &Evidence, gate: &MetricGate, config: &GateConfig) -> De
     let m = match evidence {
         // Not subject to `gating`: nothing was measured, so nothing was checked.
         Evidence::Failed(reason) => return decision(Verdict::Failed, Tier::Fail, reason.clone()),
+        Evidence::Unmeasured(reason) => {
+            return decision(
+                Verdict::Inconclusive,
+                gated(Tier::Warn),
+                format!("not measured, so not decided: {reason}"),
+            )
+        }
         Evidence::MissingFromRun(reason) => {
             let tier = match config.missing_cell {
                 MissingCellPolicy::Warn => Tier::Warn,

@@ -156,6 +156,56 @@ fn missing_cell_is_no_baseline() {
     assert!(reqwest.iter().all(|m| m.verdict == Verdict::NoBaseline));
 }
 
+/// `r` with every trial of every cell starved by the machine.
+fn starved(mut r: RunResults) -> RunResults {
+    for t in r.results.iter_mut().flat_map(|c| &mut c.trials) {
+        t.invalid = vec![benchgate::results::validity::InvalidMark::Starved {
+            reason: "it completed no request in its window".into(),
+        }];
+    }
+    r
+}
+
+#[test]
+fn every_trial_starved_is_inconclusive_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = write(dir.path(), "base.json", &starved(run(1.0, 0)));
+    let cur = write(dir.path(), "cur.json", &starved(run(1.0, 1)));
+    let json = dir.path().join("cmp.json");
+    let o = compare(&base, &cur, &["--json", json.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert_eq!(code(&o), 0, "[gate] inconclusive = \"neutral\": {out}{err}");
+    assert!(out.starts_with("benchgate: INCONCLUSIVE"), "{out}");
+    assert!(
+        out.contains("every trial was starved by the machine (5 of 5)"),
+        "{out}"
+    );
+    let c: Comparison = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(c.outcome, GateOutcome::Inconclusive);
+    assert_eq!(c.metrics.iter().filter(|m| m.gating).count(), 4 * 4);
+    // Side by side, from one run.
+    let o = bench(&[
+        "compare",
+        "--current",
+        cur.to_str().unwrap(),
+        "--side-by-side",
+        "hyper",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(code(&o), 0, "{out}{err}");
+    assert!(out.starts_with("benchgate: INCONCLUSIVE"), "{out}");
+    // `[gate] inconclusive = "fail"`: exit 1.
+    let config = dir.path().join("gate.toml");
+    std::fs::write(
+        &config,
+        "[[client]]\nname = \"hyper\"\nkind = \"hyper\"\n[[scenario]]\nname = \"s\"\npath = \"/\"\n\
+         [gate]\ninconclusive = \"fail\"\n",
+    )
+    .unwrap();
+    let o = compare(&base, &cur, &["--config", config.to_str().unwrap()]);
+    assert_eq!(code(&o), 1, "{:?}", text(&o));
+}
+
 #[test]
 fn side_by_side_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
