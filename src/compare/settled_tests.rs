@@ -44,6 +44,7 @@ fn budget(rounds: u32, looks: &[u32], alpha: f64, stopped: Stop) -> ScenarioBudg
         scenario: "get-22b".into(),
         share_s: 60.0,
         elapsed_s: 30.0,
+        rounds_s: None,
         rounds,
         looks: looks.iter().map(|&round| Look { round, alpha }).collect(),
         decided: vec![],

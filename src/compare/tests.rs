@@ -691,6 +691,7 @@ fn a_budgeted_run_is_judged_at_its_last_looks_alpha() {
         scenario: "get-22b".into(),
         share_s: 10.0,
         elapsed_s: 9.0,
+        rounds_s: None,
         rounds: 5,
         looks: vec![Look {
             round: 5,

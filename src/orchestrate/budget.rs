@@ -26,7 +26,9 @@
 //!   gating metric is final or undecidable the scenario stops
 //!   ([`Stop::Undecidable`]), leaving its time to the scenarios after it.
 //!
-//! Every look and every metric it settled is recorded ([`ScenarioBudget`]).
+//! Every look and every metric it settled is recorded ([`ScenarioBudget`]),
+//! and what the configured rounds took, so that a run whose configured
+//! rounds alone overran the budget says so (`report::spent`).
 
 use std::time::{Duration, Instant};
 
@@ -83,6 +85,8 @@ pub(super) struct Spend {
     decided: Vec<Decided>,
     undecidable: Vec<Undecidable>,
     stopped: Option<Stop>,
+    /// What the configured `rounds` took, once they ran.
+    rounds_took: Option<Duration>,
 }
 
 impl Spend {
@@ -108,6 +112,7 @@ impl Spend {
             decided: Vec::new(),
             undecidable: Vec::new(),
             stopped: None,
+            rounds_took: None,
         }
     }
 
@@ -119,6 +124,9 @@ impl Spend {
     /// [`Self::after`] with the time the scenario's rounds took so far.
     fn after_at(&mut self, round: u32, elapsed: Duration) -> Next {
         self.done = round;
+        if round == self.rounds {
+            self.rounds_took = Some(elapsed);
+        }
         if !self.compares {
             if round < self.rounds {
                 return Next::Round;
@@ -233,6 +241,7 @@ impl Spend {
             scenario: self.scenario,
             share_s: self.share.as_secs_f64(),
             elapsed_s: self.started.elapsed().as_secs_f64(),
+            rounds_s: self.rounds_took.map(|d| d.as_secs_f64()),
             rounds: self.done,
             looks: self.looks,
             decided: self.decided,

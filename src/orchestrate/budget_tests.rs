@@ -186,11 +186,19 @@ fn configured_rounds_always_run_and_nothing_compared_means_no_look() {
     assert_eq!((r.rounds, r.stopped), (4, Stop::Budget));
     assert_eq!(r.looks.len(), 1);
     assert!((r.looks[0].alpha - 0.05).abs() < 1e-12);
+    // What they took is recorded, for the report to say it overran.
+    assert_eq!(r.rounds_s, Some(4.0));
     let mut s = spend(100 * S, false);
     simulate(&mut s, S, decided_at(u32::MAX));
     let r = s.finish();
     assert_eq!((r.rounds, r.stopped), (4, Stop::NothingToCompare));
     assert!(r.looks.is_empty());
+    assert_eq!(r.rounds_s, Some(4.0));
+    // Rounds beyond them are not counted in it; none run yet: absent.
+    let mut s = spend(100 * S, true);
+    simulate(&mut s, S, decided_at(10));
+    assert_eq!(s.finish().rounds_s, Some(4.0));
+    assert_eq!(spend(S, true).finish().rounds_s, None);
 }
 
 #[test]

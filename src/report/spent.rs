@@ -62,13 +62,36 @@ fn seconds(s: f64) -> String {
     }
 }
 
+/// What a run whose configured rounds alone took longer than its budget
+/// says, once: `the 10 configured rounds took 9m12s, over the 5m00s budget
+/// (they always run): lower `[run] rounds` or raise `[run] budget``. `None`
+/// within it, or when they did not all run.
+pub fn overrun(run: &RunResults) -> Option<String> {
+    let total = run.config.run.budget?.as_secs_f64();
+    let took: Option<Vec<f64>> = run.budget.iter().map(|b| b.rounds_s).collect();
+    let took: f64 = took.filter(|t| !t.is_empty())?.iter().sum();
+    let each = match run.budget.len() {
+        1 => String::new(),
+        n => format!(" of each of {n} scenarios"),
+    };
+    (took > total).then(|| {
+        format!(
+            "the {} configured rounds{each} took {}, over the {} budget (they always run): lower `[run] rounds` or raise `[run] budget`",
+            run.config.run.rounds,
+            seconds(took),
+            seconds(total)
+        )
+    })
+}
+
 /// The markdown section (empty without a budget).
 pub fn markdown(run: &RunResults) -> String {
     let (Some(total), false) = (run.config.run.budget, run.budget.is_empty()) else {
         return String::new();
     };
     let used: f64 = run.budget.iter().map(|b| b.elapsed_s).sum();
-    let mut body = String::from(
+    let mut body = overrun(run).map_or(String::new(), |o| format!("⚠️ Over budget: {o}.\n\n"));
+    body.push_str(
         "Rounds continue while a gating metric is undecided, looking at the evidence at planned rounds only, alpha split across the looks. A gating metric decided at a look keeps that look's decision and alpha, and one that regressed stops its scenario; one the share could not decide stops drawing rounds; the rest are judged at the last look's alpha.\n\n| scenario | rounds | time used | looks (round, α) | stopped |\n|:--|--:|--:|:--|:--|\n",
     );
     for b in &run.budget {
@@ -98,6 +121,9 @@ pub fn terminal(run: &RunResults) -> String {
         seconds(used),
         seconds(total.as_secs_f64())
     );
+    if let Some(o) = overrun(run) {
+        let _ = writeln!(out, "  over budget: {o}");
+    }
     for b in &run.budget {
         let [s, r, t, l, why] = row(b);
         let _ = writeln!(
@@ -127,6 +153,7 @@ mod tests {
             scenario: "get-22b".into(),
             share_s: 150.0,
             elapsed_s: 61.5,
+            rounds_s: None,
             rounds: 40,
             looks: vec![
                 Look {
@@ -155,6 +182,60 @@ mod tests {
     }
 
     #[test]
+    fn configured_rounds_over_the_budget_are_said_once() {
+        let mut run =
+            crate::results::synthetic::run(crate::config::Suite::default_suite(), 2, |_, _, _| {
+                None
+            });
+        run.config.run.rounds = 10;
+        run.config.run.budget = Some(std::time::Duration::from_secs(300));
+        let b = ScenarioBudget {
+            scenario: "get-22b".into(),
+            share_s: 300.0,
+            elapsed_s: 552.0,
+            rounds_s: Some(552.0),
+            rounds: 10,
+            looks: vec![],
+            decided: vec![],
+            undecidable: vec![],
+            stopped: Stop::Budget,
+        };
+        run.budget.push(b.clone());
+        let said = "the 10 configured rounds took 9m12s, over the 5m00s budget (they always run): lower `[run] rounds` or raise `[run] budget`";
+        let t = terminal(&run);
+        assert!(
+            t.starts_with(&format!(
+                "budget: 9m12s used of 5m00s\n  over budget: {said}\n"
+            )),
+            "{t}"
+        );
+        assert_eq!(t.matches("configured rounds").count(), 1, "{t}");
+        assert!(markdown(&run).contains(&format!("⚠️ Over budget: {said}.")));
+        // Two scenarios: their sum.
+        run.budget[0].rounds_s = Some(200.0);
+        run.budget.push(ScenarioBudget {
+            scenario: "get-20kb".into(),
+            share_s: 100.0,
+            rounds_s: Some(200.0),
+            ..b
+        });
+        assert!(
+            terminal(&run).contains(
+                "the 10 configured rounds of each of 2 scenarios took 6m40s, over the 5m00s budget"
+            ),
+            "{}",
+            terminal(&run)
+        );
+        // Within the budget, or not all run: nothing said.
+        run.budget[1].rounds_s = Some(99.0);
+        assert!(!terminal(&run).contains("configured"));
+        run.budget[1].rounds_s = None;
+        run.budget[0].rounds_s = Some(900.0);
+        assert_eq!(overrun(&run), None);
+        assert!(!markdown(&run).contains("configured"));
+    }
+
+    #[test]
     fn metrics_that_stopped_drawing_rounds_are_named() {
         let mut run =
             crate::results::synthetic::run(crate::config::Suite::default_suite(), 2, |_, _, _| {
@@ -169,6 +250,7 @@ mod tests {
             scenario: "get-22b".into(),
             share_s: 150.0,
             elapsed_s: 7.0,
+            rounds_s: None,
             rounds: 8,
             looks: vec![look],
             decided: vec![],

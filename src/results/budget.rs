@@ -112,6 +112,11 @@ pub struct ScenarioBudget {
     pub share_s: f64,
     /// Seconds its rounds took.
     pub elapsed_s: f64,
+    /// Seconds its configured `[run] rounds` took: they always run, within
+    /// its share or not. Absent: they did not all run (interrupted), or a
+    /// file written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_s: Option<f64>,
     /// Rounds it ran (starved attempts re-run not counted).
     pub rounds: u32,
     /// The looks taken, in order; the last one's alpha is the one its

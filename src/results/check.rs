@@ -244,7 +244,12 @@ pub fn check_values(r: &RunResults, source: &str) -> anyhow::Result<()> {
     }
     for (i, b) in r.budget.iter().enumerate() {
         let at = format!("budget[{i}] (scenario {:?})", b.scenario);
-        for (name, v) in [("share_s", b.share_s), ("elapsed_s", b.elapsed_s)] {
+        let times = [
+            ("share_s", Some(b.share_s)),
+            ("elapsed_s", Some(b.elapsed_s)),
+            ("rounds_s", b.rounds_s),
+        ];
+        for (name, v) in times.into_iter().filter_map(|(n, v)| Some((n, v?))) {
             if !v.is_finite() || v < 0.0 {
                 return Err(bad(
                     format!("{at}.{name}"),
@@ -483,6 +488,7 @@ mod tests {
             scenario: "get-22b".into(),
             share_s: 60.0,
             elapsed_s: 12.0,
+            rounds_s: None,
             rounds: 10,
             looks: vec![crate::results::budget::Look {
                 round: 10,
@@ -515,6 +521,13 @@ mod tests {
         r.budget[0].decided[0].alpha = 0.05;
         r.budget[0].elapsed_s = f64::NAN;
         assert!(check_values(&r, "f.json").is_err());
+        r.budget[0].elapsed_s = 12.0;
+        r.budget[0].rounds_s = Some(-1.0);
+        let e = check_values(&r, "f.json").unwrap_err().to_string();
+        assert!(
+            e.contains("budget[0] (scenario \"get-22b\").rounds_s is -1"),
+            "{e}"
+        );
         r.budget.clear();
         r.results[0].trials[1].window_actual_s = Some(-0.1);
         let e = check_values(&r, "f.json").unwrap_err().to_string();

@@ -107,6 +107,23 @@ fn spent(b: &ScenarioBudget) -> f64 {
 }
 
 #[test]
+fn configured_rounds_over_the_budget_are_said() {
+    // 8 rounds of two clients, each trial warming up for 20 ms: far more
+    // than 100 ms, on any machine.
+    let (r, b, log) = run(&config("100ms", "1ns", "-25%", None));
+    assert_eq!(b.rounds, 8, "{b:?}\n{log}");
+    let took = b.rounds_s.unwrap_or_else(|| panic!("{b:?}"));
+    assert!(took > 0.1 && took <= b.elapsed_s, "{b:?}");
+    let said = "over budget: the 8 configured rounds took ";
+    assert_eq!(log.matches(said).count(), 1, "{log}");
+    assert!(
+        log.contains(", over the 0.1s budget (they always run): lower `[run] rounds` or raise `[run] budget`"),
+        "{log}"
+    );
+    assert!(benchgate::report::spent::overrun(&r).is_some());
+}
+
+#[test]
 fn a_failure_stops_the_scenario_at_the_first_look() {
     // +3 ms of CPU per 300 µs request: throughput falls far beyond -25%.
     let (r, b, log) = run(&config("2m", "3ms", "-25%", None));

@@ -98,6 +98,7 @@ fn a_budget_that_buys_more_rounds_checks_a_smaller_threshold() {
             // 20 rounds took 10 s of a 40 s share: the share buys 80.
             share_s: 40.0,
             elapsed_s: 10.0,
+            rounds_s: None,
             rounds: 20,
             looks: vec![],
             decided: vec![],
