@@ -41,6 +41,8 @@ pub struct Bracket {
     pub cpu: CpuTimes,
     pub server: Option<crate::server::ServerCounters>,
     pub server_cpu: Option<CpuTimes>,
+    /// The frozen peer's group CPU over the window, when there is one.
+    pub peer_cpu: Option<CpuTimes>,
 }
 
 impl Fork {
@@ -110,15 +112,19 @@ impl Fork {
 
     /// Measures one window of `length`: opens the server's window, reads the
     /// group's CPU, tells the fork, waits, tells it to close, reads the CPU
-    /// and the server's window, and takes the fork's record.
+    /// and the server's window, and takes the fork's record. `peer`: the
+    /// process group of another fork, frozen meanwhile, whose CPU is read
+    /// at the same edges (it must stay ~0).
     pub fn window(
         &mut self,
         length: Duration,
         server: Option<&ServerProcess>,
         watch: Option<ServerWatch>,
+        peer: Option<u32>,
     ) -> anyhow::Result<Bracket> {
         let k = self.next;
         self.next += 1;
+        let peer_open = peer.map(|p| sample_group(p).cpu);
         let cpu_open = sample_group(self.pgid).cpu;
         if let Some(s) = server {
             s.window_start()?;
@@ -130,6 +136,9 @@ impl Fork {
         self.send(Command::Close(k))?;
         let closed = Instant::now();
         let cpu = sample_group(self.pgid).cpu.since(&cpu_open);
+        let peer_cpu = peer
+            .zip(peer_open)
+            .map(|(p, o)| sample_group(p).cpu.since(&o));
         let server_cpu = window_cpu(server_cpu_open, watch.and_then(|w| w.cpu()));
         let counters = server.map(ServerProcess::window_stop).transpose()?;
         let expected = format!("the result of window {k}");
@@ -141,6 +150,7 @@ impl Fork {
                 cpu,
                 server: counters,
                 server_cpu,
+                peer_cpu,
             }),
             other => bail!("expected {expected}, got {}", describe(&other)),
         }
@@ -209,6 +219,7 @@ pub fn record(b: &Bracket, client: super::driver_loop::DriverWindow) -> WindowRe
         group_cpu: Some(b.cpu),
         server: b.server.clone(),
         server_cpu: b.server_cpu,
+        peer_cpu: b.peer_cpu,
         starvation: client.starvation,
         ..super::trial::outcome_record(client.outcome)
     }
@@ -234,7 +245,7 @@ mod tests {
         let (stdin, stdout) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
         let mut fork = Fork::new(child.id(), stdin, stdout, Duration::from_secs(2));
         fork.ready(Duration::from_secs(5)).unwrap();
-        let r = fork.window(Duration::from_millis(5), None, None);
+        let r = fork.window(Duration::from_millis(5), None, None, None);
         fork.exit();
         let _ = child.kill();
         let _ = child.wait();

@@ -15,7 +15,7 @@
 //! On SIGINT/SIGTERM the driver is killed at once ([`super::interrupt`]).
 
 use std::os::unix::process::CommandExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,7 @@ use super::capture::{Capture, Sink};
 use super::child::{Kill, Sampled, TrialProcess};
 use super::driver::{DriverReport, TrialSpec};
 use super::target::{with_server_figures, PeakWatch, Target};
+use super::trial_loop::Loop;
 use super::window_loop::WindowRecord;
 use crate::config::{Driver, StopRule};
 use crate::engine::Outcome;
@@ -54,7 +55,8 @@ pub(super) fn trial_limit(spec: &TrialSpec) -> Duration {
 
 /// Runs one trial of a built-in client in a child process, `exe __drive`
 /// (a command client's trial is its own program: [`super::command`]): one
-/// window, or a fork of several ([`forked`], [`super::trial_loop`]).
+/// window, or a fork of several ([`forked`], [`super::trial_loop`]) measured
+/// back to back.
 ///
 /// `log`: where the driver's whole output is kept if it fails (the failure
 /// names it; [`super::failure`]). What the trial saw of its window (the
@@ -69,113 +71,202 @@ pub fn run_trial(
     log: &Path,
     trial: &mut Trial,
 ) -> anyhow::Result<(TrialMetrics, Latencies)> {
-    let forked = forked(spec);
-    let spec_path = scratch.join("trial-spec.json");
-    let out_path = scratch.join("trial-report.json");
-    let output_path = scratch.join("trial-driver.out");
-    let _ = std::fs::remove_file(&out_path);
-    // The driver's output in one file (never a pipe it could block on),
-    // capped ([`super::capture`]); a fork's stdout is the window loop's.
-    let (sink, output) = Sink::create(&output_path)
-        .with_context(|| format!("creating {}", output_path.display()))?;
-    let capture = Capture::start([sink])?;
-    std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
+    let mut started = Started::spawn(exe, spec, target, cpus, scratch, log)?;
+    started.step(Loop::ready);
+    while started.wants_window() {
+        started.step(|l| l.window(target, None));
+    }
+    started.finish(trial)
+}
 
-    let server = target.reference;
-    let before = server.map(|s| s.counters()).transpose()?;
-    let server_peaks = PeakWatch::start(target.watch);
-    let mut cmd = Command::new(exe);
-    // The driver is benchgate itself, and needs none of them either.
-    super::child_env::scrub(&mut cmd, &[]);
-    cmd.arg("__drive")
-        .arg("--spec")
-        .arg(&spec_path)
-        .arg("--out")
-        .arg(&out_path)
-        .stderr(output.try_clone()?);
-    if forked {
-        // The window loop's commands and replies; its group is what a
-        // pause stops.
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .process_group(0);
-        crate::interrupt::die_with_parent(&mut cmd);
-    } else {
-        cmd.stdin(Stdio::null()).stdout(output);
-    }
-    // A panic's backtrace goes to the trial's log (not to the failure line);
-    // anyhow errors capture none (RUST_LIB_BACKTRACE=0), so they cost nothing.
-    if std::env::var_os("RUST_BACKTRACE").is_none() {
-        cmd.env("RUST_BACKTRACE", "1");
-        if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
-            cmd.env("RUST_LIB_BACKTRACE", "0");
-        }
-    }
-    let spawned_ns = monotonic_ns();
-    let (driver, child) = TrialProcess::spawn(&mut cmd, cpus, Sampled::Process)
-        .context("starting the driver process")?;
-    let (windows, limit) = if forked {
-        let windows = super::trial_loop::measure(child, spec, target);
-        (Some(windows), trial_limit(spec) * spec.windows)
-    } else {
-        (None, trial_limit(spec))
-    };
-    let killed = driver.wait_or_kill(Instant::now() + limit);
-    let (usage, (peak_threads, _peak_sampled_rss)) = driver.finish()?;
-    let [output] = capture.finish();
-    let server_peaks = server_peaks.finish();
+/// A built-in client's trial whose driver is running: for a fork, its
+/// window loop, asked for READY and windows by the caller ([`Started::step`]:
+/// back to back in [`run_trial`], taking turns with another fork's in an
+/// interleaved round, `orchestrate::rounds`); then [`Started::finish`].
+pub(super) struct Started<'a> {
+    spec: &'a TrialSpec,
+    target: &'a Target<'a>,
+    log: &'a Path,
+    out_path: PathBuf,
+    capture: Capture<1>,
+    before: Option<ServerCounters>,
+    server_peaks: PeakWatch,
+    driver: TrialProcess,
+    spawned_ns: u64,
+    /// A fork's window loop, or why it failed (it is then gone: its
+    /// driver, its stdin closed, exits).
+    fork: Option<anyhow::Result<Loop>>,
+}
 
-    if let Some(Kill::Interrupted(signal)) = killed {
-        bail!("{}", signal.reason());
-    }
-    let windows = windows.transpose().map_err(|e| {
-        anyhow!(
-            "the driver's window loop failed: {e:#} {}",
-            super::failure::keep(&output.text(), log)
-        )
-    })?;
-    if killed == Some(Kill::TimedOut) {
-        bail!(
-            "the driver did not finish within {limit:?} and was killed {}",
-            super::failure::keep(&output.text(), log)
-        );
-    }
-    if !usage.status.success() {
-        bail!("{}", super::failure::report(usage.status, &output, log));
-    }
-    let m = match windows {
-        Some(fork) => fork.measured(trial)?,
-        None => one_window(&out_path, server.is_some())?,
-    };
-    let value = &m.value;
-    let (connections_opened, requests_per_connection) = match (server, &before, &value.server) {
-        (Some(server), Some(before), Some(window)) => {
-            server_side(before, &server.counters()?, window)
+impl<'a> Started<'a> {
+    /// Writes the trial spec into `scratch` (its own directory per live
+    /// driver) and starts the driver, its output captured.
+    pub(super) fn spawn(
+        exe: &Path,
+        spec: &'a TrialSpec,
+        target: &'a Target<'a>,
+        cpus: &[usize],
+        scratch: &Path,
+        log: &'a Path,
+    ) -> anyhow::Result<Started<'a>> {
+        let forked = forked(spec);
+        let spec_path = scratch.join("trial-spec.json");
+        let out_path = scratch.join("trial-report.json");
+        let output_path = scratch.join("trial-driver.out");
+        let _ = std::fs::remove_file(&out_path);
+        // The driver's output in one file (never a pipe it could block on),
+        // capped ([`super::capture`]); a fork's stdout is the window loop's.
+        let (sink, output) = Sink::create(&output_path)
+            .with_context(|| format!("creating {}", output_path.display()))?;
+        let capture = Capture::start([sink])?;
+        std::fs::write(&spec_path, serde_json::to_vec(spec)?)?;
+
+        let before = target.reference.map(|s| s.counters()).transpose()?;
+        let server_peaks = PeakWatch::start(target.watch);
+        let mut cmd = Command::new(exe);
+        // The driver is benchgate itself, and needs none of them either.
+        super::child_env::scrub(&mut cmd, &[]);
+        cmd.arg("__drive")
+            .arg("--spec")
+            .arg(&spec_path)
+            .arg("--out")
+            .arg(&out_path)
+            .stderr(output.try_clone()?);
+        if forked {
+            // The window loop's commands and replies; its group is what a
+            // pause stops.
+            cmd.stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .process_group(0);
+            crate::interrupt::die_with_parent(&mut cmd);
+        } else {
+            cmd.stdin(Stdio::null()).stdout(output);
         }
-        _ => (None, None),
-    };
-    let metrics = TrialMetrics {
-        peak_rss_bytes: usage.max_rss_bytes,
-        peak_threads,
-        connections_opened,
-        requests_per_connection,
-        latency_uncorrected: value.latency_uncorrected.as_ref().and_then(|h| h.summary()),
-        startup_ms: m
-            .first_response_ns
-            .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
-        startup_cpu_ms: m.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
-        memory_per_connection_bytes: m.memory_per_connection_bytes,
-        ..with_server_figures(
-            figures(value),
-            value.server_cpu,
-            value.counts.requests(),
+        // A panic's backtrace goes to the trial's log (not to the failure line);
+        // anyhow errors capture none (RUST_LIB_BACKTRACE=0), so they cost nothing.
+        if std::env::var_os("RUST_BACKTRACE").is_none() {
+            cmd.env("RUST_BACKTRACE", "1");
+            if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+                cmd.env("RUST_LIB_BACKTRACE", "0");
+            }
+        }
+        let spawned_ns = monotonic_ns();
+        let (driver, mut child) = TrialProcess::spawn(&mut cmd, cpus, Sampled::Process)
+            .context("starting the driver process")?;
+        let fork = forked.then(|| Loop::new(&mut child, spec));
+        Ok(Started {
+            spec,
+            target,
+            log,
+            out_path,
+            capture,
+            before,
             server_peaks,
-            value.server.as_ref().and_then(|w| w.run_delay_ns),
-        )
-    };
-    trial.server = m.value.server.clone();
-    trial.window_actual_s = m.window_actual_s;
-    Ok((metrics, (m.value.latency, m.value.latency_uncorrected)))
+            driver,
+            spawned_ns,
+            fork,
+        })
+    }
+
+    /// Asks the fork's window loop for `what`, unless it failed already (a
+    /// failure is kept for [`Started::finish`]); whether it is still alive.
+    /// A one-window trial has no loop: nothing is asked.
+    pub(super) fn step(&mut self, what: impl FnOnce(&mut Loop) -> anyhow::Result<()>) -> bool {
+        let Some(Ok(fork)) = &mut self.fork else {
+            return false;
+        };
+        match what(fork) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fork = Some(Err(e));
+                false
+            }
+        }
+    }
+
+    /// Whether its fork, alive, has windows still to measure.
+    pub(super) fn wants_window(&self) -> bool {
+        matches!(&self.fork, Some(Ok(l)) if !l.done())
+    }
+
+    /// Tells a fork to exit, reaps the driver and turns its report (a
+    /// fork's: its windows) into the trial's figures.
+    pub(super) fn finish(self, trial: &mut Trial) -> anyhow::Result<(TrialMetrics, Latencies)> {
+        let Started {
+            spec,
+            target,
+            log,
+            out_path,
+            capture,
+            before,
+            server_peaks,
+            driver,
+            spawned_ns,
+            fork,
+        } = self;
+        let windows = fork.map(|f| f.map(Loop::finish));
+        let limit = match windows {
+            Some(_) => trial_limit(spec) * spec.windows,
+            None => trial_limit(spec),
+        };
+        let killed = driver.wait_or_kill(Instant::now() + limit);
+        let (usage, (peak_threads, _peak_sampled_rss)) = driver.finish()?;
+        let [output] = capture.finish();
+        let server_peaks = server_peaks.finish();
+
+        if let Some(Kill::Interrupted(signal)) = killed {
+            bail!("{}", signal.reason());
+        }
+        let windows = windows.transpose().map_err(|e| {
+            anyhow!(
+                "the driver's window loop failed: {e:#} {}",
+                super::failure::keep(&output.text(), log)
+            )
+        })?;
+        if killed == Some(Kill::TimedOut) {
+            bail!(
+                "the driver did not finish within {limit:?} and was killed {}",
+                super::failure::keep(&output.text(), log)
+            );
+        }
+        if !usage.status.success() {
+            bail!("{}", super::failure::report(usage.status, &output, log));
+        }
+        let server = target.reference;
+        let m = match windows {
+            Some(fork) => fork.measured(trial)?,
+            None => one_window(&out_path, server.is_some())?,
+        };
+        let value = &m.value;
+        let (connections_opened, requests_per_connection) = match (server, &before, &value.server) {
+            (Some(server), Some(before), Some(window)) => {
+                server_side(before, &server.counters()?, window)
+            }
+            _ => (None, None),
+        };
+        let metrics = TrialMetrics {
+            peak_rss_bytes: usage.max_rss_bytes,
+            peak_threads,
+            connections_opened,
+            requests_per_connection,
+            latency_uncorrected: value.latency_uncorrected.as_ref().and_then(|h| h.summary()),
+            startup_ms: m
+                .first_response_ns
+                .map(|t| t.saturating_sub(spawned_ns) as f64 / 1e6),
+            startup_cpu_ms: m.startup_cpu.map(|c| c.total_us() as f64 / 1e3),
+            memory_per_connection_bytes: m.memory_per_connection_bytes,
+            ..with_server_figures(
+                figures(value),
+                value.server_cpu,
+                value.counts.requests(),
+                server_peaks,
+                value.server.as_ref().and_then(|w| w.run_delay_ns),
+            )
+        };
+        trial.server = m.value.server.clone();
+        trial.window_actual_s = m.window_actual_s;
+        Ok((metrics, (m.value.latency, m.value.latency_uncorrected)))
+    }
 }
 
 /// What a driver measured in its trial: its window (a fork's: the sum of

@@ -1,6 +1,6 @@
 //! A built-in client's trial as one fork over W windows (`[run] windows`):
 //! the driver process is started once (as a one-window trial's,
-//! [`super::trial::run_trial`]), warmed once, and measured in W windows
+//! [`super::trial::Started`]), warmed once, and measured in W windows
 //! the parent opens and closes through its pipes ([`super::fork`]); the trial's
 //! figures are the sums over its windows ([`fork_value`]), so the fork stays
 //! the statistical unit. A starved window (no request, or a window more than
@@ -39,26 +39,94 @@ pub(super) struct Windows {
     actual_s: f64,
 }
 
-/// Measures a started driver's W windows through its pipes, then tells it
-/// to exit ([`super::trial::run_trial`] reaps it).
-pub(super) fn measure(
-    mut child: Child,
-    spec: &TrialSpec,
-    target: &Target,
-) -> anyhow::Result<Windows> {
-    let StopRule::Duration(length) = spec.scenario.stop else {
-        bail!("a fork of several windows needs a duration stop rule");
-    };
-    let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
-    let mut fork = Fork::new(
-        child.id(),
-        stdin.context("the driver's stdin")?,
-        stdout.context("the driver's stdout")?,
-        spec.scenario.timeout + Duration::from_secs(5),
-    );
-    let windows = windows(&mut fork, spec, length, target);
-    fork.exit();
-    windows
+/// A started driver's window loop: its pipes, and its windows so far. The
+/// caller asks for READY ([`Loop::ready`]), then for windows until
+/// [`Loop::done`] (back to back, or taking turns with another fork's,
+/// `orchestrate::rounds`), and ends it with [`Loop::finish`].
+pub(super) struct Loop {
+    fork: Fork,
+    warmup: Duration,
+    planned: usize,
+    windows: Windows,
+}
+
+impl Loop {
+    /// Takes the started driver's pipes; nothing is asked of it yet.
+    pub(super) fn new(child: &mut Child, spec: &TrialSpec) -> anyhow::Result<Loop> {
+        let StopRule::Duration(length) = spec.scenario.stop else {
+            bail!("a fork of several windows needs a duration stop rule");
+        };
+        let (stdin, stdout) = (child.stdin.take(), child.stdout.take());
+        let fork = Fork::new(
+            child.id(),
+            stdin.context("the driver's stdin")?,
+            stdout.context("the driver's stdout")?,
+            spec.scenario.timeout + Duration::from_secs(5),
+        );
+        Ok(Loop {
+            fork,
+            warmup: spec.scenario.warmup,
+            planned: spec.windows as usize,
+            windows: Windows {
+                length,
+                ..Windows::default()
+            },
+        })
+    }
+
+    /// Waits for the driver's READY (its start-up and warmup).
+    pub(super) fn ready(&mut self) -> anyhow::Result<()> {
+        self.fork.ready(self.warmup + Duration::from_secs(30))
+    }
+
+    /// Whether all the planned windows are measured.
+    pub(super) fn done(&self) -> bool {
+        self.windows.records.len() >= self.planned
+    }
+
+    /// Measures the next window, a starved one again (at most
+    /// `MAX_STARVED_RERUNS` per fork) until one is kept. `peer`: the
+    /// process group of a fork frozen meanwhile, whose CPU is read at the
+    /// window's edges.
+    pub(super) fn window(&mut self, target: &Target, peer: Option<u32>) -> anyhow::Result<()> {
+        let w = &mut self.windows;
+        loop {
+            let b = self
+                .fork
+                .window(w.length, target.reference, target.watch, peer)?;
+            let client = parse_window(&b.record_json)
+                .map_err(|e| anyhow!("{e:#}, in the line {}", quote(&b.record_json)))?;
+            if client.window != b.window {
+                bail!(
+                    "the result of window {} says window {}",
+                    b.window,
+                    client.window
+                );
+            }
+            if b.window == 1 {
+                w.first_response_ns = client.first_response_ns;
+                w.startup_cpu = client.startup_cpu;
+            }
+            let record = fork::record(&b, client);
+            if let Some(reason) = starved_window(&record, w.length.as_secs_f64()) {
+                if w.rerun < validity::MAX_STARVED_RERUNS {
+                    w.rerun += 1;
+                    continue;
+                }
+                w.starved.push(format!("window {}: {reason}", b.window));
+            }
+            w.actual_s += b.actual_s;
+            w.records.push(record);
+            return Ok(());
+        }
+    }
+
+    /// Tells the driver to exit ([`super::trial::Started::finish`] reaps
+    /// it): what its windows measured.
+    pub(super) fn finish(mut self) -> Windows {
+        self.fork.exit();
+        self.windows
+    }
 }
 
 impl Windows {
@@ -112,47 +180,6 @@ fn starved_window(record: &WindowRecord, planned_s: f64) -> Option<String> {
             )
         }),
     }
-}
-
-/// The fork's W windows, starved ones measured again.
-fn windows(
-    fork: &mut Fork,
-    spec: &TrialSpec,
-    length: Duration,
-    target: &Target,
-) -> anyhow::Result<Windows> {
-    fork.ready(spec.scenario.warmup + Duration::from_secs(30))?;
-    let mut w = Windows {
-        length,
-        ..Windows::default()
-    };
-    while w.records.len() < spec.windows as usize {
-        let b = fork.window(length, target.reference, target.watch)?;
-        let client = parse_window(&b.record_json)
-            .map_err(|e| anyhow!("{e:#}, in the line {}", quote(&b.record_json)))?;
-        if client.window != b.window {
-            bail!(
-                "the result of window {} says window {}",
-                b.window,
-                client.window
-            );
-        }
-        if b.window == 1 {
-            w.first_response_ns = client.first_response_ns;
-            w.startup_cpu = client.startup_cpu;
-        }
-        let record = fork::record(&b, client);
-        if let Some(reason) = starved_window(&record, length.as_secs_f64()) {
-            if w.rerun < validity::MAX_STARVED_RERUNS {
-                w.rerun += 1;
-                continue;
-            }
-            w.starved.push(format!("window {}: {reason}", b.window));
-        }
-        w.actual_s += b.actual_s;
-        w.records.push(record);
-    }
-    Ok(w)
 }
 
 #[cfg(test)]
