@@ -24,6 +24,7 @@ pub mod limits;
 pub mod publish;
 pub mod raw;
 mod scenario;
+mod schedule;
 pub mod server;
 mod tree;
 pub mod units;
@@ -153,7 +154,10 @@ impl Schedule {
     }
 
     pub fn is_sequential(&self) -> bool {
-        *self == Schedule::Sequential
+        match self {
+            Schedule::Sequential => true,
+            Schedule::Interleaved => false,
+        }
     }
 }
 

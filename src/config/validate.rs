@@ -158,6 +158,7 @@ fn build(raw: &RawConfig, text: &str, source: &str) -> Result<Suite, Problem> {
         servers,
         jmh,
     };
+    super::schedule::check(&suite, raw)?;
     let scenarios_span = raw.scenarios_span.clone().unwrap_or(raw.end..raw.end);
     if let Some(why) = suite.too_many_cells() {
         return Err(Problem::new(
@@ -294,19 +295,17 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
         Some(w) => int_in(w, "run.windows", 1, i64::from(MAX_WINDOWS), "windows = 4")? as u32,
         None => 1,
     };
+    // What an interleaved schedule needs of the rest of the config:
+    // `schedule::check`, once the suite is built.
     let schedule = match &run.schedule {
-        // Interleaved windows are named but not run yet: refused, never
-        // run as sequential under another name.
-        Some(s) => Schedule::parse(&s.value)
-            .filter(Schedule::is_sequential)
-            .ok_or_else(|| {
-                Problem::new(
-                    s.span.clone(),
-                    "run.schedule",
-                    format!("is {:?}, not a schedule this benchgate runs", s.value),
-                    "schedule = \"sequential\"",
-                )
-            })?,
+        Some(s) => Schedule::parse(&s.value).ok_or_else(|| {
+            Problem::new(
+                s.span.clone(),
+                "run.schedule",
+                format!("is {:?}, not a schedule this benchgate runs", s.value),
+                "schedule = \"sequential\" or schedule = \"interleaved\"",
+            )
+        })?,
         None => Schedule::Sequential,
     };
     Ok((

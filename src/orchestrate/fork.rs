@@ -36,6 +36,8 @@ pub struct Fork {
 pub struct Bracket {
     pub record_json: String,
     pub window: u32,
+    /// When the parent opened it: RFC 3339, UTC, microseconds.
+    pub opened_at: String,
     /// Open to close at the parent, seconds.
     pub actual_s: f64,
     pub cpu: CpuTimes,
@@ -130,6 +132,7 @@ impl Fork {
             s.window_start()?;
         }
         let opened = Instant::now();
+        let opened_at = super::now_rfc3339_micros();
         let server_cpu_open = watch.and_then(|w| w.cpu());
         self.send(Command::Open(k))?;
         std::thread::sleep(length.saturating_sub(opened.elapsed()));
@@ -146,6 +149,7 @@ impl Fork {
             Reply::Result { window, json } if window == k => Ok(Bracket {
                 record_json: json,
                 window: k,
+                opened_at,
                 actual_s: closed.duration_since(opened).as_secs_f64(),
                 cpu,
                 server: counters,
@@ -215,6 +219,7 @@ fn signal_group(pgid: u32, signal: libc::c_int) {
 pub fn record(b: &Bracket, client: super::driver_loop::DriverWindow) -> WindowRecord {
     WindowRecord {
         window: b.window,
+        opened_at: Some(b.opened_at.clone()),
         // The group's reading, beside the driver's own (the gated figure).
         group_cpu: Some(b.cpu),
         server: b.server.clone(),

@@ -184,6 +184,29 @@ impl<'a> Started<'a> {
         }
     }
 
+    /// Another fork runs beside this one (an interleaved round): the
+    /// reference server's connection totals are no longer this trial's
+    /// alone, and are not read.
+    pub(super) fn beside_another(&mut self) {
+        self.before = None;
+    }
+
+    /// Its fork's process group, while its window loop is alive.
+    pub(super) fn pgid(&self) -> Option<u32> {
+        match &self.fork {
+            Some(Ok(l)) => Some(l.pgid()),
+            _ => None,
+        }
+    }
+
+    /// Windows its fork is to measure (none for a one-window trial).
+    pub(super) fn planned_windows(&self) -> u32 {
+        match &self.fork {
+            Some(Ok(l)) => l.planned() as u32,
+            _ => 0,
+        }
+    }
+
     /// Whether its fork, alive, has windows still to measure.
     pub(super) fn wants_window(&self) -> bool {
         matches!(&self.fork, Some(Ok(l)) if !l.done())

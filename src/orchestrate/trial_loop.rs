@@ -84,6 +84,21 @@ impl Loop {
         self.windows.records.len() >= self.planned
     }
 
+    /// Its driver's process group.
+    pub(super) fn pgid(&self) -> u32 {
+        self.fork.pgid
+    }
+
+    /// Its pipes, to freeze and thaw it.
+    pub(super) fn fork(&mut self) -> &mut Fork {
+        &mut self.fork
+    }
+
+    /// Windows it is to measure.
+    pub(super) fn planned(&self) -> usize {
+        self.planned
+    }
+
     /// Measures the next window, a starved one again (at most
     /// `MAX_STARVED_RERUNS` per fork) until one is kept. `peer`: the
     /// process group of a fork frozen meanwhile, whose CPU is read at the

@@ -189,6 +189,9 @@ pub fn quote(line: &str) -> String {
 pub struct WindowRecord {
     /// 1-based, within its fork.
     pub window: u32,
+    /// When benchgate opened it (RFC 3339, UTC, µs), where it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_at: Option<String>,
     /// The client's counts in the window.
     pub counts: Counts,
     /// The window's length at benchgate's side (open to close), seconds.
@@ -223,6 +226,7 @@ impl WindowRecord {
             server_requests: self.server.as_ref().map_or(0, |s| s.requests),
             throughput_rps: self.counts.ok as f64 / self.elapsed_s.max(f64::MIN_POSITIVE),
             cpu_us_per_request,
+            opened_at: self.opened_at.clone(),
         }
     }
 

@@ -132,10 +132,10 @@ fn a_cell_and_a_trial_of_every_field_take_what_the_config_allows_for() {
 fn fork_trial(round: u32, windows: u32) -> Value {
     let mut t = trial(round);
     let values: Vec<Value> = (0..windows)
-        .map(|_| json!({"requests": 187_312, "server_requests": 187_309, "throughput_rps": 187_311.25, "cpu_us_per_request": 12.345678}))
+        .map(|_| json!({"requests": 187_312, "server_requests": 187_309, "throughput_rps": 187_311.25, "cpu_us_per_request": 12.345678, "opened_at": "2026-12-06T13:03:58.123456Z"}))
         .collect();
     t["windows"] = json!({
-        "count": windows, "rerun": 1,
+        "count": windows, "rerun": 1, "peer_cpu_us": 1_234,
         "starved": ["window 3: no request completed in the window: run delay 812.5 ms of the 1000 ms window (81%)"],
         "values": values,
     });

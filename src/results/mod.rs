@@ -239,7 +239,7 @@ pub const WARMING_TREND: f64 = 0.02;
 /// One window of a fork in the window loop: what a trend within the fork
 /// ("still warming", [`CellResult::still_warming`]) is read from. The fork's own
 /// figures are its windows' sums, in the trial's metrics.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WindowFigures {
     /// Requests the program completed in the window, and those the
@@ -249,6 +249,11 @@ pub struct WindowFigures {
     pub throughput_rps: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_us_per_request: Option<f64>,
+    /// When benchgate opened the window (RFC 3339, UTC, µs): sorting both
+    /// sides' windows of an interleaved round by it gives the order they
+    /// took turns in. Absent where not read (and in files from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened_at: Option<String>,
 }
 
 /// Where a fork's gated CPU was read.

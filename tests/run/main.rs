@@ -29,6 +29,7 @@ mod harness_install;
 mod harness_packages;
 mod inject_cpu;
 mod inject_tail;
+mod interleaved;
 mod interrupt;
 mod jmh_client;
 mod lean;

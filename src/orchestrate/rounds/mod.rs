@@ -20,6 +20,7 @@
 
 mod cell;
 mod extra;
+mod pair;
 mod servers;
 
 use std::collections::BTreeMap;
@@ -36,7 +37,7 @@ use super::progress::Progress;
 use super::server_proc::ServerProcess;
 use super::target::Target;
 use super::trial::{self, Latencies};
-use crate::config::{ClientKind, Driver, Scenario, StopRule, Suite};
+use crate::config::{ClientKind, Driver, Scenario, Schedule, StopRule, Suite};
 use crate::interrupt;
 use crate::metric::TrialMetrics;
 use crate::results::environment::Pinning;
@@ -121,9 +122,19 @@ impl Rounds<'_> {
                     break 'rounds;
                 }
             }
-            for i in round_order(cells.len(), round) {
-                if one(scenario, &mut cells[i]) {
-                    break 'rounds;
+            match self.suite.run.schedule {
+                Schedule::Sequential => {
+                    for i in round_order(cells.len(), round) {
+                        if one(scenario, &mut cells[i]) {
+                            break 'rounds;
+                        }
+                    }
+                }
+                Schedule::Interleaved => {
+                    self.interleaved(scenario, &mut cells, &target, round, progress);
+                    if interrupt::received().is_some() {
+                        break 'rounds;
+                    }
                 }
             }
             // A starved trial: the whole round again (pairs stay pairs), at
@@ -188,13 +199,7 @@ impl Rounds<'_> {
     ) {
         progress.start(&scenario.name, &cell.label(), round);
         let trial = planned(scenario, round);
-        let log = super::failure::log_path(
-            self.logs,
-            &scenario.name,
-            &cell.result.client,
-            cell.result.server.as_deref(),
-            round,
-        );
+        let log = self.log_path(scenario, cell, round);
         if let Some(reason) = server_gone() {
             progress.finish_trial(None, Some(&reason));
             cell.fail(trial, reason);
@@ -203,7 +208,45 @@ impl Rounds<'_> {
         // What the runner saw of the window goes into `measured`; `trial`
         // stays as planned, for a failure.
         let mut measured = trial.clone();
-        match self.try_trial(scenario, &cell.result, target, &log, &mut measured) {
+        let result = self.try_trial(scenario, &cell.result, target, &log, &mut measured);
+        let run = Ran {
+            trial,
+            measured,
+            result,
+        };
+        self.record(scenario, cell, target, run, progress, server_gone);
+    }
+
+    /// Where the failed trial of `cell` in round `round` keeps its output.
+    fn log_path(&self, scenario: &Scenario, cell: &CellAcc, round: u32) -> std::path::PathBuf {
+        super::failure::log_path(
+            self.logs,
+            &scenario.name,
+            &cell.result.client,
+            cell.result.server.as_deref(),
+            round,
+        )
+    }
+
+    /// Records a trial that ran in `cell`, failed or not: its validity
+    /// marks, its latencies (pending until the round is kept), or its
+    /// failure (a broken window loop's noted for a rerun of the round).
+    fn record(
+        &self,
+        scenario: &Scenario,
+        cell: &mut CellAcc,
+        target: &Target,
+        ran: Ran,
+        progress: &mut Progress,
+        server_gone: &mut dyn FnMut() -> Option<String>,
+    ) {
+        let Ran {
+            trial,
+            measured,
+            result,
+        } = ran;
+        let round = trial.round;
+        match result {
             Ok((metrics, latencies)) => {
                 if let Some(reason) = server_gone() {
                     progress.finish_trial(None, Some(&reason));
@@ -287,6 +330,25 @@ impl Rounds<'_> {
         log: &Path,
         trial: &mut Trial,
     ) -> anyhow::Result<(TrialMetrics, Latencies)> {
+        let spec = self.spec(scenario, cell, target, trial.round)?;
+        let cpus = &self.pinning.client_cpus;
+        match &spec.client.kind {
+            ClientKind::Command(cmd) => {
+                command::run_trial(cmd, &spec, target, cpus, self.scratch, log, trial)
+            }
+            _ => trial::run_trial(self.exe, &spec, target, cpus, self.scratch, log, trial),
+        }
+    }
+
+    /// What the trial of `cell`'s client (the anchor's, for the anchor's
+    /// cell) in round `round` is asked to do.
+    fn spec(
+        &self,
+        scenario: &Scenario,
+        cell: &CellResult,
+        target: &Target,
+        round: u32,
+    ) -> anyhow::Result<TrialSpec> {
         let client = cell.client.as_str();
         if let Some(reason) = self.setup_failed.get(client) {
             bail!("the client's setup step failed: {reason}");
@@ -306,26 +368,27 @@ impl Rounds<'_> {
         } else {
             target.http_url.clone()
         };
-        let spec = TrialSpec {
+        Ok(TrialSpec {
             scenario: scenario.clone(),
             client: client.clone(),
             base_url,
-            round: trial.round,
+            round,
             control_url: target.reference.map(|s| s.control_url.clone()),
             threads: self.client_threads,
             server_watch: target.watch,
             windows: self.suite.run.windows,
             marker_lag: self.marker_lag,
             close_lag: self.close_lag,
-        };
-        let cpus = &self.pinning.client_cpus;
-        match &spec.client.kind {
-            ClientKind::Command(cmd) => {
-                command::run_trial(cmd, &spec, target, cpus, self.scratch, log, trial)
-            }
-            _ => trial::run_trial(self.exe, &spec, target, cpus, self.scratch, log, trial),
-        }
+        })
     }
+}
+
+/// A trial that ran: as [`planned`] began it (what a failure records), what
+/// it saw of its window, and its figures or why it failed.
+struct Ran {
+    trial: Trial,
+    measured: Trial,
+    result: anyhow::Result<(TrialMetrics, Latencies)>,
 }
 
 /// How many times a round whose window loop broke ([`Broken`]) runs again

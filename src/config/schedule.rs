@@ -1,0 +1,181 @@
+//! `[run] schedule = "interleaved"`, validated against the rest of the
+//! config: both forks of a round alive at once, their windows taking turns
+//! (`orchestrate::rounds`), needs what that round is made of: every
+//! scenario's two cells (no anchor, against the reference server), forks of
+//! several windows (`windows` of 2 or more, a duration stop rule) and
+//! built-in clients that speak the window loop (a command client's loop is
+//! not interleaved yet; h1-lean has none). Anything else is refused at load,
+//! never run as sequential under another name.
+
+use super::error::Problem;
+use super::raw::RawConfig;
+use super::{ClientKind, Driver, Schedule, StopRule, Suite};
+
+/// Refuses an interleaved schedule the run cannot keep.
+pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
+    let Some(at) = &raw.run.schedule else {
+        return Ok(());
+    };
+    match suite.run.schedule {
+        Schedule::Sequential => return Ok(()),
+        Schedule::Interleaved => {}
+    }
+    let problem = |what: String, fix: &str| {
+        Problem::new(
+            at.span.clone(),
+            "run.schedule",
+            format!("[run] schedule = \"interleaved\" {what}"),
+            format!("{fix}, or schedule = \"sequential\""),
+        )
+    };
+    if suite.run.windows < 2 {
+        return Err(problem(
+            format!(
+                "alternates the windows of two live forks, and [run] windows is {}",
+                suite.run.windows
+            ),
+            "set windows = 4 (2 or more)",
+        ));
+    }
+    if suite.run.anchor.is_some() {
+        return Err(problem(
+            "runs a round's two forks side by side, and [run] anchor = true adds a third".into(),
+            "remove anchor = true",
+        ));
+    }
+    if !suite.servers.is_empty() {
+        return Err(problem(
+            "runs against the reference server, and this config has servers under test ([[server]])".into(),
+            "remove the [[server]] tables",
+        ));
+    }
+    for s in &suite.scenarios {
+        if s.clients.len() != 2 {
+            return Err(problem(
+                format!(
+                    "needs exactly two clients in each scenario, and scenario {:?} has {}",
+                    s.name,
+                    s.clients.len()
+                ),
+                "give each scenario two clients (clients = [\"a\", \"b\"])",
+            ));
+        }
+        if let StopRule::Requests(_) = s.stop {
+            return Err(problem(
+                format!(
+                    "needs windows of a duration, and scenario {:?} stops after a request count",
+                    s.name
+                ),
+                "set duration = \"500ms\" instead of requests",
+            ));
+        }
+    }
+    for c in &suite.clients {
+        match c.kind.driver() {
+            Driver::Async | Driver::Blocking => {}
+            Driver::Program => {
+                return Err(problem(
+                    format!("cannot run command client {:?}: interleaved windows are built-in clients only for now", c.name),
+                    "use built-in clients (kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\")",
+                ))
+            }
+            Driver::Lean => {
+                return Err(problem(
+                    format!(
+                        "cannot run client {:?}: {} has no window loop",
+                        c.name,
+                        ClientKind::H1Lean.name()
+                    ),
+                    "use kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\"",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{ConfigError, Schedule, Suite};
+
+    const CLIENTS: &str = "[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                           \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n";
+    const SCENARIO: &str =
+        "[[scenario]]\nname = \"s\"\npath = \"/bytes/22\"\nduration = \"100ms\"\n";
+
+    fn load(run: &str, rest: &str) -> Result<Suite, ConfigError> {
+        Suite::from_toml(
+            &format!("[run]\nschedule = \"interleaved\"\n{run}\n{rest}"),
+            "bench.toml",
+        )
+    }
+
+    /// The message of a config refused, which names the key and the way out.
+    #[track_caller]
+    fn refused(run: &str, rest: &str, what: &str) {
+        let e = load(run, rest).expect_err("refused").to_string();
+        assert!(e.contains("bench.toml:2:"), "at the schedule: {e}");
+        assert!(
+            e.contains("run.schedule: [run] schedule = \"interleaved\""),
+            "{e}"
+        );
+        assert!(e.contains(what), "{e}");
+        assert!(e.contains("or schedule = \"sequential\""), "{e}");
+    }
+
+    #[test]
+    fn two_built_in_clients_over_windows_run_interleaved() {
+        let suite = load("windows = 3", &format!("{CLIENTS}\n{SCENARIO}")).unwrap();
+        assert_eq!(suite.run.schedule, Schedule::Interleaved);
+    }
+
+    #[test]
+    fn what_an_interleaved_round_cannot_hold_is_refused_naming_the_key() {
+        let two = format!("{CLIENTS}\n{SCENARIO}");
+        refused("windows = 1", &two, "[run] windows is 1");
+        refused("", &two, "[run] windows is 1");
+        refused(
+            "windows = 3\nanchor = true",
+            &two,
+            "[run] anchor = true adds a third",
+        );
+        refused(
+            "windows = 3",
+            &format!("{CLIENTS}\n{SCENARIO}clients = [\"a\"]\n"),
+            "scenario \"s\" has 1",
+        );
+        refused(
+            "windows = 3",
+            &format!("{CLIENTS}\n[[client]]\nname = \"c\"\nkind = \"hyper\"\n\n{SCENARIO}"),
+            "scenario \"s\" has 3",
+        );
+        refused(
+            "windows = 3",
+            &format!("{CLIENTS}\n[[scenario]]\nname = \"s\"\npath = \"/\"\nrequests = 100\n"),
+            "stops after a request count",
+        );
+        refused(
+            "windows = 3",
+            &format!(
+                "[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                 \n[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"java\", \"Main\"]\n\n{SCENARIO}"
+            ),
+            "command client \"java\": interleaved windows are built-in clients only for now",
+        );
+        refused(
+            "windows = 3",
+            &format!(
+                "[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                 \n[[client]]\nname = \"lean\"\nkind = \"h1-lean\"\n\n{SCENARIO}"
+            ),
+            "h1-lean has no window loop",
+        );
+        refused(
+            "windows = 3",
+            &format!(
+                "{CLIENTS}\n[[server]]\nname = \"sut\"\nurl = \"http://127.0.0.1:1\"\n\n{SCENARIO}"
+            ),
+            "servers under test",
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! An interleaved round (`[run] schedule = "interleaved"`; issue 52 point
+//! 2): the scenario's two cells' forks alive at once, their windows taking
+//! turns A B B A A B ... ([`window_order`]), one window open at a time, the
+//! round's first side as the counterbalanced order says ([`round_order`]:
+//! A first in one round, B in the next). Once both are READY both are
+//! frozen (paused, then their group stopped), so that every window starts
+//! from a thaw: thaw X, window on X, freeze X, thaw Y, window on Y, ... The
+//! frozen side's group CPU is read over the other side's window (the
+//! trial's `windows.peer_cpu_us`: it must be ~0). Drift slower than a window
+//! pair lands on both sides.
+//!
+//! Each side's trial is then what a sequential fork's is
+//! ([`Started::finish`]), its starved windows measured again by the same
+//! rules, except the figures two live forks cannot keep apart: the
+//! reference server's connection totals (`connections_opened`) are absent,
+//! and its peak threads and RSS span both. If one fork fails, both trials of
+//! the round fail (a pair is a pair); a broken window loop reruns the round
+//! as in a sequential one.
+
+use std::path::Path;
+
+use super::{planned, round_order, CellAcc, Ran, Rounds};
+use crate::config::Scenario;
+use crate::interrupt;
+use crate::orchestrate::progress::Progress;
+use crate::orchestrate::target::Target;
+use crate::orchestrate::trial::Started;
+use crate::orchestrate::trial_loop::Loop;
+
+impl Rounds<'_> {
+    /// Round `round` of `scenario`'s two cells, interleaved; both trials
+    /// recorded in their cells.
+    pub(super) fn interleaved(
+        &self,
+        scenario: &Scenario,
+        cells: &mut [CellAcc],
+        target: &Target,
+        round: u32,
+        progress: &mut Progress,
+    ) {
+        let order = round_order(cells.len(), round);
+        let &[first, second] = &order[..] else {
+            // The config allows two cells only (`config::schedule`).
+            for cell in cells.iter_mut() {
+                let why = format!("an interleaved round needs two cells, not {}", order.len());
+                cell.fail(planned(scenario, round), why);
+            }
+            return;
+        };
+        let sides = [first, second];
+        let label = |k: usize| cells[sides[k]].label();
+        progress.start(
+            &scenario.name,
+            &format!("{} + {}", label(0), label(1)),
+            round,
+        );
+        let logs = sides.map(|i| self.log_path(scenario, &cells[i], round));
+        let trials = [planned(scenario, round), planned(scenario, round)];
+        let mut measured = trials.clone();
+        let specs = sides.map(|i| self.spec(scenario, &cells[i].result, target, round));
+        let [m0, m1] = &mut measured;
+        // `None`: not run, its partner's spec failed.
+        let results = match &specs {
+            [Ok(a), Ok(b)] => {
+                let started = [(a, &logs[0], 1), (b, &logs[1], 2)]
+                    .map(|(spec, log, k)| self.start_side(spec, target, log, k));
+                match started {
+                    [Ok(mut a), Ok(mut b)] => {
+                        take_turns([&mut a, &mut b], target);
+                        [Some(a.finish(m0)), Some(b.finish(m1))]
+                    }
+                    [a, b] => [
+                        Some(a.and_then(|a| a.finish(m0))),
+                        Some(b.and_then(|b| b.finish(m1))),
+                    ],
+                }
+            }
+            _ => specs.map(|s| s.err().map(Err)),
+        };
+        let labels = [label(0), label(1)];
+        let failed = (0..2).find(|&k| matches!(results[k], Some(Err(_))));
+        for (k, result) in results.into_iter().enumerate() {
+            let result = match (result, failed) {
+                (Some(Err(e)), _) => Err(e),
+                (_, Some(other)) => Err(anyhow::anyhow!(
+                    "its partner fork ({}) failed in this interleaved round, so this fork's windows are dropped with it",
+                    labels[other]
+                )),
+                (Some(ok), None) => ok,
+                (None, None) => unreachable!("a side is left unrun only when its partner failed"),
+            };
+            let ran = Ran {
+                trial: trials[k].clone(),
+                measured: measured[k].clone(),
+                result,
+            };
+            let cell = &mut cells[sides[k]];
+            progress.start(&scenario.name, &cell.label(), round);
+            self.record(scenario, cell, target, ran, progress, &mut || None);
+        }
+    }
+
+    /// Starts side `k`'s driver, its files in a scratch directory of its own.
+    fn start_side<'a>(
+        &self,
+        spec: &'a crate::orchestrate::driver::TrialSpec,
+        target: &'a Target<'a>,
+        log: &'a Path,
+        k: usize,
+    ) -> anyhow::Result<Started<'a>> {
+        let scratch = self.scratch.join(format!("side-{k}"));
+        std::fs::create_dir_all(&scratch)?;
+        Started::spawn(
+            self.exe,
+            spec,
+            target,
+            &self.pinning.client_cpus,
+            &scratch,
+            log,
+        )
+    }
+}
+
+/// Both forks READY, both frozen, then their windows in [`window_order`]
+/// (`sides[0]` the round's first), each from a thaw to a freeze, the other
+/// side's CPU read over it; stops at the first failure (kept in its side,
+/// for [`Started::finish`]) or an interrupt.
+fn take_turns(sides: [&mut Started; 2], target: &Target) {
+    let [a, b] = sides;
+    a.beside_another();
+    b.beside_another();
+    if !(a.step(Loop::ready) && b.step(Loop::ready)) {
+        return;
+    }
+    if !(a.step(|l| l.fork().freeze()) && b.step(|l| l.fork().freeze())) {
+        return;
+    }
+    let windows = a.planned_windows();
+    for side in window_order(windows) {
+        if interrupt::received().is_some() {
+            return;
+        }
+        let (x, y) = match side {
+            0 => (&mut *a, &mut *b),
+            _ => (&mut *b, &mut *a),
+        };
+        let peer = y.pgid();
+        let turn = x.step(|l| l.fork().thaw())
+            && x.step(|l| l.window(target, peer))
+            && x.step(|l| l.fork().freeze());
+        if !turn {
+            return;
+        }
+    }
+}
+
+/// The sides' turns over `windows` windows each: 0 is the round's first
+/// side. Window pairs alternate which side goes first, A B, B A, A B, ...,
+/// so that each side's windows sit before and after the other's alike.
+pub(super) fn window_order(windows: u32) -> Vec<usize> {
+    (0..windows)
+        .flat_map(|k| match k % 2 {
+            0 => [0, 1],
+            _ => [1, 0],
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{round_order, window_order};
+
+    #[test]
+    fn windows_alternate_a_b_b_a_and_the_first_side_flips_by_round() {
+        let ab = |order: &[usize]| -> String {
+            order.iter().map(|&s| ["A", "B"][s]).collect::<String>()
+        };
+        assert_eq!(ab(&window_order(1)), "AB");
+        assert_eq!(ab(&window_order(3)), "ABBAAB");
+        assert_eq!(ab(&window_order(4)), "ABBAABBA");
+        for w in 1..=9 {
+            let order = window_order(w);
+            assert_eq!(order.len(), 2 * w as usize);
+            assert_eq!(order.iter().filter(|&&s| s == 0).count(), w as usize);
+        }
+        // The cells of the two sides, by round: the first side is cell 0 in
+        // odd rounds and cell 1 in even ones (the counterbalanced order).
+        let cells = |round| -> String {
+            let sides = round_order(2, round);
+            window_order(3)
+                .iter()
+                .map(|&s| ["a", "b"][sides[s]])
+                .collect()
+        };
+        assert_eq!(cells(1), "abbaab");
+        assert_eq!(cells(2), "baabba");
+        assert_eq!(cells(3), "abbaab");
+    }
+}

@@ -1,0 +1,61 @@
+//! `[run] schedule = "interleaved"` (issue 52 point 2): a round's two
+//! built-in forks alive at once, their windows taking turns A B B A A B,
+//! the round's first side flipping by round, the side not measuring frozen
+//! (its CPU over the other's windows ~0); each side's trial a fork of its
+//! windows as in a sequential run; the results file schema-valid.
+
+use crate::common;
+
+use common::{run_config, schema_path};
+
+#[test]
+fn two_forks_take_turns_window_by_window_the_idle_one_frozen() {
+    let toml = "[run]\nrounds = 2\nwarmup = \"100ms\"\nduration = \"100ms\"\npin = false\n\
+                windows = 3\nschedule = \"interleaved\"\n\
+                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n\
+                \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 2\n";
+    let run = run_config(toml, &["--quiet"]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.output.stderr)));
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "not schema-valid: {errors:?}");
+    assert_eq!(doc["config"]["run"]["schedule"], "interleaved");
+    let results = run.results();
+    assert_eq!(results.results.len(), 2);
+    // (opened_at, client) of every kept window, by round.
+    let mut turns: [Vec<(String, String)>; 2] = [vec![], vec![]];
+    for cell in &results.results {
+        assert_eq!(cell.trials.len(), 2, "{}", cell.client);
+        for t in &cell.trials {
+            assert_eq!(t.failure, None, "{}", cell.client);
+            let w = t.windows.as_ref().expect("a fork of windows");
+            assert_eq!((w.count, w.values.len()), (3, 3), "{w:?}");
+            let m = t.metrics.as_ref().unwrap();
+            assert!(m.requests > 0 && m.cpu_us_per_request.is_some(), "{m:?}");
+            // The frozen side's CPU over this fork's three windows: ~0 (a
+            // stopped group runs nothing; a few ms allowed for the stop to
+            // land), where the fork itself ran for most of them.
+            let peer = w.peer_cpu_us.expect("the frozen side's CPU is read");
+            assert!(peer < 20_000, "the frozen side ran {peer} µs: {w:?}");
+            assert!(w.group_cpu_us.is_some_and(|c| c > peer), "{w:?}");
+            for v in &w.values {
+                let at = v.opened_at.clone().expect("each window's opening");
+                turns[t.round as usize - 1].push((at, cell.client.clone()));
+            }
+        }
+    }
+    let order: Vec<String> = turns
+        .into_iter()
+        .map(|mut round| {
+            round.sort();
+            round.into_iter().map(|(_, c)| c).collect()
+        })
+        .collect();
+    // Window pairs alternate which side goes first; the round's first side
+    // flips by round (the counterbalanced order).
+    assert_eq!(order, ["abbaab", "baabba"]);
+}
