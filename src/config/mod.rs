@@ -205,6 +205,18 @@ pub enum Driver {
     Program,
 }
 
+impl Driver {
+    /// Whether the driver process speaks the window loop (a fork of several
+    /// windows, `orchestrate::driver_loop`): h1-lean's event loop does not
+    /// yet, and a command client's program declares it or not on its own.
+    pub fn window_loop(&self) -> bool {
+        match self {
+            Driver::Async | Driver::Blocking => true,
+            Driver::Lean | Driver::Program => false,
+        }
+    }
+}
+
 impl ClientKind {
     /// The built-in drivers: what the config accepts besides `"command"` (the
     /// mock is hidden, for tests), by [`ClientKind::name`]. Config validation

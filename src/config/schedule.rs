@@ -71,27 +71,35 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
         }
     }
     for c in &suite.clients {
-        match c.kind.driver() {
-            Driver::Async | Driver::Blocking => {}
-            Driver::Program => {
-                return Err(problem(
-                    format!("cannot run command client {:?}: interleaved windows are built-in clients only for now", c.name),
-                    "use built-in clients (kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\")",
-                ))
-            }
-            Driver::Lean => {
-                return Err(problem(
-                    format!(
-                        "cannot run client {:?}: {} has no window loop",
-                        c.name,
-                        ClientKind::H1Lean.name()
-                    ),
-                    "use kind = \"hyper\", \"reqwest\" or \"reqwest-blocking\"",
-                ))
-            }
-        }
+        let why = match c.kind.driver() {
+            Driver::Async | Driver::Blocking => continue,
+            Driver::Program => format!(
+                "cannot run command client {:?}: interleaved windows are built-in clients only for now",
+                c.name
+            ),
+            Driver::Lean => format!(
+                "cannot run client {:?}: {} has no window loop",
+                c.name,
+                c.kind.name()
+            ),
+        };
+        return Err(problem(why, &format!("use kind = {}", looped_kinds())));
     }
     Ok(())
+}
+
+/// The built-in kinds whose driver speaks the window loop, as a message
+/// lists them (from [`ClientKind::BUILT_IN`]).
+fn looped_kinds() -> String {
+    let names: Vec<String> = ClientKind::BUILT_IN
+        .iter()
+        .filter(|k| k.driver().window_loop())
+        .map(|k| format!("{:?}", k.name()))
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.concat(),
+    }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use super::driver::{DriverReport, TrialSpec};
 use super::target::{with_server_figures, PeakWatch, Target};
 use super::trial_loop::Loop;
 use super::window_loop::WindowRecord;
-use crate::config::{Driver, StopRule};
+use crate::config::StopRule;
 use crate::engine::Outcome;
 use crate::measure::resources::{monotonic_ns, CpuTimes};
 use crate::measure::LatencyHistogram;
@@ -376,7 +376,7 @@ pub(super) fn figures(w: &WindowRecord) -> TrialMetrics {
 pub fn forked(spec: &TrialSpec) -> bool {
     spec.windows > 1
         && matches!(spec.scenario.stop, StopRule::Duration(_))
-        && matches!(spec.client.kind.driver(), Driver::Async | Driver::Blocking)
+        && spec.client.kind.driver().window_loop()
 }
 
 /// The driver's memory before its connections and at its window's close,
