@@ -169,11 +169,13 @@ impl<'a> Started<'a> {
     }
 
     /// Asks the fork's window loop for `what`, unless it failed already (a
-    /// failure is kept for [`Started::finish`]); whether it is still alive.
+    /// failure is kept for [`Started::finish`]); whether it has not failed.
     /// A one-window trial has no loop: nothing is asked.
     pub(super) fn step(&mut self, what: impl FnOnce(&mut Loop) -> anyhow::Result<()>) -> bool {
-        let Some(Ok(fork)) = &mut self.fork else {
-            return false;
+        let fork = match &mut self.fork {
+            None => return true,
+            Some(Err(_)) => return false,
+            Some(Ok(fork)) => fork,
         };
         match what(fork) {
             Ok(()) => true,

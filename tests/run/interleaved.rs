@@ -59,3 +59,42 @@ fn two_forks_take_turns_window_by_window_the_idle_one_frozen() {
     // flips by round (the counterbalanced order).
     assert_eq!(order, ["abbaab", "baabba"]);
 }
+
+#[test]
+fn one_fork_failing_fails_both_trials_of_its_round() {
+    // b's driver exits before READY (the mock driver's failure knob): a's
+    // fork, fine on its own, is no pair without it.
+    let toml = "[run]\nrounds = 1\nwarmup = \"20ms\"\nduration = \"50ms\"\npin = false\n\
+                windows = 2\nschedule = \"interleaved\"\n\
+                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n\
+                \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 2\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("benchgate.toml"), toml).unwrap();
+    let output = std::process::Command::new(common::exe())
+        .current_dir(dir.path())
+        .args(["run", "--config", "benchgate.toml", "--out", "results.json"])
+        .args(["--quiet", "--mock-latencies-us", "100"])
+        .env("CI", "true")
+        .env(benchgate::knobs::MOCK_FAIL_VAR, "b=exit:3")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let results = benchgate::results::RunResults::read(&dir.path().join("results.json")).unwrap();
+    let failure = |client: &str| {
+        let cell = common::cell(&results, "get", client);
+        assert_eq!(cell.trials.len(), 1, "{client}");
+        cell.trials[0].failure.clone().unwrap_or_default()
+    };
+    assert!(
+        failure("b").contains("window loop failed"),
+        "{}",
+        failure("b")
+    );
+    assert!(
+        failure("a").contains("its partner fork (b) failed"),
+        "{}",
+        failure("a")
+    );
+}

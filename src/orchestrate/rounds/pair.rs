@@ -59,15 +59,22 @@ impl Rounds<'_> {
         let mut measured = trials.clone();
         let specs = sides.map(|i| self.spec(scenario, &cells[i].result, target, round));
         let [m0, m1] = &mut measured;
-        // `None`: not run, its partner's spec failed.
+        // `None`: not run or not finished, its partner failed.
         let results = match &specs {
             [Ok(a), Ok(b)] => {
                 let started = [(a, &logs[0], 1), (b, &logs[1], 2)]
                     .map(|(spec, log, k)| self.start_side(spec, target, log, k));
                 match started {
                     [Ok(mut a), Ok(mut b)] => {
-                        take_turns([&mut a, &mut b], target);
-                        [Some(a.finish(m0)), Some(b.finish(m1))]
+                        // A side whose loop failed leaves its partner
+                        // unfinished: that one's own error is no news.
+                        let broke = take_turns([&mut a, &mut b], target);
+                        let [ra, rb] = [a.finish(m0), b.finish(m1)];
+                        match broke {
+                            Some(0) => [Some(ra), None],
+                            Some(_) => [None, Some(rb)],
+                            None => [Some(ra), Some(rb)],
+                        }
                     }
                     [a, b] => [
                         Some(a.and_then(|a| a.finish(m0))),
@@ -124,21 +131,27 @@ impl Rounds<'_> {
 /// Both forks READY, both frozen, then their windows in [`window_order`]
 /// (`sides[0]` the round's first), each from a thaw to a freeze, the other
 /// side's CPU read over it; stops at the first failure (kept in its side,
-/// for [`Started::finish`]) or an interrupt.
-fn take_turns(sides: [&mut Started; 2], target: &Target) {
+/// for [`Started::finish`]; which side it was is returned) or an interrupt.
+fn take_turns(sides: [&mut Started; 2], target: &Target) -> Option<usize> {
     let [a, b] = sides;
     a.beside_another();
     b.beside_another();
-    if !(a.step(Loop::ready) && b.step(Loop::ready)) {
-        return;
+    if !a.step(Loop::ready) {
+        return Some(0);
     }
-    if !(a.step(|l| l.fork().freeze()) && b.step(|l| l.fork().freeze())) {
-        return;
+    if !b.step(Loop::ready) {
+        return Some(1);
+    }
+    if !a.step(|l| l.fork().freeze()) {
+        return Some(0);
+    }
+    if !b.step(|l| l.fork().freeze()) {
+        return Some(1);
     }
     let windows = a.planned_windows();
     for side in window_order(windows) {
         if interrupt::received().is_some() {
-            return;
+            return None;
         }
         let (x, y) = match side {
             0 => (&mut *a, &mut *b),
@@ -149,9 +162,10 @@ fn take_turns(sides: [&mut Started; 2], target: &Target) {
             && x.step(|l| l.window(target, peer))
             && x.step(|l| l.fork().freeze());
         if !turn {
-            return;
+            return Some(side);
         }
     }
+    None
 }
 
 /// The sides' turns over `windows` windows each: 0 is the round's first
