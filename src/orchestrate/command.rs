@@ -28,7 +28,7 @@
 //! runtime and the runner's file commands ([`super::child_env`]).
 
 use std::os::unix::process::CommandExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,22 +37,22 @@ use anyhow::{bail, Context as _};
 use super::capture::{Capture, Sink};
 use super::child::{Sampled, TrialProcess};
 use super::child_env;
-use super::command_loop::{self, Broken, Loop, Stop};
+use super::command_loop::{self, Acks, Broken, Loop, Stop};
+use super::command_result::{fork_figures, read_result, Window};
 use super::driver::TrialSpec;
-use super::external;
 use super::jmh;
 use super::markers::{self, Mark, Markers, ACK_CLOSED, ACK_OPENED};
 pub use super::markers::{MARK_CLOSE, MARK_OPEN};
-use super::target::{window_cpu, with_server_figures, PeakWatch, Target};
+use super::server_proc::ServerProcess;
+use super::target::{window_cpu, with_server_figures, PeakWatch, ServerWatch, Target};
 use super::trial::Latencies;
 use super::window_cpu;
-use super::window_loop::{fork_value, OFFER, OFFER_VAR};
+use super::window_loop::{OFFER, OFFER_VAR};
 use crate::config::{CommandSpec, HttpVersion, Load, ResultFormat, StopRule};
 use crate::interrupt;
 use crate::measure::resources::{group_members, sample_group, CpuSample};
 use crate::measure::schedstat::Edge;
-use crate::measure::{Counts, ErrorCounts, LatencyHistogram};
-use crate::metric::trial::Throughput;
+use crate::measure::Counts;
 use crate::metric::TrialMetrics;
 use crate::results::Trial;
 use crate::server::ServerCounters;
@@ -281,7 +281,8 @@ pub fn run_setup(
 /// Runs one trial of an external program. `log`: where its output is kept
 /// if the trial fails (the failure names it). What the trial saw of its
 /// window goes into `trial` once it measured, as for a built-in client
-/// ([`super::trial::run_trial`]).
+/// ([`super::trial::run_trial`]). A loop's windows are measured back to
+/// back.
 pub fn run_trial(
     cmd: &CommandSpec,
     spec: &TrialSpec,
@@ -291,449 +292,453 @@ pub fn run_trial(
     log: &Path,
     trial: &mut Trial,
 ) -> anyhow::Result<(TrialMetrics, Latencies)> {
-    // Validation rejects a command client against a server under test; a
-    // suite built in code may not.
-    let Some(server) = target.reference else {
-        bail!("{}", crate::config::server::NO_COMMAND_CLIENTS)
-    };
-    let watch = target.watch;
-    let result_path = scratch.join("client-result.json");
-    let (stdout_path, stderr_path) = (scratch.join("client.stdout"), scratch.join("client.stderr"));
-    let _ = std::fs::remove_file(&result_path);
-    let limit = time_limit(cmd, spec);
-    let argv = jmh::argv(&cmd.command, &cmd.result, spec, &result_path)
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let before = server.counters()?;
-    let server_peaks = PeakWatch::start(watch);
-    // Every line of stdout goes past the markers' watch as it is folded.
-    let (out, out_file) = Sink::create(&stdout_path)?;
-    let (err, err_file) = Sink::create(&stderr_path)?;
-    let offer = loop_offered(cmd, spec);
-    let (watch_lines, marks) = markers::channel(offer);
-    let mut marks = marks.lagging(spec.marker_lag);
-    let capture = Capture::start([out.watch_lines(watch_lines), err])?;
+    let mut started = Started::spawn(cmd, spec, target, cpus, scratch, log)?;
+    started.first_request()?;
+    if started.looping() {
+        started.step(|l| l.ready());
+        while started.wants_window() {
+            started.step(|l| l.window());
+        }
+    } else {
+        started.one_window()?;
+    }
+    started.finish(trial)
+}
 
-    let tag = super::escapees::Tag::new();
-    let mut command = Command::new(&argv[0]);
-    child_env::scrub(&mut command, &cmd.pass_env);
-    command
-        .args(&argv[1..])
-        .current_dir(&cmd.cwd)
-        .envs(&cmd.env)
-        .envs(environment(spec, &result_path, offer))
-        .env(tag.env().0, tag.env().1)
-        .stdin(Stdio::piped())
-        .stdout(out_file)
-        .stderr(err_file)
-        .process_group(0);
-    crate::interrupt::die_with_parent(&mut command);
-    let started = Instant::now();
-    let (program, mut child) = TrialProcess::spawn(&mut command, cpus, Sampled::Group)
-        .with_context(|| format!("starting {:?} in {}", cmd.command, cmd.cwd))?;
-    let pgid = program.pid;
-    // From here on, every way out (an error on the way included) kills the group.
-    let mut group = GroupKiller(Some((pgid, tag)));
-    let mut acks = Acks(child.stdin.take());
-    let interrupted = || interrupt::received().is_some();
+/// A command client's trial whose program is running: its first request
+/// awaited ([`Started::first_request`]), then its one window
+/// ([`Started::one_window`]) or, for a program that declared the window
+/// loop, READY and its windows asked for by the caller ([`Started::step`]:
+/// back to back in [`run_trial`]); then [`Started::finish`].
+pub(super) struct Started<'a> {
+    // Dropped in this order on a way out: its stdin closed, its group killed.
+    acks: Acks,
+    group: GroupKiller,
+    program: TrialProcess,
+    capture: Capture<2>,
+    marks: Markers,
+    server_peaks: PeakWatch,
+    cmd: &'a CommandSpec,
+    spec: &'a TrialSpec,
+    server: &'a ServerProcess,
+    watch: Option<ServerWatch>,
+    log: &'a Path,
+    result_path: PathBuf,
+    limit: Duration,
+    before: ServerCounters,
+    started: Instant,
+    first_request: Option<Instant>,
+    /// The one window's figures, once measured.
+    window: Option<Window>,
+    /// The window loop, once declared, or why it stopped.
+    fork: Option<Result<command_loop::Fork, Stop>>,
+}
 
-    // The window. A program that prints the markers on stdout has its window
-    // bracketed exactly; otherwise it opens `warmup` after the server sees the
-    // first request and closes `duration` later (or at exit).
-    let s = &spec.scenario;
-    let deadline = started + limit;
-    let mut first_request = None;
-    // A watch that gave up (`marks.behind()`) ends the trial at once.
-    while first_request.is_none()
-        && !program.exited()
-        && !interrupted()
-        && !marks.behind()
-        && Instant::now() < deadline
-    {
-        if marks.poll(POLL_EVERY) == Some(Mark::Open)
-            || marks.declared
-            || server.counters()?.total_requests > before.total_requests
+impl<'a> Started<'a> {
+    /// Starts the program in a process group of its own (`scratch` holds
+    /// its files), its output captured and watched for markers.
+    pub(super) fn spawn(
+        cmd: &'a CommandSpec,
+        spec: &'a TrialSpec,
+        target: &Target<'a>,
+        cpus: &[usize],
+        scratch: &Path,
+        log: &'a Path,
+    ) -> anyhow::Result<Started<'a>> {
+        // Validation rejects a command client against a server under test; a
+        // suite built in code may not.
+        let Some(server) = target.reference else {
+            bail!("{}", crate::config::server::NO_COMMAND_CLIENTS)
+        };
+        let result_path = scratch.join("client-result.json");
+        let (stdout_path, stderr_path) =
+            (scratch.join("client.stdout"), scratch.join("client.stderr"));
+        let _ = std::fs::remove_file(&result_path);
+        let argv = jmh::argv(&cmd.command, &cmd.result, spec, &result_path)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let before = server.counters()?;
+        let server_peaks = PeakWatch::start(target.watch);
+        // Every line of stdout goes past the markers' watch as it is folded.
+        let (out, out_file) = Sink::create(&stdout_path)?;
+        let (err, err_file) = Sink::create(&stderr_path)?;
+        let offer = loop_offered(cmd, spec);
+        let (watch_lines, marks) = markers::channel(offer);
+        let marks = marks.lagging(spec.marker_lag);
+        let capture = Capture::start([out.watch_lines(watch_lines), err])?;
+
+        let tag = super::escapees::Tag::new();
+        let mut command = Command::new(&argv[0]);
+        child_env::scrub(&mut command, &cmd.pass_env);
+        command
+            .args(&argv[1..])
+            .current_dir(&cmd.cwd)
+            .envs(&cmd.env)
+            .envs(environment(spec, &result_path, offer))
+            .env(tag.env().0, tag.env().1)
+            .stdin(Stdio::piped())
+            .stdout(out_file)
+            .stderr(err_file)
+            .process_group(0);
+        crate::interrupt::die_with_parent(&mut command);
+        let started = Instant::now();
+        let (program, mut child) = TrialProcess::spawn(&mut command, cpus, Sampled::Group)
+            .with_context(|| format!("starting {:?} in {}", cmd.command, cmd.cwd))?;
+        // From here on, every way out (an error on the way included) kills the group.
+        let group = GroupKiller(Some((program.pid, tag)));
+        Ok(Started {
+            acks: Acks(child.stdin.take()),
+            group,
+            program,
+            capture,
+            marks,
+            server_peaks,
+            cmd,
+            spec,
+            server,
+            watch: target.watch,
+            log,
+            result_path,
+            limit: time_limit(cmd, spec),
+            before,
+            started,
+            first_request: None,
+            window: None,
+            fork: None,
+        })
+    }
+
+    fn deadline(&self) -> Instant {
+        self.started + self.limit
+    }
+
+    /// Waits for the program's first request the server saw (or its open
+    /// marker, or its declaration of the window loop); then, unless it
+    /// declared the loop or marked its window open, for its warmup.
+    pub(super) fn first_request(&mut self) -> anyhow::Result<()> {
+        let deadline = self.deadline();
+        // A watch that gave up (`marks.behind()`) ends the trial at once.
+        while self.first_request.is_none()
+            && !self.program.exited()
+            && !interrupted()
+            && !self.marks.behind()
+            && Instant::now() < deadline
         {
-            first_request = Some(Instant::now());
+            if self.marks.poll(POLL_EVERY) == Some(Mark::Open)
+                || self.marks.declared
+                || self.server.counters()?.total_requests > self.before.total_requests
+            {
+                self.first_request = Some(Instant::now());
+            }
+        }
+        let Some(first) = self.first_request else {
+            return Ok(());
+        };
+        // A program that prints the markers on stdout has its window
+        // bracketed exactly; otherwise it opens `warmup` after the server
+        // sees the first request and closes `duration` later (or at exit).
+        if !self.marks.opened && !self.marks.declared {
+            let open_at = first + self.spec.scenario.warmup;
+            wait_for(
+                open_at,
+                deadline,
+                &self.program,
+                &mut self.marks,
+                Mark::Open,
+            );
+        }
+        if let (true, StopRule::Duration(d)) = (self.marks.declared, self.spec.scenario.stop) {
+            self.fork = Some(Ok(command_loop::Fork::new(first, d, self.spec.windows)));
+        }
+        Ok(())
+    }
+
+    /// Whether the program declared the window loop.
+    pub(super) fn looping(&self) -> bool {
+        self.fork.is_some()
+    }
+
+    /// Asks the program's window loop for `what`, unless it stopped already
+    /// (why is kept for [`Started::finish`]); whether it is still alive.
+    pub(super) fn step(&mut self, what: impl FnOnce(&mut Loop) -> Result<(), Stop>) -> bool {
+        let deadline = self.deadline();
+        let Some(Ok(fork)) = &mut self.fork else {
+            return false;
+        };
+        let mut run = Loop {
+            program: &self.program,
+            marks: &mut self.marks,
+            acks: &mut self.acks,
+            server: self.server,
+            watch: self.watch,
+            pgid: self.program.pid,
+            spec: self.spec,
+            deadline,
+            fork,
+        };
+        match what(&mut run) {
+            Ok(()) => true,
+            Err(e) => {
+                self.fork = Some(Err(e));
+                false
+            }
         }
     }
-    let mut window = None;
-    // The window loop, when the program declared it: its windows, or why
-    // it broke.
-    let mut fork = None;
-    let mut broken = None;
-    if let Some(first) = first_request {
-        if !marks.opened && !marks.declared {
-            wait_for(first + s.warmup, deadline, &program, &mut marks, Mark::Open);
+
+    /// Whether its window loop, alive, has windows still to measure.
+    pub(super) fn wants_window(&self) -> bool {
+        matches!(&self.fork, Some(Ok(f)) if !f.done())
+    }
+
+    /// Measures the one window of a program that did not declare the loop:
+    /// from now (its warmup over, or its open marker seen) to `duration`
+    /// later, its close marker, or its exit.
+    pub(super) fn one_window(&mut self) -> anyhow::Result<()> {
+        if self.first_request.is_none()
+            || self.looping()
+            || self.program.exited()
+            || interrupted()
+            || self.marks.behind()
+        {
+            return Ok(());
         }
-        if let (true, StopRule::Duration(d)) = (marks.declared, s.stop) {
-            let mut run = Loop {
-                program: &program,
-                marks: &mut marks,
-                acks: &mut acks,
-                server,
-                watch,
-                pgid,
-                spec,
-                deadline,
-            };
-            match run.run(first, d, spec.windows) {
-                Ok(f) => fork = Some(f),
-                Err(Stop::Broken(why)) => broken = Some(why),
-                Err(Stop::Failed(e)) => return Err(e),
-            }
+        let (pgid, server, watch) = (self.program.pid, self.server, self.watch);
+        let open_at = Instant::now();
+        let cpu_start = sample_group(pgid).cpu;
+        let starvation_open = Edge::read(&group_members(pgid));
+        server.window_start()?;
+        let opened = Instant::now();
+        self.acks.send(ACK_OPENED);
+        let server_cpu_start = watch.and_then(|w| w.cpu());
+        let close_at = match (self.spec.scenario.stop, self.marks.opened) {
+            (StopRule::Duration(d), false) => Instant::now() + d,
+            // Marked programs close their own window; request counts end at exit.
+            _ => self.deadline(),
+        };
+        let deadline = self.deadline();
+        wait_for(
+            close_at,
+            deadline,
+            &self.program,
+            &mut self.marks,
+            Mark::Close,
+        );
+        self.marks.done();
+        // A program that exits as its window closes (or exited before)
+        // is gone from /proc when its group is read here: the last sample
+        // taken before the close stands in for it (`window_cpu`).
+        let closed_at = Instant::now();
+        let before_close = self.program.latest_group_cpu();
+        if let Some(lag) = self.spec.close_lag {
+            std::thread::sleep(lag);
+        }
+        let open = CpuSample {
+            at: open_at,
+            cpu: cpu_start,
+        };
+        let cpu = window_cpu::read(open, before_close, closed_at, sample_group(pgid));
+        // The same for its threads' counters: a group gone reads none
+        // (n/a); the host's steal is read either way.
+        let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);
+        let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
+        let actual = opened.elapsed().as_secs_f64();
+        let counters = server.window_stop()?;
+        // The measurement is over: a flood of output from here on (from
+        // the acknowledgement on) is held back rather than left to fill
+        // the disk.
+        self.capture.pause_when_behind(pgid);
+        self.acks.send(ACK_CLOSED);
+        self.window = Some((counters, cpu_start, cpu, server_cpu, actual, starvation));
+        Ok(())
+    }
+
+    /// Tells a loop's program to exit, waits for the program's exit (kills
+    /// its group at the time limit), and turns what it measured into the
+    /// trial's figures.
+    pub(super) fn finish(mut self, trial: &mut Trial) -> anyhow::Result<(TrialMetrics, Latencies)> {
+        self.step(|l| {
+            l.exit();
+            Ok(())
+        });
+        let Started {
+            mut acks,
+            mut group,
+            program,
+            capture,
+            marks,
+            server_peaks,
+            cmd,
+            spec,
+            server,
+            log,
+            result_path,
+            limit,
+            before,
+            started,
+            first_request,
+            window,
+            fork,
+            ..
+        } = self;
+        let s = &spec.scenario;
+        let pgid = program.pid;
+        // The window loop: its windows, or why it broke.
+        let (fork, mut broken) = match fork {
+            None => (None, None),
+            Some(Ok(fork)) => (Some(fork), None),
+            Some(Err(Stop::Broken(why))) => (None, Some(why)),
+            Some(Err(Stop::Failed(e))) => return Err(e),
+        };
+        if fork.is_some() || broken.is_some() {
             marks.done();
             capture.pause_when_behind(pgid);
             drop(std::mem::replace(&mut acks, Acks(None))); // end of file on its stdin
             if broken.is_some() {
                 group.kill_now();
             }
-        } else if !program.exited() && !interrupted() && !marks.behind() {
-            let open_at = Instant::now();
-            let cpu_start = sample_group(pgid).cpu;
-            let starvation_open = Edge::read(&group_members(pgid));
-            server.window_start()?;
-            let opened = Instant::now();
-            acks.send(ACK_OPENED);
-            let server_cpu_start = watch.and_then(|w| w.cpu());
-            let close_at = match (s.stop, marks.opened) {
-                (StopRule::Duration(d), false) => Instant::now() + d,
-                // Marked programs close their own window; request counts end at exit.
-                _ => deadline,
-            };
-            wait_for(close_at, deadline, &program, &mut marks, Mark::Close);
-            marks.done();
-            // A program that exits as its window closes (or exited before)
-            // is gone from /proc when its group is read here: the last sample
-            // taken before the close stands in for it (`window_cpu`).
-            let closed_at = Instant::now();
-            let before_close = program.latest_group_cpu();
-            if let Some(lag) = spec.close_lag {
-                std::thread::sleep(lag);
-            }
-            let open = CpuSample {
-                at: open_at,
-                cpu: cpu_start,
-            };
-            let cpu = window_cpu::read(open, before_close, closed_at, sample_group(pgid));
-            // The same for its threads' counters: a group gone reads none
-            // (n/a); the host's steal is read either way.
-            let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);
-            let server_cpu = window_cpu(server_cpu_start, watch.and_then(|w| w.cpu()));
-            let actual = opened.elapsed().as_secs_f64();
-            let counters = server.window_stop()?;
-            // The measurement is over: a flood of output from here on (from
-            // the acknowledgement on) is held back rather than left to fill
-            // the disk.
-            capture.pause_when_behind(pgid);
-            acks.send(ACK_CLOSED);
-            window = Some((counters, cpu_start, cpu, server_cpu, actual, starvation));
         }
-    }
-    // A loop's program has been told to exit: it gets the request timeout
-    // and a little more to do so.
-    let limit = match &fork {
-        Some(_) => limit.min(started.elapsed() + s.timeout + Duration::from_secs(5)),
-        None => limit,
-    };
-    while !program.exited() && !interrupted() && !marks.behind() && started.elapsed() < limit {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    drop(acks); // end of file on its stdin: nothing more will come
-    let cut_short = !program.exited();
-    capture.stop_pausing();
-    group.kill_now(); // stragglers of a finished program, or the whole group
-    let stopped_by = interrupt::received().filter(|_| cut_short);
-    let behind = marks.behind();
-    let timed_out = cut_short && stopped_by.is_none() && !behind && broken.is_none();
-    // A program that declared the loop after its window had opened for one.
-    if window.is_some() && marks.declared {
-        broken = Some(format!(
-            "the program declared it ({}) after its first request, once its warmup had ended: print it before the first request",
-            super::window_loop::DECLARE
-        ));
-    }
-    let (usage, (peak_threads, peak_rss_bytes)) = program.finish()?;
-    let server_peaks = server_peaks.finish();
-    let after = server.counters()?;
-    let [stdout, stderr] = capture.finish();
-
-    let output_tail = || {
-        let whole = format!(
-            "stdout ({} bytes):\n{}\nstderr ({} bytes):\n{}",
-            stdout.total(),
-            stdout.text(),
-            stderr.total(),
-            stderr.text()
-        );
-        format!(
-            " {}\nstdout tail:\n{}\nstderr tail:\n{}",
-            super::failure::keep(&whole, log),
-            stdout.excerpt(TAIL_BYTES),
-            stderr.excerpt(TAIL_BYTES)
-        )
-    };
-    if let Some(signal) = stopped_by {
-        bail!("{}; its process group was killed", signal.reason());
-    }
-    if behind {
-        bail!(
-            "the program wrote to stdout faster than benchgate could read it for window markers, and the rest was skipped: a marker may have gone unseen, so the window cannot be trusted{}",
-            output_tail()
-        );
-    }
-    if let Some(why) = broken {
-        return Err(Broken(format!("{why}{}", output_tail())).into());
-    }
-    if timed_out {
-        bail!(
-            "the program did not finish within {limit:?}{}; its process group was killed{}",
-            match fork {
-                Some(_) => " of the window loop's exit",
-                None => "",
-            },
-            output_tail()
-        );
-    }
-    if !usage.status.success() {
-        bail!("the program failed ({}){}", usage.status, output_tail());
-    }
-    let (window, figures) = match fork {
-        Some(fork) => fork_figures(fork, trial),
-        None => (window, None),
-    };
-    let Some((server_window, cpu_start, cpu, server_cpu, window_actual_s, starvation)) = window
-    else {
-        bail!(
-            "the program never sent a request the reference server saw (or exited before its warmup ended){}",
-            output_tail()
-        );
-    };
-
-    let figures = match figures {
-        Some(f) => f,
-        None => read_result(&cmd.result, spec, &result_path, &server_window)
-            .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?,
-    };
-    let histogram = figures.histogram;
-    let (connections_opened, requests_per_connection) =
-        super::trial::server_side(&before, &after, &server_window);
-    // JMH takes no part in the window handshake: the server's window figures
-    // are unavailable for it, never estimated.
-    let window = figures.window.then_some(&server_window);
-    let window_figures = TrialMetrics::of_window(
-        // What the program (or the server, for a black box) counted; the
-        // bytes are the server's, in the window it bracketed.
-        Counts {
-            ok: figures.ok,
-            errors: figures.errors,
-            bytes_received: window.map_or(0, |w| w.bytes_out),
-            bytes_sent: window.map_or(0, |w| w.bytes_in),
-            in_flight_at_deadline: 0,
-            warmup_requests: 0,
-        },
-        figures.elapsed_s,
-        figures.throughput,
-        cpu.cpu,
-        // JMH takes no part in the window: its starvation there is not its
-        // measurement's.
-        Some(&starvation).filter(|_| figures.window),
-    )
-    .with_latency(histogram.as_ref());
-    let metrics = TrialMetrics {
-        bytes_per_sec: window
-            .map(|w| (w.bytes_in + w.bytes_out) as f64 / w.window_secs.max(f64::MIN_POSITIVE)),
-        cpu_us_per_request: window
-            .filter(|_| figures.requests > 0)
-            .and_then(|w| cpu.per_request(w.requests)),
-        peak_rss_bytes: peak_rss_bytes.max(usage.max_rss_bytes),
-        peak_threads,
-        connections_opened,
-        requests_per_connection: requests_per_connection.filter(|_| figures.window),
-        // Start-up: spawn to the first request the server answered (or to the
-        // open marker, if printed before any), and the group's CPU until the
-        // window opened, which `window_cpu` leaves out.
-        startup_ms: first_request.map(|t| t.duration_since(started).as_secs_f64() * 1e3),
-        startup_cpu_ms: Some(cpu_start.total_us() as f64 / 1e3),
-        ..with_server_figures(
-            window_figures,
-            server_cpu.filter(|_| figures.window),
-            server_window.requests,
-            server_peaks,
-            window.and_then(|w| w.run_delay_ns),
-        )
-    };
-    trial.server = Some(server_window);
-    trial.window_actual_s = Some(window_actual_s);
-    trial.cpu_source = figures.window.then_some(cpu.source);
-    Ok((metrics, (histogram, None)))
-}
-
-/// What a window (or a loop's windows, summed) measured at benchgate's side:
-/// the server's counters, the group's CPU at the first open (start-up) and
-/// in the window, the server's CPU, the window's length, the starvation.
-type Window = (
-    ServerCounters,
-    crate::measure::resources::CpuTimes,
-    window_cpu::WindowCpu,
-    Option<crate::measure::resources::CpuTimes>,
-    f64,
-    crate::measure::schedstat::Starvation,
-);
-
-/// A loop's fork as one trial: its windows summed (the server's counters,
-/// CPU, starvation, the program's counts and histograms), each window's
-/// figures in `trial.windows` and the planned window all of them.
-fn fork_figures(fork: command_loop::Fork, trial: &mut Trial) -> (Option<Window>, Option<Figures>) {
-    let cpu = fork.cpu();
-    let Some(sum) = fork_value(&fork.windows) else {
-        return (None, None);
-    };
-    trial.window_planned_s = trial
-        .window_planned_s
-        .map(|p| p * fork.windows.len() as f64);
-    let values = fork
-        .windows
-        .iter()
-        .zip(&fork.cpu)
-        .map(|(w, c)| w.figures(c.per_request(w.counts.requests())))
-        .collect();
-    trial.windows = Some(crate::results::ForkWindows {
-        count: fork.windows.len() as u32,
-        values,
-        // A command client's CPU is always its process group's.
-        gated_cpu: Some(crate::results::ForkCpu::Group),
-        ..Default::default()
-    });
-    let figures = Figures {
-        throughput: Throughput::Window,
-        requests: sum.counts.requests(),
-        ok: sum.counts.ok,
-        errors: sum.counts.errors,
-        elapsed_s: sum.elapsed_s,
-        histogram: sum.latency,
-        window: true,
-    };
-    let window = sum.server.map(|server| {
-        (
-            server,
-            fork.cpu_at_first_open,
-            cpu,
-            sum.server_cpu,
-            fork.actual_s,
-            sum.starvation.unwrap_or_default(),
-        )
-    });
-    (window, Some(figures))
-}
-
-/// The program's stdin, on which the window's acknowledgements go.
-pub(super) struct Acks(Option<std::process::ChildStdin>);
-
-impl Acks {
-    /// Writes `line` and a newline. A program that does not read its stdin
-    /// never notices (two short lines fit any pipe buffer); one that closed
-    /// it gets nothing more (the write fails with EPIPE, which is ignored:
-    /// benchgate does not die of SIGPIPE).
-    pub(super) fn send(&mut self, line: &str) {
-        use std::io::Write as _;
-        if let Some(stdin) = &mut self.0 {
-            let sent = stdin
-                .write_all(format!("{line}\n").as_bytes())
-                .and_then(|()| stdin.flush());
-            if sent.is_err() {
-                self.0 = None;
-            }
+        // A loop's program has been told to exit: it gets the request timeout
+        // and a little more to do so.
+        let limit = match &fork {
+            Some(_) => limit.min(started.elapsed() + s.timeout + Duration::from_secs(5)),
+            None => limit,
+        };
+        while !program.exited() && !interrupted() && !marks.behind() && started.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(5));
         }
-    }
-}
+        drop(acks); // end of file on its stdin: nothing more will come
+        let cut_short = !program.exited();
+        capture.stop_pausing();
+        group.kill_now(); // stragglers of a finished program, or the whole group
+        let stopped_by = interrupt::received().filter(|_| cut_short);
+        let behind = marks.behind();
+        let timed_out = cut_short && stopped_by.is_none() && !behind && broken.is_none();
+        // A program that declared the loop after its window had opened for one.
+        if window.is_some() && marks.declared {
+            broken = Some(format!(
+                "the program declared it ({}) after its first request, once its warmup had ended: print it before the first request",
+                super::window_loop::DECLARE
+            ));
+        }
+        let (usage, (peak_threads, peak_rss_bytes)) = program.finish()?;
+        let server_peaks = server_peaks.finish();
+        let after = server.counters()?;
+        let [stdout, stderr] = capture.finish();
 
-/// What a trial's result reading gives: the client's own figures, or the
-/// server's window for a black box.
-struct Figures {
-    throughput: Throughput,
-    requests: u64,
-    ok: u64,
-    errors: ErrorCounts,
-    elapsed_s: f64,
-    histogram: Option<LatencyHistogram>,
-    /// Whether the server's window figures (bytes, CPU per request, requests
-    /// per connection, server CPU) apply to this client.
-    window: bool,
-}
-
-/// Reads the trial's result: JMH's file (required) for a JMH client;
-/// benchgate's file when the program wrote one; otherwise the server's
-/// window (black box).
-fn read_result(
-    format: &ResultFormat,
-    spec: &TrialSpec,
-    result_path: &Path,
-    server_window: &ServerCounters,
-) -> anyhow::Result<Figures> {
-    let exists = std::fs::metadata(result_path).is_ok();
-    if let ResultFormat::Jmh { benchmark } = format {
-        if !exists {
+        let output_tail = || {
+            let whole = format!(
+                "stdout ({} bytes):\n{}\nstderr ({} bytes):\n{}",
+                stdout.total(),
+                stdout.text(),
+                stderr.total(),
+                stderr.text()
+            );
+            format!(
+                " {}\nstdout tail:\n{}\nstderr tail:\n{}",
+                super::failure::keep(&whole, log),
+                stdout.excerpt(TAIL_BYTES),
+                stderr.excerpt(TAIL_BYTES)
+            )
+        };
+        if let Some(signal) = stopped_by {
+            bail!("{}; its process group was killed", signal.reason());
+        }
+        if behind {
             bail!(
-                "JMH wrote no result file at {} (the program must hand the {} argument to JMH, whose -rf json -rff name that file)",
-                result_path.display(),
-                ResultFormat::JMH_ARGS
+                "the program wrote to stdout faster than benchgate could read it for window markers, and the rest was skipped: a marker may have gone unseen, so the window cannot be trusted{}",
+                output_tail()
             );
         }
-        let r = jmh::parse(
-            &read_bounded(
-                result_path,
-                "run fewer benchmarks or shorter SampleTime iterations",
-            )?,
-            benchmark,
-        )
-        .map_err(|e| anyhow::anyhow!("JMH result file {}: {e}", result_path.display()))?;
-        // JMH reports a rate and sampled latencies, no request counts: those
-        // stay 0 and the rate is JMH's own (n/a without a Throughput result).
-        let elapsed_s = match spec.scenario.stop {
-            StopRule::Duration(d) => d.as_secs_f64(),
-            StopRule::Requests(_) => bail!("JMH measures for a time, not a request count"),
+        if let Some(why) = broken {
+            return Err(Broken(format!("{why}{}", output_tail())).into());
+        }
+        if timed_out {
+            bail!(
+                "the program did not finish within {limit:?}{}; its process group was killed{}",
+                match fork {
+                    Some(_) => " of the window loop's exit",
+                    None => "",
+                },
+                output_tail()
+            );
+        }
+        if !usage.status.success() {
+            bail!("the program failed ({}){}", usage.status, output_tail());
+        }
+        let (window, figures) = match fork {
+            Some(fork) => fork_figures(fork, trial),
+            None => (window, None),
         };
-        return Ok(Figures {
-            throughput: Throughput::Reported(r.throughput_rps),
-            requests: 0,
-            ok: 0,
-            errors: ErrorCounts::default(),
-            elapsed_s,
-            histogram: r.latency,
-            window: false,
-        });
+        let Some((server_window, cpu_start, cpu, server_cpu, window_actual_s, starvation)) = window
+        else {
+            bail!(
+                "the program never sent a request the reference server saw (or exited before its warmup ended){}",
+                output_tail()
+            );
+        };
+
+        let figures = match figures {
+            Some(f) => f,
+            None => read_result(&cmd.result, spec, &result_path, &server_window)
+                .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?,
+        };
+        let histogram = figures.histogram;
+        let (connections_opened, requests_per_connection) =
+            super::trial::server_side(&before, &after, &server_window);
+        // JMH takes no part in the window handshake: the server's window figures
+        // are unavailable for it, never estimated.
+        let window = figures.window.then_some(&server_window);
+        let window_figures = TrialMetrics::of_window(
+            // What the program (or the server, for a black box) counted; the
+            // bytes are the server's, in the window it bracketed.
+            Counts {
+                ok: figures.ok,
+                errors: figures.errors,
+                bytes_received: window.map_or(0, |w| w.bytes_out),
+                bytes_sent: window.map_or(0, |w| w.bytes_in),
+                in_flight_at_deadline: 0,
+                warmup_requests: 0,
+            },
+            figures.elapsed_s,
+            figures.throughput,
+            cpu.cpu,
+            // JMH takes no part in the window: its starvation there is not its
+            // measurement's.
+            Some(&starvation).filter(|_| figures.window),
+        )
+        .with_latency(histogram.as_ref());
+        let metrics = TrialMetrics {
+            bytes_per_sec: window
+                .map(|w| (w.bytes_in + w.bytes_out) as f64 / w.window_secs.max(f64::MIN_POSITIVE)),
+            cpu_us_per_request: window
+                .filter(|_| figures.requests > 0)
+                .and_then(|w| cpu.per_request(w.requests)),
+            peak_rss_bytes: peak_rss_bytes.max(usage.max_rss_bytes),
+            peak_threads,
+            connections_opened,
+            requests_per_connection: requests_per_connection.filter(|_| figures.window),
+            // Start-up: spawn to the first request the server answered (or to the
+            // open marker, if printed before any), and the group's CPU until the
+            // window opened, which `window_cpu` leaves out.
+            startup_ms: first_request.map(|t| t.duration_since(started).as_secs_f64() * 1e3),
+            startup_cpu_ms: Some(cpu_start.total_us() as f64 / 1e3),
+            ..with_server_figures(
+                window_figures,
+                server_cpu.filter(|_| figures.window),
+                server_window.requests,
+                server_peaks,
+                window.and_then(|w| w.run_delay_ns),
+            )
+        };
+        trial.server = Some(server_window);
+        trial.window_actual_s = Some(window_actual_s);
+        trial.cpu_source = figures.window.then_some(cpu.source);
+        Ok((metrics, (histogram, None)))
     }
-    if exists {
-        let r = external::parse(&read_bounded(
-            result_path,
-            "write a latency_histogram instead of a latency_us list",
-        )?)
-        .map_err(|e| anyhow::anyhow!("result file {}: {e}", result_path.display()))?;
-        return Ok(Figures {
-            throughput: Throughput::Window,
-            requests: r.requests,
-            ok: r.ok,
-            errors: r.errors,
-            elapsed_s: r.elapsed_s,
-            histogram: r.latency,
-            window: true,
-        });
-    }
-    // Black box: what the server answered in its window.
-    let errors = ErrorCounts {
-        status_4xx: server_window.status_4xx,
-        status_5xx: server_window.status_5xx,
-        ..ErrorCounts::default()
-    };
-    Ok(Figures {
-        throughput: Throughput::Window,
-        requests: server_window.requests,
-        ok: server_window.requests.saturating_sub(errors.total()),
-        errors,
-        elapsed_s: server_window.window_secs,
-        histogram: None,
-        window: true,
-    })
+}
+
+/// Whether SIGINT/SIGTERM reached benchgate.
+fn interrupted() -> bool {
+    interrupt::received().is_some()
 }
 
 /// Waits until `t` (at most until `limit`), until the program exits, until
@@ -754,16 +759,4 @@ fn wait_for(t: Instant, limit: Instant, program: &TrialProcess, marks: &mut Mark
             return;
         }
     }
-}
-
-/// The program's result file: written by the benchmarked code, so a FIFO
-/// or a device there is refused, not read ([`crate::files::read_untrusted`]);
-/// `fix` says what to do when it is too big.
-fn read_bounded(path: &Path, fix: &str) -> anyhow::Result<Vec<u8>> {
-    crate::files::read_untrusted(path, "result file", external::MAX_RESULT_BYTES).map_err(|e| {
-        match e.is_too_big() {
-            true => anyhow::anyhow!("{e}; {fix}"),
-            false => e.into(),
-        }
-    })
 }

@@ -17,7 +17,6 @@
 use std::time::{Duration, Instant};
 
 use super::child::TrialProcess;
-use super::command::Acks;
 use super::driver::TrialSpec;
 use super::external;
 use super::markers::Markers;
@@ -55,8 +54,15 @@ impl std::fmt::Display for Broken {
 
 impl std::error::Error for Broken {}
 
-/// What a fork measured: its windows, and what it spent before the first.
+/// A fork's loop so far: what it is to measure, and what it measured: its
+/// windows, and what it spent before the first.
 pub(super) struct Fork {
+    /// When the program declared the loop (its first request at the latest).
+    declared: Instant,
+    /// Each window's length.
+    length: Duration,
+    /// Windows it is to measure.
+    planned: u32,
     pub windows: Vec<WindowRecord>,
     /// The group's CPU in each window, as read.
     pub cpu: Vec<WindowCpu>,
@@ -67,6 +73,24 @@ pub(super) struct Fork {
 }
 
 impl Fork {
+    /// A loop declared at `declared`, to measure `planned` windows of `length`.
+    pub fn new(declared: Instant, length: Duration, planned: u32) -> Fork {
+        Fork {
+            declared,
+            length,
+            planned,
+            windows: Vec::new(),
+            cpu: Vec::new(),
+            actual_s: 0.0,
+            cpu_at_first_open: CpuTimes::default(),
+        }
+    }
+
+    /// Whether all the planned windows are measured.
+    pub fn done(&self) -> bool {
+        self.windows.len() >= self.planned as usize
+    }
+
     /// The group's CPU over all windows: the sum when every window's was
     /// read at its close; gone otherwise (never a partial figure).
     pub fn cpu(&self) -> WindowCpu {
@@ -89,7 +113,8 @@ impl Fork {
     }
 }
 
-/// One fork's loop, from its declaration on.
+/// One fork's loop, from its declaration on: the running program's side
+/// of it, asked for one thing at a time ([`super::command::Started::step`]).
 pub(super) struct Loop<'a> {
     pub program: &'a TrialProcess,
     pub marks: &'a mut Markers,
@@ -100,6 +125,7 @@ pub(super) struct Loop<'a> {
     pub spec: &'a TrialSpec,
     /// The trial's time limit.
     pub deadline: Instant,
+    pub fork: &'a mut Fork,
 }
 
 /// Why the loop stopped early: the program's fault ([`Broken`]'s reason),
@@ -116,37 +142,28 @@ impl From<anyhow::Error> for Stop {
 }
 
 impl Loop<'_> {
-    /// Runs `windows` windows of `duration` after READY, then tells the
-    /// program to exit.
-    pub fn run(
-        &mut self,
-        declared: Instant,
-        duration: Duration,
-        windows: u32,
-    ) -> Result<Fork, Stop> {
-        let ready_by = declared + self.spec.scenario.warmup + STARTUP_ALLOWANCE;
+    /// Waits for READY (its warmup and start-up after the declaration).
+    pub fn ready(&mut self) -> Result<(), Stop> {
+        let ready_by = self.fork.declared + self.spec.scenario.warmup + STARTUP_ALLOWANCE;
         match self.answer("BENCHGATE-READY", ready_by)? {
-            Reply::Ready => {}
-            other => return Err(Stop::Broken(out_of_place(&other, "BENCHGATE-READY"))),
+            Reply::Ready => Ok(()),
+            other => Err(Stop::Broken(out_of_place(&other, "BENCHGATE-READY"))),
         }
-        let mut fork = Fork {
-            windows: Vec::new(),
-            cpu: Vec::new(),
-            actual_s: 0.0,
-            cpu_at_first_open: CpuTimes::default(),
-        };
-        for k in 1..=windows {
-            self.window(k, duration, &mut fork)?;
-        }
-        self.acks.send(&Command::Exit.line());
-        Ok(fork)
     }
 
-    fn window(&mut self, k: u32, duration: Duration, fork: &mut Fork) -> Result<(), Stop> {
+    /// Tells the program to exit.
+    pub fn exit(&mut self) {
+        self.acks.send(&Command::Exit.line());
+    }
+
+    /// Measures the next window.
+    pub fn window(&mut self) -> Result<(), Stop> {
+        let k = self.fork.windows.len() as u32 + 1;
+        let duration = self.fork.length;
         let open_at = Instant::now();
         let cpu_open = sample_group(self.pgid).cpu;
         if k == 1 {
-            fork.cpu_at_first_open = cpu_open;
+            self.fork.cpu_at_first_open = cpu_open;
         }
         let starvation_open = Edge::read(&group_members(self.pgid));
         self.server.window_start()?;
@@ -192,7 +209,7 @@ impl Loop<'_> {
             .map_err(|e| {
                 Stop::Broken(format!("window {k}'s result: {e}, in the line {}", line()))
             })?;
-        fork.windows.push(WindowRecord {
+        self.fork.windows.push(WindowRecord {
             window: k,
             counts: Counts {
                 ok: record.ok,
@@ -209,8 +226,8 @@ impl Loop<'_> {
             starvation: Some(starvation),
             ..WindowRecord::default()
         });
-        fork.cpu.push(cpu);
-        fork.actual_s += actual;
+        self.fork.cpu.push(cpu);
+        self.fork.actual_s += actual;
         Ok(())
     }
 
@@ -252,6 +269,27 @@ impl Loop<'_> {
             return Err(Stop::Broken(String::new()));
         }
         Ok(())
+    }
+}
+
+/// The program's stdin, on which the window's acknowledgements go.
+pub(super) struct Acks(pub Option<std::process::ChildStdin>);
+
+impl Acks {
+    /// Writes `line` and a newline. A program that does not read its stdin
+    /// never notices (two short lines fit any pipe buffer); one that closed
+    /// it gets nothing more (the write fails with EPIPE, which is ignored:
+    /// benchgate does not die of SIGPIPE).
+    pub(super) fn send(&mut self, line: &str) {
+        use std::io::Write as _;
+        if let Some(stdin) = &mut self.0 {
+            let sent = stdin
+                .write_all(format!("{line}\n").as_bytes())
+                .and_then(|()| stdin.flush());
+            if sent.is_err() {
+                self.0 = None;
+            }
+        }
     }
 }
 

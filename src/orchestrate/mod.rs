@@ -20,6 +20,7 @@ mod child;
 pub mod child_env;
 pub mod command;
 mod command_loop;
+mod command_result;
 pub mod control;
 pub mod driver;
 pub mod driver_loop;
