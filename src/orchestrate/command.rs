@@ -297,7 +297,7 @@ pub fn run_trial(
     if started.looping() {
         started.step(|l| l.ready());
         while started.wants_window() {
-            started.step(|l| l.window());
+            started.step(|l| l.window(None));
         }
     } else {
         started.one_window()?;
@@ -468,7 +468,7 @@ impl<'a> Started<'a> {
             program: &self.program,
             marks: &mut self.marks,
             acks: &mut self.acks,
-            server: self.server,
+            server: Some(self.server),
             watch: self.watch,
             pgid: self.program.pid,
             spec: self.spec,

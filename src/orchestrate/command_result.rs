@@ -55,6 +55,8 @@ pub(super) fn fork_figures(
         values,
         // A command client's CPU is always its process group's.
         gated_cpu: Some(crate::results::ForkCpu::Group),
+        // A frozen peer's CPU over these windows (an interleaved round).
+        peer_cpu_us: sum.peer_cpu.map(|c| c.total_us()),
         ..Default::default()
     });
     let figures = Figures {

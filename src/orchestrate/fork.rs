@@ -207,7 +207,8 @@ fn describe(reply: &Reply) -> String {
     }
 }
 
-fn signal_group(pgid: u32, signal: libc::c_int) {
+/// Sends `signal` to process group `pgid`.
+pub(super) fn signal_group(pgid: u32, signal: libc::c_int) {
     // SAFETY: kill(2) on the process group this run created for the fork.
     unsafe {
         libc::kill(-(pgid as libc::pid_t), signal);
