@@ -3,13 +3,14 @@
 //! (`orchestrate::rounds`), needs what that round is made of: every
 //! scenario's two cells (no anchor, against the reference server), forks of
 //! several windows (`windows` of 2 or more, a duration stop rule) and
-//! built-in clients that speak the window loop (a command client's loop is
-//! not interleaved yet; h1-lean has none). Anything else is refused at load,
-//! never run as sequential under another name.
+//! clients that speak the window loop: built-in ones (h1-lean has none) and
+//! command clients but JMH ones (a command client that does not declare the
+//! loop fails its round, `orchestrate::command`). Anything else is refused
+//! at load, never run as sequential under another name.
 
 use super::error::Problem;
 use super::raw::RawConfig;
-use super::{ClientKind, Driver, Schedule, StopRule, Suite};
+use super::{ClientKind, Driver, ResultFormat, Schedule, StopRule, Suite};
 
 /// Refuses an interleaved schedule the run cannot keep.
 pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
@@ -73,10 +74,12 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
     for c in &suite.clients {
         let why = match c.kind.driver() {
             Driver::Async | Driver::Blocking => continue,
-            Driver::Program => format!(
-                "cannot run command client {:?}: interleaved windows are built-in clients only for now",
-                c.name
-            ),
+            Driver::Program => match &c.kind {
+                ClientKind::Command(cmd) if matches!(cmd.result, ResultFormat::Jmh { .. }) => {
+                    format!("cannot run JMH client {:?}: JMH has no window loop", c.name)
+                }
+                _ => continue,
+            },
             Driver::Lean => format!(
                 "cannot run client {:?}: {} has no window loop",
                 c.name,
@@ -138,6 +141,18 @@ mod tests {
     }
 
     #[test]
+    fn command_clients_run_interleaved_beside_any_client() {
+        let java =
+            "[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"java\", \"Main\"]\n";
+        let suite = load(
+            "windows = 3",
+            &format!("{java}\n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\n{SCENARIO}"),
+        )
+        .unwrap();
+        assert_eq!(suite.run.schedule, Schedule::Interleaved);
+    }
+
+    #[test]
     fn what_an_interleaved_round_cannot_hold_is_refused_naming_the_key() {
         let two = format!("{CLIENTS}\n{SCENARIO}");
         refused("windows = 1", &two, "[run] windows is 1");
@@ -166,9 +181,9 @@ mod tests {
             "windows = 3",
             &format!(
                 "[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
-                 \n[[client]]\nname = \"java\"\nkind = \"command\"\ncommand = [\"java\", \"Main\"]\n\n{SCENARIO}"
+                 \n[[client]]\nname = \"jmh\"\nkind = \"command\"\ncommand = [\"java\", \"-jar\", \"b.jar\", \"{{jmh_args}}\"]\nresult = \"jmh\"\nbenchmark = \"a.B.c\"\n\n{SCENARIO}"
             ),
-            "command client \"java\": interleaved windows are built-in clients only for now",
+            "JMH client \"jmh\": JMH has no window loop",
         );
         refused(
             "windows = 3",

@@ -37,7 +37,7 @@ use anyhow::{bail, Context as _};
 use super::capture::{Capture, Sink};
 use super::child::{Sampled, TrialProcess};
 use super::child_env;
-use super::command_loop::{self, Acks, Broken, Loop, Stop};
+use super::command_loop::{self, Acks, Broken, Loop, Stop, STARTUP_ALLOWANCE};
 use super::command_result::{fork_figures, read_result, Window};
 use super::driver::TrialSpec;
 use super::jmh;
@@ -159,10 +159,17 @@ pub fn find_program(cmd: &CommandSpec) -> anyhow::Result<()> {
 }
 
 /// How long a trial may run before its process group is killed: the
-/// client's `timeout`, else a built-in driver's limit.
+/// client's `timeout`, else a built-in driver's limit, and for a window
+/// loop twice its further windows (an interleaved round's fork waits
+/// frozen through its partner's).
 fn time_limit(cmd: &CommandSpec, spec: &TrialSpec) -> Duration {
-    cmd.timeout
-        .unwrap_or_else(|| super::trial::trial_limit(spec))
+    cmd.timeout.unwrap_or_else(|| {
+        let windows = match (loop_offered(cmd, spec), spec.scenario.stop) {
+            (true, StopRule::Duration(d)) => d * 2 * (spec.windows - 1),
+            _ => Duration::ZERO,
+        };
+        super::trial::trial_limit(spec) + windows
+    })
 }
 
 fn kill_group(pgid: u32) {
@@ -325,7 +332,9 @@ pub(super) struct Started<'a> {
     log: &'a Path,
     result_path: PathBuf,
     limit: Duration,
-    before: ServerCounters,
+    /// The server's counters at the spawn, while no other fork runs beside
+    /// it ([`Started::beside_another`]).
+    before: Option<ServerCounters>,
     started: Instant,
     first_request: Option<Instant>,
     /// The one window's figures, once measured.
@@ -356,7 +365,7 @@ impl<'a> Started<'a> {
         let _ = std::fs::remove_file(&result_path);
         let argv = jmh::argv(&cmd.command, &cmd.result, spec, &result_path)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-        let before = server.counters()?;
+        let before = Some(server.counters()?);
         let server_peaks = PeakWatch::start(target.watch);
         // Every line of stdout goes past the markers' watch as it is folded.
         let (out, out_file) = Sink::create(&stdout_path)?;
@@ -416,17 +425,24 @@ impl<'a> Started<'a> {
     /// declared the loop or marked its window open, for its warmup.
     pub(super) fn first_request(&mut self) -> anyhow::Result<()> {
         let deadline = self.deadline();
+        // Beside another fork, the server's requests are not this one's: its
+        // declaration (or open marker) is awaited, as long as its READY is.
+        let awaited = match self.before {
+            Some(_) => deadline,
+            None => deadline.min(self.started + self.spec.scenario.warmup + STARTUP_ALLOWANCE),
+        };
         // A watch that gave up (`marks.behind()`) ends the trial at once.
         while self.first_request.is_none()
             && !self.program.exited()
             && !interrupted()
             && !self.marks.behind()
-            && Instant::now() < deadline
+            && Instant::now() < awaited
         {
-            if self.marks.poll(POLL_EVERY) == Some(Mark::Open)
-                || self.marks.declared
-                || self.server.counters()?.total_requests > self.before.total_requests
-            {
+            let requested = match &self.before {
+                Some(b) => self.server.counters()?.total_requests > b.total_requests,
+                None => false,
+            };
+            if self.marks.poll(POLL_EVERY) == Some(Mark::Open) || self.marks.declared || requested {
                 self.first_request = Some(Instant::now());
             }
         }
@@ -481,6 +497,44 @@ impl<'a> Started<'a> {
                 self.fork = Some(Err(e));
                 false
             }
+        }
+    }
+
+    /// Another fork runs beside this one (an interleaved round): the
+    /// reference server's requests and connections are no longer this
+    /// program's alone, and are not read for it.
+    pub(super) fn beside_another(&mut self) {
+        self.before = None;
+    }
+
+    /// For an interleaved round: waits for the program's declaration of
+    /// the window loop (a program that does not declare it fails the
+    /// round, naming `[run] schedule`), then for its READY; whether its
+    /// loop is alive.
+    pub(super) fn ready_beside(&mut self) -> bool {
+        if let Err(e) = self.first_request() {
+            self.fork = Some(Err(Stop::Failed(e)));
+        } else if self.fork.is_none() {
+            self.fork = Some(Err(Stop::Refused(format!(
+                "[run] schedule = \"interleaved\" alternates the windows of two live forks, and command client {:?} did not declare the window loop ({} on stdout before its first request, within its warmup and {} s of its start): use a harness that speaks it (docs/external-clients.md, \"The window loop\"), or schedule = \"sequential\"",
+                self.spec.client.name,
+                super::window_loop::DECLARE,
+                STARTUP_ALLOWANCE.as_secs()
+            ))));
+        }
+        self.step(|l| l.ready())
+    }
+
+    /// Its program's process group, while its window loop is alive.
+    pub(super) fn pgid(&self) -> Option<u32> {
+        matches!(self.fork, Some(Ok(_))).then_some(self.program.pid)
+    }
+
+    /// Windows its loop is to measure (none without a loop).
+    pub(super) fn planned_windows(&self) -> u32 {
+        match &self.fork {
+            Some(Ok(f)) => f.planned(),
+            _ => 0,
         }
     }
 
@@ -582,17 +636,19 @@ impl<'a> Started<'a> {
         let s = &spec.scenario;
         let pgid = program.pid;
         // The window loop: its windows, or why it broke.
-        let (fork, mut broken) = match fork {
-            None => (None, None),
-            Some(Ok(fork)) => (Some(fork), None),
-            Some(Err(Stop::Broken(why))) => (None, Some(why)),
+        let (fork, mut broken, refused) = match fork {
+            None => (None, None, None),
+            Some(Ok(fork)) => (Some(fork), None, None),
+            Some(Err(Stop::Broken(why))) => (None, Some(why), None),
+            Some(Err(Stop::Refused(why))) => (None, None, Some(why)),
             Some(Err(Stop::Failed(e))) => return Err(e),
         };
-        if fork.is_some() || broken.is_some() {
+        let stopped = broken.is_some() || refused.is_some();
+        if fork.is_some() || stopped {
             marks.done();
             capture.pause_when_behind(pgid);
             drop(std::mem::replace(&mut acks, Acks(None))); // end of file on its stdin
-            if broken.is_some() {
+            if stopped {
                 group.kill_now();
             }
         }
@@ -611,7 +667,7 @@ impl<'a> Started<'a> {
         group.kill_now(); // stragglers of a finished program, or the whole group
         let stopped_by = interrupt::received().filter(|_| cut_short);
         let behind = marks.behind();
-        let timed_out = cut_short && stopped_by.is_none() && !behind && broken.is_none();
+        let timed_out = cut_short && stopped_by.is_none() && !behind && !stopped;
         // A program that declared the loop after its window had opened for one.
         if window.is_some() && marks.declared {
             broken = Some(format!(
@@ -651,6 +707,9 @@ impl<'a> Started<'a> {
         if let Some(why) = broken {
             return Err(Broken(format!("{why}{}", output_tail())).into());
         }
+        if let Some(why) = refused {
+            bail!("{why}{}", output_tail());
+        }
         if timed_out {
             bail!(
                 "the program did not finish within {limit:?}{}; its process group was killed{}",
@@ -682,8 +741,10 @@ impl<'a> Started<'a> {
                 .map_err(|e| anyhow::anyhow!("{e}{}", output_tail()))?,
         };
         let histogram = figures.histogram;
-        let (connections_opened, requests_per_connection) =
-            super::trial::server_side(&before, &after, &server_window);
+        let (connections_opened, requests_per_connection) = match &before {
+            Some(before) => super::trial::server_side(before, &after, &server_window),
+            None => (None, None),
+        };
         // JMH takes no part in the window handshake: the server's window figures
         // are unavailable for it, never estimated.
         let window = figures.window.then_some(&server_window);

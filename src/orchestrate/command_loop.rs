@@ -37,7 +37,7 @@ use crate::results::CpuSource;
 
 /// How long a program may take from its declaration to READY beyond its
 /// warmup: a runtime's start (a JVM's, a second or so) and its workers'.
-const STARTUP_ALLOWANCE: Duration = Duration::from_secs(20);
+pub(super) const STARTUP_ALLOWANCE: Duration = Duration::from_secs(20);
 /// How long a record or PAUSED may come after the request timeout: the
 /// requests in flight end by then, the answer follows at once.
 const ANSWER_ALLOWANCE: Duration = Duration::from_secs(5);
@@ -94,6 +94,11 @@ impl Fork {
         }
     }
 
+    /// Windows it is to measure.
+    pub fn planned(&self) -> u32 {
+        self.planned
+    }
+
     /// Whether all the planned windows are measured.
     pub fn done(&self) -> bool {
         self.windows.len() >= self.planned as usize
@@ -138,9 +143,12 @@ pub(super) struct Loop<'a> {
 }
 
 /// Why the loop stopped early: the program's fault ([`Broken`]'s reason),
-/// or benchgate's (the server's control port).
+/// a program that cannot take part (no loop where an interleaved round
+/// needs one: the round fails, it is not run again), or benchgate's (the
+/// server's control port).
 pub(super) enum Stop {
     Broken(String),
+    Refused(String),
     Failed(anyhow::Error),
 }
 
@@ -171,10 +179,6 @@ impl Loop<'_> {
     /// timeout and 5 s); then its process group is stopped (SIGSTOP), so
     /// that nothing of it (a JVM's compiler, its GC) runs beside another
     /// fork's window.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "an interleaved round's, to come")
-    )]
     pub fn freeze(&mut self) -> Result<(), Stop> {
         self.acks.send(&Command::Pause.line());
         let by = Instant::now() + self.spec.scenario.timeout + ANSWER_ALLOWANCE;
@@ -188,10 +192,6 @@ impl Loop<'_> {
     }
 
     /// Continues a frozen program's group (SIGCONT) and resumes its workers.
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "an interleaved round's, to come")
-    )]
     pub fn thaw(&mut self) -> Result<(), Stop> {
         self.continue_group();
         self.acks.send(&Command::Resume.line());
@@ -475,6 +475,7 @@ mod tests {
         match r {
             Ok(()) => panic!("the loop went on"),
             Err(Stop::Broken(why)) => why,
+            Err(Stop::Refused(why)) => panic!("refused: {why}"),
             Err(Stop::Failed(e)) => panic!("benchgate's side failed: {e:#}"),
         }
     }

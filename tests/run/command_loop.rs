@@ -190,3 +190,101 @@ fn a_client_that_never_declares_the_loop_keeps_one_window() {
         "a black box: {m:?}"
     );
 }
+
+/// Two harness clients over `[run] schedule = "interleaved"`.
+fn interleaved(second: &str, rounds: u32) -> String {
+    format!(
+        r#"[run]
+rounds = {rounds}
+windows = 3
+warmup = "1s"
+duration = "300ms"
+schedule = "interleaved"
+pin = false
+
+[[client]]
+name = "a"
+kind = "command"
+cwd = {ROOT:?}
+command = ["python3", "harness/python/examples/quickstart.py"]
+env = {{ PYTHONPATH = "{ROOT}/harness/python/src" }}
+
+[[client]]
+name = "b"
+kind = "command"
+cwd = {ROOT:?}
+command = {second}
+env = {{ PYTHONPATH = "{ROOT}/harness/python/src" }}
+
+[[scenario]]
+name = "closed"
+path = "/bytes/22"
+concurrency = 2
+"#
+    )
+}
+
+#[test]
+fn two_harness_clients_take_turns_window_by_window_the_idle_one_frozen() {
+    let run = run_config(
+        &interleaved(r#"["python3", "harness/python/examples/quickstart.py"]"#, 2),
+        &[],
+    );
+    let r = run.results();
+    // (opened_at, client) of every kept window, by round.
+    let mut turns: [Vec<(String, String)>; 2] = [vec![], vec![]];
+    for client in ["a", "b"] {
+        let c = cell(&r, "closed", client);
+        assert_eq!(c.trials.len(), 2, "{client}");
+        for t in &c.trials {
+            assert_eq!(t.failure, None, "{client}");
+            let w = t.windows.as_ref().expect("a fork of windows");
+            assert_eq!((w.count, w.values.len()), (3, 3), "{w:?}");
+            let m = t.metrics.as_ref().unwrap();
+            assert!(m.requests > 0 && m.cpu_us_per_request.is_some(), "{m:?}");
+            // The frozen side's CPU over this fork's windows: ~0 (a stopped
+            // group runs nothing; a few ms allowed for the stop to land).
+            let peer = w.peer_cpu_us.expect("the frozen side's CPU is read");
+            assert!(peer < 20_000, "the frozen side ran {peer} µs: {w:?}");
+            for v in &w.values {
+                assert!(v.requests > 0, "{client}: {v:?}");
+                let at = v.opened_at.clone().expect("each window's opening");
+                turns[t.round as usize - 1].push((at, client.to_string()));
+            }
+        }
+    }
+    let order: Vec<String> = turns
+        .into_iter()
+        .map(|mut round| {
+            round.sort();
+            round.into_iter().map(|(_, c)| c).collect()
+        })
+        .collect();
+    // Window pairs alternate which side goes first; the round's first side
+    // flips by round.
+    assert_eq!(order, ["abbaab", "baabba"]);
+}
+
+#[test]
+fn a_client_that_never_declares_the_loop_fails_an_interleaved_round() {
+    let run = run_config(
+        &interleaved(
+            r#"["python3", "fixtures/clients/window_loop_wrong.py", "plain"]"#,
+            1,
+        ),
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    assert!(!run.output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            r#"[run] schedule = "interleaved" alternates the windows of two live forks, and command client "b" did not declare the window loop"#
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("its partner fork (b) failed"), "{stderr}");
+    assert!(
+        !stderr.contains("running the round again"),
+        "not a broken loop: {stderr}"
+    );
+}

@@ -22,6 +22,7 @@ mod cell;
 mod extra;
 mod pair;
 mod servers;
+mod side;
 
 use std::collections::BTreeMap;
 use std::path::Path;

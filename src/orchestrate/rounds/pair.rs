@@ -7,10 +7,11 @@
 //! from a thaw: thaw X, window on X, freeze X, thaw Y, window on Y, ... The
 //! frozen side's group CPU is read over the other side's window (the
 //! trial's `windows.peer_cpu_us`: it must be ~0). Drift slower than a window
-//! pair lands on both sides.
+//! pair lands on both sides. A side is a built-in client's driver or a
+//! command client's program that declares the window loop ([`Side`]).
 //!
 //! Each side's trial is then what a sequential fork's is
-//! ([`Started::finish`]), its starved windows measured again by the same
+//! ([`Side::finish`]), its starved windows measured again by the same
 //! rules, except the figures two live forks cannot keep apart: the
 //! reference server's connection totals (`connections_opened`) are absent,
 //! and its peak threads and RSS span both. If one fork fails, both trials of
@@ -19,13 +20,12 @@
 
 use std::path::Path;
 
+use super::side::Side;
 use super::{planned, round_order, CellAcc, Ran, Rounds};
 use crate::config::Scenario;
 use crate::interrupt;
 use crate::orchestrate::progress::Progress;
 use crate::orchestrate::target::Target;
-use crate::orchestrate::trial::Started;
-use crate::orchestrate::trial_loop::Loop;
 
 impl Rounds<'_> {
     /// Round `round` of `scenario`'s two cells, interleaved; both trials
@@ -114,10 +114,10 @@ impl Rounds<'_> {
         target: &'a Target<'a>,
         log: &'a Path,
         k: usize,
-    ) -> anyhow::Result<Started<'a>> {
+    ) -> anyhow::Result<Side<'a>> {
         let scratch = self.scratch.join(format!("side-{k}"));
         std::fs::create_dir_all(&scratch)?;
-        Started::spawn(
+        Side::spawn(
             self.exe,
             spec,
             target,
@@ -131,21 +131,21 @@ impl Rounds<'_> {
 /// Both forks READY, both frozen, then their windows in [`window_order`]
 /// (`sides[0]` the round's first), each from a thaw to a freeze, the other
 /// side's CPU read over it; stops at the first failure (kept in its side,
-/// for [`Started::finish`]; which side it was is returned) or an interrupt.
-fn take_turns(sides: [&mut Started; 2], target: &Target) -> Option<usize> {
+/// for [`Side::finish`]; which side it was is returned) or an interrupt.
+fn take_turns(sides: [&mut Side; 2], target: &Target) -> Option<usize> {
     let [a, b] = sides;
     a.beside_another();
     b.beside_another();
-    if !a.step(Loop::ready) {
+    if !a.ready() {
         return Some(0);
     }
-    if !b.step(Loop::ready) {
+    if !b.ready() {
         return Some(1);
     }
-    if !a.step(|l| l.fork().freeze()) {
+    if !a.freeze() {
         return Some(0);
     }
-    if !b.step(|l| l.fork().freeze()) {
+    if !b.freeze() {
         return Some(1);
     }
     let windows = a.planned_windows();
@@ -158,9 +158,7 @@ fn take_turns(sides: [&mut Started; 2], target: &Target) -> Option<usize> {
             _ => (&mut *b, &mut *a),
         };
         let peer = y.pgid();
-        let turn = x.step(|l| l.fork().thaw())
-            && x.step(|l| l.window(target, peer))
-            && x.step(|l| l.fork().freeze());
+        let turn = x.thaw() && x.window(target, peer) && x.freeze();
         if !turn {
             return Some(side);
         }
