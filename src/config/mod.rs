@@ -24,7 +24,7 @@ pub mod limits;
 pub mod publish;
 pub mod raw;
 mod scenario;
-mod schedule;
+pub mod schedule;
 pub mod server;
 mod tree;
 pub mod units;

@@ -51,7 +51,9 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
         ));
     }
     for s in &suite.scenarios {
-        if s.clients.len() != 2 {
+        // One client may still be two cells: base vs head twins a command
+        // client in the repository ([`check_cells`], as the run starts).
+        if s.clients.len() > 2 {
             return Err(problem(
                 format!(
                     "needs exactly two clients in each scenario, and scenario {:?} has {}",
@@ -87,6 +89,29 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
             ),
         };
         return Err(problem(why, &format!("use kind = {}", looped_kinds())));
+    }
+    Ok(())
+}
+
+/// As the run starts, with base vs head's twins in `suite`: an interleaved
+/// round needs each scenario's two cells, two clients side by side or one
+/// client measured at both commits.
+pub fn check_cells(suite: &Suite) -> anyhow::Result<()> {
+    match suite.run.schedule {
+        Schedule::Sequential => return Ok(()),
+        Schedule::Interleaved => {}
+    }
+    for s in &suite.scenarios {
+        anyhow::ensure!(
+            s.clients.len() == 2,
+            "{}: [run] schedule = \"interleaved\" needs two clients in each scenario (two side by side, \
+             or one in the repository measured at both commits, base vs head), and scenario {:?} runs {}: {}; \
+             give it two clients, or schedule = \"sequential\"",
+            suite.source,
+            s.name,
+            s.clients.len(),
+            s.clients.join(", ")
+        );
     }
     Ok(())
 }
@@ -162,11 +187,18 @@ mod tests {
             &two,
             "[run] anchor = true adds a third",
         );
-        refused(
+        // One client: refused as the run starts unless base vs head twins it.
+        let one = load(
             "windows = 3",
             &format!("{CLIENTS}\n{SCENARIO}clients = [\"a\"]\n"),
-            "scenario \"s\" has 1",
-        );
+        )
+        .unwrap();
+        let e = super::check_cells(&one).unwrap_err().to_string();
+        assert!(e.contains("scenario \"s\" runs 1: a;"), "{e}");
+        assert!(e.contains("or schedule = \"sequential\""), "{e}");
+        let mut twinned = one.clone();
+        twinned.scenarios[0].clients.push("a@base".into());
+        super::check_cells(&twinned).unwrap();
         refused(
             "windows = 3",
             &format!("{CLIENTS}\n[[client]]\nname = \"c\"\nkind = \"hyper\"\n\n{SCENARIO}"),

@@ -133,6 +133,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         }
     }
     check_open_files(&suite)?;
+    crate::config::schedule::check_cells(&suite)?;
     let pinning = plan_pinning(suite.run.pin);
     let client_threads = if pinning.enabled {
         pinning.client_cpus.len()
