@@ -580,16 +580,11 @@ impl<'a> Started<'a> {
         // A program that exits as its window closes (or exited before)
         // is gone from /proc when its group is read here: the last sample
         // taken before the close stands in for it (`window_cpu`).
-        let closed_at = Instant::now();
-        let before_close = self.program.latest_group_cpu();
-        if let Some(lag) = self.spec.close_lag {
-            std::thread::sleep(lag);
-        }
         let open = CpuSample {
             at: open_at,
             cpu: cpu_start,
         };
-        let cpu = window_cpu::read(open, before_close, closed_at, sample_group(pgid));
+        let cpu = window_cpu::at_close(&self.program, pgid, open, self.spec.close_lag);
         // The same for its threads' counters: a group gone reads none
         // (n/a); the host's steal is read either way.
         let starvation = Edge::read(&group_members(pgid)).since(&starvation_open);

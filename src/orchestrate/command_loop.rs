@@ -237,16 +237,11 @@ impl Loop<'_> {
             }
             self.check_alive(&format!("window {k} was open"))?;
         }
-        let closed_at = Instant::now();
-        let before_close = self.program.latest_group_cpu();
-        if let Some(lag) = self.spec.close_lag {
-            std::thread::sleep(lag);
-        }
         let open = CpuSample {
             at: open_at,
             cpu: cpu_open,
         };
-        let cpu = cpu_read::read(open, before_close, closed_at, sample_group(self.pgid));
+        let cpu = cpu_read::at_close(self.program, self.pgid, open, self.spec.close_lag);
         let peer_cpu = peer
             .zip(peer_open)
             .map(|(p, o)| sample_group(p).cpu.since(&o));

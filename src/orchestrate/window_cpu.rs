@@ -10,9 +10,10 @@
 //!
 //! [`GroupSampler`]: crate::measure::resources::GroupSampler
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::measure::resources::{CpuSample, CpuTimes, GroupSample};
+use super::child::TrialProcess;
+use crate::measure::resources::{sample_group, CpuSample, CpuTimes, GroupSample};
 use crate::results::CpuSource;
 
 /// The group's CPU in the window, as read.
@@ -66,6 +67,23 @@ pub fn read(
             source: CpuSource::Gone,
         },
     }
+}
+
+/// The window of `program` (its group `pgid`) closing now: the latest
+/// sample taken before the close, then the group read ([`read`]) after the
+/// test knob's `close_lag`, if set; `open` as read at the window's open.
+pub(super) fn at_close(
+    program: &TrialProcess,
+    pgid: u32,
+    open: CpuSample,
+    close_lag: Option<Duration>,
+) -> WindowCpu {
+    let closed_at = Instant::now();
+    let before_close = program.latest_group_cpu();
+    if let Some(lag) = close_lag {
+        std::thread::sleep(lag);
+    }
+    read(open, before_close, closed_at, sample_group(pgid))
 }
 
 impl WindowCpu {
