@@ -72,6 +72,7 @@ test('the window loop measures each window benchgate opens', async () => {
       d.send(`BENCHGATE-WINDOW-OPEN ${k}`);
       await sleep(300);
       d.send(`BENCHGATE-WINDOW-CLOSE ${k}`);
+      const sent = server.served - before;
       const line = await d.next();
       const count = server.served - before;
       assert.ok(line.startsWith('BENCHGATE-WINDOW-RESULT '), line);
@@ -80,9 +81,11 @@ test('the window loop measures each window benchgate opens', async () => {
       assert.equal(doc.window, k);
       assert.ok(doc.requests === doc.ok && doc.ok > 0, line);
       assert.equal(Histogram.decode(doc.latency_histogram).totalCount, doc.ok);
-      // Counted from the reading of OPEN to that of CLOSE: the server's count
-      // between the two sends, but for the requests in flight at the edges.
-      assert.ok(Math.abs(doc.requests - count) <= 3 + Math.floor(count / 20), `${k}: ${doc.requests} vs ${count}`);
+      // The client counts from its reading of OPEN to that of CLOSE, inside the span from
+      // sending OPEN to reading the result: never more than the server answered there, but
+      // for the requests in flight as OPEN arrived. A reading may come late on a loaded
+      // machine, so the lower bound is loose; counting from the start fails.
+      assert.ok(doc.requests <= count + 3 && doc.requests >= sent / 2, `${k}: ${doc.requests} vs ${sent} sent, ${count} in all`);
     }
   } finally {
     await d.exit();

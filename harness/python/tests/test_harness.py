@@ -205,14 +205,17 @@ def test_the_window_loop_measures_each_window_benchgate_opens(server: CountingSe
             d.send(f"BENCHGATE-WINDOW-CLOSE {k}")
             served = server.count - before
             word, _, text = d.next().partition(" ")
+            outer = server.count - before
             assert word == "BENCHGATE-WINDOW-RESULT"
             doc = json.loads(text)
             assert doc["benchgate_result"] == 1 and doc["window"] == k
             assert doc["requests"] == doc["ok"] > 30, doc
             assert HdrHistogram.decode(doc["latency_histogram"]).get_total_count() == doc["ok"]
-            # Counted from the reading of OPEN to that of CLOSE: the server's count
-            # between the two sends, but for the requests in flight at the edges.
-            assert abs(doc["requests"] - served) <= 3 + served // 20, (k, doc["requests"], served)
+            # The client counts from its reading of OPEN to that of CLOSE, inside the span
+            # from sending OPEN to reading the result: never more than the server answered
+            # there, but for the 3 requests in flight as OPEN arrived. A reading may come late
+            # on a loaded machine, so the lower bound is loose; counting from the start fails.
+            assert served // 2 <= doc["requests"] <= outer + 3, (k, doc["requests"], served, outer)
     finally:
         d.exit()
 

@@ -317,16 +317,20 @@ public final class HarnessTests {
                 d.send("BENCHGATE-WINDOW-CLOSE " + k);
                 long served = SERVED.get() - before;
                 String line = d.next();
+                long outer = SERVED.get() - before;
                 check(line.startsWith(WindowLoop.RESULT + "{\"benchgate_result\":1,"), line);
                 check(line.endsWith(",\"window\":" + k + "}"), "window " + k + ": " + line);
                 Matcher m = Pattern.compile("\"requests\":(\\d+),\"ok\":(\\d+)").matcher(line);
                 check(m.find(), line);
                 long requests = Long.parseLong(m.group(1));
                 check(requests > 30 && requests == Long.parseLong(m.group(2)), line);
-                // Counted from the reading of OPEN to that of CLOSE: the server's count
-                // between the two writes, but for the requests in flight at the edges.
-                check(Math.abs(requests - served) <= 3 + served / 20, "window " + k + ": the client counted "
-                        + requests + ", the server " + served);
+                // The client counts from its reading of OPEN to that of CLOSE, which lies inside
+                // the span from sending OPEN to reading the result: never more than the server
+                // answered there, but for the 3 requests in flight as OPEN arrived. Each reading
+                // may come late on a loaded machine, so the lower bound is loose: a window that
+                // counted from the start, or nothing, still fails.
+                check(requests <= outer + 3 && requests >= served / 2, "window " + k + ": the client counted "
+                        + requests + ", the server " + served + " between the sends, " + outer + " up to the result");
             }
         } finally {
             d.exit();
