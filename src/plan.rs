@@ -195,6 +195,25 @@ impl ComparisonPlan {
         })
     }
 
+    /// The smallest p-value its test can reach after `rounds` rounds: a
+    /// paired one 2 / 2^n; against a stored run, the rank-sum test's with as
+    /// many trials as the stored run's fullest cell (the plan of looks drops
+    /// the looks that could decide nothing, `compare::looks`).
+    pub fn smallest_p(&self, rounds: u32) -> f64 {
+        let n = rounds as usize;
+        match self.pairing() {
+            Some(p) if p.mode.paired() => stats::min_p_paired(n),
+            Some(p) => {
+                let stored = p.stored().flatten();
+                let m = stored.map_or(n, |s| {
+                    s.results.iter().map(|c| c.trials.len()).max().unwrap_or(0)
+                });
+                stats::min_p_two_sample(n, m)
+            }
+            None => 1.0,
+        }
+    }
+
     /// Why this plan can never reach a verdict with `run`'s rounds, when it
     /// cannot: the smallest p-value its trials allow is above `alpha`, so
     /// every gating metric would be inconclusive (issue 16, point 4). The

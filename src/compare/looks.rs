@@ -13,6 +13,14 @@
 //! of any wrong answer over all of them stays within alpha). Between looks
 //! the rounds run without a test.
 //!
+//! A look at which the test cannot reach its alpha spends none: a paired
+//! test's smallest p-value with n pairs is 2 / 2^n, so at 0.05 / 6 = 0.0083 a
+//! look at 4 or 8 pairs could decide nothing, neither a regression nor a
+//! change within its threshold (whose interval needs the same confidence).
+//! Such looks are left out of the plan and the alpha is split over the looks
+//! that can decide (`rounds = 4` to 300: 16, 32, ... 300, 0.05 / 6 each,
+//! instead of 0.05 / 8 with the first two wasted).
+//!
 //! When the scenario's share of the budget runs out before the next planned
 //! look, one last look is taken at the rounds reached, with all the alpha the
 //! skipped looks would have spent (so the total stays alpha, the rule of
@@ -34,8 +42,16 @@ pub struct LookPlan {
 
 impl LookPlan {
     /// Looks at `rounds`, doubling up to `max_rounds` (the last look at
-    /// `max_rounds` itself), for a gate at `alpha`.
-    pub fn new(rounds: u32, max_rounds: u32, alpha: f64) -> LookPlan {
+    /// `max_rounds` itself), for a gate at `alpha`, but for the looks at which
+    /// the test's smallest p-value (`smallest_p` of the rounds) exceeds their
+    /// share of alpha: they could decide nothing. The last look is kept even
+    /// then, so a plan always has one.
+    pub fn new(
+        rounds: u32,
+        max_rounds: u32,
+        alpha: f64,
+        smallest_p: impl Fn(u32) -> f64,
+    ) -> LookPlan {
         let first = rounds.max(1);
         let last = max_rounds.max(first);
         let mut planned = vec![first];
@@ -43,6 +59,18 @@ impl LookPlan {
         while next < last {
             next = next.saturating_mul(2).min(last);
             planned.push(next);
+        }
+        // Dropping a look raises the others' share: repeat until none drops.
+        // (A look dropped at a smaller share stays dropped: the plan is
+        // fixed before the run, and this keeps it the same for any order.)
+        loop {
+            let share = alpha / planned.len() as f64;
+            let before = planned.len();
+            let end = *planned.last().expect("a plan has a look");
+            planned.retain(|r| *r == end || smallest_p(*r) <= share);
+            if planned.len() == before {
+                break;
+            }
         }
         LookPlan {
             rounds: planned,
@@ -100,9 +128,20 @@ pub fn show_alpha(a: f64) -> String {
 mod tests {
     use super::*;
 
+    use crate::compare::stats::min_p_paired;
+
+    /// A test without granularity: every look can decide.
+    fn any(_: u32) -> f64 {
+        0.0
+    }
+
+    fn paired(r: u32) -> f64 {
+        min_p_paired(r as usize)
+    }
+
     #[test]
     fn looks_double_from_rounds_to_max_rounds() {
-        let p = LookPlan::new(10, 300, 0.05);
+        let p = LookPlan::new(10, 300, 0.05, paired);
         assert_eq!(p.planned(), &[10, 20, 40, 80, 160, 300]);
         assert!((p.per_look() - 0.05 / 6.0).abs() < 1e-12);
         assert_eq!(p.at(40).map(|l| l.round), Some(40));
@@ -110,14 +149,14 @@ mod tests {
         assert_eq!(p.next_after(40), Some(80));
         assert_eq!(p.next_after(300), None);
         // No extra rounds: one look, all the alpha.
-        let one = LookPlan::new(10, 10, 0.05);
+        let one = LookPlan::new(10, 10, 0.05, paired);
         assert_eq!(one.planned(), &[10]);
         assert_eq!(one.per_look(), 0.05);
     }
 
     #[test]
     fn the_alpha_of_every_look_taken_sums_to_at_most_alpha() {
-        let p = LookPlan::new(6, 300, 0.05);
+        let p = LookPlan::new(6, 300, 0.05, any);
         assert_eq!(p.planned(), &[6, 12, 24, 48, 96, 192, 300]);
         // Two planned looks, then the budget runs out at round 31.
         let spent = p.at(6).unwrap().alpha + p.at(12).unwrap().alpha + p.last(31, 2).alpha;
@@ -125,5 +164,23 @@ mod tests {
         // Every planned look taken: exactly alpha.
         let all: f64 = p.planned().iter().map(|r| p.at(*r).unwrap().alpha).sum();
         assert!((all - 0.05).abs() < 1e-12, "{all}");
+    }
+
+    #[test]
+    fn a_look_the_test_cannot_decide_at_spends_no_alpha() {
+        // From 4 rounds to 300 there are 8 doublings, 0.05 / 8 = 0.00625 each:
+        // 4 pairs reach p = 0.125 at best, 8 pairs 0.0078. Both go; the six
+        // left get 0.05 / 6 = 0.0083, which 16 pairs reach.
+        let p = LookPlan::new(4, 300, 0.05, paired);
+        assert_eq!(p.planned(), &[16, 32, 64, 128, 256, 300]);
+        assert!((p.per_look() - 0.05 / 6.0).abs() < 1e-12);
+        assert_eq!(p.at(4), None);
+        // The budget out at round 9, before the first look: one look with
+        // all the alpha.
+        assert_eq!(p.last(9, 0).alpha, 0.05);
+        // A test that can decide anywhere keeps every doubling.
+        assert_eq!(LookPlan::new(4, 300, 0.05, any).planned().len(), 8);
+        // No look can decide: the last one stays, so the run still reports.
+        assert_eq!(LookPlan::new(3, 5, 0.05, paired).planned(), &[5]);
     }
 }

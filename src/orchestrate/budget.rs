@@ -9,8 +9,9 @@
 //! earlier look, and not undecidable; another round fits in its share (judged
 //! by the mean round so far) and `max_rounds` is not reached. The evidence is
 //! looked at only at the planned looks ([`LookPlan`]: `rounds`, then every
-//! doubling), each at its share of alpha; when the share runs out first, one
-//! last look spends what the skipped looks would have.
+//! doubling, but for those that could decide nothing), each at its share of
+//! alpha; when the share runs out first, one last look spends what the
+//! skipped looks would have.
 //!
 //! At each look ([`Spend::looked`]):
 //! - a gating metric decided there (regressed, improved, within its
@@ -94,14 +95,14 @@ impl Spend {
         scenario: &str,
         share: Duration,
         (rounds, max_rounds): (u32, u32),
-        alpha: f64,
+        plan: LookPlan,
         compares: bool,
     ) -> Spend {
         Spend {
             scenario: scenario.to_string(),
             share,
             started: Instant::now(),
-            plan: LookPlan::new(rounds, max_rounds, alpha),
+            plan,
             rounds,
             max_rounds: max_rounds.max(rounds),
             compares,

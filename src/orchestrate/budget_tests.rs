@@ -9,8 +9,20 @@ use crate::metric::Direction;
 
 const S: Duration = Duration::from_secs(1);
 
+/// A test without granularity: every planned look can decide
+/// (`LookPlan::new` drops the others; `compare::looks` tests that).
+fn any(_: u32) -> f64 {
+    0.0
+}
+
 fn spend(share: Duration, compares: bool) -> Spend {
-    Spend::new("get", share, (4, 300), 0.05, compares)
+    Spend::new(
+        "get",
+        share,
+        (4, 300),
+        LookPlan::new(4, 300, 0.05, any),
+        compares,
+    )
 }
 
 /// A gating row of `metric` at `n` pairs: `change` with its interval `[lo,
@@ -203,7 +215,13 @@ fn configured_rounds_always_run_and_nothing_compared_means_no_look() {
 
 #[test]
 fn max_rounds_stops_even_with_time_left() {
-    let mut s = Spend::new("get", 1000 * S, (4, 10), 0.05, true);
+    let mut s = Spend::new(
+        "get",
+        1000 * S,
+        (4, 10),
+        LookPlan::new(4, 10, 0.05, any),
+        true,
+    );
     simulate(&mut s, S, decided_at(u32::MAX));
     let r = s.finish();
     assert_eq!((r.rounds, r.stopped), (10, Stop::MaxRounds));

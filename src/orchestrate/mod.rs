@@ -48,6 +48,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
+use crate::compare::looks::LookPlan;
 use crate::config::{ClientKind, MockScript, ServerTarget, Suite};
 use crate::interrupt;
 use crate::measure::limits;
@@ -269,12 +270,18 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
             break;
         }
         let mut spend = run_budget.map(|b| {
-            let alpha = opts.extend.as_ref().map_or(0.0, |e| e.plan.gate.alpha);
+            let (rounds, max_rounds) = (suite.run.rounds, suite.run.max_rounds);
+            let looks = match opts.extend.as_ref() {
+                Some(e) => LookPlan::new(rounds, max_rounds, e.plan.gate.alpha, |r| {
+                    e.plan.smallest_p(r)
+                }),
+                None => LookPlan::new(rounds, max_rounds, 0.0, |_| 0.0),
+            };
             budget::Spend::new(
                 &scenario.name,
                 b.share(suite.scenarios.len() - i),
-                (suite.run.rounds, suite.run.max_rounds),
-                alpha,
+                (rounds, max_rounds),
+                looks,
                 opts.extend
                     .as_ref()
                     .is_some_and(|e| e.plan.compares_during_run()),

@@ -421,9 +421,12 @@ fn open_loop_keeps_its_rate_with_a_fast_server() {
     // timeout scan, 5 s away). How close each send is to its intended start
     // is not asserted: on a shared machine a preempted loop lags by more
     // than any bound worth checking (alone here: p50 145 µs corrected, 113 µs
-    // from the send).
+    // from the send). Nor is every last start: beside the test command's
+    // builds (load 9.6) 989 went out, the rest waiting on the 4 in flight as
+    // the window closed; a loop that waited for completions or the 5 s scan
+    // would send a few dozen.
     let sent = r.ok + r.in_flight_at_deadline;
-    assert!((990..=1001).contains(&sent), "{sent} sent");
+    assert!((950..=1001).contains(&sent), "{sent} sent");
     assert_eq!(r.errors.total(), 0);
 }
 

@@ -93,7 +93,10 @@ fn reading(run: &RunResults, m: &MetricComparison) -> Option<Reading> {
     }
     let settings = &run.config.run;
     let plan_alpha = |gate_alpha: f64| {
-        LookPlan::new(settings.rounds, settings.max_rounds, gate_alpha).per_look()
+        LookPlan::new(settings.rounds, settings.max_rounds, gate_alpha, |r| {
+            stats::min_p_paired(r as usize)
+        })
+        .per_look()
     };
     let (budget_rounds, alpha_look) = match run.budget.iter().find(|b| b.scenario == m.scenario) {
         Some(b) if b.elapsed_s > 0.0 && b.rounds > 0 => {

@@ -110,8 +110,13 @@ fn a_budget_that_buys_more_rounds_checks_a_smaller_threshold() {
     let (t, rounds) = cpu(&c).checkable.unwrap();
     assert_eq!(rounds, 80);
     let settings = &budgeted[0].config.run;
-    let alpha =
-        LookPlan::new(settings.rounds, settings.max_rounds, default_gate().alpha).per_look();
+    let alpha = LookPlan::new(
+        settings.rounds,
+        settings.max_rounds,
+        default_gate().alpha,
+        |r| crate::compare::stats::min_p_paired(r as usize),
+    )
+    .per_look();
     let mut each: Vec<f64> = comparisons.iter().map(|c| expected(c, alpha, 80)).collect();
     each.sort_by(f64::total_cmp);
     assert!((t - each[1]).abs() < 1e-12, "median of {each:?}: {t}");
