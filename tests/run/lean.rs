@@ -423,8 +423,8 @@ fn open_loop_keeps_its_rate_with_a_fast_server() {
     // than any bound worth checking (alone here: p50 145 µs corrected, 113 µs
     // from the send). Nor is every last start: beside the test command's
     // builds (load 9.6) 989 went out, the rest waiting on the 4 in flight as
-    // the window closed; a loop that waited for completions or the 5 s scan
-    // would send a few dozen.
+    // the window closed; a loop woken only by completions or the 5 s scan
+    // stalls as soon as nothing is in flight.
     let sent = r.ok + r.in_flight_at_deadline;
     assert!((950..=1001).contains(&sent), "{sent} sent");
     assert_eq!(r.errors.total(), 0);
