@@ -5,18 +5,17 @@
 #     the Java/Python/Node test clients' packages, act) and the Rust that
 #     Cargo.toml's rust-version declares, with clippy and rustfmt: every cargo
 #     call below uses it, so the tests test the compiler that ships;
-#  3. builds the release archive (scripts/package.sh, musl, as the release
-#     workflow does) as one plain background job, beside the stages below;
-#  4. tests the harness packages in their own runners, checks fmt, lints with
+#  3. tests the harness packages in their own runners, checks fmt, lints with
 #     clippy (-D warnings) and builds the tests in one build;
+#  4. lints the kits `benchgate init` writes, with the binary that build made;
 #  5. runs every test (cargo-nextest, each test a process of its own, several
 #     at a time) but the serial set below, with moto's CloudWatch-compatible
 #     server on a free 127.0.0.1 port; then the build without default features
 #     and its two tests;
-#  6. waits for the background build, lints the kits `benchgate init` writes
-#     with the binary it built, then runs the serial set one test at a time,
-#     with nothing else running.
-# No test runs twice: a failure fails the run.
+#  6. runs the serial set one test at a time, with nothing else running.
+# No test runs twice: a failure fails the run. The release archive is a
+# build, not a test: CI builds it after this command (.ci/run) and in a job of
+# its own (.github/workflows/ci.yml), with scripts/check-msrv.sh --package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -84,14 +83,6 @@ export RUSTUP_TOOLCHAIN
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 echo "$(cargo --version), $(cargo nextest --version | head -n 1)"
 
-# The release archive, as the release workflow builds it: also the declared
-# Rust's check of the default features for musl.
-BACKGROUND_LOG="$(mktemp -t benchgate-package.XXXXXX)"
-PACKAGE_TARGET=x86_64-unknown-linux-musl
-./scripts/check-msrv.sh --package "$PACKAGE_TARGET" >"$BACKGROUND_LOG" 2>&1 &
-BACKGROUND=$!
-JOBS+=("$BACKGROUND")
-
 stage "harness packages: Java runner, pytest, node --test (scripts/test-harness.sh)"
 ./scripts/test-harness.sh
 
@@ -115,6 +106,10 @@ fi
 rm -rf "$canary"
 cargo nextest run --all-targets --locked --no-run
 
+# With the binary the test build made (its test knobs do nothing to `init`).
+stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
+LINT_INIT_KITS=only BENCHGATE_BIN="target/debug/benchgate" ./scripts/lint.sh
+
 stage "moto (CloudWatch) on 127.0.0.1"
 MOTO_VERSION="5.2.1" # 5.2 serves CloudWatch's query protocol (see Cargo.toml)
 PYTHON="${PYTHON:-python3}"
@@ -131,7 +126,7 @@ export BENCHGATE_TEST_MOTO_URL="http://127.0.0.1:$MOTO_PORT"
 export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_REGION=us-east-1
 unset AWS_PROFILE AWS_SESSION_TOKEN AWS_ROLE_ARN AWS_WEB_IDENTITY_TOKEN_FILE
 
-stage "tests: all but the serial set, ${BENCHGATE_TEST_JOBS:-6} at a time, beside the background build"
+stage "tests: all but the serial set, ${BENCHGATE_TEST_JOBS:-6} at a time"
 cargo nextest run --all-targets --locked -j "${BENCHGATE_TEST_JOBS:-6}" -E "not ($SERIAL)"
 
 # Without default features (no AWS SDK): clippy, then the two tests whose code
@@ -142,19 +137,6 @@ cargo nextest run --all-targets --locked -j "${BENCHGATE_TEST_JOBS:-6}" -E "not 
 stage "without default features: clippy -D warnings and the tests cloudwatch, publish_config"
 cargo nextest run --locked --no-default-features --test cloudwatch --test publish_config \
   -E 'binary(cloudwatch) | binary(publish_config)'
-
-stage "waiting for the background build: the release archive with the declared Rust"
-ok=true
-wait "$BACKGROUND" || ok=false
-JOBS=("${JOBS[@]:1}")
-cat "$BACKGROUND_LOG"
-rm -f "$BACKGROUND_LOG"
-"$ok" || { echo "the release archive's build failed (its output is above)"; exit 1; }
-
-# With the release binary just built (a debug one would be another build: the
-# tests' binary has the test knobs compiled in).
-stage "lint: the workflows and bench/ scripts benchgate init writes (scripts/lint.sh)"
-LINT_INIT_KITS=only BENCHGATE_BIN="target/dist/$PACKAGE_TARGET/release/benchgate" ./scripts/lint.sh
 
 stage "tests: the serial set, one at a time, nothing beside it"
 cargo nextest run --all-targets --locked -j 1 -E "$SERIAL"
