@@ -208,6 +208,28 @@ pub enum Throughput {
     /// The rate the client's own tool reported (JMH's Throughput mode), or
     /// `None` when it reported none: then n/a, never derived from other figures.
     Reported(Option<f64>),
+    /// Successes over the window at benchgate's edges of it: the reference
+    /// server's count there (`served`), at the client's share of successes,
+    /// `served * ok / requests / elapsed_s`. A window loop's program counts
+    /// from its reading of OPEN to that of CLOSE, which a loaded machine
+    /// delays by milliseconds to tens of them; the server's count, the
+    /// window's time and the group's CPU share benchgate's edges.
+    ServerEdges { served: u64 },
+}
+
+impl Throughput {
+    /// The rate of `counts` over `elapsed_s` seconds, as this source reads it.
+    pub fn rate(self, counts: &Counts, elapsed_s: f64) -> Option<f64> {
+        let elapsed = elapsed_s.max(f64::MIN_POSITIVE);
+        match self {
+            Throughput::Window => Some(counts.ok as f64 / elapsed),
+            Throughput::Reported(rps) => rps,
+            Throughput::ServerEdges { served } => Some(match counts.requests() {
+                0 => 0.0,
+                n => served as f64 * (counts.ok as f64 / n as f64) / elapsed,
+            }),
+        }
+    }
 }
 
 impl TrialMetrics {
@@ -230,10 +252,7 @@ impl TrialMetrics {
         let requests = c.requests();
         let elapsed = elapsed_s.max(f64::MIN_POSITIVE);
         TrialMetrics {
-            throughput_rps: match throughput {
-                Throughput::Window => Some(c.ok as f64 / elapsed),
-                Throughput::Reported(rps) => rps,
-            },
+            throughput_rps: throughput.rate(&c, elapsed_s),
             bytes_per_sec: Some((c.bytes_received + c.bytes_sent) as f64 / elapsed),
             error_rate: if requests == 0 {
                 0.0

@@ -44,11 +44,24 @@ pub(super) fn fork_figures(
     trial.window_planned_s = trial
         .window_planned_s
         .map(|p| p * fork.windows.len() as f64);
+    // Rates at benchgate's edges of the windows (`Throughput::ServerEdges`).
+    let at_edges = |w: &super::window_loop::WindowRecord| match &w.server {
+        Some(s) => Throughput::ServerEdges { served: s.requests },
+        None => Throughput::Window,
+    };
     let values = fork
         .windows
         .iter()
         .zip(&fork.cpu)
-        .map(|(w, c)| w.figures(c.per_request(w.counts.requests())))
+        .map(|(w, c)| {
+            let served = w
+                .server
+                .as_ref()
+                .map_or(w.counts.requests(), |s| s.requests);
+            let mut f = w.figures(c.per_request(served));
+            f.throughput_rps = at_edges(w).rate(&w.counts, w.elapsed_s).unwrap_or(0.0);
+            f
+        })
         .collect();
     trial.windows = Some(crate::results::ForkWindows {
         count: fork.windows.len() as u32,
@@ -60,7 +73,7 @@ pub(super) fn fork_figures(
         ..Default::default()
     });
     let figures = Figures {
-        throughput: Throughput::Window,
+        throughput: at_edges(&sum),
         requests: sum.counts.requests(),
         ok: sum.counts.ok,
         errors: sum.counts.errors,

@@ -194,6 +194,39 @@ fn a_client_that_never_declares_the_loop_keeps_one_window() {
     );
 }
 
+#[test]
+fn a_forks_rate_is_read_at_benchgates_edges_of_its_windows() {
+    // The program counts 150 ms past each CLOSE it reads: a quarter more
+    // than the server answered in a 600 ms window. The fork's rate is the
+    // server's count over benchgate's edges (at the program's share of
+    // successes, all of them here), as its CPU per request is.
+    let run = run_config(&wrong("late-close"), &[]);
+    let r = run.results();
+    let [t] = cell(&r, "closed", "wrong").trials.as_slice() else {
+        panic!("one trial")
+    };
+    assert_eq!(t.failure, None);
+    let w = t.windows.as_ref().expect("a fork of windows");
+    assert_eq!(w.values.len(), WINDOWS, "{w:?}");
+    let (m, s) = (t.metrics.as_ref().unwrap(), t.server.as_ref().unwrap());
+    assert!(
+        m.requests as f64 > 1.1 * s.requests as f64,
+        "the program counted past the edges: {} against the server's {}",
+        m.requests,
+        s.requests
+    );
+    let at_edges = s.requests as f64 / m.elapsed_s;
+    let rate = m.throughput_rps.unwrap();
+    assert!(
+        (rate / at_edges - 1.0).abs() < 1e-9,
+        "{rate} req/s, where the server answered {at_edges}/s in the windows"
+    );
+    for v in &w.values {
+        assert!(v.requests > v.server_requests, "{v:?}");
+        assert!(v.throughput_rps < v.requests as f64 / 0.6, "{v:?}");
+    }
+}
+
 /// Two harness clients over `[run] schedule = "interleaved"`.
 fn interleaved(second: &str, rounds: u32) -> String {
     format!(
@@ -233,39 +266,12 @@ fn two_harness_clients_take_turns_window_by_window_the_idle_one_frozen() {
         &interleaved(r#"["python3", "harness/python/examples/quickstart.py"]"#, 2),
         &[],
     );
-    let r = run.results();
-    // (opened_at, client) of every kept window, by round.
-    let mut turns: [Vec<(String, String)>; 2] = [vec![], vec![]];
-    for client in ["a", "b"] {
-        let c = cell(&r, "closed", client);
-        assert_eq!(c.trials.len(), 2, "{client}");
-        for t in &c.trials {
-            assert_eq!(t.failure, None, "{client}");
-            let w = t.windows.as_ref().expect("a fork of windows");
-            assert_eq!((w.count, w.values.len()), (3, 3), "{w:?}");
-            let m = t.metrics.as_ref().unwrap();
-            assert!(m.requests > 0 && m.cpu_us_per_request.is_some(), "{m:?}");
-            // The frozen side's CPU over this fork's windows: ~0 (a stopped
-            // group runs nothing; a few ms allowed for the stop to land).
-            let peer = w.peer_cpu_us.expect("the frozen side's CPU is read");
-            assert!(peer < 20_000, "the frozen side ran {peer} µs: {w:?}");
-            for v in &w.values {
-                assert!(v.requests > 0, "{client}: {v:?}");
-                let at = v.opened_at.clone().expect("each window's opening");
-                turns[t.round as usize - 1].push((at, client.to_string()));
-            }
-        }
-    }
-    let order: Vec<String> = turns
-        .into_iter()
-        .map(|mut round| {
-            round.sort();
-            round.into_iter().map(|(_, c)| c).collect()
-        })
-        .collect();
     // Window pairs alternate which side goes first; the round's first side
     // flips by round.
-    assert_eq!(order, ["abbaab", "baabba"]);
+    assert_eq!(
+        crate::interleaved::turns(&run.results(), "closed", ["a", "b"]),
+        ["abbaab", "baabba"]
+    );
 }
 
 #[test]

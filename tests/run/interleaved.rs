@@ -26,38 +26,55 @@ fn two_forks_take_turns_window_by_window_the_idle_one_frozen() {
     assert_eq!(doc["config"]["run"]["schedule"], "interleaved");
     let results = run.results();
     assert_eq!(results.results.len(), 2);
+    for t in results.results.iter().flat_map(|c| &c.trials) {
+        let w = t.windows.as_ref().expect("a fork of windows");
+        assert!(w.group_cpu_us.is_some(), "{w:?}");
+    }
+    // Window pairs alternate which side goes first; the round's first side
+    // flips by round (the counterbalanced order).
+    assert_eq!(turns(&results, "get", ["a", "b"]), ["abbaab", "baabba"]);
+}
+
+/// The clients of an interleaved run of 2 rounds of 3 windows, one letter a
+/// window in the order the windows opened, by round, after checking each of
+/// the two cells: 2 trials, none failed, each a fork of 3 windows that
+/// measured (requests, CPU per request) while the frozen side ran ~0 (a
+/// stopped group runs nothing; a few ms allowed for the stop to land).
+pub(crate) fn turns(
+    r: &benchgate::results::RunResults,
+    scenario: &str,
+    clients: [&str; 2],
+) -> Vec<String> {
     // (opened_at, client) of every kept window, by round.
     let mut turns: [Vec<(String, String)>; 2] = [vec![], vec![]];
-    for cell in &results.results {
-        assert_eq!(cell.trials.len(), 2, "{}", cell.client);
-        for t in &cell.trials {
-            assert_eq!(t.failure, None, "{}", cell.client);
+    for client in clients {
+        let c = common::cell(r, scenario, client);
+        assert_eq!(c.trials.len(), 2, "{client}");
+        for t in &c.trials {
+            assert_eq!(t.failure, None, "{client}");
             let w = t.windows.as_ref().expect("a fork of windows");
             assert_eq!((w.count, w.values.len()), (3, 3), "{w:?}");
             let m = t.metrics.as_ref().unwrap();
             assert!(m.requests > 0 && m.cpu_us_per_request.is_some(), "{m:?}");
-            // The frozen side's CPU over this fork's three windows: ~0 (a
-            // stopped group runs nothing; a few ms allowed for the stop to
-            // land), where the fork itself ran for most of them.
             let peer = w.peer_cpu_us.expect("the frozen side's CPU is read");
             assert!(peer < 20_000, "the frozen side ran {peer} µs: {w:?}");
-            assert!(w.group_cpu_us.is_some_and(|c| c > peer), "{w:?}");
+            // A built-in fork's sum of its group's CPU (a command client's
+            // is its gated CPU, in its metrics).
+            assert!(w.group_cpu_us.is_none_or(|c| c > peer), "{w:?}");
             for v in &w.values {
+                assert!(v.requests > 0, "{client}: {v:?}");
                 let at = v.opened_at.clone().expect("each window's opening");
-                turns[t.round as usize - 1].push((at, cell.client.clone()));
+                turns[t.round as usize - 1].push((at, client.to_string()));
             }
         }
     }
-    let order: Vec<String> = turns
+    turns
         .into_iter()
         .map(|mut round| {
             round.sort();
             round.into_iter().map(|(_, c)| c).collect()
         })
-        .collect();
-    // Window pairs alternate which side goes first; the round's first side
-    // flips by round (the counterbalanced order).
-    assert_eq!(order, ["abbaab", "baabba"]);
+        .collect()
 }
 
 #[test]
