@@ -266,7 +266,8 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// Suite config (its `[gate]` is the current gate). Default: ./benchgate.toml
-    /// if it exists, else the built-in default suite.
+    /// if it exists, else the config the first --results file recorded, else the
+    /// built-in default suite.
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// A/A runs of the suite (at least 2; every pair of runs is compared).

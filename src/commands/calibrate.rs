@@ -24,12 +24,28 @@ use crate::results::RunResults;
 /// `benchgate calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
     let choice = SuiteChoice::for_command(args.config.as_deref());
-    let suite = choice.load()?.with_overrides(&Overrides {
+    // Results files and no config of the user's to judge them by: the config
+    // they ran (a base-vs-head kit's runs judged as the default suite would
+    // be compared with one another, never within themselves).
+    let recorded = match (&choice, args.results.first()) {
+        (SuiteChoice::Builtin, Some(first)) => {
+            crate::stdoutln!(
+                "note: no --config and no ./benchgate.toml: the runs are judged by the config {} recorded",
+                crate::report::untrusted::for_log(&first.display().to_string())
+            );
+            Some(RunResults::read(first)?.config)
+        }
+        _ => None,
+    };
+    let suite = match recorded {
+        Some(suite) => suite,
+        None => choice.load()?,
+    }
+    .with_overrides(&Overrides {
         no_pin: args.no_pin,
         scenarios: args.scenarios.clone(),
         ..Overrides::default()
     })?;
-    suite.check_runnable("benchgate calibrate")?;
     let config_path = choice.path().map(Path::to_path_buf);
     if args.write && config_path.is_none() {
         anyhow::bail!("--write needs a config file to rewrite: pass --config FILE (the built-in suite has none)");
@@ -41,6 +57,7 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
             "--runs {}: use a value from 2 to 100 (every pair of runs is compared)",
             args.runs
         );
+        suite.check_runnable("benchgate calibrate")?;
         run_suite(&suite, &Lookup::new(plan.clone(), None), &args)?
     } else {
         anyhow::ensure!(

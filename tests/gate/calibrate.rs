@@ -307,4 +307,31 @@ fn calibrate_names_the_windows_per_fork_for_windowed_forks() {
     let cells: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(cells[1..5], ["b", "throughput_rps", "3", "12"], "{row}");
     assert!(windows.contains("suggested: [run] windows = "), "{log}");
+    // Without --config, where no ./benchgate.toml is: the config the files
+    // recorded, not the built-in suite (which would compare the runs with
+    // one another and find no windows to read).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = Command::new(exe())
+        .arg("calibrate")
+        .args(
+            files
+                .iter()
+                .flat_map(|f| [std::ffi::OsStr::new("--results"), f.as_os_str()]),
+        )
+        .current_dir(elsewhere.path())
+        .env("CI", "true")
+        .output()
+        .unwrap();
+    let recorded = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{recorded}");
+    assert!(
+        recorded.contains("the runs are judged by the config")
+            && recorded.contains("run-0.json recorded"),
+        "{recorded}"
+    );
+    assert_eq!(
+        recorded.split_once("Windows per fork").map(|(_, w)| w),
+        Some(windows),
+        "{recorded}"
+    );
 }
