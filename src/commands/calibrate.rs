@@ -23,17 +23,35 @@ use crate::results::RunResults;
 
 /// `benchgate calibrate`.
 pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
+    // Runs made already (`--results`), each file read once.
+    let given = if args.results.is_empty() {
+        None
+    } else {
+        anyhow::ensure!(
+            args.results.len() >= 2,
+            "--results: give at least 2 results files (A/A runs of one config)"
+        );
+        let mut runs = Vec::new();
+        for p in &args.results {
+            let mut r = RunResults::read(p)?;
+            if !args.scenarios.is_empty() {
+                r.results.retain(|c| args.scenarios.contains(&c.scenario));
+            }
+            runs.push(r);
+        }
+        Some(runs)
+    };
     let choice = SuiteChoice::for_command(args.config.as_deref());
     // Results files and no config of the user's to judge them by: the config
     // they ran (a base-vs-head kit's runs judged as the default suite would
     // be compared with one another, never within themselves).
-    let recorded = match (&choice, args.results.first()) {
-        (SuiteChoice::Builtin, Some(first)) => {
+    let recorded = match (&choice, &given) {
+        (SuiteChoice::Builtin, Some(runs)) => {
             crate::stdoutln!(
                 "note: no --config and no ./benchgate.toml: the runs are judged by the config {} recorded",
-                crate::report::untrusted::for_log(&first.display().to_string())
+                crate::report::untrusted::for_log(&args.results[0].display().to_string())
             );
-            Some(RunResults::read(first)?.config)
+            Some(runs[0].config.clone())
         }
         _ => None,
     };
@@ -51,28 +69,17 @@ pub fn calibrate(args: CalibrateArgs) -> anyhow::Result<u8> {
         anyhow::bail!("--write needs a config file to rewrite: pass --config FILE (the built-in suite has none)");
     }
     let plan = ComparisonPlan::resolve(Asked::default(), &suite, &suite, &suite.source)?;
-    let runs = if args.results.is_empty() {
-        anyhow::ensure!(
-            (2..=100).contains(&args.runs),
-            "--runs {}: use a value from 2 to 100 (every pair of runs is compared)",
-            args.runs
-        );
-        suite.check_runnable("benchgate calibrate")?;
-        run_suite(&suite, &Lookup::new(plan.clone(), None), &args)?
-    } else {
-        anyhow::ensure!(
-            args.results.len() >= 2,
-            "--results: give at least 2 results files (A/A runs of one config)"
-        );
-        let mut runs = Vec::new();
-        for p in &args.results {
-            let mut r = RunResults::read(p)?;
-            if !args.scenarios.is_empty() {
-                r.results.retain(|c| args.scenarios.contains(&c.scenario));
-            }
-            runs.push(r);
+    let runs = match given {
+        Some(runs) => runs,
+        None => {
+            anyhow::ensure!(
+                (2..=100).contains(&args.runs),
+                "--runs {}: use a value from 2 to 100 (every pair of runs is compared)",
+                args.runs
+            );
+            suite.check_runnable("benchgate calibrate")?;
+            run_suite(&suite, &Lookup::new(plan.clone(), None), &args)?
         }
-        runs
     };
     // A config that compares within the run (side by side, base vs head):
     // each run is an A/A comparison of its own, and the thresholds are the

@@ -66,8 +66,7 @@ impl LookPlan {
         loop {
             let share = alpha / planned.len() as f64;
             let before = planned.len();
-            let end = *planned.last().expect("a plan has a look");
-            planned.retain(|r| *r == end || smallest_p(*r) <= share);
+            planned.retain(|r| *r == last || smallest_p(*r) <= share);
             if planned.len() == before {
                 break;
             }

@@ -44,11 +44,7 @@ pub(super) fn fork_figures(
     trial.window_planned_s = trial
         .window_planned_s
         .map(|p| p * fork.windows.len() as f64);
-    // Rates at benchgate's edges of the windows (`Throughput::ServerEdges`).
-    let at_edges = |w: &super::window_loop::WindowRecord| match &w.server {
-        Some(s) => Throughput::ServerEdges { served: s.requests },
-        None => Throughput::Window,
-    };
+    // Rates and costs at benchgate's edges of the windows.
     let values = fork
         .windows
         .iter()
@@ -58,9 +54,7 @@ pub(super) fn fork_figures(
                 .server
                 .as_ref()
                 .map_or(w.counts.requests(), |s| s.requests);
-            let mut f = w.figures(c.per_request(served));
-            f.throughput_rps = at_edges(w).rate(&w.counts, w.elapsed_s).unwrap_or(0.0);
-            f
+            w.figures(c.per_request(served), w.at_server_edges())
         })
         .collect();
     trial.windows = Some(crate::results::ForkWindows {
@@ -73,7 +67,7 @@ pub(super) fn fork_figures(
         ..Default::default()
     });
     let figures = Figures {
-        throughput: at_edges(&sum),
+        throughput: sum.at_server_edges(),
         requests: sum.counts.requests(),
         ok: sum.counts.ok,
         errors: sum.counts.errors,

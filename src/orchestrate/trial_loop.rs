@@ -21,6 +21,7 @@ use super::trial::{figures, Measured};
 use super::window_loop::{fork_value, quote, WindowRecord};
 use crate::config::StopRule;
 use crate::measure::resources::CpuTimes;
+use crate::metric::trial::Throughput;
 use crate::results::validity::{self, InvalidMark};
 use crate::results::{ForkCpu, ForkWindows, Trial};
 
@@ -161,7 +162,7 @@ impl Windows {
             starved: self.starved,
             peer_cpu_us: value.peer_cpu.map(|c| c.total_us()),
             values: (self.records.iter())
-                .map(|w| w.figures(figures(w).cpu_us_per_request))
+                .map(|w| w.figures(figures(w).cpu_us_per_request, Throughput::Window))
                 .collect(),
             gated_cpu: Some(ForkCpu::Driver),
             driver_cpu_us: value.cpu.map(|c| c.total_us()),

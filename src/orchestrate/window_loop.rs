@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::measure::resources::CpuTimes;
 use crate::measure::schedstat::Starvation;
 use crate::measure::{Counts, LatencyHistogram};
+use crate::metric::trial::Throughput;
 use crate::results::WindowFigures;
 use crate::server::ServerCounters;
 
@@ -219,14 +220,29 @@ pub struct WindowRecord {
 
 impl WindowRecord {
     /// This window's figures in its fork's `values` (their trend within the
-    /// fork), its CPU per request as the caller read it.
-    pub fn figures(&self, cpu_us_per_request: Option<f64>) -> WindowFigures {
+    /// fork), its CPU per request as the caller read it and its throughput
+    /// read as `throughput` says.
+    pub fn figures(
+        &self,
+        cpu_us_per_request: Option<f64>,
+        throughput: Throughput,
+    ) -> WindowFigures {
         WindowFigures {
             requests: self.counts.requests(),
             server_requests: self.server.as_ref().map_or(0, |s| s.requests),
-            throughput_rps: self.counts.ok as f64 / self.elapsed_s.max(f64::MIN_POSITIVE),
+            throughput_rps: throughput.rate(&self.counts, self.elapsed_s).unwrap_or(0.0),
             cpu_us_per_request,
             opened_at: self.opened_at.clone(),
+        }
+    }
+
+    /// A program's window (or windows, summed) counted at benchgate's edges
+    /// of it: the reference server's count there, where it has one
+    /// ([`Throughput::ServerEdges`]).
+    pub fn at_server_edges(&self) -> Throughput {
+        match &self.server {
+            Some(s) => Throughput::ServerEdges { served: s.requests },
+            None => Throughput::Window,
         }
     }
 
