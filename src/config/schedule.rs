@@ -52,7 +52,7 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
     }
     for s in &suite.scenarios {
         // One client may still be two cells: base vs head twins a command
-        // client in the repository ([`check_cells`], as the run starts).
+        // client in the repository ([`settle_cells`], as the run starts).
         if s.clients.len() > 2 {
             return Err(problem(
                 format!(
@@ -95,11 +95,25 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
 
 /// As the run starts, with base vs head's twins in `suite`: an interleaved
 /// round needs each scenario's two cells, two clients side by side or one
-/// client measured at both commits.
-pub fn check_cells(suite: &Suite) -> anyhow::Result<()> {
+/// client measured at both commits. A run of one cell in every scenario (a
+/// base-vs-head config run at one commit: on main, nightly) has no second
+/// fork to take turns with: it runs sequential forks of the same windows,
+/// recorded as such (a stored run of the other schedule is not comparable),
+/// and the returned note says so. Some scenarios of one cell and some of
+/// two are refused: one schedule per run.
+pub fn settle_cells(suite: &mut Suite) -> anyhow::Result<Option<String>> {
     match suite.run.schedule {
-        Schedule::Sequential => return Ok(()),
+        Schedule::Sequential => return Ok(None),
         Schedule::Interleaved => {}
+    }
+    if suite.scenarios.iter().all(|s| s.clients.len() == 1) {
+        suite.run.schedule = Schedule::Sequential;
+        return Ok(Some(format!(
+            "{}: [run] schedule = \"interleaved\" takes turns between two clients in a scenario, and this run \
+             measures one in each (one commit, no base side): its forks run one after another, {} windows each, \
+             recorded as schedule \"sequential\"",
+            suite.source, suite.run.windows
+        )));
     }
     for s in &suite.scenarios {
         anyhow::ensure!(
@@ -113,7 +127,7 @@ pub fn check_cells(suite: &Suite) -> anyhow::Result<()> {
             s.clients.join(", ")
         );
     }
-    Ok(())
+    Ok(None)
 }
 
 /// The built-in kinds whose driver speaks the window loop, as a message
@@ -187,18 +201,29 @@ mod tests {
             &two,
             "[run] anchor = true adds a third",
         );
-        // One client: refused as the run starts unless base vs head twins it.
+        // One client in every scenario: sequential forks as the run starts,
+        // said; two once base vs head twins it; one and two: refused.
         let one = load(
             "windows = 3",
             &format!("{CLIENTS}\n{SCENARIO}clients = [\"a\"]\n"),
         )
         .unwrap();
-        let e = super::check_cells(&one).unwrap_err().to_string();
-        assert!(e.contains("scenario \"s\" runs 1: a;"), "{e}");
-        assert!(e.contains("or schedule = \"sequential\""), "{e}");
+        let mut alone = one.clone();
+        let note = super::settle_cells(&mut alone).unwrap().unwrap();
+        assert_eq!(alone.run.schedule, Schedule::Sequential);
+        assert!(note.contains("one after another, 3 windows each"), "{note}");
         let mut twinned = one.clone();
         twinned.scenarios[0].clients.push("a@base".into());
-        super::check_cells(&twinned).unwrap();
+        assert_eq!(super::settle_cells(&mut twinned).unwrap(), None);
+        assert_eq!(twinned.run.schedule, Schedule::Interleaved);
+        let mut mixed = twinned.clone();
+        let mut lone = mixed.scenarios[0].clone();
+        lone.name = "lone".into();
+        lone.clients.truncate(1);
+        mixed.scenarios.push(lone);
+        let e = super::settle_cells(&mut mixed).unwrap_err().to_string();
+        assert!(e.contains("scenario \"lone\" runs 1: a;"), "{e}");
+        assert!(e.contains("or schedule = \"sequential\""), "{e}");
         refused(
             "windows = 3",
             &format!("{CLIENTS}\n[[client]]\nname = \"c\"\nkind = \"hyper\"\n\n{SCENARIO}"),

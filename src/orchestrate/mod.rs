@@ -134,7 +134,11 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         }
     }
     check_open_files(&suite)?;
-    crate::config::schedule::check_cells(&suite)?;
+    if let Some(note) = crate::config::schedule::settle_cells(&mut suite)? {
+        if !opts.quiet {
+            crate::stderrln!("benchgate: note: {note}");
+        }
+    }
     let pinning = plan_pinning(suite.run.pin);
     let client_threads = if pinning.enabled {
         pinning.client_cpus.len()

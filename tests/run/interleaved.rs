@@ -115,3 +115,32 @@ fn one_fork_failing_fails_both_trials_of_its_round() {
         failure("a")
     );
 }
+
+/// A run of one client in every scenario (a base-vs-head config run at one
+/// commit: on main, nightly) has no second fork to take turns with: its forks
+/// run one after another, each of its windows, recorded as sequential (a
+/// stored interleaved run is then not comparable), and the run says so.
+#[test]
+fn one_client_per_scenario_runs_sequential_forks_and_says_so() {
+    let toml = "[run]\nrounds = 2\nwarmup = \"100ms\"\nduration = \"100ms\"\npin = false\n\
+                windows = 3\nschedule = \"interleaved\"\n\
+                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n\
+                \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 2\nclients = [\"a\"]\n";
+    let run = run_config(toml, &[]);
+    let stderr = String::from_utf8_lossy(&run.output.stderr);
+    assert!(
+        stderr.contains("its forks run one after another, 3 windows each, recorded as schedule \"sequential\""),
+        "{stderr}"
+    );
+    let results = run.results();
+    assert_eq!(results.config.run.schedule, benchgate::config::Schedule::Sequential);
+    let c = common::cell(&results, "get", "a");
+    assert_eq!(c.trials.len(), 2);
+    for t in &c.trials {
+        assert_eq!(t.failure, None);
+        let w = t.windows.as_ref().expect("a fork of windows");
+        assert_eq!((w.count, w.values.len()), (3, 3), "{w:?}");
+        assert_eq!(w.peer_cpu_us, None, "no partner fork: {w:?}");
+    }
+}

@@ -71,10 +71,13 @@ macro_rules! warm_windows {
             "warmup = \"3s\"           # once per fork (",
             $start,
             "), excluded from every figure\n",
-            "windows = 4             # windows per fork, back to back in ",
+            "windows = 4             # windows per fork, all in ",
             $process,
             " (the window loop); their sum is the fork's value\n",
             "duration = \"1s\"         # each window\n",
+            "schedule = \"interleaved\" # base and head forks alive at once, their windows taking turns,\n",
+            "                         # the idle one frozen; a run of one commit (main, nightly) runs\n",
+            "                         # its forks one after another\n",
         )
     };
 }

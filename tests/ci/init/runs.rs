@@ -140,7 +140,8 @@ public final class Own {
 
 /// Issue 54, point 3: the Java kit's path for a program that already speaks
 /// the protocol, as bench/run.sh describes it (its main class named there,
-/// QuickStart.java deleted), builds and measures with no jar in bench/lib/.
+/// QuickStart.java deleted, the schedule sequential: it has no window loop),
+/// builds and measures with no jar in bench/lib/.
 #[test]
 fn the_java_kit_runs_a_program_of_its_own_without_the_harness_jars() {
     // Offered the loop, it never declares it: one window per fork.
@@ -151,6 +152,13 @@ fn the_java_kit_runs_a_program_of_its_own_without_the_harness_jars() {
         let text = std::fs::read_to_string(&run).unwrap();
         assert!(text.contains("\nmain=QuickStart\n"), "{text}");
         std::fs::write(&run, text.replace("\nmain=QuickStart\n", "\nmain=Own\n")).unwrap();
+        assert!(text.contains("schedule = \"sequential\""), "{text}");
+        let config = p.join("benchgate.toml");
+        let toml = std::fs::read_to_string(&config).unwrap();
+        let interleaved = "schedule = \"interleaved\"";
+        assert!(toml.contains(interleaved), "{toml}");
+        let sequential = toml.replace(interleaved, "schedule = \"sequential\"");
+        std::fs::write(&config, sequential).unwrap();
         assert!(!p.join("bench/lib").exists());
     });
 }

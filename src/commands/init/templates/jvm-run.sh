@@ -9,7 +9,9 @@
 # docs/external-clients.md in benchgate's repository, "The protocol") runs
 # without the harness: name its main class here, have bench/build.sh put it on
 # the classpath (your project's classes in CP, or its source in bench/), and
-# delete bench/QuickStart.java; bench/lib/ then needs no jar.
+# delete bench/QuickStart.java; bench/lib/ then needs no jar. Unless it also
+# speaks the window loop ("The window loop"), set schedule = "sequential" in
+# benchgate.toml: its forks then measure one window each.
 main=QuickStart
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
