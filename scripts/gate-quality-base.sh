@@ -207,7 +207,7 @@ make_repo "$WORK/aa"
 echo "gate-quality-base: head, the same code" >"$WORK/aa/README"
 commit_head "$WORK/aa" "head: README only"
 SCENARIOS=$(grep -A1 '^\[\[scenario\]\]' "$WORK/settings.toml" | sed -n 's/^name = "\(.*\)"/\1/p' | paste -sd, -)
-log "settings: $CLIENT client, scenarios $SCENARIOS, rounds $R (up to $MR), warmup $W, $WIN window(s) of $D, schedule ${SCHEDULE:-sequential}, budget ${BUDGET:-none}, $RUNS runs"
+log "settings: $CLIENT client, scenarios $SCENARIOS, rounds $R (up to $MR), warmup $W, $WIN window(s) of $D, schedule ${SCHEDULE:-as the kit writes it}, budget ${BUDGET:-none}, $RUNS runs"
 if [ "$CLIENT" = java ]; then
     # Each scenario's spin at inj's head: INJECT_PCT% of its CPU per request
     # (burn@base in a probe run of aa), unless INJECT_SPEC (SCENARIO=N ...) gives it.
@@ -324,7 +324,7 @@ mkdir -p "$(dirname "$OUT")"
     echo
     echo "- Machine: $(nproc) CPUs, $CPU_MODEL, $(uname -r)"
     if [ "$CLIENT" = java ]; then
-    echo "- $RUNS runs of each arm: a temporary repository, \`benchgate run --compare-base HEAD^\`, command client BurnClient.java (Apache HttpClient 5 on benchgate's Java harness) built by its setup (javac) at base and head; the Maven kit's config (\`benchgate init --kind maven\`, scenarios $SCENARIOS): rounds $R (up to $MR, used $ROUNDS_USED on average) interleaved, warmup $W, $WIN window(s) of $D per fork, schedule ${SCHEDULE:-sequential}, budget ${BUDGET:-none}"
+    echo "- $RUNS runs of each arm: a temporary repository, \`benchgate run --compare-base HEAD^\`, command client BurnClient.java (Apache HttpClient 5 on benchgate's Java harness) built by its setup (javac) at base and head; the Maven kit's config (\`benchgate init --kind maven\`, scenarios $SCENARIOS): rounds $R (up to $MR, used $ROUNDS_USED on average) interleaved, warmup $W, $WIN window(s) of $D per fork, schedule ${SCHEDULE:-as the kit writes it}, budget ${BUDGET:-none}"
     echo "- A/A: head changes a README only. Both commits burn $BASE_BURN_NS ns per request; injected: head's burn_ns is $INJECT_SPEC (${INJECT_PCT}% of burn@base's CPU per request in a probe run)"
     else
     echo "- $RUNS runs of each arm: a temporary repository, \`benchgate run --compare-base HEAD^\`, command client burn_client.c (C, HTTP/1.1 keep-alive, GET /bytes/22, $CONCURRENCY connections) built by its setup at base and head; rounds $R (up to $MR, used $ROUNDS_USED on average) interleaved, warmup $W, duration $D"
