@@ -130,11 +130,16 @@ fn one_client_per_scenario_runs_sequential_forks_and_says_so() {
     let run = run_config(toml, &[]);
     let stderr = String::from_utf8_lossy(&run.output.stderr);
     assert!(
-        stderr.contains("its forks run one after another, 3 windows each, recorded as schedule \"sequential\""),
+        stderr.contains(
+            "its forks run one after another, 3 windows each, recorded as schedule \"sequential\""
+        ),
         "{stderr}"
     );
     let results = run.results();
-    assert_eq!(results.config.run.schedule, benchgate::config::Schedule::Sequential);
+    assert_eq!(
+        results.config.run.schedule,
+        benchgate::config::Schedule::Sequential
+    );
     let c = common::cell(&results, "get", "a");
     assert_eq!(c.trials.len(), 2);
     for t in &c.trials {
