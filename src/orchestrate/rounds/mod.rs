@@ -113,6 +113,23 @@ impl Rounds<'_> {
             if reruns == 0 {
                 round += 1;
             }
+            // A cell whose client's setup failed (a base commit that does not
+            // build, or has no benchgate.toml yet) measures nothing: its
+            // partner's forks then run alone, as in a sequential round, so
+            // the head is measured and the verdict is "no baseline".
+            let unbuilt = (cells.iter())
+                .find(|c| self.setup_failed.contains_key(c.result.client.as_str()))
+                .map(|c| c.label());
+            let paired = match self.suite.run.schedule {
+                Schedule::Sequential => false,
+                Schedule::Interleaved => unbuilt.is_none(),
+            };
+            if let (false, Some(c), 1, 0) = (paired, &unbuilt, round, reruns) {
+                progress.note(&format!(
+                    "benchgate: {}: {c}'s setup failed, so the other side's forks run alone, one after another",
+                    scenario.name,
+                ));
+            }
             // The anchor first, then the cells; whether interrupted.
             let mut one = |s: &Scenario, cell: &mut CellAcc| {
                 self.run_one(s, cell, &target, round, progress, &mut || None);
@@ -123,17 +140,14 @@ impl Rounds<'_> {
                     break 'rounds;
                 }
             }
-            match self.suite.run.schedule {
-                Schedule::Sequential => {
-                    for i in round_order(cells.len(), round) {
-                        if one(scenario, &mut cells[i]) {
-                            break 'rounds;
-                        }
-                    }
+            if paired {
+                self.interleaved(scenario, &mut cells, &target, round, progress);
+                if interrupt::received().is_some() {
+                    break 'rounds;
                 }
-                Schedule::Interleaved => {
-                    self.interleaved(scenario, &mut cells, &target, round, progress);
-                    if interrupt::received().is_some() {
+            } else {
+                for i in round_order(cells.len(), round) {
+                    if one(scenario, &mut cells[i]) {
                         break 'rounds;
                     }
                 }

@@ -100,6 +100,52 @@ fn the_java_kit_builds_and_measures_at_base_and_head() {
     });
 }
 
+/// The pull request that adds the Java kit: its base commit has no kit, so
+/// the base side's setup fails and the interleaved kit's head forks run
+/// alone (said), measured, for the neutral "no baseline" verdict, never a
+/// failed run (every round failed with the partner's setup).
+#[test]
+fn the_pull_request_that_adds_the_java_kit_is_neutral() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("pom.xml"), "").unwrap();
+    git(p, &["init", "-q", "."]);
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-qm", "before the kit"]);
+    let out = init(p, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    ok(
+        "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
+        Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
+    );
+    let lib = p.join("bench/lib");
+    std::fs::create_dir(&lib).unwrap();
+    for jar in [
+        Path::new(ROOT).join("harness/java/out/benchgate-harness.jar"),
+        Path::new("/usr/share/java/hdrhistogram.jar").to_path_buf(),
+    ] {
+        std::fs::copy(&jar, lib.join(jar.file_name().unwrap())).unwrap();
+    }
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-qm", "the kit"]);
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let out = run_in(p, &["--compare-base", "HEAD^"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all = text(&out);
+    assert!(all.contains("no baseline"), "{all}");
+    assert!(
+        all.contains("java-client@base's setup failed, so the other side's forks run alone"),
+        "{all}"
+    );
+    let r = benchgate::results::RunResults::read(&p.join("results.json")).unwrap();
+    let head = r.cell_at("get-22b-c10", "java-client", None).unwrap();
+    assert!(!head.trials.is_empty());
+    for t in &head.trials {
+        assert_eq!(t.failure, None, "the head's fork failed");
+        assert_eq!(t.windows.as_ref().map(|w| w.count), Some(4));
+    }
+}
+
 /// A Java program that already speaks benchgate's protocol without the
 /// harness: a black box (no result file) that keeps sending the scenario's
 /// GETs for the warmup and the duration, measured from the server's side.
