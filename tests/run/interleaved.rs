@@ -8,14 +8,18 @@ use crate::common;
 
 use common::{run_config, schema_path};
 
+/// An interleaved run of 2 rounds of 3 windows: clients a (hyper) and b
+/// (reqwest) in scenario "get", its last line open for more of the scenario.
+const TWO_CLIENTS: &str =
+    "[run]\nrounds = 2\nwarmup = \"100ms\"\nduration = \"100ms\"\npin = false\n\
+                           windows = 3\nschedule = \"interleaved\"\n\
+                           \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
+                           \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n\
+                           \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 2\n";
+
 #[test]
 fn two_forks_take_turns_window_by_window_the_idle_one_frozen() {
-    let toml = "[run]\nrounds = 2\nwarmup = \"100ms\"\nduration = \"100ms\"\npin = false\n\
-                windows = 3\nschedule = \"interleaved\"\n\
-                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
-                \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n\
-                \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 2\n";
-    let run = run_config(toml, &["--quiet"]);
+    let run = run_config(TWO_CLIENTS, &["--quiet"]);
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap())
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.output.stderr)));
     let schema: serde_json::Value =
@@ -122,12 +126,7 @@ fn one_fork_failing_fails_both_trials_of_its_round() {
 /// stored interleaved run is then not comparable), and the run says so.
 #[test]
 fn one_client_per_scenario_runs_sequential_forks_and_says_so() {
-    let toml = "[run]\nrounds = 2\nwarmup = \"100ms\"\nduration = \"100ms\"\npin = false\n\
-                windows = 3\nschedule = \"interleaved\"\n\
-                \n[[client]]\nname = \"a\"\nkind = \"hyper\"\n\
-                \n[[client]]\nname = \"b\"\nkind = \"reqwest\"\n\
-                \n[[scenario]]\nname = \"get\"\npath = \"/bytes/22\"\nconcurrency = 2\nclients = [\"a\"]\n";
-    let run = run_config(toml, &[]);
+    let run = run_config(&format!("{TWO_CLIENTS}clients = [\"a\"]\n"), &[]);
     let stderr = String::from_utf8_lossy(&run.output.stderr);
     assert!(
         stderr.contains(

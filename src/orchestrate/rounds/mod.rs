@@ -106,29 +106,29 @@ impl Rounds<'_> {
                 CellAcc::anchor(&scenario.name),
             )
         });
+        // A cell whose client's setup failed (a base commit that does not
+        // build, or has no benchgate.toml yet) measures nothing: its
+        // partner's forks then run alone, as in a sequential round, so the
+        // head is measured and the verdict is "no baseline".
+        let unbuilt = (cells.iter())
+            .find(|c| self.setup_failed.contains_key(c.result.client.as_str()))
+            .map(|c| c.label());
+        let paired = match self.suite.run.schedule {
+            Schedule::Sequential => false,
+            Schedule::Interleaved => unbuilt.is_none(),
+        };
+        if let (Schedule::Interleaved, Some(c)) = (&self.suite.run.schedule, &unbuilt) {
+            progress.note(&format!(
+                "benchgate: {}: {c}'s setup failed, so the other side's forks run alone, one after another",
+                scenario.name,
+            ));
+        }
         let mut round = 0;
         // Attempts of the current round dropped because a trial was starved.
         let mut reruns = 0;
         'rounds: loop {
             if reruns == 0 {
                 round += 1;
-            }
-            // A cell whose client's setup failed (a base commit that does not
-            // build, or has no benchgate.toml yet) measures nothing: its
-            // partner's forks then run alone, as in a sequential round, so
-            // the head is measured and the verdict is "no baseline".
-            let unbuilt = (cells.iter())
-                .find(|c| self.setup_failed.contains_key(c.result.client.as_str()))
-                .map(|c| c.label());
-            let paired = match self.suite.run.schedule {
-                Schedule::Sequential => false,
-                Schedule::Interleaved => unbuilt.is_none(),
-            };
-            if let (false, Some(c), 1, 0) = (paired, &unbuilt, round, reruns) {
-                progress.note(&format!(
-                    "benchgate: {}: {c}'s setup failed, so the other side's forks run alone, one after another",
-                    scenario.name,
-                ));
             }
             // The anchor first, then the cells; whether interrupted.
             let mut one = |s: &Scenario, cell: &mut CellAcc| {

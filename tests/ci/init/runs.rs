@@ -83,21 +83,25 @@ fn kit_measures(marker: &str, client: &str, windows: u32, prepare: impl Fn(&Path
 
 #[test]
 fn the_java_kit_builds_and_measures_at_base_and_head() {
-    kit_measures("pom.xml", "java-client", 4, |p| {
-        ok(
-            "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
-            Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
-        );
-        let lib = p.join("bench/lib");
-        std::fs::create_dir(&lib).unwrap();
-        for jar in [
-            Path::new(ROOT).join("harness/java/out/benchgate-harness.jar"),
-            Path::new("/usr/share/java/hdrhistogram.jar").to_path_buf(),
-        ] {
-            std::fs::copy(&jar, lib.join(jar.file_name().unwrap()))
-                .unwrap_or_else(|e| panic!("{}: {e}", jar.display()));
-        }
-    });
+    kit_measures("pom.xml", "java-client", 4, put_java_harness);
+}
+
+/// The Java harness's two jars in `p`/bench/lib/, as bench/build.sh asks
+/// (the harness built by its own script).
+fn put_java_harness(p: &Path) {
+    ok(
+        "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
+        Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
+    );
+    let lib = p.join("bench/lib");
+    std::fs::create_dir(&lib).unwrap();
+    for jar in [
+        Path::new(ROOT).join("harness/java/out/benchgate-harness.jar"),
+        Path::new("/usr/share/java/hdrhistogram.jar").to_path_buf(),
+    ] {
+        std::fs::copy(&jar, lib.join(jar.file_name().unwrap()))
+            .unwrap_or_else(|e| panic!("{}: {e}", jar.display()));
+    }
 }
 
 /// The pull request that adds the Java kit: its base commit has no kit, so
@@ -114,18 +118,7 @@ fn the_pull_request_that_adds_the_java_kit_is_neutral() {
     git(p, &["commit", "-qm", "before the kit"]);
     let out = init(p, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    ok(
-        "sh harness/java/build.sh (needs a JDK and libhdrhistogram-java)",
-        Command::new("sh").arg(Path::new(ROOT).join("harness/java/build.sh")),
-    );
-    let lib = p.join("bench/lib");
-    std::fs::create_dir(&lib).unwrap();
-    for jar in [
-        Path::new(ROOT).join("harness/java/out/benchgate-harness.jar"),
-        Path::new("/usr/share/java/hdrhistogram.jar").to_path_buf(),
-    ] {
-        std::fs::copy(&jar, lib.join(jar.file_name().unwrap())).unwrap();
-    }
+    put_java_harness(p);
     git(p, &["add", "-A"]);
     git(p, &["commit", "-qm", "the kit"]);
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
