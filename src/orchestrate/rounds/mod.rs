@@ -115,14 +115,16 @@ impl Rounds<'_> {
             .map(|c| c.label());
         let paired = match self.suite.run.schedule {
             Schedule::Sequential => false,
-            Schedule::Interleaved => unbuilt.is_none(),
+            Schedule::Interleaved => {
+                if let Some(c) = &unbuilt {
+                    progress.note(&format!(
+                        "benchgate: {}: {c}'s setup failed, so the other side's forks run alone, one after another",
+                        scenario.name,
+                    ));
+                }
+                unbuilt.is_none()
+            }
         };
-        if let (Schedule::Interleaved, Some(c)) = (&self.suite.run.schedule, &unbuilt) {
-            progress.note(&format!(
-                "benchgate: {}: {c}'s setup failed, so the other side's forks run alone, one after another",
-                scenario.name,
-            ));
-        }
         let mut round = 0;
         // Attempts of the current round dropped because a trial was starved.
         let mut reruns = 0;
