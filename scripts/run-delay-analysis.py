@@ -13,7 +13,13 @@ over its window, summed over threads):
   (|log(value / median)|), by share quartile, and the rank correlation between
   share and deviation;
 - what a threshold at the 90th and 95th percentile would re-run, and which
-  clients it would hit.
+  clients it would hit;
+- paired by round (two cells of a scenario, the first the baseline): how much
+  of the spread of the per-round log-ratio of throughput and CPU per request
+  the difference of the two trials' run-delay shares explains (R^2 of a
+  least-squares line), and the spread left once it is regressed out, as a
+  covariate adjustment (CUPED-like, centred: the mean change is kept) would
+  leave it.
 
 Usage: scripts/run-delay-analysis.py RESULTS.json [RESULTS.json ...]
 Prints a markdown report on stdout.
@@ -130,7 +136,51 @@ def main(paths):
                 hit[c] += 1
         who = ", ".join(f"{c} {n}" for c, n in sorted(hit.items())) or "none"
         print(f"\nA threshold at the p{int(p * 100)} share ({t:.1%}) would re-run {sum(hit.values())} trials: {who}.")
+    paired(paths)
     return 0
+
+
+def paired(paths):
+    """The paired section: per scenario of two cells, log(current / baseline)
+    per round against the difference of their run-delay shares."""
+    lines = []
+    for p in paths:
+        cells = defaultdict(list)
+        for cell in json.load(open(p))["results"]:
+            cells[cell["scenario"]].append(cell)
+        for scenario, pair in cells.items():
+            if len(pair) != 2:
+                continue
+            by_round = [
+                {t["round"]: t["metrics"] for t in c["trials"] if t.get("metrics") and not t.get("failure")}
+                for c in pair
+            ]
+            for metric in ("cpu_us_per_request", "throughput_rps"):
+                xy = []
+                for r in sorted(set(by_round[0]) & set(by_round[1])):
+                    b, c = by_round[0][r], by_round[1][r]
+                    if b.get(metric) and c.get(metric) and None not in (b.get("run_delay_share"), c.get("run_delay_share")):
+                        xy.append((c["run_delay_share"] - b["run_delay_share"], math.log(c[metric] / b[metric])))
+                if len(xy) < 8:
+                    continue
+                xs, ys = [x for x, _ in xy], [y for _, y in xy]
+                mx, my = statistics.fmean(xs), statistics.fmean(ys)
+                sxx = sum((x - mx) ** 2 for x in xs)
+                slope = sum((x - mx) * (y - my) for x, y in xy) / sxx if sxx else 0.0
+                resid = [y - my - slope * (x - mx) for x, y in xy]
+                sd = statistics.stdev(ys)
+                left = math.sqrt(sum(e * e for e in resid) / (len(xy) - 2))
+                r2 = 1 - sum(e * e for e in resid) / sum((y - my) ** 2 for y in ys)
+                lines.append(
+                    f"| {p} | {scenario} | {pair[1]['client']} vs {pair[0]['client']} | {metric} | {len(xy)} | "
+                    f"{sd:.2%} | {r2:.2f} | {left:.2%} (x{left / sd:.2f}) |"
+                )
+    if lines:
+        print("\nPaired by round: the spread (standard deviation) of the per-round log-ratio, the share of it the")
+        print("difference of the two trials' run-delay shares explains (R^2), and the spread left once it is regressed out.\n")
+        print("| file | scenario | cells | metric | rounds | spread | R^2 | left |")
+        print("|:--|:--|:--|:--|--:|--:|--:|--:|")
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
