@@ -105,11 +105,6 @@ impl LookPlan {
             alpha: self.per_look() * left as f64,
         }
     }
-
-    /// The planned look after `round`, if any.
-    pub fn next_after(&self, round: u32) -> Option<u32> {
-        self.rounds.iter().copied().find(|r| *r > round)
-    }
 }
 
 /// An alpha to four decimals (`0.0083`), or in scientific notation below
@@ -145,8 +140,6 @@ mod tests {
         assert!((p.per_look() - 0.05 / 6.0).abs() < 1e-12);
         assert_eq!(p.at(40).map(|l| l.round), Some(40));
         assert_eq!(p.at(41), None);
-        assert_eq!(p.next_after(40), Some(80));
-        assert_eq!(p.next_after(300), None);
         // No extra rounds: one look, all the alpha.
         let one = LookPlan::new(10, 10, 0.05, paired);
         assert_eq!(one.planned(), &[10]);
