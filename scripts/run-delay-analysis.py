@@ -31,6 +31,8 @@ import statistics
 import sys
 from collections import defaultdict
 
+from paired_rounds import paired_rounds
+
 
 def rank(xs):
     order = sorted(range(len(xs)), key=lambda i: xs[i])
@@ -145,20 +147,11 @@ def paired(paths):
     per round against the difference of their run-delay shares."""
     lines = []
     for p in paths:
-        cells = defaultdict(list)
-        for cell in json.load(open(p))["results"]:
-            cells[cell["scenario"]].append(cell)
-        for scenario, pair in cells.items():
-            if len(pair) != 2:
-                continue
-            by_round = [
-                {t["round"]: t["metrics"] for t in c["trials"] if t.get("metrics") and not t.get("failure")}
-                for c in pair
-            ]
+        for scenario, pair, rounds, trials in paired_rounds(p):
             for metric in ("cpu_us_per_request", "throughput_rps"):
                 xy = []
-                for r in sorted(set(by_round[0]) & set(by_round[1])):
-                    b, c = by_round[0][r], by_round[1][r]
+                for r in rounds:
+                    b, c = trials[0][r]["metrics"], trials[1][r]["metrics"]
                     if b.get(metric) and c.get(metric) and None not in (b.get("run_delay_share"), c.get("run_delay_share")):
                         xy.append((c["run_delay_share"] - b["run_delay_share"], math.log(c[metric] / b[metric])))
                 if len(xy) < 8:

@@ -11,14 +11,16 @@ A fork's value from a subset is as benchgate computes it from all of them: CPU
 per request the windows' CPU over the server's count in them, throughput their
 count (every window has the planned length). Nothing is run.
 
-Usage: scripts/window-subsets.py RESULTS.json... [--clients HEAD BASE]
-       (default: the two clients of each scenario, in the file's order)
+Usage: scripts/window-subsets.py RESULTS.json...
+       (each scenario of two cells; the log-ratio is the first cell's value over
+       the second's, in the file's order)
 """
 
-import json
 import math
 import statistics
 import sys
+
+from paired_rounds import paired_rounds
 
 
 def fork_value(trial, keep, metric):
@@ -33,19 +35,8 @@ def fork_value(trial, keep, metric):
 def main(argv):
     files = [a for a in argv if a.endswith(".json")]
     for path in files:
-        with open(path) as f:
-            run = json.load(f)
-        scenarios = {}
-        for cell in run["results"]:
-            scenarios.setdefault(cell["scenario"], []).append(cell)
-        for scenario, cells in scenarios.items():
-            if len(cells) != 2:
-                continue
-            kept = [
-                {t["round"]: t for t in c["trials"] if t.get("windows") and not t.get("failure")}
-                for c in cells
-            ]
-            rounds = sorted(set(kept[0]) & set(kept[1]))
+        for scenario, _, rounds, kept in paired_rounds(path):
+            rounds = [r for r in rounds if kept[0][r].get("windows") and kept[1][r].get("windows")]
             count = min(kept[0][r]["windows"]["count"] for r in rounds) if rounds else 0
             if len(rounds) < 3 or count < 2:
                 continue
