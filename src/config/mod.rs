@@ -135,6 +135,10 @@ pub enum Schedule {
     /// Both forks of a round alive at once, their windows alternating
     /// A B B A ..., the side not measuring paused and frozen.
     Interleaved,
+    /// Both forks of a round alive at once, their windows open together,
+    /// each side on its own half of the CPUs with its own reference server,
+    /// the halves swapped every round.
+    Duet,
 }
 
 impl Schedule {
@@ -142,6 +146,7 @@ impl Schedule {
         match s {
             "sequential" => Some(Schedule::Sequential),
             "interleaved" => Some(Schedule::Interleaved),
+            "duet" => Some(Schedule::Duet),
             _ => None,
         }
     }
@@ -150,13 +155,24 @@ impl Schedule {
         match self {
             Schedule::Sequential => "sequential",
             Schedule::Interleaved => "interleaved",
+            Schedule::Duet => "duet",
+        }
+    }
+
+    /// Whether each side of a round runs on CPUs (a lane) and against a
+    /// reference server of its own: its figures then compare only with the
+    /// other side's.
+    pub fn on_lanes(&self) -> bool {
+        match self {
+            Schedule::Duet => true,
+            Schedule::Sequential | Schedule::Interleaved => false,
         }
     }
 
     pub fn is_sequential(&self) -> bool {
         match self {
             Schedule::Sequential => true,
-            Schedule::Interleaved => false,
+            Schedule::Interleaved | Schedule::Duet => false,
         }
     }
 }

@@ -1,35 +1,37 @@
-//! `[run] schedule = "interleaved"`, validated against the rest of the
-//! config: both forks of a round alive at once, their windows taking turns
-//! (`orchestrate::rounds`), needs what that round is made of: every
-//! scenario's two cells (no anchor, against the reference server), forks of
-//! several windows (`windows` of 2 or more, a duration stop rule) and
-//! clients that speak the window loop: built-in ones (h1-lean has none) and
-//! command clients but JMH ones (a command client that does not declare the
-//! loop fails its round, `orchestrate::command`). Anything else is refused
-//! at load, never run as sequential under another name.
+//! `[run] schedule = "interleaved"` or `"duet"`, validated against the rest
+//! of the config: both forks of a round alive at once (their windows taking
+//! turns, or open together, `orchestrate::rounds`) needs what that round is
+//! made of: every scenario's two cells (no anchor, against the reference
+//! server), forks of windows (2 or more to take turns; a duration stop rule)
+//! and clients that speak the window loop: built-in ones (h1-lean has none)
+//! and command clients but JMH ones (a command client that does not declare
+//! the loop fails its round, `orchestrate::command`). Anything else is
+//! refused at load, never run as sequential under another name.
 
 use super::error::Problem;
 use super::raw::RawConfig;
 use super::{ClientKind, Driver, ResultFormat, Schedule, StopRule, Suite};
 
-/// Refuses an interleaved schedule the run cannot keep.
+/// Refuses a paired schedule the run cannot keep.
 pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
     let Some(at) = &raw.run.schedule else {
         return Ok(());
     };
-    match suite.run.schedule {
+    let turns = match suite.run.schedule {
         Schedule::Sequential => return Ok(()),
-        Schedule::Interleaved => {}
-    }
+        Schedule::Interleaved => true,
+        Schedule::Duet => false,
+    };
+    let name = suite.run.schedule.as_str();
     let problem = |what: String, fix: &str| {
         Problem::new(
             at.span.clone(),
             "run.schedule",
-            format!("[run] schedule = \"interleaved\" {what}"),
+            format!("[run] schedule = \"{name}\" {what}"),
             format!("{fix}, or schedule = \"sequential\""),
         )
     };
-    if suite.run.windows < 2 {
+    if turns && suite.run.windows < 2 {
         return Err(problem(
             format!(
                 "alternates the windows of two live forks, and [run] windows is {}",
@@ -93,23 +95,24 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
     Ok(())
 }
 
-/// As the run starts, with base vs head's twins in `suite`: an interleaved
-/// round needs each scenario's two cells, two clients side by side or one
+/// As the run starts, with base vs head's twins in `suite`: a paired
+/// schedule's round needs each scenario's two cells, two clients side by side or one
 /// client measured at both commits. A run of one cell in every scenario (a
 /// base-vs-head config run at one commit: on main, nightly) has no second
-/// fork to take turns with: it runs sequential forks of the same windows,
+/// fork to run beside: it runs sequential forks of the same windows,
 /// recorded as such (a stored run of the other schedule is not comparable),
 /// and the returned note says so. Some scenarios of one cell and some of
 /// two are refused: one schedule per run.
 pub fn settle_cells(suite: &mut Suite) -> anyhow::Result<Option<String>> {
+    let name = suite.run.schedule.as_str();
     match suite.run.schedule {
         Schedule::Sequential => return Ok(None),
-        Schedule::Interleaved => {}
+        Schedule::Interleaved | Schedule::Duet => {}
     }
     if suite.scenarios.iter().all(|s| s.clients.len() == 1) {
         suite.run.schedule = Schedule::Sequential;
         return Ok(Some(format!(
-            "{}: [run] schedule = \"interleaved\" takes turns between two clients in a scenario, and this run \
+            "{}: [run] schedule = \"{name}\" runs two clients in a scenario side by side, and this run \
              measures one in each (one commit, no base side): its forks run one after another, {} windows each, \
              recorded as schedule \"sequential\"",
             suite.source, suite.run.windows
@@ -118,7 +121,7 @@ pub fn settle_cells(suite: &mut Suite) -> anyhow::Result<Option<String>> {
     for s in &suite.scenarios {
         anyhow::ensure!(
             s.clients.len() == 2,
-            "{}: [run] schedule = \"interleaved\" needs two clients in each scenario (two side by side, \
+            "{}: [run] schedule = \"{name}\" needs two clients in each scenario (two side by side, \
              or one in the repository measured at both commits, base vs head), and scenario {:?} runs {}: {}; \
              give it two clients, or schedule = \"sequential\"",
             suite.source,
@@ -177,6 +180,35 @@ mod tests {
     fn two_built_in_clients_over_windows_run_interleaved() {
         let suite = load("windows = 3", &format!("{CLIENTS}\n{SCENARIO}")).unwrap();
         assert_eq!(suite.run.schedule, Schedule::Interleaved);
+    }
+
+    #[test]
+    fn a_duet_opens_windows_together_so_one_window_a_fork_will_do() {
+        let duet = |run: &str, rest: &str| {
+            Suite::from_toml(
+                &format!("[run]\nschedule = \"duet\"\n{run}\n{rest}"),
+                "bench.toml",
+            )
+        };
+        let two = format!("{CLIENTS}\n{SCENARIO}");
+        let suite = duet("", &two).unwrap();
+        assert_eq!(suite.run.schedule, Schedule::Duet);
+        assert_eq!(suite.run.windows, 1);
+        // Its other needs are an interleaved round's, said under its name.
+        let e = duet("anchor = true", &two).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "run.schedule: [run] schedule = \"duet\" runs a round's two forks side by side"
+            ),
+            "{e}"
+        );
+        let e = duet(
+            "",
+            &format!("{CLIENTS}\n[[client]]\nname = \"c\"\nkind = \"hyper\"\n\n{SCENARIO}"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("scenario \"s\" has 3"), "{e}");
     }
 
     #[test]

@@ -303,7 +303,7 @@ fn build_run(run: &RawRun) -> Result<(RunSettings, RunDefaults), Problem> {
                 s.span.clone(),
                 "run.schedule",
                 format!("is {:?}, not a schedule this benchgate runs", s.value),
-                "schedule = \"sequential\" or schedule = \"interleaved\"",
+                "schedule = \"sequential\", \"interleaved\" or \"duet\"",
             )
         })?,
         None => Schedule::Sequential,

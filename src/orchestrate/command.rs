@@ -507,7 +507,7 @@ impl<'a> Started<'a> {
         self.before = None;
     }
 
-    /// For an interleaved round: waits for the program's declaration of
+    /// For a paired round (interleaved, duet): waits for the program's declaration of
     /// the window loop (a program that does not declare it fails the
     /// round, naming `[run] schedule`), then for its READY; whether its
     /// loop is alive.
@@ -516,7 +516,7 @@ impl<'a> Started<'a> {
             self.fork = Some(Err(Stop::Failed(e)));
         } else if self.fork.is_none() {
             self.fork = Some(Err(Stop::Refused(format!(
-                "[run] schedule = \"interleaved\" alternates the windows of two live forks, and command client {:?} did not declare the window loop ({} on stdout before its first request, within its warmup and {} s of its start): use a harness that speaks it (docs/external-clients.md, \"The window loop\"), or schedule = \"sequential\"",
+                "[run] schedule = \"interleaved\" or \"duet\" measures two live forks window by window, and command client {:?} did not declare the window loop ({} on stdout before its first request, within its warmup and {} s of its start): use a harness that speaks it (docs/external-clients.md, \"The window loop\"), or schedule = \"sequential\"",
                 self.spec.client.name,
                 super::window_loop::DECLARE,
                 STARTUP_ALLOWANCE.as_secs()

@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::compare::looks::LookPlan;
-use crate::config::{ClientKind, MockScript, ServerTarget, Suite};
+use crate::config::{ClientKind, MockScript, Schedule, ServerTarget, Suite};
 use crate::interrupt;
 use crate::measure::limits;
 use crate::measure::resources::allowed_cpus;
@@ -112,6 +112,19 @@ fn split_cpus(pin: bool, cpus: &[usize]) -> Pinning {
     }
 }
 
+/// A duet's two lanes: the allowed CPUs `cpus` in two halves (the first
+/// half the larger), one for each side and its reference server.
+fn duet_lanes(cpus: &[usize]) -> anyhow::Result<[Vec<usize>; 2]> {
+    anyhow::ensure!(
+        cpus.len() >= 2,
+        "[run] schedule = \"duet\" runs the two sides on CPUs of their own, and this process may use {} CPU(s) ({cpus:?}); \
+         allow it two or more, or set schedule = \"sequential\"",
+        cpus.len()
+    );
+    let (a, b) = cpus.split_at(cpus.len().div_ceil(2));
+    Ok([a.to_vec(), b.to_vec()])
+}
+
 /// Runs the suite and writes the results file; returns the results.
 ///
 /// While it runs, SIGINT and SIGTERM are recorded instead of fatal
@@ -139,18 +152,36 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
             crate::stderrln!("benchgate: note: {note}");
         }
     }
-    let pinning = plan_pinning(suite.run.pin);
-    let client_threads = if pinning.enabled {
-        pinning.client_cpus.len()
-    } else {
-        allowed_cpus().len()
+    // A duet's two sides each get half the CPUs (a lane) and a reference
+    // server of their own pinned there; otherwise one server, the clients
+    // beside it.
+    let lanes = match suite.run.schedule {
+        Schedule::Duet => Some(duet_lanes(&allowed_cpus())?),
+        Schedule::Sequential | Schedule::Interleaved => None,
+    };
+    // (Recorded as servers and clients on all the lanes' CPUs: each side
+    // runs on both, a lane a round.)
+    let pinning = match &lanes {
+        Some(lanes) => Pinning {
+            enabled: true,
+            server_cpus: lanes.concat(),
+            client_cpus: lanes.concat(),
+        },
+        None => plan_pinning(suite.run.pin),
+    };
+    let client_threads = match (&lanes, pinning.enabled) {
+        (Some([lane, _]), _) => lane.len(),
+        (None, true) => pinning.client_cpus.len(),
+        (None, false) => allowed_cpus().len(),
     }
     .max(1);
     // Against servers under test the reference server is not needed at all.
-    let server = if suite.servers.is_empty() {
-        Some(ServerProcess::start(&opts.exe, &pinning.server_cpus)?)
-    } else {
-        None
+    let servers = match (&lanes, suite.servers.is_empty()) {
+        (_, false) => Vec::new(),
+        (Some(lanes), true) => (lanes.iter())
+            .map(|lane| ServerProcess::start(&opts.exe, lane))
+            .collect::<anyhow::Result<_>>()?,
+        (None, true) => vec![ServerProcess::start(&opts.exe, &pinning.server_cpus)?],
     };
     let scratch = tempdir()?;
     // Ended before the scratch space goes: setup steps' daemons, orphans.
@@ -240,6 +271,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         suite: &suite,
         exe: &opts.exe,
         pinning: &pinning,
+        lanes: lanes.as_ref(),
         client_threads,
         scratch: scratch.path(),
         setup_failed: &setup_failed,
@@ -291,9 +323,9 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                     .is_some_and(|e| e.plan.compares_during_run()),
             )
         });
-        let cells = match &server {
-            Some(server) => rounds.reference(scenario, server, &mut progress, spend.as_mut()),
-            None => rounds.servers(scenario, &mut progress, spend.as_mut()),
+        let cells = match servers.is_empty() {
+            false => rounds.reference(scenario, &servers, &mut progress, spend.as_mut()),
+            true => rounds.servers(scenario, &mut progress, spend.as_mut()),
         };
         results.budget.extend(spend.map(budget::Spend::finish));
         // An interrupted scenario keeps only the cells that ran a trial.
@@ -389,6 +421,13 @@ mod tests {
         assert_eq!(split(&[2, 5, 7]), (true, vec![2, 5], vec![7]), "sparse");
         assert_eq!(split(&[3]), (false, vec![], vec![]), "one CPU: no pinning");
         assert_eq!(split(&[]), (false, vec![], vec![]));
+        assert_eq!(duet_lanes(&[0, 1]).unwrap(), [vec![0], vec![1]]);
+        assert_eq!(duet_lanes(&[0, 2, 5]).unwrap(), [vec![0, 2], vec![5]]);
+        let e = duet_lanes(&[3]).unwrap_err().to_string();
+        assert!(
+            e.contains("may use 1 CPU(s) ([3])") && e.contains("schedule = \"sequential\""),
+            "{e}"
+        );
         for pin in [split_cpus(false, &[0, 1, 2, 3]), plan_pinning(false)] {
             assert!(!pin.enabled && pin.server_cpus.is_empty() && pin.client_cpus.is_empty());
         }

@@ -88,6 +88,21 @@ pub fn lookup(
     };
     let plan = ComparisonPlan::resolve(asked, suite, suite, &suite.source)?;
     let plan = crate::orchestrate::base_gate::from_base(plan, suite, config)?;
+    // A duet's figures are measured beside the other side, each on half the
+    // CPUs: they compare with that side's, never with a stored run's. (One
+    // client a scenario runs sequential forks, `config::schedule`.)
+    if suite.run.schedule.on_lanes()
+        && plan.wants_stored()
+        && suite.scenarios.iter().any(|s| s.clients.len() > 1)
+    {
+        anyhow::bail!(
+            "{}: run.schedule: [run] schedule = \"duet\" measures a scenario's two clients at once, each on half \
+             the CPUs, so their figures compare only with each other, and this run compares them with a stored run; \
+             set [compare] baseline_client (side by side), run base vs head (--compare-base), or set \
+             schedule = \"sequential\"",
+            suite.source
+        );
+    }
     let mut lookup = Lookup::new(plan, None);
     let informative = match &baseline {
         Baseline::Store(w) => w.informative,

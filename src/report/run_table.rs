@@ -317,7 +317,8 @@ pub fn rounds_measured(results: &RunResults) -> String {
 /// per fork (and in files from before windows).
 pub fn windows_used(results: &RunResults) -> Option<String> {
     let w = results.config.run.windows;
-    if w <= 1 {
+    let schedule = results.config.run.schedule;
+    if w <= 1 && schedule.is_sequential() {
         return None;
     }
     let forks = results
@@ -338,12 +339,17 @@ pub fn windows_used(results: &RunResults) -> Option<String> {
         (Some(a), Some(b)) => seconds(b).map(|b| (b - a).num_milliseconds() as f64 / 1e3),
         _ => None,
     };
+    // A duet's two sides measure at once: half the sum is on the clock.
+    let (open, at_once) = match schedule.on_lanes() {
+        true => (in_windows / 2.0, " (both sides at once)"),
+        false => (in_windows, ""),
+    };
     let time = match used.filter(|u| *u > 0.0) {
         Some(u) => format!(
-            "{in_windows:.1}s in windows of {u:.1}s used ({:.0}%)",
-            100.0 * in_windows / u
+            "{open:.1}s in windows{at_once} of {u:.1}s used ({:.0}%)",
+            100.0 * open / u
         ),
-        None => format!("{in_windows:.1}s in windows"),
+        None => format!("{open:.1}s in windows{at_once}"),
     };
     Some(format!(
         "each side: {forks} forks × {w} windows (the fork is the unit); {time}"

@@ -287,7 +287,7 @@ fn a_client_that_never_declares_the_loop_fails_an_interleaved_round() {
     assert!(!run.output.status.success(), "{stderr}");
     assert!(
         stderr.contains(
-            r#"[run] schedule = "interleaved" alternates the windows of two live forks, and command client "b" did not declare the window loop"#
+            r#"[run] schedule = "interleaved" or "duet" measures two live forks window by window, and command client "b" did not declare the window loop"#
         ),
         "{stderr}"
     );

@@ -23,6 +23,7 @@ mod command_clients;
 mod command_loop;
 mod coordinated_omission;
 mod driver_failure;
+mod duet;
 mod error_classes;
 mod example_clients;
 mod harness_install;

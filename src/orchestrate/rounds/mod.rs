@@ -50,6 +50,9 @@ pub(super) struct Rounds<'a> {
     pub suite: &'a Suite,
     pub exe: &'a Path,
     pub pinning: &'a Pinning,
+    /// A duet's two lanes of CPUs, each with its reference server (the
+    /// run's servers in the same order).
+    pub lanes: Option<&'a [Vec<usize>; 2]>,
     /// Runtime threads for async drivers.
     pub client_threads: usize,
     pub scratch: &'a Path,
@@ -86,15 +89,17 @@ impl Rounds<'_> {
         (per_round * self.suite.run.rounds as usize * self.suite.servers.len().max(1)) as u64
     }
 
-    /// One scenario against the reference server: one cell per client.
+    /// One scenario against the reference server (a duet's: one per lane,
+    /// the first serving rounds not run as a duet): one cell per client.
     pub fn reference(
         &self,
         scenario: &Scenario,
-        server: &ServerProcess,
+        servers: &[ServerProcess],
         progress: &mut Progress,
         mut spend: Option<&mut Spend>,
     ) -> Vec<CellResult> {
-        let target = Target::reference(server);
+        let targets: Vec<Target> = servers.iter().map(Target::reference).collect();
+        let target = &targets[0];
         let mut cells: Vec<CellAcc> = scenario
             .clients
             .iter()
@@ -115,7 +120,7 @@ impl Rounds<'_> {
             .map(|c| c.label());
         let paired = match self.suite.run.schedule {
             Schedule::Sequential => false,
-            Schedule::Interleaved => {
+            Schedule::Interleaved | Schedule::Duet => {
                 if let Some(c) = &unbuilt {
                     progress.note(&format!(
                         "benchgate: {}: {c}'s setup failed, so the other side's forks run alone, one after another",
@@ -134,7 +139,7 @@ impl Rounds<'_> {
             }
             // The anchor first, then the cells; whether interrupted.
             let mut one = |s: &Scenario, cell: &mut CellAcc| {
-                self.run_one(s, cell, &target, round, progress, &mut || None);
+                self.run_one(s, cell, target, round, progress, &mut || None);
                 interrupt::received().is_some()
             };
             if let Some((s, cell)) = &mut anchor {
@@ -143,7 +148,7 @@ impl Rounds<'_> {
                 }
             }
             if paired {
-                self.interleaved(scenario, &mut cells, &target, round, progress);
+                self.paired(scenario, &mut cells, &targets, round, progress);
                 if interrupt::received().is_some() {
                     break 'rounds;
                 }

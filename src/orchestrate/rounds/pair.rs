@@ -1,40 +1,53 @@
-//! An interleaved round (`[run] schedule = "interleaved"`; issue 52 point
-//! 2): the scenario's two cells' forks alive at once, their windows taking
-//! turns A B B A A B ... ([`window_order`]), one window open at a time, the
-//! round's first side as the counterbalanced order says ([`round_order`]:
-//! A first in one round, B in the next). Once both are READY both are
-//! frozen (paused, then their group stopped), so that every window starts
-//! from a thaw: thaw X, window on X, freeze X, thaw Y, window on Y, ... The
-//! frozen side's group CPU is read over the other side's window (the
-//! trial's `windows.peer_cpu_us`: it must be ~0). Drift slower than a window
-//! pair lands on both sides. A side is a built-in client's driver or a
-//! command client's program that declares the window loop ([`Side`]).
+//! A paired round (`[run] schedule = "interleaved"` or `"duet"`; issue 52
+//! point 2, issue 51 point 4): the scenario's two cells' forks alive at
+//! once, the round's first side as the counterbalanced order says
+//! ([`round_order`]: A first in one round, B in the next). A side is a
+//! built-in client's driver or a command client's program that declares the
+//! window loop ([`Side`]).
+//!
+//! Interleaved, their windows take turns A B B A A B ... ([`window_order`]),
+//! one window open at a time, against the one reference server. Once both
+//! are READY both are frozen (paused, then their group stopped), so that
+//! every window starts from a thaw: thaw X, window on X, freeze X, thaw Y,
+//! window on Y, ... The frozen side's group CPU is read over the other
+//! side's window (the trial's `windows.peer_cpu_us`: it must be ~0). Drift
+//! slower than a window pair lands on both sides.
+//!
+//! As a duet ("Duet Benchmarking", Bulej et al., ICPE 2020), each side runs
+//! on its own lane (half the CPUs) against its own reference server pinned
+//! there, and their windows open and close together ([`together`]): noise
+//! the machine's CPUs share (memory bandwidth, frequency, a co-tenant's
+//! steal) lands on both inside the same window, and both sides measure at
+//! once. The lanes swap every round, with the order, so a slower lane or
+//! server cancels over two rounds. Noise private to one CPU does not
+//! cancel. A starved window measured again runs alone.
 //!
 //! Each side's trial is then what a sequential fork's is
 //! ([`Side::finish`]), its starved windows measured again by the same
-//! rules, except the figures two live forks cannot keep apart: the
-//! reference server's connection totals (`connections_opened`) are absent,
-//! and its peak threads and RSS span both. If one fork fails, both trials of
-//! the round fail (a pair is a pair); a broken window loop reruns the round
-//! as in a sequential one.
+//! rules. Interleaved, the figures two live forks cannot keep apart are
+//! absent or span both: the reference server's connection totals
+//! (`connections_opened`), its peak threads and RSS. If one fork fails,
+//! both trials of the round fail (a pair is a pair); a broken window loop
+//! reruns the round as in a sequential one.
 
 use std::path::Path;
 
 use super::side::Side;
 use super::{planned, round_order, CellAcc, Ran, Rounds};
-use crate::config::Scenario;
+use crate::config::{Scenario, Schedule};
 use crate::interrupt;
 use crate::orchestrate::progress::Progress;
 use crate::orchestrate::target::Target;
 
 impl Rounds<'_> {
-    /// Round `round` of `scenario`'s two cells, interleaved; both trials
+    /// Round `round` of `scenario`'s two cells, as the run's schedule pairs
+    /// them, against `targets` (a duet's: one per lane); both trials
     /// recorded in their cells.
-    pub(super) fn interleaved(
+    pub(super) fn paired(
         &self,
         scenario: &Scenario,
         cells: &mut [CellAcc],
-        target: &Target,
+        targets: &[Target],
         round: u32,
         progress: &mut Progress,
     ) {
@@ -48,6 +61,15 @@ impl Rounds<'_> {
             return;
         };
         let sides = [first, second];
+        // Side k's lane: the duet's lanes swap every round; interleaved,
+        // one target and the clients' CPUs for both.
+        let place = |k: usize| match (self.suite.run.schedule, self.lanes) {
+            (Schedule::Duet, Some(lanes)) => {
+                let l = lane(sides[k], round);
+                (&targets[l], &lanes[l][..])
+            }
+            _ => (&targets[0], &self.pinning.client_cpus[..]),
+        };
         let label = |k: usize| cells[sides[k]].label();
         progress.start(
             &scenario.name,
@@ -57,18 +79,23 @@ impl Rounds<'_> {
         let logs = sides.map(|i| self.log_path(scenario, &cells[i], round));
         let trials = [planned(scenario, round), planned(scenario, round)];
         let mut measured = trials.clone();
-        let specs = sides.map(|i| self.spec(scenario, &cells[i].result, target, round));
+        let specs = [0, 1].map(|k| self.spec(scenario, &cells[sides[k]].result, place(k).0, round));
         let [m0, m1] = &mut measured;
         // `None`: not run or not finished, its partner failed.
         let results = match &specs {
             [Ok(a), Ok(b)] => {
-                let started = [(a, &logs[0], 1), (b, &logs[1], 2)]
-                    .map(|(spec, log, k)| self.start_side(spec, target, log, k));
+                let started = [(a, &logs[0], 0), (b, &logs[1], 1)]
+                    .map(|(spec, log, k)| self.start_side(spec, place(k), log, k + 1));
                 match started {
                     [Ok(mut a), Ok(mut b)] => {
                         // A side whose loop failed leaves its partner
                         // unfinished: that one's own error is no news.
-                        let broke = take_turns([&mut a, &mut b], target);
+                        let broke = match self.suite.run.schedule {
+                            Schedule::Duet => together([&mut a, &mut b], [place(0).0, place(1).0]),
+                            Schedule::Interleaved | Schedule::Sequential => {
+                                take_turns([&mut a, &mut b], &targets[0])
+                            }
+                        };
                         let [ra, rb] = [a.finish(m0), b.finish(m1)];
                         match broke {
                             Some(0) => [Some(ra), None],
@@ -90,8 +117,9 @@ impl Rounds<'_> {
             let result = match (result, failed) {
                 (Some(Err(e)), _) => Err(e),
                 (_, Some(other)) => Err(anyhow::anyhow!(
-                    "its partner fork ({}) failed in this interleaved round, so this fork's windows are dropped with it",
-                    labels[other]
+                    "its partner fork ({}) failed in this {} round, so this fork's windows are dropped with it",
+                    labels[other],
+                    self.suite.run.schedule.as_str()
                 )),
                 (Some(ok), None) => ok,
                 (None, None) => unreachable!("a side is left unrun only when its partner failed"),
@@ -103,28 +131,22 @@ impl Rounds<'_> {
             };
             let cell = &mut cells[sides[k]];
             progress.start(&scenario.name, &cell.label(), round);
-            self.record(scenario, cell, target, ran, progress, &mut || None);
+            self.record(scenario, cell, place(k).0, ran, progress, &mut || None);
         }
     }
 
-    /// Starts side `k`'s driver, its files in a scratch directory of its own.
+    /// Starts side `k`'s driver against `target` on `cpus`, its files in a
+    /// scratch directory of its own.
     fn start_side<'a>(
         &self,
         spec: &'a crate::orchestrate::driver::TrialSpec,
-        target: &'a Target<'a>,
+        (target, cpus): (&'a Target<'a>, &[usize]),
         log: &'a Path,
         k: usize,
     ) -> anyhow::Result<Side<'a>> {
         let scratch = self.scratch.join(format!("side-{k}"));
         std::fs::create_dir_all(&scratch)?;
-        Side::spawn(
-            self.exe,
-            spec,
-            target,
-            &self.pinning.client_cpus,
-            &scratch,
-            log,
-        )
+        Side::spawn(self.exe, spec, target, cpus, &scratch, log)
     }
 }
 
@@ -166,6 +188,48 @@ fn take_turns(sides: [&mut Side; 2], target: &Target) -> Option<usize> {
     None
 }
 
+/// Both forks READY (they warmed at once, each on its lane), then their
+/// windows opened together, each against its own server: side 0's on a
+/// thread of its own, both released by one barrier, so the two opens are
+/// microseconds apart and the closes, a window's length later, too. Stops
+/// at the first failure (which side it was is returned) or an interrupt.
+fn together(sides: [&mut Side; 2], targets: [&Target; 2]) -> Option<usize> {
+    let [a, b] = sides;
+    if !a.ready() {
+        return Some(0);
+    }
+    if !b.ready() {
+        return Some(1);
+    }
+    for _ in 0..a.planned_windows() {
+        if interrupt::received().is_some() {
+            return None;
+        }
+        let start = std::sync::Barrier::new(2);
+        let (ok_a, ok_b) = std::thread::scope(|s| {
+            let first = s.spawn(|| {
+                start.wait();
+                a.window(targets[0], None)
+            });
+            start.wait();
+            let ok_b = b.window(targets[1], None);
+            (first.join().unwrap_or(false), ok_b)
+        });
+        match (ok_a, ok_b) {
+            (false, _) => return Some(0),
+            (_, false) => return Some(1),
+            (true, true) => {}
+        }
+    }
+    None
+}
+
+/// The lane of a duet's cell `cell` (0 or 1, config order) in round
+/// `round`: the cells swap lanes every round.
+fn lane(cell: usize, round: u32) -> usize {
+    (cell + round as usize) % 2
+}
+
 /// The sides' turns over `windows` windows each: 0 is the round's first
 /// side. Window pairs alternate which side goes first, A B, B A, A B, ...,
 /// so that each side's windows sit before and after the other's alike.
@@ -180,7 +244,15 @@ pub(super) fn window_order(windows: u32) -> Vec<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::{round_order, window_order};
+    use super::{lane, round_order, window_order};
+
+    #[test]
+    fn a_duet_s_cells_take_both_lanes_and_swap_them_every_round() {
+        for round in 1..=6 {
+            assert_ne!(lane(0, round), lane(1, round), "round {round}");
+            assert_ne!(lane(0, round), lane(0, round + 1), "round {round}");
+        }
+    }
 
     #[test]
     fn windows_alternate_a_b_b_a_and_the_first_side_flips_by_round() {
