@@ -51,7 +51,8 @@ pub(super) struct Rounds<'a> {
     pub exe: &'a Path,
     pub pinning: &'a Pinning,
     /// A duet's two lanes of CPUs, each with its reference server (the
-    /// run's servers in the same order).
+    /// run's servers in the same order); set exactly when the schedule is
+    /// `duet`, so a paired round runs as a duet by it.
     pub lanes: Option<&'a [Vec<usize>; 2]>,
     /// Runtime threads for async drivers.
     pub client_threads: usize,

@@ -34,7 +34,7 @@ use std::path::Path;
 
 use super::side::Side;
 use super::{planned, round_order, CellAcc, Ran, Rounds};
-use crate::config::{Scenario, Schedule};
+use crate::config::Scenario;
 use crate::interrupt;
 use crate::orchestrate::progress::Progress;
 use crate::orchestrate::target::Target;
@@ -61,14 +61,14 @@ impl Rounds<'_> {
             return;
         };
         let sides = [first, second];
-        // Side k's lane: the duet's lanes swap every round; interleaved,
-        // one target and the clients' CPUs for both.
-        let place = |k: usize| match (self.suite.run.schedule, self.lanes) {
-            (Schedule::Duet, Some(lanes)) => {
+        // Side k's lane: a duet's (the run has lanes only then) swap every
+        // round; interleaved, one target and the clients' CPUs for both.
+        let place = |k: usize| match self.lanes {
+            Some(lanes) => {
                 let l = lane(sides[k], round);
                 (&targets[l], &lanes[l][..])
             }
-            _ => (&targets[0], &self.pinning.client_cpus[..]),
+            None => (&targets[0], &self.pinning.client_cpus[..]),
         };
         let label = |k: usize| cells[sides[k]].label();
         progress.start(
@@ -90,11 +90,9 @@ impl Rounds<'_> {
                     [Ok(mut a), Ok(mut b)] => {
                         // A side whose loop failed leaves its partner
                         // unfinished: that one's own error is no news.
-                        let broke = match self.suite.run.schedule {
-                            Schedule::Duet => together([&mut a, &mut b], [place(0).0, place(1).0]),
-                            Schedule::Interleaved | Schedule::Sequential => {
-                                take_turns([&mut a, &mut b], &targets[0])
-                            }
+                        let broke = match self.lanes {
+                            Some(_) => together([&mut a, &mut b], [place(0).0, place(1).0]),
+                            None => take_turns([&mut a, &mut b], &targets[0]),
                         };
                         let [ra, rb] = [a.finish(m0), b.finish(m1)];
                         match broke {
