@@ -203,3 +203,15 @@ pub fn schema_path() -> &'static Path {
         "/schema/results.schema.json"
     ))
 }
+
+/// Where `doc` breaks schema/results.schema.json: each error with where it is
+/// (empty: valid).
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(schema_path()).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    validator
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}

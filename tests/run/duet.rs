@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{run_config, schema_path};
+use common::run_config;
 
 const DUET: &str = "[run]\nrounds = 2\nwarmup = \"100ms\"\nduration = \"200ms\"\n\
                     windows = 3\nschedule = \"duet\"\n\
@@ -19,10 +19,7 @@ fn two_forks_open_their_windows_together_each_on_its_own_server() {
     let run = run_config(DUET, &["--quiet"]);
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap())
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.output.stderr)));
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    let errors = common::schema_errors(&doc);
     assert!(errors.is_empty(), "not schema-valid: {errors:?}");
     assert_eq!(doc["config"]["run"]["schedule"], "duet");
     let results = run.results();

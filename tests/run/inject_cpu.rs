@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use benchgate::measure::resources::{allowed_cpus, pin_command};
 use benchgate::results::{CellResult, RunResults};
-use common::{cell, exe, run_config, schema_path};
+use common::{cell, exe, run_config, schema_errors};
 
 /// One measurement at a time: two runs side by side would share the CPUs.
 static ONE_RUN: Mutex<()> = Mutex::new(());
@@ -75,17 +75,6 @@ name = "get"
 path = "/bytes/22"
 concurrency = 1
 "#;
-
-/// Schema errors of a results document, one line each.
-fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
-    let schema: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect()
-}
 
 /// The results file records the amount as `inject_cpu_ns` (only when set), the
 /// schema accepts it and the older `inject_cpu_us`, never both, and an older

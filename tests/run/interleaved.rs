@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{run_config, schema_path};
+use common::run_config;
 
 /// An interleaved run of 2 rounds of 3 windows: clients a (hyper) and b
 /// (reqwest) in scenario "get", its last line open for more of the scenario.
@@ -22,10 +22,7 @@ fn two_forks_take_turns_window_by_window_the_idle_one_frozen() {
     let run = run_config(TWO_CLIENTS, &["--quiet"]);
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap())
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.output.stderr)));
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    let errors = common::schema_errors(&doc);
     assert!(errors.is_empty(), "not schema-valid: {errors:?}");
     assert_eq!(doc["config"]["run"]["schedule"], "interleaved");
     let results = run.results();

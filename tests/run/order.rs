@@ -7,7 +7,7 @@
 use crate::common;
 
 use benchgate::results::RunResults;
-use common::{run_config, schema_path};
+use common::run_config;
 
 /// `clients` as mock clients of one scenario, `rounds` rounds of a 20 ms
 /// warmup and a 60 ms window; `anchor`: with `[run] anchor`.
@@ -29,13 +29,7 @@ fn run(clients: &[&str], rounds: u32, anchor: bool) -> RunResults {
     );
     let results = run.results();
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap()).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
+    let errors = common::schema_errors(&doc);
     assert!(
         errors.is_empty(),
         "not schema-valid:\n{}",
