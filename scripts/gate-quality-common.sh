@@ -68,22 +68,26 @@ wait_quiet() {
 # gone, SIGKILL included). wait_quiet then waits for nothing, and the EXIT
 # trap stops the neighbour and appends to the report ($OUT, when it was
 # written meanwhile) a note of what ran: seed, workers, the busy share each
-# measured. Without NOISE=1 noise_start does nothing.
-#   NOISE=1 NOISE_SEED=1 NOISE_LOAD=1 NOISE_DURATION=21600
+# measured. Without NOISE=1 noise_start does nothing. NOISE_KIND=memory runs
+# the memory neighbour instead (`--memory`: one streaming copy per CPU over a
+# buffer 4x the last-level cache, under SCHED_IDLE: a co-tenant VM's noise).
+#   NOISE=1 NOISE_SEED=1 NOISE_LOAD=1 NOISE_DURATION=21600 NOISE_KIND=per-cpu|memory
 NOISE=${NOISE:-0}
 NOISE_SEED=${NOISE_SEED:-1}
 NOISE_LOAD=${NOISE_LOAD:-1}
 NOISE_DURATION=${NOISE_DURATION:-21600}
+NOISE_KIND=${NOISE_KIND:-per-cpu}
+case "$NOISE_KIND" in per-cpu | memory) ;; *) echo "NOISE_KIND must be per-cpu or memory, got $NOISE_KIND" >&2; exit 2 ;; esac
 NOISE_PID=
 noise_start() {
     [ "$NOISE" = 1 ] && [ -z "$NOISE_PID" ] || return 0
     : >"$WORK/noisy-neighbour.log"
     touch "$WORK/noise-started"
     "$ROOT/scripts/noisy-neighbour" --duration "$NOISE_DURATION" --seed "$NOISE_SEED" \
-        --load "$NOISE_LOAD" --parent "$$" 2>>"$WORK/noisy-neighbour.log" &
+        --load "$NOISE_LOAD" --parent "$$" $([ "$NOISE_KIND" = memory ] && echo --memory) 2>>"$WORK/noisy-neighbour.log" &
     NOISE_PID=$!
     NOISE_FROM=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-    log "NOISE=1: noisy neighbour started (pid $NOISE_PID, seed $NOISE_SEED, about $NOISE_LOAD core(s) busy, at most ${NOISE_DURATION}s); no wait for quiet"
+    log "NOISE=1: noisy neighbour started (pid $NOISE_PID, $NOISE_KIND, seed $NOISE_SEED, at most ${NOISE_DURATION}s); no wait for quiet"
 }
 noise_stop() {
     [ -n "$NOISE_PID" ] || return 0
@@ -93,7 +97,11 @@ noise_stop() {
     local until shares note
     until=$(date -u +%Y-%m-%dT%H:%M:%SZ)
     shares=$(sed -n 's/^noisy-neighbour: worker [0-9]* (\(.*\)): busy .* (\([0-9]*%\)).*/\1 \2/p' "$WORK/noisy-neighbour.log" | paste -sd, - | sed 's/,/, /g')
-    note="- Measured under a noisy neighbour (NOISE=1): scripts/noisy-neighbour from $NOISE_FROM to $until, seed $NOISE_SEED, one worker per CPU ($(nproc)), busy/idle spells of 5-100 ms, about $NOISE_LOAD core(s) busy in all; busy share measured: ${shares:-n/a}. No wait for quiet: the count of runs that started busy above does not apply."
+    if [ "$NOISE_KIND" = memory ]; then
+        note="- Measured under the memory neighbour (NOISE=1 NOISE_KIND=memory): scripts/noisy-neighbour --memory from $NOISE_FROM to $until, one streaming copy per CPU ($(nproc)) over a buffer 4x the last-level cache, under SCHED_IDLE. No wait for quiet: the count of runs that started busy above does not apply."
+    else
+        note="- Measured under a noisy neighbour (NOISE=1): scripts/noisy-neighbour from $NOISE_FROM to $until, seed $NOISE_SEED, one worker per CPU ($(nproc)), busy/idle spells of 5-100 ms, about $NOISE_LOAD core(s) busy in all; busy share measured: ${shares:-n/a}. No wait for quiet: the count of runs that started busy above does not apply."
+    fi
     log "$note"
     if [ -n "${OUT:-}" ] && [ -f "$OUT" ] && [ "$OUT" -nt "$WORK/noise-started" ]; then
         printf '\n%s\n' "$note" >>"$OUT"

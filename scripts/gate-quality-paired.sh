@@ -53,6 +53,11 @@
 #        split in two, SCENARIO--aa with CLIENT and its twin, SCENARIO--inj with
 #        CLIENT and its injected copy: an interleaved round holds two forks. Set
 #        it to sequential too when comparing the two schedules: same layout)
+#        ARMS=apart (with SCHEDULE: each arm is a run of its own, its scenario
+#        alone with the whole budget, the arms' order alternating run by run:
+#        a pull request per arm, so the report gives each arm's time to its
+#        decision, an inconclusive run counting as its whole budget)
+#        THR_FAIL_PCT (throughput_rps's fail threshold; default FAIL_PCT)
 #        BUDGET=5m ([run] budget: extra rounds while undecided within it, planned
 #        looks, max_rounds 300 unless MAX_ROUNDS)  NOISE=1 (under scripts/noisy-neighbour)
 #        QUIET_WAIT / QUIET_PCT / QUIET_BUDGET (scripts/gate-quality-common.sh: before each run
@@ -70,6 +75,12 @@ BIN=${BENCHGATE:-$TARGET/release/benchgate}
 RUNS=${RUNS:-20}
 INJECT_PCT=${INJECT_PCT:-10}
 FAIL_PCT=${FAIL_PCT:-3}
+THR_FAIL_PCT=${THR_FAIL_PCT:-$FAIL_PCT}
+ARMS=${ARMS:-together}
+# The budget in seconds (an inconclusive run's time to the decision), from "5m", "90s" or "1h".
+BUDGET_S=$(awk -v b="${BUDGET:-}" 'BEGIN { if (b ~ /^[0-9.]+m$/) print b * 60; else if (b ~ /^[0-9.]+s$/) print b + 0; else if (b ~ /^[0-9.]+h$/) print b * 3600 }')
+case "$ARMS" in together) ;; apart) [ -n "${SCHEDULE:-}" ] || { echo "ARMS=apart needs SCHEDULE (the scenario split per arm)" >&2; exit 2; } ;;
+    *) echo "ARMS must be together or apart, got $ARMS" >&2; exit 2 ;; esac
 SCENARIO=${SCENARIO:-get-22b}
 CLIENT=${CLIENT:-hyper}
 KNOB=${KNOB:-cpu}
@@ -95,9 +106,9 @@ START=$SECONDS
 # make_config OUT INJECT: the scenario with CLIENT, its twin and its injected
 # copy; INJECT is ns of CPU (KNOB=cpu) or the tail's wait in ns (KNOB=tail).
 make_config() {
-    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${MAX_ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" "$PAIRED_TEST" <<'EOF'
+    python3 - "$DEFAULTS" "$1" "$2" "$SCENARIO" "$CLIENT" "${ROUNDS:-}" "${MAX_ROUNDS:-}" "${WARMUP:-}" "${DURATION:-}" "$FAIL_PCT" "$KNOB" "$TAIL_SHARE" "$P99_FAIL_PCT" "$PAIRED_TEST" "$THR_FAIL_PCT" <<'EOF'
 import json, sys, tomllib
-src, out, inject, scenario, client, rounds, max_rounds, warmup, duration, fail, knob, share, p99_fail, paired_test = sys.argv[1:]
+src, out, inject, scenario, client, rounds, max_rounds, warmup, duration, fail, knob, share, p99_fail, paired_test, thr_fail = sys.argv[1:]
 d = tomllib.load(open(src, "rb"))
 def val(v):
     if isinstance(v, bool): return "true" if v else "false"
@@ -140,7 +151,7 @@ lines += ["", "[compare]", f"baseline_client = {val(client)}"]
 gate = dict(d.get("gate", {}))
 gate["paired_test"] = paired_test
 warn = float(fail) / 2
-gate["throughput_rps"] = {"fail": f"-{fail}%", "warn": f"-{warn:g}%"}
+gate["throughput_rps"] = {"fail": f"-{thr_fail}%", "warn": f"-{float(thr_fail) / 2:g}%"}
 gate["cpu_us_per_request"] = {"fail": f"+{fail}%", "warn": f"+{warn:g}%"}
 if knob == "tail":
     gate["latency_p99_us"] = {"fail": f"+{p99_fail}%", "warn": f"+{float(p99_fail) / 2:g}%"}
@@ -192,34 +203,58 @@ CPU=$(printf '%.2f' "$CPU")
 log "$CLIENT cpu_us_per_request $CPU µs, p50 $P50 µs, p99 $P99 µs; $KNOB_TEXT"
 make_config "$WORK/suite.toml" "$INJECT" >/dev/null
 
+# measure NAME [ARGS]: one `benchgate run` as run-NAME.json and its
+# comparison as cmp-NAME.json; SECS its wall clock.
+measure() {
+    local name=$1
+    shift
+    wait_quiet
+    # Exit 1 is the run's own side-by-side verdict (a gate failed): judged below.
+    local code=0 t0
+    t0=$(now_ms)
+    "$BIN" run --config "$WORK/suite.toml" --out "$WORK/run-$name.json" --quiet "$@" >"$WORK/run-$name.log" 2>&1 || code=$?
+    SECS=$(awk -v ms="$(( $(now_ms) - t0 ))" 'BEGIN { printf "%.1f", ms / 1000 }')
+    [ "$code" -le 1 ] && [ -s "$WORK/run-$name.json" ] || { cat "$WORK/run-$name.log" >&2; die "benchgate run $name failed (exit $code)"; }
+    code=0
+    "$BIN" compare --current "$WORK/run-$name.json" --json "$WORK/cmp-$name.json" >"$WORK/cmp-$name.txt" 2>&1 || code=$?
+    [ "$code" -le 1 ] || { cat "$WORK/cmp-$name.txt" >&2; die "compare $name: error"; }
+}
 : >"$WORK/results.txt"
 for i in $(seq 1 "$RUNS"); do
-    wait_quiet
     log "run $i/$RUNS"
-    # Exit 1 is the run's own side-by-side verdict (a gate failed): judged below.
-    code=0
-    t0=$(now_ms)
-    "$BIN" run --config "$WORK/suite.toml" --out "$WORK/run-$i.json" --quiet >"$WORK/run-$i.log" 2>&1 || code=$?
-    secs=$(awk -v ms="$(( $(now_ms) - t0 ))" 'BEGIN { printf "%.1f", ms / 1000 }')
-    [ "$code" -le 1 ] && [ -s "$WORK/run-$i.json" ] || { cat "$WORK/run-$i.log" >&2; die "benchgate run $i failed (exit $code)"; }
-    code=0
-    "$BIN" compare --current "$WORK/run-$i.json" --json "$WORK/cmp-$i.json" >"$WORK/cmp-$i.txt" 2>&1 || code=$?
-    [ "$code" -le 1 ] || { cat "$WORK/cmp-$i.txt" >&2; die "compare $i: error"; }
+    if [ "$ARMS" = together ]; then
+        measure "$i"
+        declare -A file=([twin]=$i [inj]=$i) secs=([twin]=$SECS [inj]=$SECS)
+    else
+        # Each arm alone, the first alternating (a drifting machine lands on both).
+        order="aa inj"; [ $((i % 2)) -eq 0 ] && order="inj aa"
+        declare -A file=([twin]=$i-aa [inj]=$i-inj) secs=()
+        for part in $order; do
+            measure "$i-$part" --scenario "$SCENARIO--$part"
+            secs[$([ "$part" = aa ] && echo twin || echo inj)]=$SECS
+        done
+    fi
     for arm in twin inj; do
-        failed=$(jq -r --arg c "$CLIENT-$arm" --arg knob "$KNOB" '[.metrics[] | select(.client == $c and .tier == "fail") | select($knob == "cpu" or .metric == "latency_p99_us") | .metric] | join(",")' "$WORK/cmp-$i.json")
+        n=${file[$arm]}
+        failed=$(jq -r --arg c "$CLIENT-$arm" --arg knob "$KNOB" '[.metrics[] | select(.client == $c and .tier == "fail") | select($knob == "cpu" or .metric == "latency_p99_us") | .metric] | join(",")' "$WORK/cmp-$n.json")
         # The arm's run outcome on the same rows (gated_outcome:
         # scripts/gate-quality-common.sh), the rounds its cell ran and the
-        # run's time (one run measures both arms).
-        outcome=$(gated_outcome "$WORK/cmp-$i.json" "$CLIENT-$arm" "$([ "$KNOB" = tail ] && echo latency_p99_us)")
-        rounds=$(rounds_used "$WORK/run-$i.json" "$CLIENT-$arm")
-        echo "$arm $i ${failed:--} $outcome $rounds $secs" >>"$WORK/results.txt"
-        log "  $arm: $outcome${failed:+ (failed: $failed)}, $rounds rounds, ${secs}s"
+        # run's time (ARMS=together: one run measures both arms), and the
+        # time to the decision: the run's, or the budget when inconclusive.
+        outcome=$(gated_outcome "$WORK/cmp-$n.json" "$CLIENT-$arm" "$([ "$KNOB" = tail ] && echo latency_p99_us)")
+        rounds=$(rounds_used "$WORK/run-$n.json" "$CLIENT-$arm")
+        decision=${secs[$arm]}
+        [ "$outcome" = inconclusive ] && [ -n "$BUDGET_S" ] && decision=$BUDGET_S
+        echo "$arm $i ${failed:--} $outcome $rounds ${secs[$arm]} $decision" >>"$WORK/results.txt"
+        log "  $arm: $outcome${failed:+ (failed: $failed)}, $rounds rounds, ${secs[$arm]}s"
     done
 done
 
 # The change the injection caused, against the twin, run by run.
 if [ "$KNOB" = cpu ]; then
-    CAUSED=$(for i in $(seq 1 "$RUNS"); do echo "$WORK/run-$i.json $CLIENT-twin $WORK/run-$i.json $CLIENT-inj"; done |
+    CAUSED=$(for i in $(seq 1 "$RUNS"); do
+        if [ "$ARMS" = together ]; then echo "$WORK/run-$i.json $CLIENT-twin $WORK/run-$i.json $CLIENT-inj"
+        else echo "$WORK/run-$i-aa.json $CLIENT-twin $WORK/run-$i-inj.json $CLIENT-inj"; fi; done |
         caused_change "$(jq -n --arg c "$CLIENT-inj" --argjson ns "$INJECT" --argjson cpu "$CPU" '{($c): {ns: $ns, base_us: $cpu}}')")
 else
     # The tail: per run, the median over rounds of p99 (and p50) of hyper-inj
@@ -229,6 +264,7 @@ import json, statistics, sys
 client, files = sys.argv[1], sys.argv[2:]
 ch = {"latency_p99_us": [], "latency_p50_us": [], "cpu_us_per_request": []}
 for f in files:
+    if f.endswith("-inj.json") or f.endswith("-aa.json"): sys.exit("KNOB=tail with ARMS=apart: not supported")
     cells = {c["client"]: c["summary"] for c in json.load(open(f))["results"]}
     for m in ch:
         a, b = cells[client + "-twin"][m]["median"], cells[client + "-inj"][m]["median"]
@@ -284,7 +320,7 @@ mkdir -p "$(dirname "$OUT")"
     echo "- $RUNS runs of scenario $SCENARIO, each with $CLIENT, $CLIENT-twin (A/A) and $CLIENT-inj ($KNOB_TEXT), rounds $R (up to $MR) interleaved, warmup $W, duration $D, ${WINDOWS:-1} window(s) per fork${SCHEDULE:+, schedule $SCHEDULE (the scenario split in two: $SCENARIO--aa with $CLIENT and the twin, $SCENARIO--inj with $CLIENT and the injected copy)}"
     echo "$CAUSED"
     if [ "$KNOB" = cpu ]; then
-        echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}%; side-by-side (paired by round, $TEST_TEXT)"
+        echo "- Gate: the default suite's [gate] with throughput_rps failing at -${THR_FAIL_PCT}% and cpu_us_per_request at +${FAIL_PCT}%; side-by-side (paired by round, $TEST_TEXT)"
     else
         echo "- Gate: the default suite's [gate] with throughput_rps and cpu_us_per_request failing at ${FAIL_PCT}% and latency_p99_us at +${P99_FAIL_PCT}% (no floor); only latency_p99_us failures counted; side-by-side (paired by round, $TEST_TEXT)"
     fi
@@ -296,12 +332,12 @@ mkdir -p "$(dirname "$OUT")"
     echo "| A/A (false alarms) | **$AA_FAIL / $RUNS** | <= $AA_MAX | $([ "$AA_FAIL" -le "$AA_MAX" ] && echo met || echo MISSED) |"
     echo "| injected $INJ_LABEL (detections) | **$INJ_FAIL / $RUNS** | >= $INJ_MIN | $([ "$INJ_FAIL" -ge "$INJ_MIN" ] && echo met || echo MISSED) |"
     echo
-    echo "Run outcome per arm, on $([ "$KNOB" = cpu ] && echo "the gating metrics" || echo "latency_p99_us") of the arm's client: fail when one is at tier fail; pass (within threshold) when every one is within threshold or improved; otherwise inconclusive. Rounds used and time per run (\`benchgate run\`, wall clock): median / p90 (nearest rank); one run measures both arms."
+    echo "Run outcome per arm, on $([ "$KNOB" = cpu ] && echo "the gating metrics" || echo "latency_p99_us") of the arm's client: fail when one is at tier fail; pass (within threshold) when every one is within threshold or improved; otherwise inconclusive. Rounds used and time per run (\`benchgate run\`, wall clock): median / p90 (nearest rank); $([ "$ARMS" = together ] && echo "one run measures both arms" || echo "each arm a run of its own"); time to the decision: the run's time, or the budget when inconclusive."
     echo
-    echo "| arm | pass (within threshold) | inconclusive | fail | rounds used | time per run (s) |"
-    echo "|---|---|---|---|---|---|"
-    echo "| A/A | $AA_PASS / $RUNS | $AA_INC / $RUNS | $AA_OFAIL / $RUNS | $(per_run twin 5 %g) | $(per_run twin 6 %.1f) |"
-    echo "| injected $INJ_LABEL | $INJ_PASS / $RUNS | $INJ_INC / $RUNS | $INJ_OFAIL / $RUNS | $(per_run inj 5 %g) | $(per_run inj 6 %.1f) |"
+    echo "| arm | pass (within threshold) | inconclusive | fail | rounds used | time per run (s) | time to the decision (s) |"
+    echo "|---|---|---|---|---|---|---|"
+    echo "| A/A | $AA_PASS / $RUNS | $AA_INC / $RUNS | $AA_OFAIL / $RUNS | $(per_run twin 5 %g) | $(per_run twin 6 %.1f) | $(per_run twin 7 %.1f) |"
+    echo "| injected $INJ_LABEL | $INJ_PASS / $RUNS | $INJ_INC / $RUNS | $INJ_OFAIL / $RUNS | $(per_run inj 5 %g) | $(per_run inj 6 %.1f) | $(per_run inj 7 %.1f) |"
     echo
     echo "Issue 28's targets (scaled to $RUNS runs; informative, the exit code follows the table above):"
     echo

@@ -76,17 +76,25 @@ pub fn config_hash(suite: &Suite) -> String {
         .collect()
 }
 
-/// What one scenario is expected to take: clients x servers x rounds x
-/// (warmup + measurement + [`TRIAL_START`]).
+/// What one scenario is expected to take: clients x servers x rounds trials,
+/// each of warmup + [`TRIAL_START`] + its measurement (a duration stop's
+/// `[run] windows` windows); a duet's two sides run at once.
 pub fn expected_time(scenario: &Scenario, suite: &Suite) -> Duration {
     let measure = match (&scenario.stop, &scenario.load) {
-        (StopRule::Duration(d), _) => *d,
+        (StopRule::Duration(d), _) => *d * suite.run.windows.max(1),
         (StopRule::Requests(n), Load::Open { rate, .. }) if *rate > 0.0 => {
             Duration::from_secs_f64(*n as f64 / rate)
         }
         (StopRule::Requests(n), _) => Duration::from_secs_f64(*n as f64 / ASSUMED_CLOSED_LOOP_RPS),
     };
-    let trials = scenario.clients.len() * suite.servers.len().max(1) * suite.run.rounds as usize;
+    let cells = scenario.clients.len() * suite.servers.len().max(1);
+    // A duet runs a round's two cells at once (one cell: sequential forks).
+    let at_once = if suite.run.schedule.on_lanes() && cells == 2 {
+        2
+    } else {
+        1
+    };
+    let trials = cells * suite.run.rounds as usize / at_once;
     (scenario.warmup + measure + TRIAL_START) * trials as u32
 }
 
@@ -186,6 +194,21 @@ mod tests {
         assert_eq!(names(&two), ["a", "c", "d"]);
         // Deterministic: the same config cuts the same way every time.
         assert_eq!(assign(&s, 2), assign(&s.clone(), 2));
+    }
+
+    #[test]
+    fn a_fork_counts_its_windows_and_a_duet_its_sides_at_once() {
+        let mut s = suite(&[("a", 1)]);
+        s.scenarios[0].clients.push("r".into());
+        // 2 clients x 3 rounds of (1 s + 0.5 s).
+        assert_eq!(expected_time(&s.scenarios[0], &s), Duration::from_secs(9));
+        s.run.windows = 4;
+        assert_eq!(expected_time(&s.scenarios[0], &s), Duration::from_secs(27));
+        s.run.schedule = crate::config::Schedule::Duet;
+        assert_eq!(
+            expected_time(&s.scenarios[0], &s),
+            Duration::from_secs_f64(13.5)
+        );
     }
 
     #[test]
