@@ -204,14 +204,31 @@ pub fn schema_path() -> &'static Path {
     ))
 }
 
-/// Where `doc` breaks schema/results.schema.json: each error with where it is
-/// (empty: valid).
-pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+/// Where `doc` breaks the JSON Schema at `schema`: each error with where it
+/// is (empty: valid).
+pub fn errors_against(schema: &Path, doc: &serde_json::Value) -> Vec<String> {
     let schema: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(schema_path()).unwrap()).unwrap();
+        serde_json::from_slice(&std::fs::read(schema).unwrap()).unwrap();
     let validator = jsonschema::validator_for(&schema).expect("schema compiles");
     validator
         .iter_errors(doc)
         .map(|e| format!("{e} at {}", e.instance_path))
         .collect()
+}
+
+/// Where `doc` breaks schema/results.schema.json (empty: valid).
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    errors_against(schema_path(), doc)
+}
+
+/// Asserts that the results file at `path` holds to schema/results.schema.json.
+pub fn assert_results_valid(path: &Path) {
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let errors = schema_errors(&doc);
+    assert!(
+        errors.is_empty(),
+        "{} does not hold to the schema:\n{}",
+        path.display(),
+        errors.join("\n")
+    );
 }

@@ -73,15 +73,7 @@ fn run(toml: &str) -> (RunResults, ScenarioBudget, String) {
         matches!(run.output.status.code(), Some(0..=1)),
         "{stderr}\n{stdout}"
     );
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap()).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(common::schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "not valid:\n{}", errors.join("\n"));
+    common::assert_results_valid(&run.out);
     let r = RunResults::read(&run.out).unwrap();
     assert_eq!(r.budget.len(), 1, "{:?}", r.budget);
     let b = r.budget[0].clone();

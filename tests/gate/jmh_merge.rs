@@ -91,12 +91,7 @@ fn shards_of_a_jmh_suite_merge_into_the_cells_of_the_whole_file() {
     }
     // It is a benchgate results file (the schema holds) that compares like
     // the whole file: every cell found, none missing.
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(common::schema_path()).unwrap()).unwrap();
-    let doc: Value = read_json(&out);
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert!(errors.is_empty(), "{errors:?}");
+    common::assert_results_valid(&out);
     let (code, text, c) = compare(&fixture(tkrs), &out, &[]);
     assert_eq!(code, 0, "{text}");
     assert_ne!(c.outcome, GateOutcome::Fail);

@@ -41,13 +41,7 @@ fn run(anchor: bool) -> Run {
 }
 
 fn assert_schema_valid(doc: &serde_json::Value, schema: &Path) {
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
+    let errors = common::errors_against(schema, doc);
     assert!(errors.is_empty(), "not valid:\n{}", errors.join("\n"));
 }
 

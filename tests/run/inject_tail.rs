@@ -8,7 +8,7 @@ use crate::common;
 
 use benchgate::config::Suite;
 use benchgate::results::RunResults;
-use common::{cell, median, run_config, schema_path};
+use common::{cell, median, run_config};
 
 /// 20 ms: far beyond a loopback p99 (a few hundred µs, a few ms on a busy
 /// machine), so the assertions hold on a loaded runner. With 5% delayed, p99
@@ -69,11 +69,7 @@ fn a_delayed_share_lifts_p99_and_not_the_median() {
 
     // Recorded as set, absent where not set, and schema-valid.
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&run.out).unwrap()).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
-    assert_eq!(errors, Vec::<String>::new());
+    assert_eq!(common::schema_errors(&doc), Vec::<String>::new());
     let clients = doc["config"]["clients"].as_array().unwrap();
     let knob =
         |name: &str| clients.iter().find(|c| c["name"] == name).unwrap()["inject_tail"].clone();

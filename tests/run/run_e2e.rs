@@ -4,31 +4,9 @@
 
 use crate::common;
 
-use std::path::Path;
-
 use benchgate::measure::LatencyHistogram;
 use benchgate::results::RunResults;
-use common::{cell, run_config, schema_path};
-
-fn schema() -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap()
-}
-
-/// Validates a results file against the repository's JSON Schema.
-fn assert_schema_valid(path: &Path) {
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let schema = schema();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "results do not match the schema:\n{}",
-        errors.join("\n")
-    );
-}
+use common::{cell, run_config};
 
 const TWO_CLIENTS: &str = r#"
 [run]
@@ -75,7 +53,7 @@ fn run_writes_schema_valid_results_that_agree_with_the_server() {
     let output = &run.output;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "benchgate run failed: {stderr}");
-    assert_schema_valid(&run.out);
+    common::assert_results_valid(&run.out);
     let results = RunResults::read(&run.out).unwrap();
     assert!(results.finished_at.is_some());
     assert_eq!(results.results.len(), 5);
@@ -241,7 +219,7 @@ concurrency = 2
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert_schema_valid(&run.out);
+    common::assert_results_valid(&run.out);
     let r = RunResults::read(&run.out).unwrap();
     let c = cell(&r, "mocked", "scripted");
     for t in &c.trials {
@@ -441,7 +419,7 @@ concurrency = 2
             "{}",
             String::from_utf8_lossy(&run.output.stderr)
         );
-        assert_schema_valid(&run.out);
+        common::assert_results_valid(&run.out);
         let r = RunResults::read(&run.out).unwrap();
         let rounds: Vec<Vec<u32>> = ["a", "b"]
             .iter()

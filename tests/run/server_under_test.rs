@@ -7,13 +7,12 @@
 use crate::common;
 
 use std::io::BufRead as _;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use benchgate::orchestrate::escapees;
 use benchgate::results::{CellResult, RunResults};
-use common::{exe, median, run_config, schema_path};
+use common::{exe, median, run_config};
 
 /// A mark in the servers' environment, to find any process left behind.
 fn mark() -> String {
@@ -37,18 +36,6 @@ fn processes_with(mark: &str) -> Vec<String> {
             format!("{pid}: {}", String::from_utf8_lossy(&cmd))
         })
         .collect()
-}
-
-fn assert_schema_valid(path: &Path) {
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    assert!(errors.is_empty(), "schema: {}", errors.join("\n"));
 }
 
 fn cell<'a>(r: &'a RunResults, client: &str, server: &str) -> &'a CellResult {
@@ -111,7 +98,7 @@ fn a_slower_server_is_measured_slower_and_the_gate_says_so() {
         "{:?}",
         processes_with(&mark)
     );
-    assert_schema_valid(&run.out);
+    common::assert_results_valid(&run.out);
     assert_eq!(results.results.len(), 2);
     let (fast, slow) = (
         cell(&results, "hyper", "fast"),
@@ -326,5 +313,5 @@ fn a_server_setup_builds_it_once_and_a_failed_setup_fails_its_rounds() {
         assert!(f.contains("the server's setup step failed"), "{f}");
         assert!(f.contains("cannot find the compiler"), "{f}");
     }
-    assert_schema_valid(&run.out);
+    common::assert_results_valid(&run.out);
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use benchgate::results::RunResults;
-use common::{exe, schema_path};
+use common::exe;
 
 /// Three scenarios of different lengths; `pair` holds two clients (a
 /// side-by-side pair, which a shard must keep together).
@@ -108,23 +108,6 @@ fn cells(r: &RunResults) -> BTreeSet<(String, String, Option<String>, usize)> {
         .collect()
 }
 
-fn assert_schema_valid(path: &Path) {
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path()).unwrap()).unwrap();
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{}: {}",
-        path.display(),
-        errors.join("\n")
-    );
-}
-
 #[test]
 fn two_shards_merged_give_the_cells_of_one_whole_run() {
     let dir = setup();
@@ -136,7 +119,7 @@ fn two_shards_merged_give_the_cells_of_one_whole_run() {
         RunResults::read(&one).unwrap(),
         RunResults::read(&two).unwrap(),
     );
-    assert_schema_valid(&one);
+    common::assert_results_valid(&one);
     // Whole scenarios, balanced by expected time: `pair` (two clients, so
     // twice the trials) alone; `long` and `short` (one client each) together.
     let names = |r: &RunResults| -> Vec<String> {
@@ -160,7 +143,7 @@ fn two_shards_merged_give_the_cells_of_one_whole_run() {
         d,
         &["merge", "s2.json", "s1.json", "--out", "merged.json"],
     ));
-    assert_schema_valid(&d.join("merged.json"));
+    common::assert_results_valid(&d.join("merged.json"));
     let merged = RunResults::read(&d.join("merged.json")).unwrap();
     assert_eq!(cells(&merged), cells(&whole));
     assert_eq!(

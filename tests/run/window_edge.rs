@@ -84,19 +84,7 @@ path = "/bytes/22"
         String::from_utf8_lossy(&output.stderr)
     );
     // The results file says where the CPU came from, as its schema allows.
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(common::schema_path()).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&doc)
-        .map(|e| format!("{e} at {}", e.instance_path))
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "not schema-valid:\n{}",
-        errors.join("\n")
-    );
+    common::assert_results_valid(&out);
     let r = benchgate::results::RunResults::read(&out).unwrap();
     let c = cell(&r, "get", "edge");
     assert_eq!(c.trials.len(), 2);

@@ -5,17 +5,11 @@ use benchgate::measure::LatencyHistogram;
 use benchgate::report::{export, json};
 
 use super::cases;
+use crate::common;
 
 fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/comparison.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
-    let errors = validator
-        .iter_errors(doc)
-        .map(|e| format!("{} at {}", e, e.instance_path))
-        .collect();
-    errors
+    common::errors_against(std::path::Path::new(path), doc)
 }
 
 #[test]
