@@ -12,7 +12,10 @@ measured is re-judged the same way, and the first round count at which the
 metric is decided (its verdict no longer inconclusive) is the answer. The
 advice holds when that count is within 2x of rounds_needed (from half to
 twice). A metric the run's rounds never decided counts as missed when the
-run measured more than twice the advice, and as unknown otherwise.
+run measured more than twice the advice, and as unknown otherwise. A metric
+the look called "not at this threshold" (its estimate within one standard
+error of the threshold) is counted apart: how often a longer prefix decided
+it all the same.
 
 Usage: scripts/advice-check.py [--bin target/release/benchgate] RUN.json ...
 Prints one line per advised metric, then the share within 2x (the issue's
@@ -53,6 +56,7 @@ def main():
     ap.add_argument("runs", nargs="+")
     args = ap.parse_args()
     held = missed = unknown = 0
+    said_hopeless = [0, 0]
     with tempfile.TemporaryDirectory() as tmp:
         for path in args.runs:
             data = json.load(open(path))
@@ -72,13 +76,22 @@ def main():
                 # longer prefix that decides each advised metric.
                 for look in looks[:-1]:
                     first = look["round"]
-                    advised = {}
+                    advised, hopeless = {}, set()
                     for key, row in at(first).items():
                         a = row.get("advice") or {}
                         if key[0] != spent["scenario"] or row["verdict"] != "inconclusive":
                             continue
                         if a.get("rounds_needed") is not None and a["rounds_needed"] <= a["max_rounds"]:
                             advised[key] = a["rounds_needed"]
+                        elif a.get("at_threshold"):
+                            hopeless.add(key)
+                    # "Not at this threshold": did a longer prefix decide it anyway?
+                    for key in sorted(hopeless):
+                        got = next((n for n in range(first + 1, measured + 1)
+                                    if at(n).get(key, {}).get("verdict", "inconclusive") != "inconclusive"), None)
+                        said_hopeless[got is not None] += 1
+                        print(f"{os.path.basename(path)} {key[0]} {key[1]} {key[2]}: not at this threshold at {first}, "
+                              f"decided at {got if got else '-'} (the run measured {measured})")
                     found = {}
                     for n in range(first + 1, measured + 1):
                         if len(found) == len(advised):
@@ -105,6 +118,7 @@ def main():
     judged = held + missed
     share = held / judged if judged else 0.0
     print(f"advice within 2x: {held} of {judged} ({100 * share:.0f}%; target >= 80%), {unknown} unknown")
+    print(f"'not at this threshold' at a look: {sum(said_hopeless)}, decided later in the run all the same: {said_hopeless[1]}")
     return 0 if judged and share >= 0.8 else 1
 
 

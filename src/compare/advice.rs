@@ -8,8 +8,11 @@
 //! gap: at about `n * (h / |T - e|)^2` rounds ([`Standing`]). That is an
 //! estimate from this run's interval, said as such; when the estimate sits
 //! within one standard error of the threshold (`SE`, the interval's own,
-//! `stats::interval_se`) no count is likely to decide it, and the advice says
-//! "not at this threshold". When the count exceeds what the settings allow
+//! `stats::interval_se`) the rounds so far cannot tell on which side of the
+//! threshold the change lies, so no count is projected: the advice says "not
+//! at this threshold so far" (more rounds decide it only if the change lies
+//! clear of the threshold; beside the noisy neighbour half of the metrics so
+//! called at an early look were decided later in the same run). When the count exceeds what the settings allow
 //! (`[run] max_rounds`, at most [`ROUNDS_CAP`]), the advice names the smallest
 //! threshold those settings can check instead (`MDE * sqrt(n / max_rounds)`,
 //! the MDE from the same interval).
@@ -46,7 +49,7 @@ pub struct Advice {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_needed: Option<u32>,
     /// The estimate lies within one standard error of the threshold: no
-    /// number of rounds is likely to decide it ("not at this threshold").
+    /// round count can be projected ("not at this threshold so far").
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub at_threshold: bool,
     /// The most rounds these settings allow (`[run] max_rounds`).
@@ -117,7 +120,7 @@ impl Standing {
         })
     }
 
-    /// Within one standard error of the threshold: "not at this threshold".
+    /// Within one standard error of the threshold: "not at this threshold so far".
     pub fn at_threshold(&self) -> bool {
         self.gap <= self.se
     }
@@ -257,7 +260,7 @@ pub fn sentence(m: &MetricComparison, a: &Advice) -> String {
     let next = match a.rounds_needed {
         None => match standing {
             Some(s) => format!(
-                "the estimate {:+.1}% is within one standard error ({:.1}%) of the threshold: not at this threshold, however many rounds",
+                "the estimate {:+.1}% is within one standard error ({:.1}%) of the threshold: not at this threshold so far (no round count can be projected; more rounds decide it only if the change lies clear of the threshold)",
                 m.change.unwrap_or(0.0) * 100.0,
                 s.se * 100.0
             ),
@@ -425,7 +428,7 @@ mod tests {
         assert!(a.at_threshold, "{a:?}");
         assert_eq!((a.rounds_needed, a.smallest_threshold), (None, None));
         let s = sentence(&m, &a);
-        assert!(s.contains("the estimate +9.0% is within one standard error (3.9%) of the threshold: not at this threshold"), "{s}");
+        assert!(s.contains("the estimate +9.0% is within one standard error (3.9%) of the threshold: not at this threshold so far (no round count can be projected"), "{s}");
         // Throughput -4% [-10%, +2%] against -5%: within one SE of it too.
         let t = throughput(6, -0.04, -0.10, 0.02);
         assert!(
