@@ -17,10 +17,11 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
     let Some(at) = &raw.run.schedule else {
         return Ok(());
     };
-    let turns = match suite.run.schedule {
+    // What a round does with its two live forks' windows.
+    let windows = match suite.run.schedule {
         Schedule::Sequential => return Ok(()),
-        Schedule::Interleaved => true,
-        Schedule::Duet => false,
+        Schedule::Interleaved => "alternates the windows of two live forks",
+        Schedule::Duet => "opens the windows of two live forks together",
     };
     let name = suite.run.schedule.as_str();
     let problem = |what: String, fix: &str| {
@@ -31,12 +32,11 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
             format!("{fix}, or schedule = \"sequential\""),
         )
     };
-    if turns && suite.run.windows < 2 {
+    // A fork of one window has no window loop: nothing would hold its
+    // window to the other side's.
+    if suite.run.windows < 2 {
         return Err(problem(
-            format!(
-                "alternates the windows of two live forks, and [run] windows is {}",
-                suite.run.windows
-            ),
+            format!("{windows}, and [run] windows is {}", suite.run.windows),
             "set windows = 4 (2 or more)",
         ));
     }
@@ -183,7 +183,7 @@ mod tests {
     }
 
     #[test]
-    fn a_duet_opens_windows_together_so_one_window_a_fork_will_do() {
+    fn a_duet_opens_the_windows_of_forks_together_so_it_needs_forks_of_windows() {
         let duet = |run: &str, rest: &str| {
             Suite::from_toml(
                 &format!("[run]\nschedule = \"duet\"\n{run}\n{rest}"),
@@ -191,11 +191,19 @@ mod tests {
             )
         };
         let two = format!("{CLIENTS}\n{SCENARIO}");
-        let suite = duet("", &two).unwrap();
+        let suite = duet("windows = 2", &two).unwrap();
         assert_eq!(suite.run.schedule, Schedule::Duet);
-        assert_eq!(suite.run.windows, 1);
+        // One window a process has no window loop to hold it to the other's.
+        let e = duet("", &two).unwrap_err().to_string();
+        assert!(
+            e.contains("opens the windows of two live forks together, and [run] windows is 1"),
+            "{e}"
+        );
+        assert!(e.contains("set windows = 4 (2 or more)"), "{e}");
         // Its other needs are an interleaved round's, said under its name.
-        let e = duet("anchor = true", &two).unwrap_err().to_string();
+        let e = duet("windows = 2\nanchor = true", &two)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains(
                 "run.schedule: [run] schedule = \"duet\" runs a round's two forks side by side"
@@ -203,7 +211,7 @@ mod tests {
             "{e}"
         );
         let e = duet(
-            "",
+            "windows = 2",
             &format!("{CLIENTS}\n[[client]]\nname = \"c\"\nkind = \"hyper\"\n\n{SCENARIO}"),
         )
         .unwrap_err()

@@ -211,7 +211,11 @@ fn together(sides: [&mut Side; 2], targets: [&Target; 2]) -> Option<usize> {
             });
             start.wait();
             let ok_b = b.window(targets[1], None);
-            (first.join().unwrap_or(false), ok_b)
+            // A panic on side 0's thread is the round's, as one on this thread would be.
+            let ok_a = first
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (ok_a, ok_b)
         });
         match (ok_a, ok_b) {
             (false, _) => return Some(0),
