@@ -40,6 +40,12 @@ pub(super) fn check(suite: &Suite, raw: &RawConfig) -> Result<(), Problem> {
             "set windows = 4 (2 or more)",
         ));
     }
+    if suite.run.schedule.on_lanes() && !suite.run.pin {
+        return Err(problem(
+            "pins each side and its reference server to a lane of CPUs of its own, and [run] pin = false".into(),
+            "remove pin = false",
+        ));
+    }
     if suite.run.anchor.is_some() {
         return Err(problem(
             "runs a round's two forks side by side, and [run] anchor = true adds a third".into(),
@@ -200,6 +206,12 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("set windows = 4 (2 or more)"), "{e}");
+        // It pins each side to its lane.
+        let e = duet("windows = 2\npin = false", &two)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("[run] pin = false"), "{e}");
+        assert!(e.contains("remove pin = false"), "{e}");
         // Its other needs are an interleaved round's, said under its name.
         let e = duet("windows = 2\nanchor = true", &two)
             .unwrap_err()
