@@ -57,6 +57,7 @@
 #        alone with the whole budget, the arms' order alternating run by run:
 #        a pull request per arm, so the report gives each arm's time to its
 #        decision, an inconclusive run counting as its whole budget)
+#        ARMS=inj (the same, the injected arm only: a change at the threshold)
 #        THR_FAIL_PCT (throughput_rps's fail threshold; default FAIL_PCT)
 #        BUDGET=5m ([run] budget: extra rounds while undecided within it, planned
 #        looks, max_rounds 300 unless MAX_ROUNDS)  NOISE=1 (under scripts/noisy-neighbour)
@@ -79,8 +80,10 @@ THR_FAIL_PCT=${THR_FAIL_PCT:-$FAIL_PCT}
 ARMS=${ARMS:-together}
 # The budget in seconds (an inconclusive run's time to the decision), from "5m", "90s" or "1h".
 BUDGET_S=$(awk -v b="${BUDGET:-}" 'BEGIN { if (b ~ /^[0-9.]+m$/) print b * 60; else if (b ~ /^[0-9.]+s$/) print b + 0; else if (b ~ /^[0-9.]+h$/) print b * 3600 }')
-case "$ARMS" in together) ;; apart) [ -n "${SCHEDULE:-}" ] || { echo "ARMS=apart needs SCHEDULE (the scenario split per arm)" >&2; exit 2; } ;;
-    *) echo "ARMS must be together or apart, got $ARMS" >&2; exit 2 ;; esac
+case "$ARMS" in together) ;; apart | inj) [ -n "${SCHEDULE:-}" ] || { echo "ARMS=apart needs SCHEDULE (the scenario split per arm)" >&2; exit 2; } ;;
+    *) echo "ARMS must be together, apart or inj, got $ARMS" >&2; exit 2 ;; esac
+# The arms measured (ARMS=inj: the injected one only, as for a change at the threshold).
+ARM_LIST="twin inj"; [ "$ARMS" = inj ] && ARM_LIST=inj
 SCENARIO=${SCENARIO:-get-22b}
 CLIENT=${CLIENT:-hyper}
 KNOB=${KNOB:-cpu}
@@ -227,14 +230,14 @@ for i in $(seq 1 "$RUNS"); do
         declare -A file=([twin]=$i [inj]=$i) secs=([twin]=$SECS [inj]=$SECS)
     else
         # Each arm alone, the first alternating (a drifting machine lands on both).
-        order="aa inj"; [ $((i % 2)) -eq 0 ] && order="inj aa"
+        order="aa inj"; [ $((i % 2)) -eq 0 ] && order="inj aa"; [ "$ARMS" = inj ] && order=inj
         declare -A file=([twin]=$i-aa [inj]=$i-inj) secs=()
         for part in $order; do
             measure "$i-$part" --scenario "$SCENARIO--$part"
             secs[$([ "$part" = aa ] && echo twin || echo inj)]=$SECS
         done
     fi
-    for arm in twin inj; do
+    for arm in $ARM_LIST; do
         n=${file[$arm]}
         failed=$(jq -r --arg c "$CLIENT-$arm" --arg knob "$KNOB" '[.metrics[] | select(.client == $c and .tier == "fail") | select($knob == "cpu" or .metric == "latency_p99_us") | .metric] | join(",")' "$WORK/cmp-$n.json")
         # The arm's run outcome on the same rows (gated_outcome:
@@ -254,7 +257,8 @@ done
 if [ "$KNOB" = cpu ]; then
     CAUSED=$(for i in $(seq 1 "$RUNS"); do
         if [ "$ARMS" = together ]; then echo "$WORK/run-$i.json $CLIENT-twin $WORK/run-$i.json $CLIENT-inj"
-        else echo "$WORK/run-$i-aa.json $CLIENT-twin $WORK/run-$i-inj.json $CLIENT-inj"; fi; done |
+        elif [ "$ARMS" = apart ]; then echo "$WORK/run-$i-aa.json $CLIENT-twin $WORK/run-$i-inj.json $CLIENT-inj"
+        else echo "$WORK/run-$i-inj.json $CLIENT $WORK/run-$i-inj.json $CLIENT-inj"; fi; done |
         caused_change "$(jq -n --arg c "$CLIENT-inj" --argjson ns "$INJECT" --argjson cpu "$CPU" '{($c): {ns: $ns, base_us: $cpu}}')")
 else
     # The tail: per run, the median over rounds of p99 (and p50) of hyper-inj
