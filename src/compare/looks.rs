@@ -1,12 +1,13 @@
-//! Planned looks of a run with a time budget (`[run] budget`): the rounds at
-//! which the comparison made during the run may stop it, and the alpha each
-//! look spends.
+//! Planned looks of a run whose comparison may buy rounds past `[run] rounds`
+//! (up to `max_rounds`, within `[run] budget` when set): the rounds at which
+//! the comparison made during the run may stop it, and the alpha each look
+//! spends.
 //!
 //! Looking at the evidence after every round and stopping at the first clear
 //! answer is optional stopping: every look is another chance of a false
 //! alarm (an A/A difference read as a regression), and, in the other
-//! direction, of a real regression shown "within its threshold". So with a
-//! budget the looks are planned before the run: at `rounds`, then at every
+//! direction, of a real regression shown "within its threshold". So the
+//! looks are planned before the run: at `rounds`, then at every
 //! doubling of it (`rounds`, 2 `rounds`, 4 `rounds`, ...) up to `max_rounds`,
 //! and the gate's alpha is split equally across them (a Bonferroni split, the
 //! simplest alpha-spending plan: whatever the looks' correlation, the chance

@@ -2,7 +2,9 @@
 //! the answer is still open.
 //!
 //! Each scenario, as it starts, gets what is left of the budget divided by the
-//! scenarios left (one that stops early leaves its time to the rest). Its
+//! scenarios left (one that stops early leaves its time to the rest); without
+//! a budget, a run whose comparison may buy rounds past `rounds` spends the
+//! same way with no time limit ([`UNBOUNDED`]: `max_rounds` alone). Its
 //! configured `rounds` always run; after that, rounds continue while a gating
 //! metric of the comparison made during the run is open: undecided
 //! ([`crate::compare::MetricComparison::undecided`]), not decided at an
@@ -37,6 +39,10 @@ use crate::compare::advice;
 use crate::compare::looks::LookPlan;
 use crate::compare::{MetricComparison, Tier, Verdict};
 use crate::results::budget::{Decided, Look, Names, ScenarioBudget, Stop, Undecidable};
+
+/// The share of a run without `[run] budget` whose comparison may buy rounds
+/// past `rounds`: `max_rounds` alone bounds them (recorded as a share of 0 s).
+pub(super) const UNBOUNDED: Duration = Duration::MAX;
 
 /// The budget of the whole run.
 #[derive(Debug, Clone, Copy)]
@@ -240,7 +246,10 @@ impl Spend {
     pub fn finish(self) -> ScenarioBudget {
         ScenarioBudget {
             scenario: self.scenario,
-            share_s: self.share.as_secs_f64(),
+            share_s: match self.share {
+                UNBOUNDED => 0.0,
+                share => share.as_secs_f64(),
+            },
             elapsed_s: self.started.elapsed().as_secs_f64(),
             rounds_s: self.rounds_took.map(|d| d.as_secs_f64()),
             rounds: self.done,

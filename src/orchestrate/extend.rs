@@ -3,21 +3,19 @@
 //! The noise of a shared runner comes and goes: on a quiet machine 10 rounds
 //! resolve a 10% change with room to spare, while a co-tenant can widen the
 //! trial-to-trial spread several times over. So when a comparison is made
-//! during the run (side-by-side mode, or `benchgate run --baseline`), every
-//! round from `rounds` on ends with that comparison on the scenario's trials so
-//! far, and another round runs while any gating metric is still undecided
+//! during the run (side-by-side mode, or `benchgate run --baseline`), the
+//! comparison of the scenario's trials so far is made at planned looks
+//! (`rounds`, then every doubling up to `max_rounds`: [`crate::compare::looks`]),
+//! and rounds go on while a gating metric is still undecided
 //! ([`crate::compare::MetricComparison::undecided`]: its interval straddles the
-//! fail threshold, or too few trials reach `alpha`), up to `max_rounds`. A
-//! quiet machine stops at `rounds`; a noisy one buys trials.
+//! fail threshold, or too few trials reach `alpha`), up to `max_rounds` (and
+//! within `[run] budget`, when set). A quiet machine stops at `rounds`; a noisy
+//! one buys trials.
 //!
-//! Stopping when the answer is clear is sequential testing, which can raise the
-//! false-alarm rate of a plain test. The gate's rule (significant **and** the
-//! whole interval beyond the threshold) keeps each look's false-alarm chance far
-//! below alpha, and `scripts/gate-quality-paired.sh` measures the A/A rate with
-//! extension on rather than assuming it. Stopping as soon as a change is shown
-//! within its threshold is a look in the other direction (a true regression
-//! called within it at one of the looks); the same script counts it, as the
-//! injected arm's passes.
+//! Looking after every round and stopping at the first clear answer would be
+//! optional stopping: each look another chance of calling a true regression
+//! "within its threshold". So the looks are few and planned, alpha split across
+//! them, whether or not a budget bounds them ([`super::budget`]).
 
 use crate::compare::{Comparison, MetricComparison};
 use crate::config::gate::GateConfig;

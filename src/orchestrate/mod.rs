@@ -301,12 +301,24 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
         total,
         started: std::time::Instant::now(),
     });
+    // Rounds past `rounds` are bought at planned looks, alpha split across
+    // them, with or without a budget (without one, up to `max_rounds` alone):
+    // a look after every round would be optional stopping.
+    let compares = opts
+        .extend
+        .as_ref()
+        .is_some_and(|e| e.plan.compares_during_run());
+    let extra_rounds = compares && suite.run.max_rounds > suite.run.rounds;
     for (i, scenario) in suite.scenarios.iter().enumerate() {
         if let Some(signal) = interrupt::received() {
             stopped = Some(signal);
             break;
         }
-        let mut spend = run_budget.map(|b| {
+        let share = match run_budget {
+            Some(b) => Some(b.share(suite.scenarios.len() - i)),
+            None => extra_rounds.then_some(budget::UNBOUNDED),
+        };
+        let mut spend = share.map(|share| {
             let (rounds, max_rounds) = (suite.run.rounds, suite.run.max_rounds);
             let looks = match opts.extend.as_ref() {
                 Some(e) => LookPlan::new(rounds, max_rounds, e.plan.gate.alpha, |r| {
@@ -314,15 +326,7 @@ pub fn run(suite: &Suite, opts: &RunOptions) -> anyhow::Result<RunResults> {
                 }),
                 None => LookPlan::new(rounds, max_rounds, 0.0, |_| 0.0),
             };
-            budget::Spend::new(
-                &scenario.name,
-                b.share(suite.scenarios.len() - i),
-                (rounds, max_rounds),
-                looks,
-                opts.extend
-                    .as_ref()
-                    .is_some_and(|e| e.plan.compares_during_run()),
-            )
+            budget::Spend::new(&scenario.name, share, (rounds, max_rounds), looks, compares)
         });
         let cells = match servers.is_empty() {
             false => rounds.reference(scenario, &servers, &mut progress, spend.as_mut()),

@@ -108,7 +108,7 @@ impl Names for Undecidable {
 pub struct ScenarioBudget {
     pub scenario: String,
     /// Seconds it was given: what was left of the budget when it started,
-    /// divided by the scenarios left.
+    /// divided by the scenarios left; 0 without a budget (`max_rounds` alone).
     pub share_s: f64,
     /// Seconds its rounds took.
     pub elapsed_s: f64,

@@ -68,8 +68,10 @@ pub struct RunResults {
     /// run (and in files written before shards existed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<merge::ShardInfo>,
-    /// `[run] budget`: how each scenario spent its share, in the order they
-    /// ran ([`budget`]). Empty without a budget (and in older files).
+    /// How each scenario spent its rounds past `[run] rounds` (its share of
+    /// `[run] budget`, or up to `max_rounds`), in the order they ran
+    /// ([`budget`]). Empty when nothing was compared during the run (and in
+    /// older files).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budget: Vec<budget::ScenarioBudget>,
     /// A run read from a JMH result file ([`jmh`]): its JMH version and what

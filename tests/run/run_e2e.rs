@@ -382,9 +382,11 @@ concurrency = 200
 }
 
 /// `[run] max_rounds`: with `[compare]` set, a scenario whose side-by-side
-/// comparison is still inconclusive after `rounds` gets more rounds. Two or
-/// three pairs can never reach p < 0.05 (paired needs 6), so this one runs to
-/// `max_rounds`; without `[compare]` the same config stops at `rounds`.
+/// comparison is still inconclusive after `rounds` gets more rounds, looked
+/// at only at planned looks, even without a budget. Two pairs can never
+/// reach p < 0.025 (a look at 2 and one at 4 would split 0.05), so the plan
+/// is one look at `max_rounds`, at 0.05: the run goes to 4 rounds and looks
+/// once; without `[compare]` the same config stops at `rounds`.
 #[test]
 fn inconclusive_comparisons_get_more_rounds_up_to_max_rounds() {
     let toml = |compare: &str| {
@@ -431,14 +433,25 @@ concurrency = 2
                     .collect()
             })
             .collect();
+        // The looks taken, recorded for the final comparison (share 0 s:
+        // no budget, max_rounds alone).
+        let looks: Vec<(f64, Vec<(u32, f64)>)> = (r.budget.iter())
+            .map(|b| {
+                (
+                    b.share_s,
+                    b.looks.iter().map(|l| (l.round, l.alpha)).collect(),
+                )
+            })
+            .collect();
         (
             rounds,
             String::from_utf8_lossy(&run.output.stderr).to_string(),
+            looks,
         )
     };
-    let (extended, log) = rounds_of("[compare]\nbaseline_client = \"a\"\n");
+    let (extended, log, looks) = rounds_of("[compare]\nbaseline_client = \"a\"\n");
     assert_eq!(extended, vec![vec![1, 2, 3, 4], vec![1, 2, 3, 4]], "{log}");
-    assert!(log.contains("still inconclusive after 2 rounds"), "{log}");
+    assert_eq!(looks, vec![(0.0, vec![(4, 0.05)])], "{log}");
     // Issue 54, point 4: a log says the plan, then one line per look with
     // the paired change so far, never a line per trial; no round reads past
     // its total.
@@ -446,15 +459,20 @@ concurrency = 2
         log.contains("benchgate: 4 trials planned (2 rounds), about "),
         "{log}"
     );
-    // A look after each round from `rounds` on that may add one.
-    for round in 2..=3 {
+    // One look, planned at max_rounds; none after the rounds before it
+    // (a look after every round would be optional stopping).
+    for (round, looks) in [(2, 0), (3, 0), (4, 1)] {
         let look = format!("benchgate: mocked: look after {round} rounds: b throughput_rps ");
-        assert_eq!(log.matches(&look).count(), 1, "{look}: {log}");
+        assert_eq!(log.matches(&look).count(), looks, "{look}: {log}");
     }
     assert!(log.contains("b cpu_us_per_request "), "{log}");
     assert!(!log.contains("req/s, p50"), "a line per trial: {log}");
     assert!(!log.contains("round 3/"), "{log}");
-    let (fixed, log) = rounds_of("");
+    let (fixed, log, looks) = rounds_of("");
+    assert!(
+        looks.is_empty(),
+        "nothing compared, nothing spent: {looks:?}"
+    );
     assert_eq!(fixed, vec![vec![1, 2], vec![1, 2]], "{log}");
     assert!(!log.contains("look after"), "nothing compared: {log}");
 }

@@ -1,10 +1,9 @@
-//! Whether a scenario runs another round: up to `[run] rounds`, then while
-//! the run's comparison of its cells is undecided (`[run] max_rounds`), or as
-//! `[run] budget`'s looks say.
+//! Whether a scenario runs another round: up to `[run] rounds`, then as the
+//! planned looks at the run's comparison of its cells say (up to `[run]
+//! max_rounds`, within `[run] budget` when there is one).
 
 use super::cell::CellAcc;
 use super::Rounds;
-use crate::compare::MetricComparison;
 use crate::orchestrate::budget::{Next, Spend};
 use crate::orchestrate::progress::Progress;
 use crate::results::budget::Stop;
@@ -12,8 +11,8 @@ use crate::results::CellResult;
 
 impl Rounds<'_> {
     /// After round `round`: whether to run another. Always up to `rounds`;
-    /// beyond it, while the run's comparison of these cells is inconclusive,
-    /// up to `max_rounds`.
+    /// beyond it, as the scenario's [`Spend`] says (a comparison made during
+    /// the run, at planned looks, up to `max_rounds` or the budget's share).
     pub(super) fn another_round<'c>(
         &self,
         round: u32,
@@ -21,37 +20,14 @@ impl Rounds<'_> {
         progress: &mut Progress,
         spend: Option<&mut Spend>,
     ) -> bool {
-        if let Some(spend) = spend {
-            return self.budgeted_round(round, cells, progress, spend);
+        match spend {
+            Some(spend) => self.budgeted_round(round, cells, progress, spend),
+            None => round < self.suite.run.rounds,
         }
-        let run = &self.suite.run;
-        if round < run.rounds {
-            return true;
-        }
-        let Some(extend) = self.extend else {
-            return false;
-        };
-        if round >= run.max_rounds.max(run.rounds) {
-            return false;
-        }
-        let cells: Vec<CellResult> = cells.into_iter().map(|c| c.result.clone()).collect();
-        let Some(look) = extend.look(self.header, &cells, None) else {
-            return false;
-        };
-        let more = look.metrics.iter().any(MetricComparison::undecided);
-        let scenario = cells.first().map_or("", |c| c.scenario.as_str());
-        progress.look(scenario, round, &look.metrics, more);
-        if more && round == run.rounds {
-            progress.note(&format!(
-                "benchgate: {scenario}: the comparison is still inconclusive after {round} rounds; measuring more (up to {})",
-                run.max_rounds
-            ));
-        }
-        more
     }
 
-    /// [`Self::another_round`] under `[run] budget`: the scenario's
-    /// [`Spend`] says when to look, at which alpha, and when to stop.
+    /// [`Self::another_round`] past `rounds`: the scenario's [`Spend`] says
+    /// when to look, at which alpha, and when to stop.
     fn budgeted_round<'c>(
         &self,
         round: u32,
@@ -74,15 +50,23 @@ impl Rounds<'_> {
                 let more = spend.looked(rows, paired);
                 let scenario = results.first().map_or("", |c| c.scenario.as_str());
                 progress.look(scenario, round, rows, more);
+                let max_rounds = self.suite.run.max_rounds;
+                let budget = self.suite.run.budget.is_some();
                 let said = match spend.stopped() {
-                    _ if more => format!(
+                    _ if more && budget => format!(
                         "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget"
+                    ),
+                    _ if more => format!(
+                        "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more (up to max_rounds = {max_rounds})"
                     ),
                     Some(Stop::Failed) => format!(
                         "a gating metric failed at the look after {round} rounds; no more rounds"
                     ),
-                    Some(Stop::Undecidable) => format!(
+                    Some(Stop::Undecidable) if budget => format!(
                         "after {round} rounds, what is undecided cannot be decided within its share of the budget; its time goes to the scenarios after it"
+                    ),
+                    Some(Stop::Undecidable) => format!(
+                        "after {round} rounds, what is undecided cannot be decided within max_rounds = {max_rounds}; no more rounds"
                     ),
                     _ => String::new(),
                 };
