@@ -147,10 +147,18 @@ fn mark_undecided(b: &ScenarioBudget, m: &mut MetricComparison) {
     }
     let names = |u: &&Undecidable| u.names(&m.client, m.server.as_deref(), &m.metric);
     if let Some(u) = b.undecidable.iter().find(names) {
-        let why = format!(
-            "undecidable within the budget: at the look after round {}, the {} rounds its share could buy in all (at most max_rounds) were unlikely to decide it, so it stopped drawing rounds",
-            u.round, u.within
-        );
+        // A share of 0 s: no budget, `max_rounds` alone bounded the rounds.
+        let why = if b.share_s > 0.0 {
+            format!(
+                "undecidable within the budget: at the look after round {}, the {} rounds its share could buy in all (at most max_rounds) were unlikely to decide it, so it stopped drawing rounds",
+                u.round, u.within
+            )
+        } else {
+            format!(
+                "undecidable within max_rounds: at the look after round {}, the {} rounds allowed in all were unlikely to decide it, so it stopped drawing rounds",
+                u.round, u.within
+            )
+        };
         m.reason = format!("{}; {why}", m.reason);
         m.undecidable = Some(why);
     }

@@ -165,6 +165,14 @@ fn an_undecidable_metric_says_it_stopped_drawing_rounds() {
         "{why}"
     );
     assert!(rps.advice.is_some());
+    // Without a budget (a share of 0 s), max_rounds alone bounded it.
+    r.budget[0].share_s = 0.0;
+    let c = compare_side_by_side(&r, "hyper", &default_gate());
+    let why = row(&c, "throughput_rps").undecidable.clone().unwrap();
+    assert!(
+        why.starts_with("undecidable within max_rounds: at the look after round 8, the 11 rounds allowed in all"),
+        "{why}"
+    );
 }
 
 /// Against a stored baseline the look's rounds are the current run's: the
