@@ -17,7 +17,7 @@
 //! "within its threshold". So the looks are few and planned, alpha split across
 //! them, whether or not a budget bounds them ([`super::budget`]).
 
-use crate::compare::{Comparison, MetricComparison};
+use crate::compare::Comparison;
 use crate::config::gate::GateConfig;
 use crate::plan::ComparisonPlan;
 use crate::results::{CellResult, RunResults};
@@ -30,28 +30,16 @@ pub struct Extend {
 }
 
 impl Extend {
-    /// Whether the scenario's cells so far leave a gating metric undecided
-    /// (inconclusive, or regressed at the warn tier only).
-    /// `header` supplies the run's environment and config (its `results` are
-    /// ignored); `cells` are this scenario's cells with their trials so far;
-    /// `alpha`: a planned look's (`[run] budget`), in place of the gate's.
-    pub fn needs_more(
-        &self,
-        header: &RunResults,
-        cells: &[CellResult],
-        alpha: Option<f64>,
-    ) -> bool {
-        self.look(header, cells, alpha)
-            .is_some_and(|c| c.metrics.iter().any(MetricComparison::undecided))
-    }
-
-    /// The comparison of the scenario's cells so far (as [`Self::needs_more`]
-    /// makes it), its rows narrowed to the scenario; `None`: nothing compared.
+    /// The comparison of the scenario's cells so far at a planned look's
+    /// `alpha` (in place of the gate's), its rows narrowed to the scenario;
+    /// `None`: nothing compared. `header` supplies the run's environment and
+    /// config (its `results` are ignored); `cells` are this scenario's cells
+    /// with their trials so far.
     pub fn look(
         &self,
         header: &RunResults,
         cells: &[CellResult],
-        alpha: Option<f64>,
+        alpha: f64,
     ) -> Option<Comparison> {
         let scenario = cells.first()?.scenario.clone();
         let current = RunResults {
@@ -64,12 +52,11 @@ impl Extend {
                 .collect(),
             ..header.clone()
         };
-        let at_look = alpha.map(|alpha| GateConfig {
+        let gate = GateConfig {
             alpha,
             ..self.plan.gate.clone()
-        });
-        let gate = at_look.as_ref().unwrap_or(&self.plan.gate);
-        let mut comparison = self.plan.compare_under(&current, gate)?;
+        };
+        let mut comparison = self.plan.compare_under(&current, &gate)?;
         comparison.metrics.retain(|m| m.scenario == scenario);
         Some(comparison)
     }
@@ -78,6 +65,22 @@ impl Extend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::MetricComparison;
+
+    impl Extend {
+        /// Whether the scenario's cells so far leave a gating metric
+        /// undecided (inconclusive, or regressed at the warn tier only), at
+        /// `alpha` (`None`: the gate's).
+        fn needs_more(
+            &self,
+            header: &RunResults,
+            cells: &[CellResult],
+            alpha: Option<f64>,
+        ) -> bool {
+            self.look(header, cells, alpha.unwrap_or(self.plan.gate.alpha))
+                .is_some_and(|c| c.metrics.iter().any(MetricComparison::undecided))
+        }
+    }
     use crate::compare::ComparisonMode;
     use crate::config::{gate::default_gate, Suite};
     use crate::results::synthetic;

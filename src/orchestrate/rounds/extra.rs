@@ -43,30 +43,33 @@ impl Rounds<'_> {
                 let results: Vec<CellResult> = cells.iter().map(|c| c.result.clone()).collect();
                 let look = self
                     .extend
-                    .and_then(|e| e.look(self.header, &results, Some(alpha)));
+                    .and_then(|e| e.look(self.header, &results, alpha));
                 let (rows, paired) = look
                     .as_ref()
                     .map_or((&[][..], false), |c| (&c.metrics[..], c.mode.paired()));
                 let more = spend.looked(rows, paired);
                 let scenario = results.first().map_or("", |c| c.scenario.as_str());
                 progress.look(scenario, round, rows, more);
-                let max_rounds = self.suite.run.max_rounds;
-                let budget = self.suite.run.budget.is_some();
-                let said = match spend.stopped() {
-                    _ if more && budget => format!(
-                        "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more within the budget"
+                // What bounds the rounds: the budget's share, or max_rounds.
+                let (within, after) = match self.suite.run.budget {
+                    Some(_) => (
+                        "within its share of the budget".to_string(),
+                        "its time goes to the scenarios after it",
                     ),
+                    None => (
+                        format!("within max_rounds = {}", self.suite.run.max_rounds),
+                        "no more rounds",
+                    ),
+                };
+                let said = match spend.stopped() {
                     _ if more => format!(
-                        "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more (up to max_rounds = {max_rounds})"
+                        "undecided at the look after {round} rounds (alpha {alpha:.4}); measuring more {within}"
                     ),
                     Some(Stop::Failed) => format!(
                         "a gating metric failed at the look after {round} rounds; no more rounds"
                     ),
-                    Some(Stop::Undecidable) if budget => format!(
-                        "after {round} rounds, what is undecided cannot be decided within its share of the budget; its time goes to the scenarios after it"
-                    ),
                     Some(Stop::Undecidable) => format!(
-                        "after {round} rounds, what is undecided cannot be decided within max_rounds = {max_rounds}; no more rounds"
+                        "after {round} rounds, what is undecided cannot be decided {within}; {after}"
                     ),
                     _ => String::new(),
                 };
