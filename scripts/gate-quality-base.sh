@@ -84,8 +84,6 @@ BASE_BURN_NS=${BASE_BURN_NS:-5000}
 CALIBRATE=${CALIBRATE:-3}
 FAIL_PCT=${FAIL_PCT:-3}
 THR_FAIL_PCT=${THR_FAIL_PCT:-$FAIL_PCT}
-# The budget in seconds (an inconclusive run's time to the decision), from "5m", "90s" or "1h".
-BUDGET_S=$(awk -v b="${BUDGET:-}" 'BEGIN { if (b ~ /^[0-9.]+m$/) print b * 60; else if (b ~ /^[0-9.]+s$/) print b + 0; else if (b ~ /^[0-9.]+h$/) print b * 3600 }')
 CONCURRENCY=${CONCURRENCY:-16}
 CC=${CC:-cc}
 OUT=${OUT:-$ROOT/target/gate-quality-base.md}

@@ -178,6 +178,9 @@ gated_outcome() {
 rounds_used() {
     jq -r --arg c "$2" '[.results[] | select(.client == $c) | .trials[] | .round] | max // 0' "$1"
 }
+# BUDGET_S: [run] budget in seconds from BUDGET ("5m", "90s" or "1h"; empty
+# without one): an inconclusive run's time to the decision.
+BUDGET_S=$(awk -v b="${BUDGET:-}" 'BEGIN { if (b ~ /^[0-9.]+m$/) print b * 60; else if (b ~ /^[0-9.]+s$/) print b + 0; else if (b ~ /^[0-9.]+h$/) print b * 3600 }')
 # now_ms: the wall clock in milliseconds (for the time per run).
 now_ms() { date +%s%3N; }
 # median_p90 FORMAT: "MEDIAN / P90" of the numbers on stdin (nearest-rank

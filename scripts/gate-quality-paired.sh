@@ -78,8 +78,6 @@ INJECT_PCT=${INJECT_PCT:-10}
 FAIL_PCT=${FAIL_PCT:-3}
 THR_FAIL_PCT=${THR_FAIL_PCT:-$FAIL_PCT}
 ARMS=${ARMS:-together}
-# The budget in seconds (an inconclusive run's time to the decision), from "5m", "90s" or "1h".
-BUDGET_S=$(awk -v b="${BUDGET:-}" 'BEGIN { if (b ~ /^[0-9.]+m$/) print b * 60; else if (b ~ /^[0-9.]+s$/) print b + 0; else if (b ~ /^[0-9.]+h$/) print b * 3600 }')
 case "$ARMS" in together) ;; apart | inj) [ -n "${SCHEDULE:-}" ] || { echo "ARMS=apart needs SCHEDULE (the scenario split per arm)" >&2; exit 2; } ;;
     *) echo "ARMS must be together, apart or inj, got $ARMS" >&2; exit 2 ;; esac
 # The arms measured (ARMS=inj: the injected one only, as for a change at the threshold).
